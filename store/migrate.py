@@ -1,0 +1,88 @@
+"""Schema versions: Alembic migrations shipped in the package, run on open after a backup.
+
+The fast path (the store is at this program's head) never imports Alembic, which costs about
+360 ms; it only reads `alembic_version`. A store at a revision this program does not know was
+written by a newer program: it is refused and nothing in it changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from . import db
+from .errors import StoreCorrupt, StoreTooNew
+from .version import __version__
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+#: Every revision this program knows, oldest first; the last one is the head.
+REVISIONS: tuple[str, ...] = ("0001",)
+HEAD = REVISIONS[-1]
+
+
+def current_revision(engine: Engine) -> str | None:
+    try:
+        with engine.connect() as conn:
+            names = set(sa.inspect(conn).get_table_names())
+            if "alembic_version" not in names:
+                if names - {"sqlite_sequence"}:
+                    raise StoreCorrupt(
+                        "the database has tables but no schema version: not a Boris store"
+                    )
+                return None
+            rev = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+            return None if rev is None else str(rev)
+    except sa.exc.DatabaseError as exc:
+        raise StoreCorrupt(f"cannot read the store: {exc.orig}") from exc
+
+
+def _written_by(engine: Engine) -> str:
+    try:
+        with engine.connect() as conn:
+            value = conn.exec_driver_sql(
+                "SELECT value FROM store_meta WHERE key = 'written_by'"
+            ).scalar()
+            return str(value) if value else "an unknown version"
+    except sa.exc.DatabaseError:
+        return "an unknown version"
+
+
+def ensure_current(engine: Engine, backup_dir: Path | None) -> str | None:
+    """Bring the store to HEAD. Returns the backup's path when a migration ran on a copy."""
+    rev = current_revision(engine)
+    if rev == HEAD:
+        return None
+    if rev is not None and rev not in REVISIONS:
+        raise StoreTooNew(
+            f"this store has schema {rev}, written by Boris {_written_by(engine)}; "
+            f"this program (Boris {__version__}) reads schema up to {HEAD}. "
+            "Update Boris Desktop to open it; the store was not changed."
+        )
+    backup: Path | None = None
+    if rev is not None and backup_dir is not None and db.is_sqlite(engine):
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        backup = backup_dir / f"boris-schema{rev}-{stamp}.sqlite"
+        db.backup_sqlite(engine, backup)
+    _upgrade(engine)
+    with db.writer(engine).begin() as conn:
+        conn.execute(sa.text("DELETE FROM store_meta WHERE key = 'written_by'"))
+        conn.execute(
+            sa.text("INSERT INTO store_meta (key, value) VALUES ('written_by', :v)"),
+            {"v": __version__},
+        )
+    return str(backup) if backup else None
+
+
+def _upgrade(engine: Engine) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.connect() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+        conn.commit()

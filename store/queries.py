@@ -1,0 +1,226 @@
+"""Reads: what the CLI prints with --json and what the desktop app shows.
+
+Every function takes a connection and returns plain JSON-able values, so the same shapes
+serve `boris show --json`, the Qt models and the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from . import schema as t
+from .errors import UnknownTask
+
+
+def _rows(conn: Connection, table: sa.Table, task_id: str, *order: Any) -> list[dict[str, Any]]:
+    q = sa.select(table).where(table.c.task_id == task_id)
+    if order:
+        q = q.order_by(*order)
+    return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def derive_phases(conn: Connection, task_id: str) -> dict[str, dict[str, Any]]:
+    """Readiness of each phase, naming the input that blocks it.
+
+    A phase is `done` when it has a current result, `ready` when every input is available
+    now, otherwise `blocked` with a reason per missing input.
+    """
+    phases = _rows(conn, t.phases, task_id, t.phases.c.position)
+    artifacts = {
+        r["artifact_id"]: r["current_version"] for r in _rows(conn, t.artifacts, task_id)
+    }
+    approvals = {
+        r["approval_id"]: r["state"] for r in _rows(conn, t.approvals, task_id)
+    }
+    by_id = {p["phase_id"]: p for p in phases}
+    out: dict[str, dict[str, Any]] = {}
+    for p in phases:
+        blocked: list[str] = []
+        identities: dict[str, str] = {}
+        for i in p["inputs"]:
+            key = f"{i['kind']}:{i['ref']}"
+            if i["kind"] == "artifact":
+                if i["ref"] not in artifacts:
+                    blocked.append(f"artifact {i['ref']} has no version yet")
+                else:
+                    identities[key] = f"v{artifacts[i['ref']]}"
+            elif i["kind"] == "phase":
+                dep = by_id.get(i["ref"])
+                result = dep and dep["result"]
+                if not result:
+                    blocked.append(f"phase {i['ref']} has no current result")
+                elif not result["ok"]:
+                    blocked.append(f"phase {i['ref']} failed")
+                else:
+                    identities[key] = f"seq:{result['seq']}"
+            else:
+                state = approvals.get(i["ref"])
+                if state != "approved":
+                    blocked.append(f"approval {i['ref']} is {state or 'not requested'}")
+                else:
+                    identities[key] = "approved"
+        result = p["result"]
+        readiness = "done" if result else ("ready" if not blocked else "blocked")
+        out[p["phase_id"]] = {
+            "phase_id": p["phase_id"],
+            "name": p["name"],
+            "inputs": p["inputs"],
+            "readiness": readiness,
+            "blocked_by": blocked if not result else [],
+            "input_identities": identities,
+            "result": result,
+            "history": p["history"],
+        }
+    return out
+
+
+def task_row(conn: Connection, task_id: str) -> dict[str, Any]:
+    row = conn.execute(sa.select(t.tasks).where(t.tasks.c.task_id == task_id)).first()
+    if row is None:
+        raise UnknownTask(task_id)
+    return dict(row._mapping)
+
+
+def list_tasks(conn: Connection, now: str) -> list[dict[str, Any]]:
+    """Every task with what needs the reviewer, in one pass per table (no N+1)."""
+    tasks = [dict(r._mapping) for r in conn.execute(sa.select(t.tasks))]
+    need: dict[str, dict[str, Any]] = {
+        r["task_id"]: {
+            "pending_approvals": 0,
+            "unresolved_effects": 0,
+            "stale_criteria": 0,
+            "failed_criteria": 0,
+            "open_criteria": 0,
+            "heads": 0,
+            "budget_use": 0.0,
+        }
+        for r in tasks
+    }
+    crit = conn.execute(
+        sa.select(t.criteria.c.task_id, t.criteria.c.status, sa.func.count()).group_by(
+            t.criteria.c.task_id, t.criteria.c.status
+        )
+    )
+    for task_id, status, n in crit:
+        if status == "stale":
+            need[task_id]["stale_criteria"] += n
+        elif status == "failed":
+            need[task_id]["failed_criteria"] += n
+        if status in {"stale", "failed", "unverified"}:
+            need[task_id]["open_criteria"] += n
+    pending = conn.execute(
+        sa.select(t.approvals.c.task_id, sa.func.count())
+        .where(t.approvals.c.state == "pending", t.approvals.c.expires_at > now)
+        .group_by(t.approvals.c.task_id)
+    )
+    for task_id, n in pending:
+        need[task_id]["pending_approvals"] = n
+    effects = conn.execute(
+        sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome)
+    )
+    from .commands import effect_unresolved
+
+    for task_id, stage, outcome in effects:
+        if effect_unresolved(stage, outcome) and stage != "planned":
+            need[task_id]["unresolved_effects"] += 1
+    heads = conn.execute(
+        sa.select(t.checkpoints.c.task_id, sa.func.count())
+        .where(t.checkpoints.c.superseded.is_(False))
+        .group_by(t.checkpoints.c.task_id)
+    )
+    for task_id, n in heads:
+        need[task_id]["heads"] = n
+    budgets = conn.execute(
+        sa.select(t.budgets.c.task_id, t.budgets.c.used, t.budgets.c.limit_value).where(
+            t.budgets.c.limit_value.is_not(None)
+        )
+    )
+    for task_id, used, limit in budgets:
+        frac = used / limit if limit else (1.0 if used else 0.0)
+        need[task_id]["budget_use"] = max(need[task_id]["budget_use"], frac)
+    out = []
+    for r in tasks:
+        n = need[r["task_id"]]
+        out.append(
+            {
+                "id": r["task_id"],
+                "title": r["title"],
+                "owner": r["owner"],
+                "status": r["status"],
+                "updated_at": r["updated_at"],
+                "last_seq": r["last_seq"],
+                "needs": n,
+                "forked": n["heads"] > 1,
+                "attention": attention_score(r["status"], n),
+            }
+        )
+    out.sort(key=lambda x: (-x["attention"], x["updated_at"]), reverse=False)
+    return out
+
+
+def attention_score(status: str, n: dict[str, Any]) -> int:
+    """How much a task needs a person now: what blocks progress first."""
+    score = 0
+    score += 100 * n["pending_approvals"]
+    score += 80 * n["unresolved_effects"]
+    score += 60 if n["heads"] > 1 else 0
+    score += 40 * (n["stale_criteria"] + n["failed_criteria"])
+    score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
+    score += 20 if n["budget_use"] >= 0.8 else 0
+    if status in {"completed", "superseded", "stopped"} and score == 0:
+        score = -1
+    return score
+
+
+def objective(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+    return _rows(conn, t.objective_revisions, task_id, t.objective_revisions.c.rev)
+
+
+def artifacts(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+    arts = _rows(conn, t.artifacts, task_id, t.artifacts.c.position)
+    versions = _rows(
+        conn, t.artifact_versions, task_id, t.artifact_versions.c.artifact_id,
+        t.artifact_versions.c.version,
+    )
+    by_art: dict[str, list[dict[str, Any]]] = {}
+    for v in versions:
+        by_art.setdefault(v["artifact_id"], []).append(v)
+    for a in arts:
+        a["versions"] = by_art.get(a["artifact_id"], [])
+        a["current"] = next(
+            (v for v in a["versions"] if v["version"] == a["current_version"]), None
+        )
+    return arts
+
+
+def events(
+    conn: Connection,
+    task_id: str,
+    after_seq: int = 0,
+    limit: int | None = None,
+    types: list[str] | None = None,
+    newest_first: bool = False,
+) -> list[dict[str, Any]]:
+    q = sa.select(t.events).where(t.events.c.task_id == task_id, t.events.c.seq > after_seq)
+    if types:
+        q = q.where(t.events.c.type.in_(types))
+    q = q.order_by(t.events.c.seq.desc() if newest_first else t.events.c.seq)
+    if limit is not None:
+        q = q.limit(limit)
+    out = []
+    for r in conn.execute(q):
+        d = dict(r._mapping)
+        d.pop("id", None)
+        d["payload"] = json.loads(d["payload"])
+        d["actor"] = {"kind": d.pop("actor_kind"), "id": d.pop("actor_id"), "name": d.pop("actor_name")}
+        out.append(d)
+    return out
+
+
+def event_count(conn: Connection, task_id: str) -> int:
+    q = sa.select(sa.func.count()).where(t.events.c.task_id == task_id)
+    return int(conn.execute(q).scalar_one())

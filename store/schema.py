@@ -1,0 +1,264 @@
+"""Tables of the durable record (SQLAlchemy Core).
+
+`events` is the truth: append-only, keyed (task_id, seq), hash-chained per task. Every other
+table is a projection of it, written in the same transaction and rebuildable by replay. The
+Alembic migrations under `store/migrations` create exactly these tables; a test checks that
+the two agree.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+# Settings of the store itself (which program wrote it last, the store's own id).
+store_meta = sa.Table(
+    "store_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(64), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("format", sa.Integer, nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("actor_kind", sa.String(16), nullable=False),
+    sa.Column("actor_id", sa.String(128), nullable=False),
+    sa.Column("actor_name", sa.String(256), nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.UniqueConstraint("task_id", "seq", name="uq_events_task_seq"),
+)
+sa.Index("ix_events_task_type", events.c.task_id, events.c.type)
+
+tasks = sa.Table(
+    "tasks",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("owner", sa.String(128), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("status_reason", sa.Text, nullable=False, default=""),
+    sa.Column("objective_rev", sa.Integer, nullable=False),
+    sa.Column("scope", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("updated_at", sa.String(32), nullable=False),
+    sa.Column("last_seq", sa.Integer, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+)
+
+objective_revisions = sa.Table(
+    "objective_revisions",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("rev", sa.Integer, primary_key=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("actor", sa.JSON, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
+criteria = sa.Table(
+    "criteria",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("criterion_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("artifact_id", sa.String(64)),
+    sa.Column("artifact_version", sa.Integer),
+    sa.Column("evidence_ids", sa.JSON, nullable=False),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("judged_by", sa.JSON),
+    sa.Column("judged_at", sa.String(32)),
+    sa.Column("stale_reason", sa.Text, nullable=False),
+)
+
+artifacts = sa.Table(
+    "artifacts",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("artifact_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("role", sa.String(32), nullable=False),
+    sa.Column("current_version", sa.Integer, nullable=False),
+)
+
+artifact_versions = sa.Table(
+    "artifact_versions",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("artifact_id", sa.String(64), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("digest", sa.String(80), nullable=False),
+    sa.Column("media_type", sa.String(128), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("path", sa.Text),
+    sa.Column("producer", sa.JSON, nullable=False),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
+evidence = sa.Table(
+    "evidence",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("evidence_id", sa.String(64), primary_key=True),
+    sa.Column("criterion_id", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("digest", sa.String(80), nullable=False),
+    sa.Column("media_type", sa.String(128), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("locator", sa.Text, nullable=False),
+    sa.Column("actor", sa.JSON, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+)
+
+phases = sa.Table(
+    "phases",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("phase_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("inputs", sa.JSON, nullable=False),
+    # The current result and the input identities it was computed from; None when there is
+    # none or an input changed since (the old result then lives only in `history`).
+    sa.Column("result", sa.JSON),
+    sa.Column("history", sa.JSON, nullable=False),
+)
+
+budgets = sa.Table(
+    "budgets",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("counter", sa.String(32), primary_key=True),
+    sa.Column("limit_value", sa.Float),
+    sa.Column("used", sa.Float, nullable=False),
+    sa.Column("reserved", sa.Float, nullable=False),
+)
+
+effects = sa.Table(
+    "effects",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("effect_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("idempotency_key", sa.String(128), nullable=False),
+    sa.Column("intent", sa.JSON, nullable=False),
+    sa.Column("consequence", sa.Text, nullable=False),
+    sa.Column("requires_approval", sa.Boolean, nullable=False),
+    sa.Column("stage", sa.String(16), nullable=False),
+    sa.Column("outcome", sa.String(16)),
+    sa.Column("reconciliation", sa.JSON),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("updated_at", sa.String(32), nullable=False),
+    sa.UniqueConstraint("task_id", "idempotency_key", name="uq_effects_idempotency"),
+)
+
+attempts = sa.Table(
+    "attempts",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("effect_id", sa.String(64), primary_key=True),
+    sa.Column("attempt_no", sa.Integer, primary_key=True),
+    sa.Column("executor", sa.String(128), nullable=False),
+    sa.Column("inputs", sa.JSON, nullable=False),
+    sa.Column("approval_id", sa.String(64)),
+    sa.Column("started_at", sa.String(32), nullable=False),
+    sa.Column("ended_at", sa.String(32)),
+    sa.Column("response", sa.JSON),
+    sa.Column("error", sa.Text),
+    sa.Column("outcome", sa.String(16)),
+)
+
+observations = sa.Table(
+    "observations",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("observation_id", sa.String(64), primary_key=True),
+    sa.Column("effect_id", sa.String(64)),
+    sa.Column("artifact_id", sa.String(64)),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("exists", sa.Boolean, nullable=False),
+    sa.Column("digest", sa.String(80)),
+    sa.Column("size", sa.BigInteger),
+    sa.Column("mtime_ns", sa.BigInteger),
+    sa.Column("purpose", sa.String(32), nullable=False),
+    sa.Column("observer", sa.JSON, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
+approvals = sa.Table(
+    "approvals",
+    metadata,
+    sa.Column("approval_id", sa.String(64), primary_key=True),
+    sa.Column("task_id", sa.String(64), nullable=False, index=True),
+    sa.Column("effect_id", sa.String(64)),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("payload_digest", sa.String(80), nullable=False),
+    sa.Column("consequence", sa.Text, nullable=False),
+    sa.Column("policy", sa.Text, nullable=False),
+    sa.Column("requester", sa.JSON, nullable=False),
+    sa.Column("requested_at", sa.String(32), nullable=False),
+    sa.Column("expires_at", sa.String(32), nullable=False),
+    # pending, approved, rejected, consumed, stale, revoked; `expired` is derived from the
+    # database clock at read time, never written, so it cannot lag behind.
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("decided_by", sa.JSON),
+    sa.Column("decided_at", sa.String(32)),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("consumed_at", sa.String(32)),
+    sa.Column("consumed_by", sa.String(128)),
+)
+
+checkpoints = sa.Table(
+    "checkpoints",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("checkpoint_id", sa.String(64), primary_key=True),
+    sa.Column("reason", sa.String(16), nullable=False),
+    sa.Column("supersedes", sa.JSON, nullable=False),
+    sa.Column("merged", sa.JSON, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("chain_hash", sa.String(64), nullable=False),
+    sa.Column("state", sa.JSON, nullable=False),
+    sa.Column("state_digest", sa.String(80), nullable=False),
+    sa.Column("author", sa.JSON, nullable=False),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("superseded", sa.Boolean, nullable=False),
+)
+
+#: Projection tables, in the order a rebuild clears and a dump compares them.
+PROJECTIONS: tuple[sa.Table, ...] = (
+    tasks,
+    objective_revisions,
+    criteria,
+    artifacts,
+    artifact_versions,
+    evidence,
+    phases,
+    budgets,
+    effects,
+    attempts,
+    observations,
+    approvals,
+    checkpoints,
+)

@@ -1,0 +1,71 @@
+"""Run statuses and the transitions allowed between them.
+
+The table is the whole rule: a change not listed here is refused. `completed` has further
+conditions (every criterion satisfied or waived, no unresolved effect) checked by the command
+layer, because an agent's last message never completes a task.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+RunStatus = Literal[
+    "running",
+    "awaiting_approval",
+    "scheduled",
+    "paused",
+    "blocked",
+    "outcome_unknown",
+    "budget_exhausted",
+    "stopped",
+    "completed",
+    "failed",
+    "superseded",
+]
+
+_ACTIVE = ("running", "awaiting_approval", "scheduled", "paused", "blocked", "outcome_unknown")
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "running": frozenset(
+        {
+            "awaiting_approval",
+            "scheduled",
+            "paused",
+            "blocked",
+            "outcome_unknown",
+            "budget_exhausted",
+            "stopped",
+            "completed",
+            "failed",
+            "superseded",
+        }
+    ),
+    "awaiting_approval": frozenset(
+        {"running", "paused", "blocked", "budget_exhausted", "stopped", "failed", "superseded"}
+    ),
+    "scheduled": frozenset({"running", "paused", "stopped", "superseded"}),
+    "paused": frozenset({"running", "scheduled", "stopped", "superseded"}),
+    "blocked": frozenset({"running", "paused", "stopped", "failed", "superseded"}),
+    "outcome_unknown": frozenset(
+        {"running", "paused", "blocked", "stopped", "failed", "superseded"}
+    ),
+    "budget_exhausted": frozenset({"running", "paused", "stopped", "failed", "superseded"}),
+    # A stopped run may be resumed deliberately by the next actor; nothing else leaves it.
+    "stopped": frozenset({"running", "superseded"}),
+    "completed": frozenset({"superseded"}),
+    "failed": frozenset({"running", "superseded"}),
+    "superseded": frozenset(),
+}
+
+ALL_STATUSES: tuple[str, ...] = tuple(TRANSITIONS)
+TERMINAL: frozenset[str] = frozenset({"stopped", "completed", "failed", "superseded"})
+ACTIVE: frozenset[str] = frozenset(_ACTIVE)
+
+
+def allowed(from_status: str, to_status: str) -> bool:
+    return to_status in TRANSITIONS.get(from_status, frozenset())
+
+
+def can_dispatch(status: str) -> bool:
+    """Whether a run in this status may send anything to the world."""
+    return status in {"running", "awaiting_approval", "outcome_unknown"}

@@ -177,7 +177,9 @@ Handler = Callable[[Tx, Any, Actor], Any]
 _HANDLERS: dict[type[Command], Handler] = {}
 
 
-def handles(cls: type[C]) -> Callable[[Callable[[Tx, C, Actor], Any]], Callable[[Tx, C, Actor], Any]]:
+def handles(
+    cls: type[C],
+) -> Callable[[Callable[[Tx, C, Actor], Any]], Callable[[Tx, C, Actor], Any]]:
     def register(fn: Callable[[Tx, C, Actor], Any]) -> Callable[[Tx, C, Actor], Any]:
         _HANDLERS[cls] = fn
         return fn
@@ -464,7 +466,11 @@ def _add_phase(tx: Tx, cmd: AddPhase, actor: Actor) -> str:
     for i in cmd.inputs:
         if i.kind == "phase" and i.ref not in known:
             raise CommandRejected(f"phase input {i.ref!r} is not a phase of this task")
-    tx.emit(cmd.task_id, ev.PhaseAdded(phase_id=cmd.phase_id, name=cmd.name, inputs=tuple(cmd.inputs)), actor)
+    tx.emit(
+        cmd.task_id,
+        ev.PhaseAdded(phase_id=cmd.phase_id, name=cmd.name, inputs=tuple(cmd.inputs)),
+        actor,
+    )
     return cmd.phase_id
 
 
@@ -495,7 +501,9 @@ def _complete_phase(tx: Tx, cmd: CompletePhase, actor: Actor) -> str:
 
 def _check_counter(counter: str) -> None:
     if counter not in BUDGET_COUNTERS:
-        raise CommandRejected(f"unknown budget counter {counter!r}; one of {', '.join(BUDGET_COUNTERS)}")
+        raise CommandRejected(
+            f"unknown budget counter {counter!r}; one of {', '.join(BUDGET_COUNTERS)}"
+        )
 
 
 def _budget(tx: Tx, task_id: str, counter: str) -> Any:
@@ -573,17 +581,21 @@ def completion_blockers(tx: Tx, task_id: str) -> list[str]:
     """Why the task cannot be completed now; empty when it can."""
     out: list[str] = []
     for row in tx.conn.execute(
-        sa.select(t.criteria.c.criterion_id, t.criteria.c.status).where(t.criteria.c.task_id == task_id)
+        sa.select(t.criteria.c.criterion_id, t.criteria.c.status).where(
+            t.criteria.c.task_id == task_id
+        )
     ):
         if row.status not in {"satisfied", "waived"}:
             out.append(f"criterion {row.criterion_id} is {row.status}")
-    for row in tx.conn.execute(
+    for erow in tx.conn.execute(
         sa.select(t.effects.c.effect_id, t.effects.c.stage, t.effects.c.outcome).where(
             t.effects.c.task_id == task_id
         )
     ):
-        if effect_unresolved(row.stage, row.outcome):
-            out.append(f"effect {row.effect_id} is unresolved ({row.stage}, {row.outcome or 'no outcome'})")
+        if effect_unresolved(erow.stage, erow.outcome):
+            out.append(
+                f"effect {erow.effect_id} is unresolved ({erow.stage}, {erow.outcome or 'no outcome'})"
+            )
     return out
 
 
@@ -606,7 +618,9 @@ def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Acto
         blockers = completion_blockers(tx, task_id)
         if blockers:
             raise CommandRejected("cannot complete: " + "; ".join(blockers))
-    tx.emit(task_id, ev.RunStatusChanged(from_status=current, to_status=to_status, reason=reason), actor)
+    tx.emit(
+        task_id, ev.RunStatusChanged(from_status=current, to_status=to_status, reason=reason), actor
+    )
 
 
 @handles(SetStatus)

@@ -173,7 +173,9 @@ def _criterion_judged(conn: Connection, event: Event) -> None:
 def _artifact_version(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.ArtifactVersionRecorded)
-    key = sa.and_(t.artifacts.c.task_id == event.task_id, t.artifacts.c.artifact_id == p.artifact_id)
+    key = sa.and_(
+        t.artifacts.c.task_id == event.task_id, t.artifacts.c.artifact_id == p.artifact_id
+    )
     if p.version == 1:
         conn.execute(
             t.artifacts.insert().values(
@@ -227,25 +229,28 @@ def _invalidate_phases(conn: Connection, task_id: str, input_key: str, seq: int)
     """
     pending = [input_key]
     seen: set[str] = set()
-    rows = {r.phase_id: r for r in conn.execute(sa.select(t.phases).where(t.phases.c.task_id == task_id))}
+    rows = {
+        r.phase_id: dict(r._mapping)
+        for r in conn.execute(sa.select(t.phases).where(t.phases.c.task_id == task_id))
+    }
     while pending:
         key = pending.pop()
         if key in seen:
             continue
         seen.add(key)
         for row in rows.values():
-            keys = {f"{i['kind']}:{i['ref']}" for i in row.inputs}
-            if key not in keys or row.result is None:
+            keys = {f"{i['kind']}:{i['ref']}" for i in row["inputs"]}
+            if key not in keys or row["result"] is None:
                 continue
-            retired = dict(row.result, retired_at_seq=seq, retired_because=key)
-            history = [*row.history[:-1], retired] if row.history else [retired]
+            retired = dict(row["result"], retired_at_seq=seq, retired_because=key)
+            history = [*row["history"][:-1], retired] if row["history"] else [retired]
             conn.execute(
                 t.phases.update()
-                .where(t.phases.c.task_id == task_id, t.phases.c.phase_id == row.phase_id)
+                .where(t.phases.c.task_id == task_id, t.phases.c.phase_id == row["phase_id"])
                 .values(result=None, history=history)
             )
-            rows[row.phase_id] = row._replace(result=None, history=history)
-            pending.append(f"phase:{row.phase_id}")
+            row.update(result=None, history=history)
+            pending.append(f"phase:{row['phase_id']}")
 
 
 @applies("evidence.attached")

@@ -30,12 +30,8 @@ def derive_phases(conn: Connection, task_id: str) -> dict[str, dict[str, Any]]:
     now, otherwise `blocked` with a reason per missing input.
     """
     phases = _rows(conn, t.phases, task_id, t.phases.c.position)
-    artifacts = {
-        r["artifact_id"]: r["current_version"] for r in _rows(conn, t.artifacts, task_id)
-    }
-    approvals = {
-        r["approval_id"]: r["state"] for r in _rows(conn, t.approvals, task_id)
-    }
+    artifacts = {r["artifact_id"]: r["current_version"] for r in _rows(conn, t.artifacts, task_id)}
+    approvals = {r["approval_id"]: r["state"] for r in _rows(conn, t.approvals, task_id)}
     by_id = {p["phase_id"]: p for p in phases}
     out: dict[str, dict[str, Any]] = {}
     for p in phases:
@@ -119,9 +115,7 @@ def list_tasks(conn: Connection, now: str) -> list[dict[str, Any]]:
     )
     for task_id, n in pending:
         need[task_id]["pending_approvals"] = n
-    effects = conn.execute(
-        sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome)
-    )
+    effects = conn.execute(sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome))
     from .commands import effect_unresolved
 
     for task_id, stage, outcome in effects:
@@ -183,7 +177,10 @@ def objective(conn: Connection, task_id: str) -> list[dict[str, Any]]:
 def artifacts(conn: Connection, task_id: str) -> list[dict[str, Any]]:
     arts = _rows(conn, t.artifacts, task_id, t.artifacts.c.position)
     versions = _rows(
-        conn, t.artifact_versions, task_id, t.artifact_versions.c.artifact_id,
+        conn,
+        t.artifact_versions,
+        task_id,
+        t.artifact_versions.c.artifact_id,
         t.artifact_versions.c.version,
     )
     by_art: dict[str, list[dict[str, Any]]] = {}
@@ -216,7 +213,11 @@ def events(
         d = dict(r._mapping)
         d.pop("id", None)
         d["payload"] = json.loads(d["payload"])
-        d["actor"] = {"kind": d.pop("actor_kind"), "id": d.pop("actor_id"), "name": d.pop("actor_name")}
+        d["actor"] = {
+            "kind": d.pop("actor_kind"),
+            "id": d.pop("actor_id"),
+            "name": d.pop("actor_name"),
+        }
         out.append(d)
     return out
 

@@ -151,11 +151,17 @@ class Store:
     def data_version(self) -> int:
         """Grows with every committed event, from any process: what live views poll."""
         with self.read() as conn:
-            return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(t.events.c.id), 0))).scalar_one())
+            return int(
+                conn.execute(
+                    sa.select(sa.func.coalesce(sa.func.max(t.events.c.id), 0))
+                ).scalar_one()
+            )
 
     def task_ids(self) -> list[str]:
         with self.read() as conn:
-            return [r[0] for r in conn.execute(sa.select(t.tasks.c.task_id).order_by(t.tasks.c.task_id))]
+            return [
+                r[0] for r in conn.execute(sa.select(t.tasks.c.task_id).order_by(t.tasks.c.task_id))
+            ]
 
     # --- replay --------------------------------------------------------------------------
 

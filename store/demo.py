@@ -1,0 +1,251 @@
+"""Demo tasks on real files, in a workspace folder beside the store.
+
+The reference-guide job from the seeds: six source documents (two revised), a guide with two
+versions, one criterion satisfied against the older guide (so it shows stale), one never
+verified, and a build log whose blob has gone missing. Plus a small project-note task.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import commands as c
+from .model import Actor, PhaseInput
+from .store import Store
+
+AGENT = Actor(kind="agent", id="drafter-7", name="Drafting agent")
+OWNER = Actor(kind="person", id="maria", name="Maria Keller")
+
+SOURCES = {
+    "01-install.md": [
+        "# Installing\n\nRun the installer as an administrator.\n",
+        "# Installing\n\nRun the installer as an administrator.\nReboot once.\n",
+    ],
+    "02-config.md": ["# Configuration\n\nSettings live in `config.toml`.\n"],
+    "03-backup.md": [
+        "# Backups\n\nNightly at 02:00; kept 30 days.\n",
+        "# Backups\n\nNightly at 02:00; kept 90 days since policy P-12.\n",
+    ],
+    "04-restore.md": ["# Restoring\n\nUse `restore --point` with a timestamp.\n"],
+    "05-limits.md": ["# Limits\n\nAt most 500 users per site.\n"],
+    "06-support.md": ["# Support\n\nTickets are answered within one business day.\n"],
+}
+
+GUIDE_V1 = """# Reference guide
+
+1. Install as administrator (01-install).
+2. Settings are in config.toml (02-config).
+3. Backups run nightly and are kept 30 days (03-backup).
+"""
+
+GUIDE_V2 = GUIDE_V1.replace("kept 30 days", "kept 90 days [citation needed: policy P-12]") + (
+    "4. Restore with `restore --point` (04-restore).\n"
+    "5. At most 500 users per site (05-limits).\n"
+    "6. Support answers within one business day (06-support).\n"
+)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def fill_demo(store: Store) -> list[str]:
+    """Create the demo tasks (again, under fresh ids if they already exist)."""
+    workspace = store.location.directory / "demo-workspace"
+    existing = set(store.task_ids())
+    suffix = "" if "guide" not in existing else f"-{len(existing)}"
+    ids = [
+        _reference_guide(store, workspace / f"reference-guide{suffix}", f"guide{suffix}"),
+        _project_note(store, workspace / f"project-note{suffix}", f"note{suffix}"),
+    ]
+    return ids
+
+
+def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
+    src_dir, out_dir = ws / "sources", ws / "out"
+    store.execute(
+        c.CreateTask(
+            task_id=task_id,
+            title="Reference guide from six source documents",
+            owner=OWNER.id,
+            objective="Write a reference guide for site administrators from the six supplied documents.",
+            scope_paths=[str(ws.resolve()) if ws.exists() else str(_mk(ws))],
+            destinations=["https://docs.example.org/upload/"],
+        ),
+        OWNER,
+    )
+    store.execute(
+        c.AmendObjective(
+            task_id=task_id,
+            reason="the audience includes auditors",
+            text="Write a reference guide for site administrators and auditors from the six "
+            "supplied documents; every retention figure cites its policy.",
+        ),
+        OWNER,
+    )
+    cmds: list[c.Command] = []
+    for name, versions in SOURCES.items():
+        for i, text in enumerate(versions):
+            _write(src_dir / name, text)
+            store.execute(
+                c.RecordArtifact(
+                    task_id=task_id,
+                    artifact_id=Path(name).stem,
+                    name=name,
+                    role="source",
+                    content=c.Content(path=str(src_dir / name)),
+                    note="supplied by the owner" if i == 0 else "revised by the owner",
+                ),
+                OWNER,
+            )
+    for counter, limit in (
+        ("model_calls", 200),
+        ("tool_calls", 400),
+        ("artifact_bytes", 5_000_000),
+    ):
+        cmds.append(c.SetBudget(task_id=task_id, counter=counter, limit=limit))
+    cmds += [
+        c.AddCriterion(
+            task_id=task_id,
+            criterion_id="structure",
+            text="The guide has one numbered section per source document.",
+        ),
+        c.AddCriterion(
+            task_id=task_id,
+            criterion_id="citations",
+            text="Every retention figure cites the policy it comes from.",
+        ),
+        c.AddPhase(
+            task_id=task_id,
+            phase_id="draft",
+            name="Draft the guide",
+            inputs=[PhaseInput(kind="artifact", ref=Path(n).stem) for n in SOURCES],
+        ),
+        c.AddPhase(
+            task_id=task_id,
+            phase_id="review",
+            name="Structural review",
+            inputs=[
+                PhaseInput(kind="phase", ref="draft"),
+                PhaseInput(kind="artifact", ref="guide"),
+            ],
+        ),
+        c.ChargeBudget(
+            task_id=task_id, counter="model_calls", amount=162, note="reading and drafting"
+        ),
+        c.ChargeBudget(task_id=task_id, counter="tool_calls", amount=95),
+    ]
+    store.execute_all(cmds, AGENT)
+    guide = _write(out_dir / "guide.md", GUIDE_V1)
+    store.execute(
+        c.RecordArtifact(
+            task_id=task_id,
+            artifact_id="guide",
+            name="guide.md",
+            role="draft",
+            content=c.Content(path=str(guide)),
+        ),
+        AGENT,
+    )
+    store.execute(c.CompletePhase(task_id=task_id, phase_id="draft", summary="first draft"), AGENT)
+    check = _write(
+        out_dir / "structure-check.txt",
+        "$ check-structure out/guide.md\n3 sections found, 3 sources cited\nOK\n",
+    )
+    store.execute(
+        c.AttachEvidence(
+            task_id=task_id,
+            criterion_id="structure",
+            evidence_id="check-1",
+            kind="command_output",
+            content=c.Content(path=str(check)),
+            description="check-structure on guide v1",
+        ),
+        AGENT,
+    )
+    store.execute(
+        c.JudgeCriterion(
+            task_id=task_id,
+            criterion_id="structure",
+            status="satisfied",
+            artifact_id="guide",
+            artifact_version=1,
+            evidence_ids=["check-1"],
+            note="structure check passed",
+        ),
+        AGENT,
+    )
+    store.execute(
+        c.CompletePhase(task_id=task_id, phase_id="review", summary="structure OK on v1"), AGENT
+    )
+    _write(guide, GUIDE_V2)
+    store.execute(
+        c.RecordArtifact(
+            task_id=task_id,
+            artifact_id="guide",
+            name="guide.md",
+            content=c.Content(path=str(guide)),
+            note="all six sections; retention updated",
+        ),
+        AGENT,
+    )
+    log = _write(
+        out_dir / "build.log", "render guide.md -> guide.pdf\nwarning: 1 unresolved citation\n"
+    )
+    result = store.execute(
+        c.RecordArtifact(
+            task_id=task_id,
+            artifact_id="build-log",
+            name="build.log",
+            role="log",
+            content=c.Content(path=str(log)),
+        ),
+        AGENT,
+    )
+    # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
+    # loading the task must name it rather than pretend it is there.
+    store.blobs.path_of(result["digest"]).unlink()
+    log.unlink()
+    return task_id
+
+
+def _mk(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path.resolve()
+
+
+def _project_note(store: Store, ws: Path, task_id: str) -> str:
+    note = _write(ws / "notes" / "project-note.md", "# Project note\n\nKick-off on Monday.\n")
+    store.execute(
+        c.CreateTask(
+            task_id=task_id,
+            title="Save the weekly project note",
+            owner=OWNER.id,
+            objective="Update notes/project-note.md with this week's decisions.",
+            scope_paths=[str(ws.resolve())],
+        ),
+        OWNER,
+    )
+    store.execute_all(
+        [
+            c.RecordArtifact(
+                task_id=task_id,
+                artifact_id="project-note",
+                name="project-note.md",
+                role="output",
+                content=c.Content(path=str(note)),
+                note="before the update",
+            ),
+            c.AddCriterion(
+                task_id=task_id,
+                criterion_id="saved",
+                text="notes/project-note.md contains this week's decisions.",
+            ),
+            c.SetBudget(task_id=task_id, counter="tool_calls", limit=20),
+            c.ChargeBudget(task_id=task_id, counter="tool_calls", amount=17),
+        ],
+        AGENT,
+    )
+    return task_id

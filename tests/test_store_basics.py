@@ -42,13 +42,29 @@ def test_criterion_goes_stale_when_artifact_gets_a_new_version(store: Store, ws:
     tid = _task(store, ws)
     store.execute(c.AmendObjective(task_id=tid, text="do it well", reason="owner asked"), AGENT)
     (ws / "g.md").write_text("v1")
-    store.execute(c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")), AGENT)
+    store.execute(
+        c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")),
+        AGENT,
+    )
     cid = store.execute(c.AddCriterion(task_id=tid, text="good"), AGENT)
-    eid = store.execute(c.AttachEvidence(task_id=tid, criterion_id=cid, kind="review", content=c.Content(text="ok")), AGENT)
-    store.execute(c.JudgeCriterion(task_id=tid, criterion_id=cid, status="satisfied", artifact_id="g", evidence_ids=[eid]), AGENT)
+    eid = store.execute(
+        c.AttachEvidence(
+            task_id=tid, criterion_id=cid, kind="review", content=c.Content(text="ok")
+        ),
+        AGENT,
+    )
+    store.execute(
+        c.JudgeCriterion(
+            task_id=tid, criterion_id=cid, status="satisfied", artifact_id="g", evidence_ids=[eid]
+        ),
+        AGENT,
+    )
     assert store.task(tid)["criteria"][0]["status"] == "satisfied"
     (ws / "g.md").write_text("v2")
-    store.execute(c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")), AGENT)
+    store.execute(
+        c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")),
+        AGENT,
+    )
     state = store.task(tid)
     assert state["criteria"][0]["status"] == "stale"
     assert [r["text"] for r in state["objective_revisions"]] == ["do it", "do it well"]
@@ -60,7 +76,10 @@ def test_rejected_command_writes_nothing(store: Store, ws: Path) -> None:
     cid = store.execute(c.AddCriterion(task_id=tid, text="good"), AGENT)
     before = store.data_version()
     with pytest.raises(CommandRejected, match="evidence"):
-        store.execute(c.JudgeCriterion(task_id=tid, criterion_id=cid, status="satisfied", artifact_id="x"), AGENT)
+        store.execute(
+            c.JudgeCriterion(task_id=tid, criterion_id=cid, status="satisfied", artifact_id="x"),
+            AGENT,
+        )
     with pytest.raises(CommandRejected, match="reason"):
         store.execute(c.JudgeCriterion(task_id=tid, criterion_id=cid, status="waived"), AGENT)
     with pytest.raises(CommandRejected, match="cannot complete"):
@@ -90,9 +109,13 @@ def test_events_are_append_only_and_chained(store: Store, ws: Path) -> None:
     db.execute("""UPDATE events SET payload = '{"criterion_id":"C1","text":"bad"}' WHERE seq = 2""")
     db.commit()
     prev, broken = GENESIS_HASH, []
-    for row in db.execute("SELECT task_id, seq, type, format, payload, actor_kind, actor_id, actor_name, at, hash FROM events ORDER BY seq"):
+    for row in db.execute(
+        "SELECT task_id, seq, type, format, payload, actor_kind, actor_id, actor_name, at, hash FROM events ORDER BY seq"
+    ):
         actor = Actor(kind=row[5], id=row[6], name=row[7])
-        h = chain_hash(prev, stored_body(row[0], row[1], row[2], row[3], json.loads(row[4]), actor, row[8]))
+        h = chain_hash(
+            prev, stored_body(row[0], row[1], row[2], row[3], json.loads(row[4]), actor, row[8])
+        )
         if h != row[9]:
             broken.append(row[1])
         prev = row[9]
@@ -101,21 +124,28 @@ def test_events_are_append_only_and_chained(store: Store, ws: Path) -> None:
 
 def test_missing_blob_is_named_on_load(store: Store, ws: Path) -> None:
     tid = _task(store, ws)
-    res = store.execute(c.RecordArtifact(task_id=tid, name="log", content=c.Content(text="x")), AGENT)
+    res = store.execute(
+        c.RecordArtifact(task_id=tid, name="log", content=c.Content(text="x")), AGENT
+    )
     store.blobs.path_of(res["digest"]).unlink()
     problems = store.task(tid)["problems"]
-    assert problems == [{"kind": "artifact_version", "id": "log v1", "digest": res["digest"], "problem": "missing"}]
+    assert problems == [
+        {"kind": "artifact_version", "id": "log v1", "digest": res["digest"], "problem": "missing"}
+    ]
 
 
 def test_rebuild_equals_incremental(store: Store, ws: Path) -> None:
     tid = _task(store, ws)
-    store.execute_all([
-        c.AddCriterion(task_id=tid, text="a"),
-        c.RecordArtifact(task_id=tid, artifact_id="g", name="g", content=c.Content(text="1")),
-        c.SetBudget(task_id=tid, counter="tool_calls", limit=3),
-        c.ChargeBudget(task_id=tid, counter="tool_calls", amount=4),
-        c.RecordArtifact(task_id=tid, artifact_id="g", name="g", content=c.Content(text="2")),
-    ], AGENT)
+    store.execute_all(
+        [
+            c.AddCriterion(task_id=tid, text="a"),
+            c.RecordArtifact(task_id=tid, artifact_id="g", name="g", content=c.Content(text="1")),
+            c.SetBudget(task_id=tid, counter="tool_calls", limit=3),
+            c.ChargeBudget(task_id=tid, counter="tool_calls", amount=4),
+            c.RecordArtifact(task_id=tid, artifact_id="g", name="g", content=c.Content(text="2")),
+        ],
+        AGENT,
+    )
     assert store.task(tid)["status"] == "budget_exhausted"
     before = store.projection_dump(tid)
     store.rebuild(tid)
@@ -144,11 +174,32 @@ def test_store_never_imports_qt() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_cli_ingest_is_all_or_nothing(tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_ingest_is_all_or_nothing(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from store.cli import main
 
     st = str(tmp_path / "s")
-    assert main(["--store", st, "create-task", "--id", "t1", "--title", "T", "--owner", "o", "--objective", "x", "--scope", str(ws)]) == 0
+    assert (
+        main(
+            [
+                "--store",
+                st,
+                "create-task",
+                "--id",
+                "t1",
+                "--title",
+                "T",
+                "--owner",
+                "o",
+                "--objective",
+                "x",
+                "--scope",
+                str(ws),
+            ]
+        )
+        == 0
+    )
     lines = tmp_path / "cmds.jsonl"
     lines.write_text(
         '{"type": "add_criterion", "task_id": "t1", "text": "a"}\n'

@@ -1,0 +1,1 @@
+"""Boris Desktop: the reviewer's window onto the durable record in `store`."""

@@ -138,6 +138,8 @@ class MainWindow(QMainWindow):
         self.table.setAccessibleName("Tasks")
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().hide()
+        self.table.setColumnWidth(0, 240)
+        self.table.setWordWrap(False)
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setAccessibleName("Task record")

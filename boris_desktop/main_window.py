@@ -120,8 +120,8 @@ def describe(task: dict[str, Any]) -> str:
         lines += [f"  {p['kind']} {p['id']}: blob {p['problem']}" for p in task["problems"]]
     lines += ["", "Budgets:"]
     for b in task["budgets"]:
-        limit = "no limit" if b["limit_value"] is None else f"{b['limit_value']:g}"
-        lines.append(f"  {b['counter']}: {b['used']:g} of {limit}")
+        limit = "no limit" if b["limit_value"] is None else f"{b['limit_value']:,.10g}"
+        lines.append(f"  {b['counter']}: {b['used']:,.10g} of {limit}")
     return "\n".join(lines)
 
 
@@ -143,10 +143,11 @@ class MainWindow(QMainWindow):
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setAccessibleName("Task record")
+        self.detail.document().setDocumentMargin(10)
         split = QSplitter()
         split.addWidget(self.table)
         split.addWidget(self.detail)
-        split.setSizes([620, 580])
+        split.setSizes([660, 540])
         self.setCentralWidget(split)
         self._signals = _Signals()
         self._signals.loaded.connect(self._on_loaded)
@@ -184,7 +185,15 @@ class MainWindow(QMainWindow):
             return  # a newer load is on its way
         if result["tasks"] != self.inbox.rows:
             self.inbox.set_rows(result["tasks"])
+            for col in range(1, len(COLUMNS)):
+                self.table.resizeColumnToContents(col)
         ids = [r["id"] for r in self.inbox.rows]
+        if self.selected not in ids and ids:
+            # Nothing (or a vanished task) selected: default to the first row and fetch it.
+            self.selected = ids[0]
+            self.table.selectRow(0)
+            self.reload()
+            return
         if self.selected in ids:
             self.table.selectRow(ids.index(self.selected))
         task = result.get("task")

@@ -1,0 +1,102 @@
+"""The main window against a temp store, loaded the way it runs: on the worker thread."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import Qt
+
+from store import Actor, Store
+from store import commands as c
+
+AGENT = Actor(kind="agent", id="a")
+
+
+def _make_task(store: Store, task_id: str, title: str, objective: str) -> None:
+    store.execute_all(
+        [
+            c.CreateTask(task_id=task_id, title=title, owner="o", objective=objective),
+            c.AddCriterion(task_id=task_id, text=f"{title} criterion"),
+        ],
+        AGENT,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store.open(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def window(qtbot, store: Store):
+    from boris_desktop.main_window import MainWindow
+
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.resize(1000, 600)
+    w.show()
+    yield w
+    w.close()
+
+
+def test_select_row_shows_title_and_objective(qtbot, store: Store, window) -> None:
+    _make_task(store, "t1", "Write the guide", "Draft the reference guide")
+    _make_task(store, "t2", "Tidy the notes", "Merge the project notes")
+    window.reload()  # worker thread, like the timer
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    row = next(i for i, r in enumerate(window.inbox.rows) if r["id"] == "t2")
+    rect = window.table.visualRect(window.inbox.index(row, 0))
+    qtbot.mouseClick(window.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: "Tidy the notes" in window.detail.toPlainText(), timeout=3000)
+    text = window.detail.toPlainText()
+    assert "Merge the project notes" in text
+    assert "Tidy the notes criterion" in text
+
+
+def test_first_row_selected_by_default(qtbot, store: Store, window) -> None:
+    _make_task(store, "t1", "Only task", "The objective")
+    window.reload()
+    qtbot.waitUntil(lambda: "The objective" in window.detail.toPlainText(), timeout=3000)
+    assert window.table.selectionModel().selectedRows()[0].row() == 0
+
+
+def test_inbox_model_passes_modeltester(qtbot, store: Store, window, qtmodeltester) -> None:
+    _make_task(store, "t1", "A", "x")
+    _make_task(store, "t2", "B", "y")
+    window.reload()
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    qtmodeltester.check(window.inbox)
+
+
+def test_write_from_another_store_shows_up(qtbot, tmp_path: Path, store: Store, window) -> None:
+    _make_task(store, "t1", "Mine", "x")
+    window.reload()
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 1, timeout=3000)
+    other = Store.open(tmp_path)
+    try:
+        _make_task(other, "t2", "From elsewhere", "y")
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    assert "From elsewhere" in [r["title"] for r in window.inbox.rows]
+
+
+def test_html_in_objective_is_shown_literally(qtbot, store: Store, window) -> None:
+    _make_task(store, "t1", "<i>Title</i>", "<b>bold</b> goal")
+    window.reload()
+    qtbot.waitUntil(lambda: "<b>bold</b> goal" in window.detail.toPlainText(), timeout=3000)
+    assert "<i>Title</i>" in window.detail.toPlainText()
+
+
+def test_screenshot_writes_png(tmp_path: Path, qapp) -> None:
+    from boris_desktop.app import main
+
+    png = tmp_path / "shot.png"
+    assert main(["--store", str(tmp_path / "s"), "--screenshot", str(png)]) == 0
+    assert png.stat().st_size > 1000

@@ -13,20 +13,6 @@ from store import status as st
 AGENT = Actor(kind="agent", id="agent-1", name="Tester")
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    w = tmp_path / "workspace"
-    w.mkdir()
-    return w
-
-
-@pytest.fixture
-def s(tmp_path: Path):
-    store = Store.open(tmp_path / "store")
-    yield store
-    store.close()
-
-
 def new_task(s: Store, ws: Path) -> str:
     return s.execute(
         c.CreateTask(title="Report", owner="owner", objective="write it", scope_paths=[str(ws)]),

@@ -23,13 +23,6 @@ from store.version import __version__
 AGENT = Actor(kind="agent", id="agent-1")
 
 
-@pytest.fixture
-def s(tmp_path: Path):
-    store = Store.open(tmp_path / "store")
-    yield store
-    store.close()
-
-
 def _populated(s: Store) -> str:
     tid = s.execute(c.CreateTask(title="T", owner="o", objective="obj"), AGENT)
     cid = s.execute(c.AddCriterion(task_id=tid, text="crit"), AGENT)

@@ -341,6 +341,23 @@ def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any
         )
     ).first()
     identity = store_content(tx, cmd.task_id, cmd.content, cmd.name)
+    if row is not None:
+        current = tx.conn.execute(
+            sa.select(t.artifact_versions.c.digest).where(
+                t.artifact_versions.c.task_id == cmd.task_id,
+                t.artifact_versions.c.artifact_id == artifact_id,
+                t.artifact_versions.c.version == row.current_version,
+            )
+        ).scalar_one()
+        if current == identity["digest"]:
+            # The same bytes again are not a new version: recording them must not turn
+            # criteria checked against the current version stale.
+            return {
+                "artifact_id": artifact_id,
+                "version": int(row.current_version),
+                "digest": current,
+                "unchanged": True,
+            }
     version = 1 if row is None else int(row.current_version) + 1
     role = cmd.role if row is None else row.role
     producer = ev.Producer(actor=actor, effect_id=cmd.effect_id, attempt_no=cmd.attempt_no)
@@ -358,7 +375,12 @@ def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any
         actor,
     )
     _charge_artifact_bytes(tx, cmd.task_id, identity["size"], actor)
-    return {"artifact_id": artifact_id, "version": version, "digest": identity["digest"]}
+    return {
+        "artifact_id": artifact_id,
+        "version": version,
+        "digest": identity["digest"],
+        "unchanged": False,
+    }
 
 
 @handles(AttachEvidence)
@@ -568,6 +590,7 @@ def _reserve(tx: Tx, cmd: ReserveBudget, actor: Actor) -> None:
 @handles(ReleaseBudget)
 def _release(tx: Tx, cmd: ReleaseBudget, actor: Actor) -> None:
     _check_counter(cmd.counter)
+    _require_writable(tx, cmd.task_id)
     row = _budget(tx, cmd.task_id, cmd.counter)
     if row is None or row.reserved < cmd.amount:
         raise CommandRejected(f"cannot release more {cmd.counter} than is reserved")

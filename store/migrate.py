@@ -50,17 +50,41 @@ def _written_by(engine: Engine) -> str:
         return "an unknown version"
 
 
+def refuse_if_newer_sqlite(db_file: Path) -> None:
+    """Judge an existing SQLite store through a read-only connection, before the engine's
+    connect-time pragmas (journal mode) could change a single byte of a store we must refuse."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{db_file.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # let the normal open report it
+    try:
+        rev = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'written_by'").fetchone()
+    except sqlite3.Error:
+        return
+    finally:
+        conn.close()
+    if rev and rev[0] not in REVISIONS:
+        _refuse(str(rev[0]), str(row[0]) if row else "an unknown version")
+
+
+def _refuse(rev: str, written_by: str) -> None:
+    raise StoreTooNew(
+        f"this store has schema {rev}, written by Boris {written_by}; "
+        f"this program (Boris {__version__}) reads schema up to {HEAD}. "
+        "Update Boris Desktop to open it; the store was not changed."
+    )
+
+
 def ensure_current(engine: Engine, backup_dir: Path | None) -> str | None:
     """Bring the store to HEAD. Returns the backup's path when a migration ran on a copy."""
     rev = current_revision(engine)
     if rev == HEAD:
         return None
     if rev is not None and rev not in REVISIONS:
-        raise StoreTooNew(
-            f"this store has schema {rev}, written by Boris {_written_by(engine)}; "
-            f"this program (Boris {__version__}) reads schema up to {HEAD}. "
-            "Update Boris Desktop to open it; the store was not changed."
-        )
+        _refuse(rev, _written_by(engine))
     backup: Path | None = None
     if rev is not None and backup_dir is not None and db.is_sqlite(engine):
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")

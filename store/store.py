@@ -65,6 +65,8 @@ class Store:
                 location.directory.mkdir(parents=True, exist_ok=True)
             elif db_file.stat().st_size and not _looks_like_sqlite(db_file):
                 raise StoreCorrupt(f"{db_file} is not a Boris store (not an SQLite database)")
+            else:
+                migrate.refuse_if_newer_sqlite(db_file)
         engine = db.create_engine(location.url)
         try:
             backup = migrate.ensure_current(engine, location.backups)

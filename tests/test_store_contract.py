@@ -397,3 +397,33 @@ def test_sibling_directory_with_common_prefix_is_outside(s: Store, ws: Path) -> 
             c.RecordArtifact(task_id=tid, name="f", content=c.Content(path=str(sibling / "f.txt"))),
             AGENT,
         )
+
+
+def test_recording_the_same_bytes_again_is_not_a_new_version(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    (ws / "g.md").write_text("same")
+    first = s.execute(
+        c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")),
+        AGENT,
+    )
+    cid = s.execute(c.AddCriterion(task_id=tid, text="ok"), AGENT)
+    eid = s.execute(
+        c.AttachEvidence(
+            task_id=tid, criterion_id=cid, kind="review", content=c.Content(text="ok")
+        ),
+        AGENT,
+    )
+    s.execute(
+        c.JudgeCriterion(
+            task_id=tid, criterion_id=cid, status="satisfied", artifact_id="g", evidence_ids=[eid]
+        ),
+        AGENT,
+    )
+    again = s.execute(
+        c.RecordArtifact(task_id=tid, artifact_id="g", name="g.md", content=c.Content(path="g.md")),
+        AGENT,
+    )
+    assert (again["version"], again["unchanged"]) == (first["version"], True)
+    state = s.task(tid)
+    assert state["artifacts"][0]["current_version"] == 1
+    assert criterion(state, cid)["status"] == "satisfied"

@@ -272,3 +272,19 @@ def test_store_never_imports_qt_or_desktop() -> None:
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_too_new_store_in_rollback_journal_mode_is_left_byte_identical(tmp_path: Path) -> None:
+    # The engine switches a store to WAL on connect; the refusal must come before that.
+    Store.open(tmp_path).close()
+    db_file = tmp_path / "boris.sqlite"
+    db = sqlite3.connect(db_file)
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.execute("UPDATE alembic_version SET version_num = '9999'")
+    db.commit()
+    db.close()
+    before = _sha(db_file)
+    with pytest.raises(StoreTooNew, match="9999"):
+        Store.open(tmp_path)
+    assert _sha(db_file) == before
+    assert not (tmp_path / "boris.sqlite-wal").exists()

@@ -83,12 +83,27 @@ class _Signals(QObject):
 
 
 class _Load(QRunnable):
-    def __init__(self, store: Store, token: int, task_id: str | None, signals: _Signals) -> None:
+    """Reads off the GUI thread. With `known_version`, a poll that finds no new event since
+    then reports only that, so an idle window costs one tiny query a second."""
+
+    def __init__(
+        self,
+        store: Store,
+        token: int,
+        task_id: str | None,
+        known_version: int | None,
+        signals: _Signals,
+    ) -> None:
         super().__init__()
         self.store, self.token, self.task_id, self.signals = store, token, task_id, signals
+        self.known_version = known_version
 
     def run(self) -> None:
-        result: dict[str, Any] = {"version": self.store.data_version(), "tasks": self.store.tasks()}
+        version = self.store.data_version()
+        if version == self.known_version:
+            self.signals.loaded.emit(self.token, {"version": version, "unchanged": True})
+            return
+        result: dict[str, Any] = {"version": version, "tasks": self.store.tasks()}
         if self.task_id:
             result["task"] = self.store.task(self.task_id)
         self.signals.loaded.emit(self.token, result)
@@ -153,17 +168,30 @@ class MainWindow(QMainWindow):
         self._signals.loaded.connect(self._on_loaded)
         self._token = 0
         self._version = -1
+        self._in_flight = False
         self.selected: str | None = None
         self.table.clicked.connect(self._on_clicked)
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
-        self._timer.timeout.connect(self.reload)
+        self._timer.timeout.connect(self._poll)
         self._timer.start()
 
     def reload(self) -> None:
+        """Load the inbox and the selected task now, superseding any load in flight."""
         self._token += 1
+        self._in_flight = True
         QThreadPool.globalInstance().start(
-            _Load(self.store, self._token, self.selected, self._signals)
+            _Load(self.store, self._token, self.selected, None, self._signals)
+        )
+
+    def _poll(self) -> None:
+        # Never supersede a load in flight (its result would be dropped for an "unchanged").
+        if self._in_flight:
+            return
+        self._token += 1
+        self._in_flight = True
+        QThreadPool.globalInstance().start(
+            _Load(self.store, self._token, self.selected, self._version, self._signals)
         )
 
     def reload_now(self) -> None:
@@ -183,6 +211,10 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, token: int, result: dict[str, Any]) -> None:
         if token != self._token:
             return  # a newer load is on its way
+        self._in_flight = False
+        if result.get("unchanged"):
+            return
+        self._version = result["version"]
         if result["tasks"] != self.inbox.rows:
             self.inbox.set_rows(result["tasks"])
             for col in range(1, len(COLUMNS)):

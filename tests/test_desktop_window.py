@@ -27,13 +27,6 @@ def _make_task(store: Store, task_id: str, title: str, objective: str) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = Store.open(tmp_path)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def window(qtbot, store: Store):
     from boris_desktop.main_window import MainWindow
 
@@ -74,11 +67,11 @@ def test_inbox_model_passes_modeltester(qtbot, store: Store, window, qtmodeltest
     qtmodeltester.check(window.inbox)
 
 
-def test_write_from_another_store_shows_up(qtbot, tmp_path: Path, store: Store, window) -> None:
+def test_write_from_another_store_shows_up(qtbot, store: Store, window) -> None:
     _make_task(store, "t1", "Mine", "x")
     window.reload()
     qtbot.waitUntil(lambda: window.inbox.rowCount() == 1, timeout=3000)
-    other = Store.open(tmp_path)
+    other = Store.open(store.location.directory)
     try:
         _make_task(other, "t2", "From elsewhere", "y")
     finally:
@@ -100,3 +93,19 @@ def test_screenshot_writes_png(tmp_path: Path, qapp) -> None:
     png = tmp_path / "shot.png"
     assert main(["--store", str(tmp_path / "s"), "--screenshot", str(png)]) == 0
     assert png.stat().st_size > 1000
+
+
+def test_idle_polls_do_not_reload_the_record(qtbot, store: Store, window, monkeypatch) -> None:
+    _make_task(store, "t1", "Write the guide", "Draft the reference guide")
+    window.reload()
+    qtbot.waitUntil(
+        lambda: "Draft the reference guide" in window.detail.toPlainText(), timeout=3000
+    )
+    calls: list[int] = []
+    real_tasks = store.tasks
+    monkeypatch.setattr(store, "tasks", lambda: calls.append(1) or real_tasks())
+    qtbot.wait(2500)  # two timer ticks with nothing new in the store
+    assert calls == []
+    store.execute(c.AmendObjective(task_id="t1", text="Draft it for auditors", reason="r"), AGENT)
+    qtbot.waitUntil(lambda: "Draft it for auditors" in window.detail.toPlainText(), timeout=3000)
+    assert calls

@@ -7,6 +7,7 @@ command from `store.commands`, and read the projections that `Store.task` assemb
 from .errors import (
     BlobProblem,
     CommandRejected,
+    MigrationFailed,
     ScopeViolation,
     StoreBusy,
     StoreCorrupt,
@@ -22,6 +23,7 @@ __all__ = [
     "Actor",
     "BlobProblem",
     "CommandRejected",
+    "MigrationFailed",
     "ScopeViolation",
     "Store",
     "StoreBusy",

@@ -98,10 +98,39 @@ def database_now(conn: Connection) -> str:
 
 
 def backup_sqlite(engine: Engine, dest: Path) -> None:
-    """A consistent copy of a live database (never a file copy: WAL pages would be missed)."""
+    """A consistent copy of a live database, as one self-contained file at `dest`.
+
+    Never a file copy, which would miss the pages still in the WAL: VACUUM INTO writes a
+    snapshot as an ordinary rollback-journal database that needs no -wal beside it. VACUUM
+    cannot run inside a transaction, and SQLAlchemy's connection would begin one (our
+    `begin` listener issues BEGIN), so it runs on the driver connection, which the `connect`
+    listener put in autocommit. The copy is written under a temporary name, fsynced and then
+    renamed into place, so `dest` is either absent or a whole database.
+    """
+    import os
+    import tempfile
+
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with engine.connect() as conn:
-        conn.exec_driver_sql("VACUUM INTO ?", (str(dest),))
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".partial")
+    os.close(fd)  # VACUUM INTO accepts an empty file
+    tmp = Path(tmp_name)
+    try:
+        with engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            raw.execute("VACUUM INTO ?", (str(tmp),))
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if os.name == "posix":
+        dir_fd = os.open(dest.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -29,6 +29,10 @@ class StoreTooNew(StoreError):
     """The store was written by a newer program; it is left untouched."""
 
 
+class MigrationFailed(StoreError):
+    """Bringing the store to this program's schema failed; it was left at its old schema."""
+
+
 class StoreCorrupt(StoreError):
     """The store file cannot be read as a Boris store."""
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from . import db
-from .errors import StoreCorrupt, StoreTooNew
+from .errors import MigrationFailed, StoreCorrupt, StoreError, StoreTooNew
 from .version import __version__
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -34,7 +34,13 @@ def current_revision(engine: Engine) -> str | None:
                     )
                 return None
             rev = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
-            return None if rev is None else str(rev)
+            if rev is None:
+                if names - {"alembic_version"}:
+                    raise StoreCorrupt(
+                        "the database has tables but an empty schema version: not a Boris store"
+                    )
+                return None
+            return str(rev)
     except sa.exc.DatabaseError as exc:
         raise StoreCorrupt(f"cannot read the store: {exc.orig}") from exc
 
@@ -79,7 +85,13 @@ def _refuse(rev: str, written_by: str) -> None:
 
 
 def ensure_current(engine: Engine, backup_dir: Path | None) -> str | None:
-    """Bring the store to HEAD. Returns the backup's path when a migration ran on a copy."""
+    """Bring the store to HEAD. Returns the backup's path when a migration ran on a copy.
+
+    An existing SQLite store is first copied whole into `backup_dir` (VACUUM INTO, never a
+    file copy). Every migration step and the new `written_by` then run in one write
+    transaction: if any step fails, none of them is kept, the store stays at its old schema,
+    and `MigrationFailed` says which step failed and where the backup is.
+    """
     rev = current_revision(engine)
     if rev == HEAD:
         return None
@@ -89,15 +101,42 @@ def ensure_current(engine: Engine, backup_dir: Path | None) -> str | None:
     if rev is not None and backup_dir is not None and db.is_sqlite(engine):
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         backup = backup_dir / f"boris-schema{rev}-{stamp}.sqlite"
-        db.backup_sqlite(engine, backup)
-    _upgrade(engine)
-    with db.writer(engine).begin() as conn:
-        conn.execute(sa.text("DELETE FROM store_meta WHERE key = 'written_by'"))
-        conn.execute(
-            sa.text("INSERT INTO store_meta (key, value) VALUES ('written_by', :v)"),
-            {"v": __version__},
-        )
+        try:
+            db.backup_sqlite(engine, backup)
+        except (OSError, sa.exc.DBAPIError) as exc:
+            raise MigrationFailed(
+                f"could not back up the store before upgrading it from schema {rev} to "
+                f"{HEAD}: {_reason(exc)}; the store was not changed"
+            ) from exc
+    try:
+        _upgrade(engine)
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise MigrationFailed(_failure(engine, rev, exc, backup)) from exc
     return str(backup) if backup else None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, sa.exc.DBAPIError):
+        return f"{type(exc.orig).__name__}: {exc.orig}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _failure(engine: Engine, rev: str | None, exc: BaseException, backup: Path | None) -> str:
+    if rev is None:
+        return f"could not create the store's schema {HEAD}: {_reason(exc)}"
+    try:
+        now = current_revision(engine)
+    except StoreError:
+        now = None
+    kept = (
+        f"the store was left unchanged at schema {rev}"
+        if now == rev
+        else f"the store is now at schema {now or 'unknown'}"
+    )
+    where = f"; a copy made before the upgrade is at {backup}" if backup else ""
+    return f"upgrading the store from schema {rev} to {HEAD} failed ({_reason(exc)}); {kept}{where}"
 
 
 def _upgrade(engine: Engine) -> None:
@@ -105,8 +144,17 @@ def _upgrade(engine: Engine) -> None:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    with engine.connect() as conn:
+    # ConfigParser interpolates %: a directory name containing one must not break the upgrade.
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+    # One write transaction (BEGIN IMMEDIATE on SQLite) around every step: Alembic sees an
+    # external transaction and leaves it to us, so a failed step takes the earlier ones back
+    # with it, and a second program opening the same old store waits for the lock and then
+    # finds nothing left to do. The target is this program's HEAD, not the scripts' "head".
+    with db.writer(engine).begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
-        conn.commit()
+        command.upgrade(cfg, HEAD)
+        conn.execute(sa.text("DELETE FROM store_meta WHERE key = 'written_by'"))
+        conn.execute(
+            sa.text("INSERT INTO store_meta (key, value) VALUES ('written_by', :v)"),
+            {"v": __version__},
+        )

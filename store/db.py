@@ -8,12 +8,17 @@ append-only guard, and never tests the dialect itself.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.compiler import SQLCompiler
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -69,11 +74,12 @@ def _sqlite_engine(url: str) -> Engine:
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
         # A read-then-write transaction started with a plain BEGIN fails with "database is
-        # locked" despite busy_timeout; writers take the lock up front.
-        if conn.get_execution_options().get("boris_write"):
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        else:
-            conn.exec_driver_sql("BEGIN")
+        # locked" despite busy_timeout; writers take the lock up front. Issued on the driver
+        # connection: this runs once per write and is on the append hot path.
+        if conn.connection.driver_connection.in_transaction:  # type: ignore[union-attr]
+            return  # inside write_transaction: the driver transaction is already open
+        sql = "BEGIN IMMEDIATE" if conn.get_execution_options().get("boris_write") else "BEGIN"
+        _run_driver(conn, sql, ())
 
     return engine
 
@@ -94,7 +100,96 @@ def now_expression(dialect_name: str) -> str:
 
 
 def database_now(conn: Connection) -> str:
-    return str(conn.exec_driver_sql(now_expression(conn.dialect.name)).scalar_one())
+    if conn.dialect.name == "sqlite":
+        # SQLite's 'now' is this process's own system clock (the VFS asks the OS), so
+        # reading it here is the same clock without a round trip on the append path.
+        return f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%S.%f}Z"
+    rows = _run_driver(conn, now_expression(conn.dialect.name), ())
+    return str(rows[0][0])
+
+
+@contextlib.contextmanager
+def write_transaction(conn: Connection) -> Iterator[None]:
+    """One write transaction on `conn`; committed (durably) when the block ends.
+
+    On SQLite the transaction is driven on the driver connection itself: BEGIN IMMEDIATE,
+    then COMMIT or ROLLBACK. Core statements run inside it make SQLAlchemy autobegin its
+    own transaction object, whose begin hook sees the driver already in a transaction and
+    issues nothing; that object then commits or rolls back the same transaction. This
+    keeps SQLAlchemy's transaction bookkeeping off the common append, which uses only
+    `Prepared` statements. Elsewhere it is an ordinary Core transaction.
+    """
+    if conn.dialect.name != "sqlite":
+        with conn.begin():
+            yield
+        return
+    _run_driver(conn, "BEGIN IMMEDIATE", ())
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction():
+            conn.rollback()
+        else:
+            _run_driver(conn, "ROLLBACK", ())
+        raise
+    if conn.in_transaction():
+        conn.commit()
+    else:
+        _run_driver(conn, "COMMIT", ())
+
+
+def keeps_writer_open(engine: Engine) -> bool:
+    """Whether the store may hold one writer connection for its lifetime.
+
+    SQLite serializes writers anyway and a file connection never goes stale, so reusing it
+    saves a pool checkout and reset per append; a server connection is checked out per
+    transaction so that a dropped one is replaced by the pool.
+    """
+    return is_sqlite(engine)
+
+
+class Prepared:
+    """A Core statement compiled once per dialect and run straight on the driver's cursor.
+
+    The append path runs a handful of fixed statements per event; SQLAlchemy's per-call
+    work (coercion, cache lookup, result wrapping) costs several times SQLite's own.
+    Parameters are always given by name; results come back as plain tuples.
+    """
+
+    def __init__(self, stmt: ClauseElement) -> None:
+        self._stmt = stmt
+        self._compiled: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+
+    def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None]:
+        got = self._compiled.get(dialect.name)
+        if got is None:
+            c = self._stmt.compile(dialect=dialect)
+            assert isinstance(c, SQLCompiler)
+            names = tuple(c.positiontup or ()) if c.positional else None
+            got = self._compiled[dialect.name] = (c.string, names)
+        return got
+
+    def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
+        sql, names = self._for(conn.dialect)
+        values = params or {}
+        args: Sequence[Any] | Mapping[str, Any] = (
+            values if names is None else [values[n] for n in names]
+        )
+        return _run_driver(conn, sql, args)
+
+
+def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+    cursor = conn.info.get("boris_cursor")
+    if cursor is None:
+        cursor = conn.info["boris_cursor"] = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql, args)
+        return cursor.fetchall() if cursor.description else []
+    except conn.dialect.loaded_dbapi.Error as exc:
+        # The same wrapped errors as Core raises, so callers handle one family.
+        raise sa.exc.DBAPIError.instance(
+            sql, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+        ) from exc
 
 
 def backup_sqlite(engine: Engine, dest: Path) -> None:

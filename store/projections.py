@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from . import db
 from . import events as ev
 from . import schema as t
 from .record import Event
@@ -30,12 +31,19 @@ def applies(type_name: str) -> Callable[[Apply], Apply]:
     return register
 
 
+_ADVANCE_HEAD = db.Prepared(
+    t.tasks.update()
+    .where(t.tasks.c.task_id == sa.bindparam("task_id"))
+    .values(
+        last_seq=sa.bindparam("seq"), head_hash=sa.bindparam("hash"), updated_at=sa.bindparam("at")
+    )
+)
+
+
 def apply(conn: Connection, event: Event) -> None:
     if event.type != "task.created":
-        conn.execute(
-            t.tasks.update()
-            .where(t.tasks.c.task_id == event.task_id)
-            .values(last_seq=event.seq, head_hash=event.hash, updated_at=event.at)
+        _ADVANCE_HEAD.run(
+            conn, {"task_id": event.task_id, "seq": event.seq, "hash": event.hash, "at": event.at}
         )
     fn = _APPLY.get(event.type)
     if fn is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,10 @@ class Store:
         self.location = location
         self.engine = engine
         self._writer = db.writer(engine)
+        # One writer connection for the store's life where the database allows it (see
+        # db.keeps_writer_open); the lock also serializes this process's writers.
+        self._write_lock = threading.Lock()
+        self._write_conn: Connection | None = None
         self.blobs = BlobStore(location.blobs)
         self.migrated_from_backup: str | None = None
 
@@ -79,6 +84,10 @@ class Store:
         return store_
 
     def close(self) -> None:
+        with self._write_lock:
+            if self._write_conn is not None:
+                self._write_conn.close()
+                self._write_conn = None
         self.engine.dispose()
 
     def __enter__(self) -> Store:
@@ -93,13 +102,27 @@ class Store:
     def transaction(self) -> Iterator[Tx]:
         """One write transaction; on return its events are durably on disk."""
         try:
-            with self._writer.begin() as conn:
+            with (
+                self._write_lock,
+                self._write_connection() as conn,
+                db.write_transaction(conn),
+            ):
                 yield Tx(conn, self.blobs)
         except sa.exc.DBAPIError as exc:
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc
             raise
+
+    @contextlib.contextmanager
+    def _write_connection(self) -> Iterator[Connection]:
+        if not db.keeps_writer_open(self.engine):
+            with self._writer.connect() as conn:
+                yield conn
+            return
+        if self._write_conn is None or self._write_conn.invalidated:
+            self._write_conn = self._writer.connect()
+        yield self._write_conn
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
         return self.execute_all([command], actor)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
@@ -25,7 +25,30 @@ from .record import Event, event_body
 if TYPE_CHECKING:
     from .blobs import BlobStore
 
-_INSERT_EVENT = t.events.insert()
+_EVENT_COLUMNS = [c.name for c in t.events.columns if c.name != "id"]
+_INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
+_SELECT_TASK = db.Prepared(
+    sa.select(*t.tasks.columns).where(t.tasks.c.task_id == sa.bindparam("task_id"))
+)
+
+
+class TaskRow(NamedTuple):
+    """The task's projection row as handlers see it (read on the driver: the hot path)."""
+
+    task_id: str
+    title: str
+    owner: str
+    status: str
+    status_reason: str
+    objective_rev: int
+    scope: dict[str, Any]
+    created_at: str
+    updated_at: str
+    last_seq: int
+    head_hash: str
+
+
+assert list(TaskRow._fields) == [c.name for c in t.tasks.columns], "TaskRow mirrors tasks"
 
 
 @dataclass
@@ -39,26 +62,31 @@ class Tx:
     def __post_init__(self) -> None:
         self.now = db.database_now(self.conn)
 
-    def task(self, task_id: str) -> Row[Any]:
-        row = self.conn.execute(sa.select(t.tasks).where(t.tasks.c.task_id == task_id)).first()
+    def _task_row(self, task_id: str) -> TaskRow | None:
+        rows = _SELECT_TASK.run(self.conn, {"task_id": task_id})
+        if not rows:
+            return None
+        row = TaskRow(*rows[0])
+        if isinstance(row.scope, str):  # JSON arrives as text from SQLite's driver
+            row = row._replace(scope=json.loads(row.scope))
+        # The row read inside this write transaction is the chain's head until we emit.
+        self._heads.setdefault(task_id, (int(row.last_seq), str(row.head_hash)))
+        return row
+
+    def task(self, task_id: str) -> TaskRow:
+        row = self._task_row(task_id)
         if row is None:
             raise UnknownTask(task_id)
         return row
 
     def task_exists(self, task_id: str) -> bool:
-        q = sa.select(t.tasks.c.task_id).where(t.tasks.c.task_id == task_id)
-        return self.conn.execute(q).first() is not None
+        return task_id in self._heads or self._task_row(task_id) is not None
 
     def _head(self, task_id: str) -> tuple[int, str]:
         head = self._heads.get(task_id)
         if head is None:
-            q = sa.select(t.tasks.c.last_seq, t.tasks.c.head_hash).where(
-                t.tasks.c.task_id == task_id
-            )
-            row = self.conn.execute(q).first()
-            if row is None:
-                raise UnknownTask(task_id)
-            head = (int(row[0]), str(row[1]))
+            self.task(task_id)
+            head = self._heads[task_id]
         return head
 
     def emit(self, task_id: str, payload: Payload, actor: Actor) -> Event:
@@ -71,8 +99,8 @@ class Tx:
             seq = last + 1
         body = event_body(task_id, seq, payload.TYPE, payload, actor, self.now)
         digest = chain_hash(prev, body)
-        self.conn.execute(
-            _INSERT_EVENT,
+        _INSERT_EVENT.run(
+            self.conn,
             {
                 "task_id": task_id,
                 "seq": seq,

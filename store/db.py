@@ -9,7 +9,7 @@ append-only guard, and never tests the dialect itself.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -99,11 +99,23 @@ def now_expression(dialect_name: str) -> str:
     return "SELECT strftime('%Y-%m-%dT%H:%M:%f000Z', 'now')"
 
 
+_second: list[Any] = [None, ""]  # the last whole second formatted, and its text
+
+
+def _system_now() -> str:
+    micros = time.time_ns() // 1000
+    second, fraction = divmod(micros, 1_000_000)
+    if _second[0] != second:
+        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second[0] = second
+    return f"{_second[1]}.{fraction:06d}Z"
+
+
 def database_now(conn: Connection) -> str:
     if conn.dialect.name == "sqlite":
         # SQLite's 'now' is this process's own system clock (the VFS asks the OS), so
         # reading it here is the same clock without a round trip on the append path.
-        return f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%S.%f}Z"
+        return _system_now()
     rows = _run_driver(conn, now_expression(conn.dialect.name), ())
     return str(rows[0][0])
 
@@ -179,9 +191,12 @@ class Prepared:
 
 
 def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
-    cursor = conn.info.get("boris_cursor")
+    # The cursor lives in the pooled connection's info, which the pool clears when it
+    # replaces a broken connection.
+    info = conn.info
+    cursor = info.get("boris_cursor")
     if cursor is None:
-        cursor = conn.info["boris_cursor"] = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = info["boris_cursor"] = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, args)
         return cursor.fetchall() if cursor.description else []

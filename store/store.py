@@ -102,27 +102,21 @@ class Store:
     def transaction(self) -> Iterator[Tx]:
         """One write transaction; on return its events are durably on disk."""
         try:
-            with (
-                self._write_lock,
-                self._write_connection() as conn,
-                db.write_transaction(conn),
-            ):
-                yield Tx(conn, self.blobs)
+            with self._write_lock:
+                if db.keeps_writer_open(self.engine):
+                    conn = self._write_conn
+                    if conn is None or conn.invalidated:
+                        conn = self._write_conn = self._writer.connect()
+                    with db.write_transaction(conn):
+                        yield Tx(conn, self.blobs)
+                else:
+                    with self._writer.connect() as conn, db.write_transaction(conn):
+                        yield Tx(conn, self.blobs)
         except sa.exc.DBAPIError as exc:
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc
             raise
-
-    @contextlib.contextmanager
-    def _write_connection(self) -> Iterator[Connection]:
-        if not db.keeps_writer_open(self.engine):
-            with self._writer.connect() as conn:
-                yield conn
-            return
-        if self._write_conn is None or self._write_conn.invalidated:
-            self._write_conn = self._writer.connect()
-        yield self._write_conn
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
         return self.execute_all([command], actor)[0]

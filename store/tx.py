@@ -16,20 +16,17 @@ from sqlalchemy.engine import Connection, Row
 
 from . import db, projections
 from . import schema as t
-from .canonical import GENESIS_HASH, canonical_json, chain_hash
+from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
 from .errors import CommandRejected, UnknownTask
 from .events import Payload, TaskCreated
 from .model import Actor
-from .record import Event, event_body
+from .record import Event
 
 if TYPE_CHECKING:
     from .blobs import BlobStore
 
 _EVENT_COLUMNS = [c.name for c in t.events.columns if c.name != "id"]
 _INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
-_SELECT_TASK = db.Prepared(
-    sa.select(*t.tasks.columns).where(t.tasks.c.task_id == sa.bindparam("task_id"))
-)
 
 
 class TaskRow(NamedTuple):
@@ -41,14 +38,25 @@ class TaskRow(NamedTuple):
     status: str
     status_reason: str
     objective_rev: int
-    scope: dict[str, Any]
+    scope_stored: Any  # the JSON column as the driver returns it (text on SQLite)
     created_at: str
     updated_at: str
     last_seq: int
     head_hash: str
 
+    @property
+    def scope(self) -> dict[str, Any]:
+        # Decoded on use: most commands only need to know the task exists.
+        value = self.scope_stored
+        decoded: dict[str, Any] = json.loads(value) if isinstance(value, str) else value
+        return decoded
 
-assert list(TaskRow._fields) == [c.name for c in t.tasks.columns], "TaskRow mirrors tasks"
+
+_SELECT_TASK = db.Prepared(
+    sa.select(*(t.tasks.c["scope" if f == "scope_stored" else f] for f in TaskRow._fields)).where(
+        t.tasks.c.task_id == sa.bindparam("task_id")
+    )
+)
 
 
 @dataclass
@@ -58,6 +66,7 @@ class Tx:
     now: str = ""
     emitted: list[Event] = field(default_factory=list)
     _heads: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _actors: dict[Actor, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.now = db.database_now(self.conn)
@@ -67,8 +76,6 @@ class Tx:
         if not rows:
             return None
         row = TaskRow(*rows[0])
-        if isinstance(row.scope, str):  # JSON arrives as text from SQLite's driver
-            row = row._replace(scope=json.loads(row.scope))
         # The row read inside this write transaction is the chain's head until we emit.
         self._heads.setdefault(task_id, (int(row.last_seq), str(row.head_hash)))
         return row
@@ -89,6 +96,12 @@ class Tx:
             head = self._heads[task_id]
         return head
 
+    def _actor_json(self, actor: Actor) -> str:
+        text = self._actors.get(actor)
+        if text is None:
+            text = self._actors[actor] = canonical_json(actor.model_dump(mode="json"))
+        return text
+
     def emit(self, task_id: str, payload: Payload, actor: Actor) -> Event:
         if isinstance(payload, TaskCreated):
             if self.task_exists(task_id):
@@ -97,8 +110,17 @@ class Tx:
         else:
             last, prev = self._head(task_id)
             seq = last + 1
-        body = event_body(task_id, seq, payload.TYPE, payload, actor, self.now)
-        digest = chain_hash(prev, body)
+        payload_text = canonical_json(payload.model_dump(mode="json"))
+        digest = chain_hash_of_parts(
+            prev,
+            actor_json=self._actor_json(actor),
+            at=self.now,
+            fmt=payload.FORMAT,
+            payload_json=payload_text,
+            seq=seq,
+            task_id=task_id,
+            type_name=payload.TYPE,
+        )
         _INSERT_EVENT.run(
             self.conn,
             {
@@ -106,7 +128,7 @@ class Tx:
                 "seq": seq,
                 "type": payload.TYPE,
                 "format": payload.FORMAT,
-                "payload": canonical_json(body["payload"]),
+                "payload": payload_text,
                 "actor_kind": actor.kind,
                 "actor_id": actor.id,
                 "actor_name": actor.name,

@@ -623,12 +623,12 @@ def completion_blockers(tx: Tx, task_id: str) -> list[str]:
 
 
 def effect_unresolved(stage: str, outcome: str | None) -> bool:
-    """An effect is resolved when reconciled, or dispatched with a settled outcome."""
-    if stage == "reconciled" or stage == "cancelled":
+    """Resolved only when it is known to have happened (reconciled present) or was
+    cancelled. Planned, unknown, partial, failed and absent all leave work to do: an
+    effect that did not happen must be tried again or cancelled, never forgotten."""
+    if stage == "cancelled":
         return False
-    if stage in {"planned", "approved"}:
-        return True
-    return outcome not in {"succeeded", "failed", "absent"}
+    return not (stage == "reconciled" and outcome == "succeeded")
 
 
 def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Actor) -> None:
@@ -658,3 +658,9 @@ def _set_status(tx: Tx, cmd: SetStatus, actor: Actor) -> str:
 def _note(tx: Tx, cmd: RecordNote, actor: Actor) -> None:
     tx.task(cmd.task_id)
     tx.emit(cmd.task_id, ev.NoteRecorded(text=cmd.text, kind=cmd.kind), actor)
+
+
+# The effect ledger, approvals and checkpoints register their handlers on import.
+from . import approvals as _approvals  # noqa: E402, F401
+from . import checkpoints as _checkpoints  # noqa: E402, F401
+from . import ledger as _ledger  # noqa: E402, F401

@@ -211,3 +211,159 @@ class NoteRecorded(Payload):
 
     text: str
     kind: Literal["note", "message"] = "note"
+
+
+# --- what the task did to the world: effects, attempts, observations ------------------------
+
+
+class FileState(BaseModel):
+    """What a target was seen (or is intended) to be: exists?, and its digest and size."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    exists: bool
+    digest: str | None = None
+    size: int | None = None
+
+
+@event_type("effect.planned")
+class EffectPlanned(Payload):
+    """The intent, recorded before any dispatch."""
+
+    effect_id: str
+    kind: str
+    target: str
+    idempotency_key: str
+    pre_state: FileState | None
+    intended: FileState
+    # The exact object an executor will be given (what an approval binds), and its digest.
+    prepared: dict[str, Any]
+    prepared_digest: str
+    consequence: str
+    requires_approval: bool
+    policy: str = ""
+
+
+@event_type("effect.revised")
+class EffectRevised(Payload):
+    """The prepared object changed before dispatch: earlier approvals for it go stale."""
+
+    effect_id: str
+    intended: FileState
+    prepared: dict[str, Any]
+    prepared_digest: str
+    consequence: str
+    reason: str
+
+
+@event_type("effect.cancelled")
+class EffectCancelled(Payload):
+    effect_id: str
+    reason: str
+
+
+@event_type("attempt.dispatched")
+class AttemptDispatched(Payload):
+    effect_id: str
+    attempt_no: int
+    executor: str
+    inputs_digest: str
+    approval_id: str | None = None
+
+
+@event_type("attempt.responded")
+class AttemptResponded(Payload):
+    """What the executor said. Its word is kept as the response; the outcome it implies is
+    never `succeeded`, which only an observation of the target can establish."""
+
+    effect_id: str
+    attempt_no: int
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    outcome: Literal["failed", "partial", "unknown"]
+
+
+@event_type("observation.recorded")
+class ObservationRecorded(Payload):
+    observation_id: str
+    effect_id: str | None = None
+    artifact_id: str | None = None
+    target: str
+    state: FileState
+    mtime_ns: int | None = None
+    purpose: str
+
+
+@event_type("effect.reconciled")
+class EffectReconciled(Payload):
+    """A verdict on an effect against one observation: computed, or a person's decision."""
+
+    effect_id: str
+    observation_id: str
+    verdict: Literal["present", "absent", "conflict"]
+    reasons: tuple[str, ...] = ()
+    decided_by_person: bool = False
+    note: str = ""
+
+
+# --- approvals ---------------------------------------------------------------------------------
+
+
+@event_type("approval.requested")
+class ApprovalRequested(Payload):
+    approval_id: str
+    effect_id: str | None = None
+    payload: dict[str, Any]
+    payload_digest: str
+    consequence: str
+    policy: str
+    expires_at: str
+
+
+@event_type("approval.decided")
+class ApprovalDecided(Payload):
+    approval_id: str
+    decision: Literal["approved", "rejected"]
+    note: str = ""
+
+
+@event_type("approval.consumed")
+class ApprovalConsumed(Payload):
+    approval_id: str
+    effect_id: str
+    attempt_no: int
+
+
+@event_type("approval.retired")
+class ApprovalRetired(Payload):
+    """No longer usable: `stale` (its payload changed) or `revoked` (the run stopped)."""
+
+    approval_ids: tuple[str, ...]
+    state: Literal["stale", "revoked"]
+    reason: str
+
+
+# --- checkpoints and stop ------------------------------------------------------------------
+
+
+@event_type("checkpoint.written")
+class CheckpointWritten(Payload):
+    checkpoint_id: str
+    reason: Literal["initial", "milestone", "handoff", "stopped", "final"]
+    supersedes: tuple[str, ...]
+    merged: tuple[str, ...] = ()
+    # The event boundary the state was taken at: the last event before this one.
+    boundary_seq: int
+    boundary_hash: str
+    state: dict[str, Any]
+    state_digest: str
+    note: str = ""
+
+
+@event_type("run.stopped")
+class RunStopped(Payload):
+    from_status: str
+    reason: str
+    revoked_approvals: tuple[str, ...] = ()
+    cancelled_effects: tuple[str, ...] = ()
+    unresolved_effects: tuple[str, ...] = ()
+    account: str = ""

@@ -399,3 +399,7 @@ def dump(conn: Connection, task_id: str) -> dict[str, list[tuple[Any, ...]]]:
         ).all()
         out[table.name] = [tuple(r) for r in rows]
     return out
+
+
+# The ledger's apply functions live in their own module; importing it registers them.
+from . import ledger_projections as _ledger_projections  # noqa: E402, F401

@@ -41,13 +41,22 @@ TRANSITIONS: dict[str, frozenset[str]] = {
         }
     ),
     "awaiting_approval": frozenset(
-        {"running", "paused", "blocked", "budget_exhausted", "stopped", "failed", "superseded"}
+        {
+            "running",
+            "outcome_unknown",
+            "paused",
+            "blocked",
+            "budget_exhausted",
+            "stopped",
+            "failed",
+            "superseded",
+        }
     ),
     "scheduled": frozenset({"running", "paused", "stopped", "superseded"}),
     "paused": frozenset({"running", "scheduled", "stopped", "superseded"}),
     "blocked": frozenset({"running", "paused", "stopped", "failed", "superseded"}),
     "outcome_unknown": frozenset(
-        {"running", "paused", "blocked", "stopped", "failed", "superseded"}
+        {"running", "awaiting_approval", "paused", "blocked", "stopped", "failed", "superseded"}
     ),
     "budget_exhausted": frozenset({"running", "paused", "stopped", "failed", "superseded"}),
     # A stopped run may be resumed deliberately by the next actor; nothing else leaves it.

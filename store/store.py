@@ -176,6 +176,18 @@ class Store:
                 ).scalar_one()
             )
 
+    def head_checkpoint(self, task_id: str) -> dict[str, Any] | None:
+        """The newest head checkpoint of a task (None before the first); with a fork, the
+        newest of the heads: `checkpoints()` tells whether there is a fork."""
+        with self.read() as conn:
+            row = conn.execute(
+                sa.select(t.checkpoints)
+                .where(t.checkpoints.c.task_id == task_id, t.checkpoints.c.superseded.is_(False))
+                .order_by(t.checkpoints.c.seq.desc(), t.checkpoints.c.at.desc())
+                .limit(1)
+            ).first()
+            return None if row is None else dict(row._mapping)
+
     def task_ids(self) -> list[str]:
         with self.read() as conn:
             return [

@@ -1,0 +1,349 @@
+"""Checkpoints and stop: the state another actor resumes from, and how a run ends by decision.
+
+A checkpoint is written in the same transaction as its event, and names the boundary it was
+taken at (the last event before it, by seq and chain hash). Each later checkpoint supersedes
+the head it was written from; checkpoints nothing supersedes are heads, and two heads are a
+fork: reported, never silently resolved. A merge supersedes the branch kept and records the
+other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import Field
+
+from . import events as ev
+from . import schema as t
+from . import status as st
+from .canonical import digest_of, sha256_hex
+from .commands import TaskCommand, _require_writable, handles, new_id
+from .errors import CommandRejected
+from .model import Actor
+from .queries import derive_phases
+from .tx import Tx
+
+Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
+
+
+class WriteCheckpoint(TaskCommand):
+    type: Literal["write_checkpoint"] = "write_checkpoint"
+    reason: Reason
+    note: str = ""
+    # The head this continues from; by default the one head there is.
+    supersedes: list[str] | None = None
+    # Other heads this checkpoint merges (they are superseded and recorded as merged).
+    merge: list[str] = Field(default_factory=list)
+    checkpoint_id: str | None = None
+
+
+class StopRun(TaskCommand):
+    type: Literal["stop_run"] = "stop_run"
+    reason: str = Field(min_length=1)
+
+
+# --- the structured state ------------------------------------------------------------------
+
+
+def _rows(tx: Tx, table: sa.Table, task_id: str, *order: Any) -> list[Any]:
+    return list(
+        tx.conn.execute(sa.select(table).where(table.c.task_id == task_id).order_by(*order))
+    )
+
+
+def recovery(stage: str, outcome: str | None, requires_approval: bool) -> str:
+    """What is safe to do next with an effect, said plainly."""
+    if outcome in {"unknown", "partial"}:
+        return "observe the target and reconcile; do not dispatch again until reconciled"
+    if stage == "observed":
+        return "reconcile against the latest observation"
+    if stage == "planned":
+        return "request an approval, then dispatch" if requires_approval else "dispatch"
+    if stage == "approved":
+        return "dispatch with the approval while it is valid"
+    if outcome in {"failed", "absent"}:
+        return "a new attempt under the same effect is allowed"
+    return "nothing"
+
+
+def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
+    """What another process needs to continue: identities and digests, not content."""
+    task = tx.task(task_id)
+    obj = tx.conn.execute(
+        sa.select(t.objective_revisions)
+        .where(t.objective_revisions.c.task_id == task_id)
+        .order_by(t.objective_revisions.c.rev.desc())
+        .limit(1)
+    ).one()
+    text = str(obj.text)
+    arts = {r.artifact_id: r for r in _rows(tx, t.artifacts, task_id, t.artifacts.c.artifact_id)}
+    versions = {
+        (r.artifact_id, r.version): r
+        for r in _rows(tx, t.artifact_versions, task_id, t.artifact_versions.c.version)
+    }
+    artifacts = []
+    for aid, a in arts.items():
+        v = versions.get((aid, a.current_version))
+        artifacts.append(
+            {
+                "id": aid,
+                "version": a.current_version,
+                "digest": v.digest if v else None,
+                "size": v.size if v else None,
+            }
+        )
+    criteria = [
+        {
+            "id": c.criterion_id,
+            "status": c.status,
+            "artifact_id": c.artifact_id,
+            "artifact_version": c.artifact_version,
+        }
+        for c in _rows(tx, t.criteria, task_id, t.criteria.c.position)
+    ]
+    effects = []
+    for e in _rows(tx, t.effects, task_id, t.effects.c.position):
+        from .commands import effect_unresolved
+
+        if effect_unresolved(e.stage, e.outcome):
+            effects.append(
+                {
+                    "id": e.effect_id,
+                    "kind": e.kind,
+                    "target": e.target,
+                    "stage": e.stage,
+                    "outcome": e.outcome,
+                    "idempotency_key": e.idempotency_key,
+                    "safe_recovery": recovery(e.stage, e.outcome, bool(e.requires_approval)),
+                }
+            )
+    approvals = [
+        {
+            "id": a.approval_id,
+            "effect_id": a.effect_id,
+            "state": "expired" if a.expires_at <= tx.now else a.state,
+            "payload_digest": a.payload_digest,
+            "expires_at": a.expires_at,
+        }
+        for a in _rows(tx, t.approvals, task_id, t.approvals.c.requested_at)
+        if a.state in {"pending", "approved"}
+    ]
+    budgets = [
+        {"counter": b.counter, "used": b.used, "limit": b.limit_value, "reserved": b.reserved}
+        for b in _rows(tx, t.budgets, task_id, t.budgets.c.counter)
+    ]
+    phases = [
+        {"id": p["phase_id"], "status": p["readiness"], "blocked_by": p["blocked_by"]}
+        for p in derive_phases(tx.conn, task_id).values()
+        if p["readiness"] != "done"
+    ]
+    state = {
+        "status": task.status,
+        "objective": {
+            "rev": obj.rev,
+            "digest": "sha256:" + sha256_hex(text.encode("utf-8")),
+            # Objectives are short; a long one is kept by digest only.
+            "text": text if len(text) <= 2000 else None,
+        },
+        "criteria": criteria,
+        "artifacts": artifacts,
+        "unresolved_effects": effects,
+        "open_approvals": approvals,
+        "budgets": budgets,
+        "pending_phases": phases,
+    }
+    state["pending_work"] = pending_work(state)
+    return state
+
+
+def pending_work(state: dict[str, Any]) -> list[str]:
+    out = [
+        f"criterion {c['id']} is {c['status']}"
+        for c in state["criteria"]
+        if c["status"] not in {"satisfied", "waived"}
+    ]
+    out += [
+        f"effect {e['id']} is {e['stage']}"
+        + (f" ({e['outcome']})" if e["outcome"] else "")
+        + f": {e['safe_recovery']}"
+        for e in state["unresolved_effects"]
+    ]
+    out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
+    out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
+    return out
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def heads(tx: Tx, task_id: str) -> list[str]:
+    return [
+        r.checkpoint_id
+        for r in tx.conn.execute(
+            sa.select(t.checkpoints.c.checkpoint_id)
+            .where(t.checkpoints.c.task_id == task_id, t.checkpoints.c.superseded.is_(False))
+            .order_by(t.checkpoints.c.seq, t.checkpoints.c.at)
+        )
+    ]
+
+
+def _known(tx: Tx, task_id: str) -> set[str]:
+    return {
+        r.checkpoint_id
+        for r in tx.conn.execute(
+            sa.select(t.checkpoints.c.checkpoint_id).where(t.checkpoints.c.task_id == task_id)
+        )
+    }
+
+
+def write_checkpoint(
+    tx: Tx,
+    task_id: str,
+    reason: str,
+    actor: Actor,
+    *,
+    note: str = "",
+    supersedes: list[str] | None = None,
+    merge: list[str] | None = None,
+    checkpoint_id: str | None = None,
+) -> str:
+    known = _known(tx, task_id)
+    if reason == "initial" and known:
+        raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
+    if not known and reason != "initial":
+        # The first checkpoint of a record is its initial one; the requested one follows it.
+        write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
+        known = _known(tx, task_id)
+    current = heads(tx, task_id)
+    merge = list(merge or [])
+    if supersedes is None:
+        if len(current) > 1 and not merge:
+            raise CommandRejected(
+                f"the lineage has forked (heads {', '.join(current)}): name the head this "
+                "continues from and merge the others"
+            )
+        supersedes = [h for h in current if h not in merge][:1]
+    for ref in (*supersedes, *merge):
+        if ref not in known:
+            raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
+    for ref in merge:
+        if ref not in current:
+            raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
+    state = task_checkpoint_state(tx, task_id)
+    if reason == "final" and state["pending_work"]:
+        raise CommandRejected(
+            "a final checkpoint needs no pending work, and there is: "
+            + "; ".join(state["pending_work"])
+            + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
+        )
+    if actor.kind == "person" and not note.strip():
+        raise CommandRejected("a person's checkpoint carries their note")
+    seq, chain = tx._head(task_id)
+    cid = checkpoint_id or new_id("ckpt")
+    if cid in known:
+        raise CommandRejected(f"checkpoint {cid} already exists")
+    tx.emit(
+        task_id,
+        ev.CheckpointWritten(
+            checkpoint_id=cid,
+            reason=reason,  # type: ignore[arg-type]
+            supersedes=tuple(supersedes),
+            merged=tuple(merge),
+            boundary_seq=seq,
+            boundary_hash=chain,
+            state=state,
+            state_digest=digest_of(state),
+            note=note,
+        ),
+        actor,
+    )
+    return cid
+
+
+@handles(WriteCheckpoint)
+def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    if cmd.reason == "stopped":
+        raise CommandRejected("a stopped checkpoint is written by the stop command")
+    return write_checkpoint(
+        tx,
+        cmd.task_id,
+        cmd.reason,
+        actor,
+        note=cmd.note,
+        supersedes=cmd.supersedes,
+        merge=cmd.merge,
+        checkpoint_id=cmd.checkpoint_id,
+    )
+
+
+@handles(StopRun)
+def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
+    current = _require_writable(tx, cmd.task_id)
+    if not st.allowed(current, "stopped"):
+        raise CommandRejected(f"a {current} run cannot be stopped")
+    open_approvals = [
+        r.approval_id
+        for r in tx.conn.execute(
+            sa.select(t.approvals.c.approval_id).where(
+                t.approvals.c.task_id == cmd.task_id,
+                t.approvals.c.state.in_(("pending", "approved")),
+            )
+        )
+    ]
+    effects = _rows(tx, t.effects, cmd.task_id, t.effects.c.position)
+    cancel = [e.effect_id for e in effects if e.stage in {"planned", "approved"}]
+    from .commands import effect_unresolved
+
+    unresolved = [
+        e for e in effects if e.effect_id not in cancel and effect_unresolved(e.stage, e.outcome)
+    ]
+    if open_approvals:
+        tx.emit(
+            cmd.task_id,
+            ev.ApprovalRetired(
+                approval_ids=tuple(open_approvals), state="revoked", reason=f"stopped: {cmd.reason}"
+            ),
+            actor,
+        )
+    for effect_id in cancel:
+        tx.emit(
+            cmd.task_id,
+            ev.EffectCancelled(effect_id=effect_id, reason=f"stopped: {cmd.reason}"),
+            actor,
+        )
+    account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
+    tx.emit(
+        cmd.task_id,
+        ev.RunStopped(
+            from_status=current,
+            reason=cmd.reason,
+            revoked_approvals=tuple(open_approvals),
+            cancelled_effects=tuple(cancel),
+            unresolved_effects=tuple(e.effect_id for e in unresolved),
+            account=account,
+        ),
+        actor,
+    )
+    return write_checkpoint(tx, cmd.task_id, "stopped", actor, note=account)
+
+
+def stop_account(
+    actor: Actor, reason: str, revoked: list[str], cancelled: list[str], unresolved: list[Any]
+) -> str:
+    lines = [f"Stopped by {actor.label()}: {reason}."]
+    lines.append("Approvals revoked: " + (", ".join(revoked) or "none") + ".")
+    lines.append("Planned effects cancelled: " + (", ".join(cancelled) or "none") + ".")
+    if unresolved:
+        lines.append(
+            "Still unresolved, to reconcile by hand: "
+            + "; ".join(
+                f"{e.effect_id} ({e.stage}, {e.outcome or 'no outcome'}) at {e.target}"
+                for e in unresolved
+            )
+            + "."
+        )
+    else:
+        lines.append("Nothing is left unresolved.")
+    return " ".join(lines)

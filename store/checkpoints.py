@@ -282,7 +282,7 @@ def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
 def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
     current = _require_writable(tx, cmd.task_id)
     if not st.allowed(current, "stopped"):
-        raise CommandRejected(f"a {current} run cannot be stopped")
+        raise CommandRejected(f"a run that is {current} cannot be stopped")
     open_approvals = [
         r.approval_id
         for r in tx.conn.execute(

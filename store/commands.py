@@ -636,7 +636,7 @@ def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Acto
     if current == to_status:
         return
     if not st.allowed(current, to_status):
-        raise CommandRejected(f"a {current} run cannot become {to_status}")
+        raise CommandRejected(f"a run that is {current} cannot become {to_status}")
     if to_status == "completed":
         blockers = completion_blockers(tx, task_id)
         if blockers:

@@ -226,7 +226,7 @@ def test_checkpoint_is_taken_at_its_event_boundary(s: Store, tid: str) -> None:
 
 def test_final_is_refused_with_pending_work(s: Store, tid: str) -> None:
     s.execute(c.AddCriterion(task_id=tid, text="it works", criterion_id="works"), AGENT)
-    with pytest.raises(CommandRejected, match="handoff .*stopped"):
+    with pytest.raises(CommandRejected, match=r"handoff .*stopped"):
         s.execute(WriteCheckpoint(task_id=tid, reason="final", note="done"), ANA)
     with pytest.raises(CommandRejected, match="carries their note"):
         s.execute(WriteCheckpoint(task_id=tid, reason="handoff"), ANA)

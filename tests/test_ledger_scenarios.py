@@ -54,7 +54,7 @@ def effect(s: Store, tid: str, eid: str) -> dict[str, Any]:
 
 def assert_not_completable(s: Store, tid: str) -> None:
     s.execute(c.JudgeCriterion(task_id=tid, criterion_id="saved", status="waived", note="n/a"), ANA)
-    with pytest.raises(CommandRejected, match="unresolved|cannot become completed"):
+    with pytest.raises(CommandRejected, match=r"unresolved|cannot become completed"):
         s.execute(c.SetStatus(task_id=tid, status="completed", reason="agent says done"), AGENT)
 
 

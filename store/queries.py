@@ -7,6 +7,7 @@ serve `boris show --json`, the Qt models and the tests.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -81,8 +82,14 @@ def task_row(conn: Connection, task_id: str) -> dict[str, Any]:
     return dict(row._mapping)
 
 
-def list_tasks(conn: Connection, now: str) -> list[dict[str, Any]]:
-    """Every task with what needs the reviewer, in one pass per table (no N+1)."""
+def list_tasks(
+    conn: Connection, now: str, blob_exists: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """Every task with what needs the reviewer, in one pass per table (no N+1).
+
+    With `blob_exists`, evidence and current artifact versions whose blob is gone count as
+    missing: nothing may be accepted on the word of a record that cannot be shown.
+    """
     tasks = [dict(r._mapping) for r in conn.execute(sa.select(t.tasks))]
     need: dict[str, dict[str, Any]] = {
         r["task_id"]: {
@@ -93,9 +100,14 @@ def list_tasks(conn: Connection, now: str) -> list[dict[str, Any]]:
             "open_criteria": 0,
             "heads": 0,
             "budget_use": 0.0,
+            "missing_blobs": 0,
         }
         for r in tasks
     }
+    if blob_exists is not None:
+        for task_id, digest in _retained_digests(conn):
+            if not blob_exists(digest):
+                need[task_id]["missing_blobs"] += 1
     crit = conn.execute(
         sa.select(t.criteria.c.task_id, t.criteria.c.status, sa.func.count()).group_by(
             t.criteria.c.task_id, t.criteria.c.status
@@ -156,6 +168,22 @@ def list_tasks(conn: Connection, now: str) -> list[dict[str, Any]]:
     return out
 
 
+def _retained_digests(conn: Connection) -> list[tuple[str, str]]:
+    """(task, digest) of every evidence blob and every current artifact version's blob."""
+    ev_rows = conn.execute(sa.select(t.evidence.c.task_id, t.evidence.c.digest)).all()
+    cur = conn.execute(
+        sa.select(t.artifact_versions.c.task_id, t.artifact_versions.c.digest).join(
+            t.artifacts,
+            sa.and_(
+                t.artifacts.c.task_id == t.artifact_versions.c.task_id,
+                t.artifacts.c.artifact_id == t.artifact_versions.c.artifact_id,
+                t.artifacts.c.current_version == t.artifact_versions.c.version,
+            ),
+        )
+    ).all()
+    return [(str(a), str(b)) for a, b in (*ev_rows, *cur)]
+
+
 def attention_score(status: str, n: dict[str, Any]) -> int:
     """How much a task needs a person now: what blocks progress first."""
     score = 0
@@ -163,6 +191,7 @@ def attention_score(status: str, n: dict[str, Any]) -> int:
     score += 80 * n["unresolved_effects"]
     score += 60 if n["heads"] > 1 else 0
     score += 40 * (n["stale_criteria"] + n["failed_criteria"])
+    score += 70 * n.get("missing_blobs", 0)
     score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
     score += 20 if n["budget_use"] >= 0.8 else 0
     if status in {"completed", "superseded", "stopped"} and score == 0:

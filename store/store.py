@@ -154,7 +154,7 @@ class Store:
 
     def tasks(self) -> list[dict[str, Any]]:
         with self.read() as conn:
-            return queries.list_tasks(conn, db.database_now(conn))
+            return queries.list_tasks(conn, db.database_now(conn), self.blobs.has)
 
     def task(self, task_id: str) -> dict[str, Any]:
         from .state import task_state

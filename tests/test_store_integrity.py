@@ -288,3 +288,30 @@ def test_too_new_store_in_rollback_journal_mode_is_left_byte_identical(tmp_path:
         Store.open(tmp_path)
     assert _sha(db_file) == before
     assert not (tmp_path / "boris.sqlite-wal").exists()
+
+
+def test_inbox_flags_a_task_whose_evidence_blob_is_gone(s: Store, ws: Path) -> None:
+    agent = Actor(kind="agent", id="a")
+    quiet = s.execute(c.CreateTask(title="quiet", owner="o", objective="x"), agent)
+    tid = s.execute(
+        c.CreateTask(title="guide", owner="o", objective="x", scope_paths=[str(ws)]), agent
+    )
+    s.execute(c.AddCriterion(task_id=tid, text="tests pass", criterion_id="tests"), agent)
+    s.execute(
+        c.AttachEvidence(
+            task_id=tid,
+            criterion_id="tests",
+            kind="command_output",
+            content=c.Content(text="12 passed"),
+            evidence_id="log",
+        ),
+        agent,
+    )
+    digest = s.task(tid)["criteria"][0]["evidence"][0]["digest"]
+    s.blobs.path_of(digest).unlink()
+    rows = {r["id"]: r for r in s.tasks()}
+    assert rows[tid]["needs"]["missing_blobs"] == 1
+    assert rows[quiet]["needs"]["missing_blobs"] == 0
+    assert s.tasks()[0]["id"] == tid
+    problems = s.task(tid)["problems"]
+    assert problems == [{"kind": "evidence", "id": "log", "digest": digest, "problem": "missing"}]

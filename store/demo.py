@@ -2,19 +2,36 @@
 
 The reference-guide job from the seeds: six source documents (two revised), a guide with two
 versions, one criterion satisfied against the older guide (so it shows stale), one never
-verified, and a build log whose blob has gone missing. Plus a small project-note task.
+verified, and a build log whose blob has gone missing. Its upload to the docs site was approved
+by the owner and dispatched, then timed out: the outcome is unknown. Its model-call budget is
+close to the limit, and its checkpoints have forked (a handoff written from the initial
+checkpoint beside the milestone).
+
+Plus a small project-note task: the save that the file tool reported as successful while the
+note on disk is unchanged (observed, waiting for a reviewer to reconcile it), and an email of
+the note waiting for the owner's approval, which expires in a few hours.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from . import approvals as a
+from . import checkpoints as k
 from . import commands as c
+from . import ledger as e
+from .events import FileState
 from .model import Actor, PhaseInput
 from .store import Store
 
 AGENT = Actor(kind="agent", id="drafter-7", name="Drafting agent")
+# A later session of the same job that resumed from the initial checkpoint, not the newest.
+RESUMED = Actor(kind="agent", id="drafter-7b", name="Drafting agent (resumed session)")
 OWNER = Actor(kind="person", id="maria", name="Maria Keller")
+
+DOCS_SITE = "https://docs.example.org/upload/"
+MAIL = "smtp://mail.example.org/"
 
 SOURCES = {
     "01-install.md": [
@@ -42,6 +59,14 @@ GUIDE_V2 = GUIDE_V1.replace("kept 30 days", "kept 90 days [citation needed: poli
     "4. Restore with `restore --point` (04-restore).\n"
     "5. At most 500 users per site (05-limits).\n"
     "6. Support answers within one business day (06-support).\n"
+)
+
+NOTE_V1 = "# Project note\n\nKick-off on Monday.\n"
+
+NOTE_V2 = NOTE_V1 + (
+    "\n## Decisions this week\n\n"
+    "- Backups are kept 90 days (policy P-12).\n"
+    "- The reference guide goes to the auditors for a preview.\n"
 )
 
 
@@ -72,7 +97,7 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
             owner=OWNER.id,
             objective="Write a reference guide for site administrators from the six supplied documents.",
             scope_paths=[str(ws.resolve()) if ws.exists() else str(_mk(ws))],
-            destinations=["https://docs.example.org/upload/"],
+            destinations=[DOCS_SITE],
         ),
         OWNER,
     )
@@ -101,7 +126,7 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
                 OWNER,
             )
     for counter, limit in (
-        ("model_calls", 200),
+        ("model_calls", 180),
         ("tool_calls", 400),
         ("artifact_bytes", 5_000_000),
     ):
@@ -138,6 +163,15 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
         c.ChargeBudget(task_id=task_id, counter="tool_calls", amount=95),
     ]
     store.execute_all(cmds, AGENT)
+    store.execute(
+        k.WriteCheckpoint(
+            task_id=task_id,
+            checkpoint_id="ckpt-initial",
+            reason="initial",
+            note="sources recorded, criteria and phases laid out",
+        ),
+        AGENT,
+    )
     guide = _write(out_dir / "guide.md", GUIDE_V1)
     store.execute(
         c.RecordArtifact(
@@ -180,6 +214,15 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
     store.execute(
         c.CompletePhase(task_id=task_id, phase_id="review", summary="structure OK on v1"), AGENT
     )
+    store.execute(
+        k.WriteCheckpoint(
+            task_id=task_id,
+            checkpoint_id="ckpt-milestone",
+            reason="milestone",
+            note="guide v1 drafted and structurally reviewed",
+        ),
+        AGENT,
+    )
     _write(guide, GUIDE_V2)
     store.execute(
         c.RecordArtifact(
@@ -194,7 +237,7 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
     log = _write(
         out_dir / "build.log", "render guide.md -> guide.pdf\nwarning: 1 unresolved citation\n"
     )
-    result = store.execute(
+    log_result = store.execute(
         c.RecordArtifact(
             task_id=task_id,
             artifact_id="build-log",
@@ -204,11 +247,92 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
         ),
         AGENT,
     )
+    store.execute(
+        c.ChargeBudget(
+            task_id=task_id, counter="model_calls", amount=9, note="revising for policy P-12"
+        ),
+        AGENT,
+    )
+    _upload_timed_out(store, task_id, guide)
+    # A new session picked the job up from the initial checkpoint (it never saw the
+    # milestone) and handed it off: two heads, a fork for the reviewer to see and merge.
+    store.execute(
+        k.WriteCheckpoint(
+            task_id=task_id,
+            checkpoint_id="ckpt-handoff",
+            reason="handoff",
+            supersedes=["ckpt-initial"],
+            note="resumed from the initial checkpoint; the upload's outcome is unknown, "
+            "handing over to the owner",
+        ),
+        RESUMED,
+    )
     # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
     # loading the task must name it rather than pretend it is there.
-    store.blobs.path_of(result["digest"]).unlink()
+    store.blobs.path_of(log_result["digest"]).unlink()
     log.unlink()
     return task_id
+
+
+def _upload_timed_out(store: Store, task_id: str, guide: Path) -> None:
+    """The guide's current version, approved by the owner, sent to the docs site; nothing came
+    back, so nobody knows whether it is there: no blind retry until it is reconciled."""
+    effect_id = "upload-guide"
+    store.execute(
+        e.PlanEffect(
+            task_id=task_id,
+            effect_id=effect_id,
+            kind="upload",
+            target=DOCS_SITE + "reference-guide.md",
+            consequence="Publish guide.md v2 on docs.example.org for the auditors' preview",
+            content=c.Content(path=str(guide)),
+            pre_state=FileState(exists=False),
+            requires_approval=True,
+            policy="publishing outside the workspace needs the owner's approval",
+        ),
+        AGENT,
+    )
+    approval_id = f"apr-{task_id}-upload"
+    store.execute(
+        a.RequestApproval(
+            task_id=task_id,
+            approval_id=approval_id,
+            effect_id=effect_id,
+            policy="publishing outside the workspace needs the owner's approval",
+            expires_in_seconds=8 * 3600,
+        ),
+        AGENT,
+    )
+    store.execute(
+        a.DecideApproval(
+            task_id=task_id,
+            approval_id=approval_id,
+            decision="approved",
+            note="v2 may go out for the auditors' preview",
+        ),
+        OWNER,
+    )
+    store.execute_all(
+        [
+            e.DispatchEffect(
+                task_id=task_id,
+                effect_id=effect_id,
+                executor="docs-uploader",
+                approval_id=approval_id,
+            ),
+            c.ChargeBudget(task_id=task_id, counter="tool_calls", amount=1, note="upload"),
+        ],
+        AGENT,
+    )
+    store.execute(
+        e.RecordResponse(
+            task_id=task_id,
+            effect_id=effect_id,
+            reported="timeout",
+            error="no response from docs.example.org within 30 s",
+        ),
+        AGENT,
+    )
 
 
 def _mk(path: Path) -> Path:
@@ -217,7 +341,7 @@ def _mk(path: Path) -> Path:
 
 
 def _project_note(store: Store, ws: Path, task_id: str) -> str:
-    note = _write(ws / "notes" / "project-note.md", "# Project note\n\nKick-off on Monday.\n")
+    note = _write(ws / "notes" / "project-note.md", NOTE_V1)
     store.execute(
         c.CreateTask(
             task_id=task_id,
@@ -225,6 +349,7 @@ def _project_note(store: Store, ws: Path, task_id: str) -> str:
             owner=OWNER.id,
             objective="Update notes/project-note.md with this week's decisions.",
             scope_paths=[str(ws.resolve())],
+            destinations=[MAIL],
         ),
         OWNER,
     )
@@ -248,4 +373,71 @@ def _project_note(store: Store, ws: Path, task_id: str) -> str:
         ],
         AGENT,
     )
+    _save_claimed_not_done(store, task_id, note)
+    _mail_awaiting_approval(store, task_id)
     return task_id
+
+
+def _save_claimed_not_done(store: Store, task_id: str, note: Path) -> None:
+    """The file tool says it wrote the note; the note on disk still holds its old bytes."""
+    target = os.path.realpath(note)
+    effect_id = "save-note"
+    store.execute(
+        e.PlanEffect(
+            task_id=task_id,
+            effect_id=effect_id,
+            kind="file_write",
+            target=target,
+            consequence="Overwrite notes/project-note.md with this week's decisions",
+            content=c.Content(text=NOTE_V2, media_type="text/markdown"),
+        ),
+        AGENT,
+    )
+    store.execute(
+        e.DispatchEffect(task_id=task_id, effect_id=effect_id, executor="file-tool"), AGENT
+    )
+    # The tool's word, and nothing written: the file is deliberately left as it was.
+    store.execute(
+        e.RecordResponse(
+            task_id=task_id,
+            effect_id=effect_id,
+            reported="reported_success",
+            response={"bytes_written": len(NOTE_V2.encode("utf-8")), "path": target},
+        ),
+        AGENT,
+    )
+    # Observed after dispatch, and deliberately not reconciled: the reviewer is shown a save
+    # the tool called a success beside an observation that still holds the pre-state, and
+    # makes the reconciliation themselves (it computes `absent`). Reconciled here, it would
+    # already read as settled, and the reviewer's decision the scenario is about would be gone.
+    store.execute(
+        e.ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="post_dispatch"), AGENT
+    )
+
+
+def _mail_awaiting_approval(store: Store, task_id: str) -> None:
+    """An email of the updated note, waiting for the owner; the request expires in hours."""
+    effect_id = "mail-note"
+    store.execute(
+        e.PlanEffect(
+            task_id=task_id,
+            effect_id=effect_id,
+            kind="send",
+            target=MAIL + "project-team@example.org",
+            consequence="Email this week's project note to project-team@example.org",
+            content=c.Content(text="Subject: Project note, this week\n\n" + NOTE_V2),
+            requires_approval=True,
+            policy="mail to people outside the task needs the owner's approval",
+        ),
+        AGENT,
+    )
+    store.execute(
+        a.RequestApproval(
+            task_id=task_id,
+            approval_id=f"apr-{task_id}-mail",
+            effect_id=effect_id,
+            policy="mail to people outside the task needs the owner's approval",
+            expires_in_seconds=4 * 3600,
+        ),
+        AGENT,
+    )

@@ -664,3 +664,4 @@ def _note(tx: Tx, cmd: RecordNote, actor: Actor) -> None:
 from . import approvals as _approvals  # noqa: E402, F401
 from . import checkpoints as _checkpoints  # noqa: E402, F401
 from . import ledger as _ledger  # noqa: E402, F401
+from . import narrative as _narrative  # noqa: E402, F401

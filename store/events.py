@@ -367,3 +367,24 @@ class RunStopped(Payload):
     cancelled_effects: tuple[str, ...] = ()
     unresolved_effects: tuple[str, ...] = ()
     account: str = ""
+
+
+@event_type("narrative.recorded")
+class NarrativeRecorded(Payload):
+    """An agent's account of its work: a claim, kept apart from the record. It changes no
+    state and authorizes nothing; where it disagrees with the record, the record wins."""
+
+    narrative_id: str
+    digest: str
+    size: int
+    claims: tuple[NarrativeClaim, ...] = ()
+
+
+class NarrativeClaim(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    criterion_id: str
+    status: Literal["satisfied", "failed", "waived", "unverified"]
+    text: str = ""
+
+
+NarrativeRecorded.model_rebuild()

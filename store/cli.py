@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -154,6 +154,13 @@ def _content(args: argparse.Namespace) -> c.Content:
     return c.Content(text=sys.stdin.read(), media_type=args.media_type)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr, like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"boris: {message} (see {self.prog} --help)\n")
+
+
 def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
     p.add_argument(
         "--store",
@@ -174,10 +181,10 @@ def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="boris", description="The durable record of agents' tasks.")
+    p = _Parser(prog="boris", description="The durable record of agents' tasks.")
     p.add_argument("--version", action="version", version=f"boris {__version__}")
     # The global options are accepted before or after the subcommand.
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     _global_options(p, argparse.SUPPRESS)
     _global_options(common, argparse.SUPPRESS)
     p.set_defaults(store=None, url=None, json=False, actor=None)
@@ -340,11 +347,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("task")
     sp.add_argument("status")
     sp.add_argument("--reason", default="")
+
+    from . import cli_ledger
+
+    cli_ledger.register(add)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
         if args.command == "schema":
             cmd_schema(None, args)
@@ -353,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.fn(store, args)
         return 0
     except (StoreError, OSError) as exc:
-        print(f"boris: {exc}", file=sys.stderr)
+        print(f"boris: {' '.join(str(exc).splitlines())}", file=sys.stderr)
         return 1
     except ValidationError as exc:
         first = exc.errors()[0]

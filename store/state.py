@@ -33,6 +33,8 @@ def effects(conn: Connection, task_id: str) -> list[dict[str, Any]]:
     atts = queries._rows(conn, t.attempts, task_id, t.attempts.c.effect_id, t.attempts.c.attempt_no)
     obs = queries._rows(conn, t.observations, task_id, t.observations.c.seq)
     for e in effs:
+        # `id` is the stable name every read uses; `effect_id` stays for existing readers.
+        e["id"] = e["effect_id"]
         e["attempts"] = [a for a in atts if a["effect_id"] == e["effect_id"]]
         e["observations"] = [o for o in obs if o["effect_id"] == e["effect_id"]]
         from .commands import effect_unresolved
@@ -48,6 +50,7 @@ def approvals(conn: Connection, task_id: str | None, now: str) -> list[dict[str,
     out = []
     for r in conn.execute(q):
         d = dict(r._mapping)
+        d["id"] = d["approval_id"]
         d["state"] = approval_state(d, now)
         out.append(d)
     return out
@@ -55,6 +58,8 @@ def approvals(conn: Connection, task_id: str | None, now: str) -> list[dict[str,
 
 def checkpoints(conn: Connection, task_id: str) -> dict[str, Any]:
     rows = queries._rows(conn, t.checkpoints, task_id, t.checkpoints.c.seq)
+    for r in rows:
+        r["id"] = r["checkpoint_id"]
     heads = [r["checkpoint_id"] for r in rows if not r["superseded"]]
     return {
         "checkpoints": rows,

@@ -18,7 +18,7 @@ from . import schema as t
 from .canonical import digest_of
 from .commands import Ident, TaskCommand, _require_writable, handles, new_id
 from .errors import CommandRejected
-from .ledger import effect_row, normalize_consequence, settle_status
+from .ledger import effect_row, intent_open, normalize_consequence, settle_status
 from .model import Actor
 from .tx import Tx
 
@@ -56,8 +56,10 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
     consequence = cmd.consequence
     if cmd.effect_id is not None:
         row = effect_row(tx, cmd.task_id, cmd.effect_id)
-        if row.stage not in {"planned", "approved"}:
-            raise CommandRejected(f"effect {cmd.effect_id} is {row.stage}: nothing to approve")
+        if not intent_open(row):
+            raise CommandRejected(
+                f"effect {cmd.effect_id} is {row.stage} ({row.outcome}): nothing to approve"
+            )
         prepared = dict(row.intent)["prepared"]
         if payload is not None and digest_of(payload) != digest_of(prepared):
             raise CommandRejected(

@@ -41,6 +41,9 @@ class WriteCheckpoint(TaskCommand):
 class StopRun(TaskCommand):
     type: Literal["stop_run"] = "stop_run"
     reason: str = Field(min_length=1)
+    # On a forked lineage: the head the stop continues from; the other heads are merged
+    # into the stopped checkpoint and named in its account. By default, the newest head.
+    supersedes: str | None = None
 
 
 # --- the structured state ------------------------------------------------------------------
@@ -289,6 +292,8 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
             sa.select(t.approvals.c.approval_id).where(
                 t.approvals.c.task_id == cmd.task_id,
                 t.approvals.c.state.in_(("pending", "approved")),
+                # An expired request is already dead; it stays `expired` in the history.
+                t.approvals.c.expires_at > tx.now,
             )
         )
     ]
@@ -313,7 +318,17 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
             ev.EffectCancelled(effect_id=effect_id, reason=f"stopped: {cmd.reason}"),
             actor,
         )
+    current_heads = heads(tx, cmd.task_id)
+    keep = cmd.supersedes or (current_heads[-1] if current_heads else None)
+    if keep is not None and current_heads and keep not in current_heads:
+        raise CommandRejected(f"checkpoint {keep} is not a head of task {cmd.task_id}")
+    merge = [h for h in current_heads if h != keep]
     account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
+    if merge:
+        account += (
+            f" The lineage was forked; this stopped checkpoint continues from {keep} and "
+            f"merges {', '.join(merge)}."
+        )
     tx.emit(
         cmd.task_id,
         ev.RunStopped(
@@ -326,7 +341,15 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
         ),
         actor,
     )
-    return write_checkpoint(tx, cmd.task_id, "stopped", actor, note=account)
+    return write_checkpoint(
+        tx,
+        cmd.task_id,
+        "stopped",
+        actor,
+        note=account,
+        supersedes=[keep] if keep else None,
+        merge=merge,
+    )
 
 
 def stop_account(

@@ -290,6 +290,17 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
     return effect_id
 
 
+def intent_open(row: Any) -> bool:
+    """Whether the effect's intent may still change, be approved or be cancelled: nothing
+    was sent yet, or every attempt is known not to have happened (failed or absent)."""
+    if row.stage in {"planned", "approved"}:
+        return True
+    return row.stage in {"dispatched", "observed", "reconciled"} and row.outcome in {
+        "failed",
+        "absent",
+    }
+
+
 def _open_approvals(tx: Tx, task_id: str, effect_id: str | None = None) -> list[str]:
     q = sa.select(t.approvals.c.approval_id).where(
         t.approvals.c.task_id == task_id, t.approvals.c.state.in_(("pending", "approved"))
@@ -303,9 +314,10 @@ def _open_approvals(tx: Tx, task_id: str, effect_id: str | None = None) -> list[
 def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
     _require_writable(tx, cmd.task_id)
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    if row.stage not in {"planned", "approved"}:
+    if not intent_open(row):
         raise CommandRejected(
-            f"effect {cmd.effect_id} is {row.stage}: only an undispatched intent can be revised"
+            f"effect {cmd.effect_id} is {row.stage} ({row.outcome}): only an intent not yet "
+            "carried out can be revised"
         )
     old = dict(row.intent)
     intended = (
@@ -347,7 +359,7 @@ def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
 def _cancel_effect(tx: Tx, cmd: CancelEffect, actor: Actor) -> None:
     _require_writable(tx, cmd.task_id)
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    if row.stage not in {"planned", "approved"}:
+    if not intent_open(row):
         raise CommandRejected(
             f"effect {cmd.effect_id} is {row.stage}: a dispatched effect is reconciled, not cancelled"
         )

@@ -245,3 +245,28 @@ def test_rebuild_with_approvals_and_checkpoints_equals_incremental(s: Store, tid
     before = s.projection_dump(tid)
     s.rebuild(tid)
     assert s.projection_dump(tid) == before
+
+
+def test_stop_on_a_forked_lineage_merges_and_says_so(s: Store, tid: str) -> None:
+    m1 = s.execute(WriteCheckpoint(task_id=tid, reason="milestone", note="m1"), ANA)
+    initial = s.task(tid)["checkpoints"]["checkpoints"][0]["checkpoint_id"]
+    h1 = s.execute(
+        WriteCheckpoint(task_id=tid, reason="handoff", note="h1", supersedes=[initial]), BO
+    )
+    stopped = s.execute(StopRun(task_id=tid, reason="enough", supersedes=m1), ANA)
+    lineage = s.task(tid)["checkpoints"]
+    row = next(x for x in lineage["checkpoints"] if x["checkpoint_id"] == stopped)
+    assert lineage["heads"] == [stopped]
+    assert (row["supersedes"], row["merged"]) == ([m1], [h1])
+    assert f"continues from {m1} and merges {h1}" in row["note"]
+
+
+def test_an_effect_that_did_not_happen_can_be_approved_again(s: Store, tid: str) -> None:
+    eid = plan(s, tid)
+    s.execute(DecideApproval(task_id=tid, approval_id=ask(s, tid, eid), decision="approved"), ANA)
+    s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT)
+    s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="503"), AGENT)
+    again = ask(s, tid, eid)
+    s.execute(DecideApproval(task_id=tid, approval_id=again, decision="approved"), ANA)
+    assert s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT) == 2
+    assert approval(s, tid, again)["consumed_by"] == f"{eid}#2"

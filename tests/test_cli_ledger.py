@@ -438,10 +438,6 @@ def test_approvals_lineage_final_and_stop(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="checkpoints._stop writes its checkpoint from the default head and refuses a fork",
-)
 def test_stop_on_a_forked_lineage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     c = _cli(tmp_path, capsys)
     c.ok(*AGENT, "checkpoint", "t", "milestone", "--id", "m1")
@@ -450,11 +446,6 @@ def test_stop_on_a_forked_lineage(tmp_path: Path, capsys: pytest.CaptureFixture[
     c.ok(*ANA, "stop", "t", "--reason", "enough")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="approvals._request refuses an effect that is not planned/approved, so an effect "
-    "needing approval that was reconciled absent can never be retried",
-)
 def test_an_absent_effect_needing_approval_can_be_retried(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,235 +1,367 @@
-"""The main window: an inbox of tasks, the selected task's record as plain text.
+"""The main window: the inbox of tasks beside the selected task's view.
 
-Content from tasks is only ever shown as plain text (never HTML). Loads run on a worker
-thread; a load superseded by a newer one is dropped (a token per request).
+Every read runs on a worker (`loader`): the GUI thread never waits on the database, on
+hashing or on highlighting. A one-second poll of the store's data version notices writes
+from other processes; an update keeps the reviewer's selection and scroll position.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRunnable,
-    Qt,
-    QThreadPool,
-    QTimer,
-    Signal,
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
-from PySide6.QtWidgets import QMainWindow, QPlainTextEdit, QSplitter, QTableView
 
-from store import Store
+from . import jobs, settings
+from .icons import icon, words
+from .inbox import COLUMNS, ID_ROLE, NEEDS, InboxFilter, InboxModel
+from .loader import Loader
+from .widgets import heading, plain_label
 
-COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
+if TYPE_CHECKING:
+    from store import Store
 
+    from .task_view import TaskView
 
-def needs_text(n: dict[str, Any]) -> str:
-    parts = []
-    for key, word in (
-        ("pending_approvals", "approval"),
-        ("unresolved_effects", "effect"),
-        ("stale_criteria", "stale"),
-        ("failed_criteria", "failed"),
-    ):
-        if n.get(key):
-            parts.append(f"{n[key]} {word}")
-    if n.get("heads", 0) > 1:
-        parts.append("fork")
-    return " · ".join(parts) or "—"
-
-
-class InboxModel(QAbstractTableModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[dict[str, Any]] = []
-
-    def set_rows(self, rows: list[dict[str, Any]]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
-            return None
-        r = self.rows[index.row()]
-        col = index.column()
-        if col == 0:
-            return r["title"]
-        if col == 1:
-            return r["status"].replace("_", " ")
-        if col == 2:
-            return needs_text(r["needs"])
-        if col == 3:
-            return f"{r['needs']['budget_use'] * 100:.0f}%"
-        return r["updated_at"][:19].replace("T", " ")
-
-
-class _Signals(QObject):
-    loaded = Signal(int, object)
-
-
-class _Load(QRunnable):
-    """Reads off the GUI thread. With `known_version`, a poll that finds no new event since
-    then reports only that, so an idle window costs one tiny query a second."""
-
-    def __init__(
-        self,
-        store: Store,
-        token: int,
-        task_id: str | None,
-        known_version: int | None,
-        signals: _Signals,
-    ) -> None:
-        super().__init__()
-        self.store, self.token, self.task_id, self.signals = store, token, task_id, signals
-        self.known_version = known_version
-
-    def run(self) -> None:
-        version = self.store.data_version()
-        if version == self.known_version:
-            self.signals.loaded.emit(self.token, {"version": version, "unchanged": True})
-            return
-        result: dict[str, Any] = {"version": version, "tasks": self.store.tasks()}
-        if self.task_id:
-            result["task"] = self.store.task(self.task_id)
-        self.signals.loaded.emit(self.token, result)
-
-
-def describe(task: dict[str, Any]) -> str:
-    lines = [
-        f"{task['title']}",
-        f"status: {task['status'].replace('_', ' ')}   owner: {task['owner']}   id: {task['id']}",
-        "",
-    ]
-    obj = task["objective"]
-    lines += [f"Objective (revision {obj['rev']}):", f"  {obj['text']}", "", "Criteria:"]
-    for c in task["criteria"]:
-        against = (
-            f" (checked against {c['artifact_id']} v{c['artifact_version']})"
-            if c["artifact_id"]
-            else ""
-        )
-        lines.append(f"  [{c['status']}] {c['criterion_id']}: {c['text']}{against}")
-    lines += ["", "Artifacts:"]
-    for a in task["artifacts"]:
-        cur = a["current"]
-        lines.append(
-            f"  {a['name']}  v{a['current_version']}  {cur['digest'][7:19]}  {cur['size']} B  ({a['role']})"
-        )
-    if task["problems"]:
-        lines += ["", "Problems:"]
-        lines += [f"  {p['kind']} {p['id']}: blob {p['problem']}" for p in task["problems"]]
-    lines += ["", "Budgets:"]
-    for b in task["budgets"]:
-        limit = "no limit" if b["limit_value"] is None else f"{b['limit_value']:,.10g}"
-        lines.append(f"  {b['counter']}: {b['used']:,.10g} of {limit}")
-    return "\n".join(lines)
+EMPTY, TASK, NOTHING = range(3)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, store: Store) -> None:
+    store_opened = Signal()
+    loaded = Signal()  # the inbox (and task, if any) reflect the store
+
+    def __init__(self, store: Store | None = None, *, poll_ms: int = 1000) -> None:
         super().__init__()
-        self.store = store
-        self.setWindowTitle(f"Boris Desktop — {store.location.describe()}")
-        self.inbox = InboxModel()
-        self.table = QTableView()
-        self.table.setModel(self.inbox)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.setAccessibleName("Tasks")
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.verticalHeader().hide()
-        self.table.setColumnWidth(0, 240)
-        self.table.setWordWrap(False)
-        self.detail = QPlainTextEdit()
-        self.detail.setReadOnly(True)
-        self.detail.setAccessibleName("Task record")
-        self.detail.document().setDocumentMargin(10)
-        split = QSplitter()
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setSizes([660, 540])
-        self.setCentralWidget(split)
-        self._signals = _Signals()
-        self._signals.loaded.connect(self._on_loaded)
-        self._token = 0
-        self._version = -1
-        self._in_flight = False
+        self.store: Store | None = None
+        self.loader = Loader(self)
         self.selected: str | None = None
-        self.table.clicked.connect(self._on_clicked)
+        self._version: int | None = None
+        self.setWindowIcon(icon("app"))
+        self.setWindowTitle("Boris Desktop")
+
+        self.inbox = InboxModel(self)
+        self.proxy = InboxFilter(self)
+        self.proxy.setSourceModel(self.inbox)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Tasks")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(NEEDS, Qt.SortOrder.DescendingOrder)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(0, 210)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search tasks (Ctrl+F)")
+        self.search.setAccessibleName("Search tasks")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.proxy.set_text)
+        self.search.returnPressed.connect(self.table.setFocus)
+        self.status_filter = QComboBox()
+        self.status_filter.setAccessibleName("Filter tasks by status")
+        self.status_filter.addItem("All statuses", None)
+        self.status_filter.addItem(icon("attention"), "Needs you", InboxFilter.NEEDS_YOU)
+        self.status_filter.currentIndexChanged.connect(
+            lambda: self.proxy.set_status(self.status_filter.currentData())
+        )
+        filters = QHBoxLayout()
+        filters.addWidget(self.search, 1)
+        filters.addWidget(self.status_filter)
+        left = QWidget()
+        lcol = QVBoxLayout(left)
+        lcol.setContentsMargins(6, 6, 0, 6)
+        lcol.addWidget(heading("Tasks, most in need of you first"))
+        lcol.addLayout(filters)
+        lcol.addWidget(self.table, 1)
+
+        self._task_view: TaskView | None = None
+        self.empty_button = QPushButton("Load the demo tasks")
+        self.empty_button.setAccessibleName("Load the demo tasks")
+        self.empty_button.clicked.connect(self.load_demo)
+        empty = QWidget()
+        ecol = QVBoxLayout(empty)
+        ecol.addStretch(1)
+        self.empty_text = plain_label(
+            "This store has no tasks yet. Agents add tasks as they work; to look around first, "
+            "load the demo tasks: a reference guide with a stale criterion, a missing log, an "
+            "upload with an unknown outcome and a forked lineage, and a project note whose save "
+            "the tool called a success."
+        )
+        self.empty_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        ecol.addWidget(self.empty_text)
+        ecol.addWidget(self.empty_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        ecol.addStretch(1)
+        self.nothing = plain_label("Opening the store…")
+        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.right = QStackedWidget()
+        self.right.addWidget(empty)
+        self.right.addWidget(QWidget())  # the task view, built when first needed
+        self.right.addWidget(self.nothing)
+        self.right.setCurrentIndex(NOTHING)
+
+        self.split = QSplitter()
+        self.split.addWidget(left)
+        self.split.addWidget(self.right)
+        self.split.setStretchFactor(1, 1)
+        self.split.setSizes([540, 740])
+        self.setCentralWidget(self.split)
+        self._menus()
+        self.statusBar().showMessage("Opening the store…")
+
         self._timer = QTimer(self)
-        self._timer.setInterval(1000)
+        self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._poll)
+        if store is not None:
+            self.set_store(store)
+
+    @property
+    def task_view(self) -> TaskView:
+        """Built on first use, after the first paint: its panels are most of the start-up."""
+        if self._task_view is None:
+            from .task_view import TaskView
+
+            self._task_view = TaskView(self.loader)
+            self._task_view.set_store(self.store)
+            placeholder = self.right.widget(TASK)
+            self.right.insertWidget(TASK, self._task_view)
+            self.right.removeWidget(placeholder)
+            placeholder.deleteLater()
+        return self._task_view
+
+    # --- menus ---------------------------------------------------------------------------
+
+    def _menus(self) -> None:
+        file = self.menuBar().addMenu("&File")
+        act = QAction("&Open Store…", self)
+        act.setShortcut(QKeySequence.StandardKey.Open)
+        act.triggered.connect(self._choose_store)
+        file.addAction(act)
+        self.recent_menu = file.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.demo_action = QAction("Load &Demo Tasks", self)
+        self.demo_action.triggered.connect(self.load_demo)
+        file.addAction(self.demo_action)
+        file.addSeparator()
+        who = QAction("&Reviewer…", self)
+        who.triggered.connect(self.ask_reviewer)
+        file.addAction(who)
+        file.addSeparator()
+        quit_ = QAction("&Quit", self)
+        quit_.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_.triggered.connect(self.close)
+        file.addAction(quit_)
+        view = self.menuBar().addMenu("&View")
+        reload_ = QAction("&Reload", self)
+        reload_.setShortcut(QKeySequence.StandardKey.Refresh)
+        reload_.triggered.connect(self.reload)
+        view.addAction(reload_)
+        find = QAction("&Find Task", self)
+        find.setShortcut(QKeySequence.StandardKey.Find)
+        find.triggered.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
+        view.addAction(find)
+        inbox = QAction("Go to &Inbox", self)
+        inbox.setShortcut(QKeySequence("Ctrl+L"))
+        inbox.triggered.connect(self.table.setFocus)
+        view.addAction(inbox)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for d in settings.recent_stores():
+            act = self.recent_menu.addAction(d)
+            act.triggered.connect(lambda _=False, d=d: self.open_store(d))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def _choose_store(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Open a Boris store")
+        if d:
+            self.open_store(d)
+
+    def ask_reviewer(self) -> Any:
+        from .identity import ReviewerDialog
+
+        dlg = ReviewerDialog(self)
+        dlg.finished.connect(lambda _r: self._show_reviewer())
+        dlg.open()
+        return dlg
+
+    def _show_reviewer(self) -> None:
+        who = settings.reviewer()
+        self.reviewer_label = f"Reviewer: {who[0]} ({who[1]})" if who else "Reviewer: not set"
+        self._status()
+
+    # --- the store -----------------------------------------------------------------------
+
+    def open_store(self, directory: str | None) -> None:
+        """Open (or create) a store on a worker; the window stays responsive meanwhile."""
+        self.statusBar().showMessage(f"Opening {directory or 'the default store'}…")
+        self.loader.submit("open", lambda: jobs.open_store(directory), self.set_store, self._failed)
+
+    def set_store(self, store: Store) -> None:
+        old, self.store = self.store, store
+        for kind in ("load", "brief"):
+            self.loader.cancel(kind)
+        if old is not None and old is not store:
+            self.loader.submit("close", old.close, lambda _r: None)
+        self.selected, self._version = None, None
+        self.inbox.set_rows([])
+        if self._task_view is not None:
+            self._task_view.set_store(store)
+        self.setWindowTitle(f"Boris Desktop — {store.location.describe()}")
+        if store.location.sqlite_file is not None:
+            settings.remember_store(str(store.location.directory))
+        self._show_reviewer()
+        self.reload()
         self._timer.start()
+        self.store_opened.emit()
+
+    def load_demo(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        self.empty_button.setEnabled(False)
+        self.statusBar().showMessage("Loading the demo tasks…")
+        self.loader.submit(
+            "demo", lambda: jobs.fill_demo(store), lambda _ids: self.reload(), self._failed
+        )
+
+    # --- loading -------------------------------------------------------------------------
 
     def reload(self) -> None:
         """Load the inbox and the selected task now, superseding any load in flight."""
-        self._token += 1
-        self._in_flight = True
-        QThreadPool.globalInstance().start(
-            _Load(self.store, self._token, self.selected, None, self._signals)
+        if self.store is None:
+            return
+        store, selected = self.store, self.selected
+        self.loader.submit(
+            "load", lambda: jobs.refresh(store, selected, None), self._on_loaded, self._failed
         )
 
     def _poll(self) -> None:
-        # Never supersede a load in flight (its result would be dropped for an "unchanged").
-        if self._in_flight:
+        # A poll never supersedes a load in flight (that load would be dropped for nothing).
+        if self.store is None or self.loader.busy("load"):
             return
-        self._token += 1
-        self._in_flight = True
-        QThreadPool.globalInstance().start(
-            _Load(self.store, self._token, self.selected, self._version, self._signals)
+        store, selected, known = self.store, self.selected, self._version
+        self.loader.submit(
+            "load", lambda: jobs.refresh(store, selected, known), self._on_loaded, self._failed
         )
 
     def reload_now(self) -> None:
         """Load synchronously: only for start-up rendering (--screenshot) and tests."""
-        self._token += 1
-        tasks = self.store.tasks()
-        self.selected = self.selected or (tasks[0]["id"] if tasks else None)
-        result: dict[str, Any] = {"version": self.store.data_version(), "tasks": tasks}
+        assert self.store is not None
+        self.loader.cancel("load")
+        result = jobs.refresh(self.store, self.selected, None)
+        if self.selected is None and result["tasks"]:
+            self.selected = result["tasks"][0]["id"]  # list_tasks sorts by need of attention
+            result = jobs.refresh(self.store, self.selected, None)
+        self._on_loaded(result)
         if self.selected:
-            result["task"] = self.store.task(self.selected)
-        self._on_loaded(self._token, result)
+            self.loader.cancel("brief")
+            self.task_view.show_brief(jobs.brief(self.store, self.selected))
 
-    def _on_clicked(self, index: QModelIndex) -> None:
-        self.selected = self.inbox.rows[index.row()]["id"]
-        self.reload()
+    def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        task_id = current.data(ID_ROLE) if current.isValid() else None
+        if task_id and task_id != self.selected:
+            self.selected = task_id
+            self.reload()
 
-    def _on_loaded(self, token: int, result: dict[str, Any]) -> None:
-        if token != self._token:
-            return  # a newer load is on its way
-        self._in_flight = False
+    def _on_loaded(self, result: dict[str, Any]) -> None:
         if result.get("unchanged"):
             return
         self._version = result["version"]
-        if result["tasks"] != self.inbox.rows:
-            self.inbox.set_rows(result["tasks"])
-            for col in range(1, len(COLUMNS)):
-                self.table.resizeColumnToContents(col)
+        self.inbox.set_rows(result["tasks"])
+        self._status_filter_items()
+        for col in range(1, len(COLUMNS) - 1):
+            self.table.resizeColumnToContents(col)
+        if result["tasks"]:
+            self.task_view  # noqa: B018  (built now: the stack's TASK page)
+        self.right.setCurrentIndex(EMPTY if not result["tasks"] else TASK)
+        self.empty_button.setEnabled(True)
         ids = [r["id"] for r in self.inbox.rows]
         if self.selected not in ids and ids:
-            # Nothing (or a vanished task) selected: default to the first row and fetch it.
-            self.selected = ids[0]
-            self.table.selectRow(0)
+            # Nothing (or a vanished task) selected: the one most in need of the reviewer.
+            first = self.proxy.index(0, 0)
+            self.selected = first.data(ID_ROLE) if first.isValid() else ids[0]
+            self._select_row()
             self.reload()
             return
-        if self.selected in ids:
-            self.table.selectRow(ids.index(self.selected))
-        task = result.get("task")
-        if task is not None:
-            text = describe(task)
-            if text != self.detail.toPlainText():
-                self.detail.setPlainText(text)
+        self._select_row()
+        bundle = result.get("bundle")
+        if bundle is not None and result.get("task_id") == self.selected:
+            changed = bundle != self.task_view.bundle
+            self.task_view.show_bundle(bundle)
+            if changed:
+                store, task_id = self.store, self.selected
+                self.loader.submit(
+                    "brief", lambda: jobs.brief(store, task_id), self.task_view.show_brief
+                )
+        self._status()
+        self.loaded.emit()
+
+    def _select_row(self) -> None:
+        row = self.inbox.row_of(self.selected)
+        if row < 0:
+            return
+        ix = self.proxy.mapFromSource(self.inbox.index(row, 0))
+        if ix.isValid() and self.table.currentIndex().row() != ix.row():
+            self.table.selectionModel().blockSignals(True)
+            self.table.setCurrentIndex(ix)
+            self.table.selectRow(ix.row())
+            self.table.selectionModel().blockSignals(False)
+            self.table.viewport().update()
+        elif ix.isValid() and not self.table.selectionModel().isRowSelected(
+            ix.row(), QModelIndex()
+        ):
+            self.table.selectRow(ix.row())
+
+    def _status_filter_items(self) -> None:
+        statuses = sorted({r["status"] for r in self.inbox.rows})
+        have = [self.status_filter.itemData(i) for i in range(2, self.status_filter.count())]
+        if have != statuses:
+            keep = self.status_filter.currentData()
+            self.status_filter.blockSignals(True)
+            while self.status_filter.count() > 2:
+                self.status_filter.removeItem(2)
+            from .icons import status_icon
+
+            for s in statuses:
+                self.status_filter.addItem(status_icon(s), words(s), s)
+            self.status_filter.setCurrentIndex(max(self.status_filter.findData(keep), 0))
+            self.status_filter.blockSignals(False)
+
+    def _status(self) -> None:
+        n = len(self.inbox.rows)
+        needy = sum(r["attention"] > 0 for r in self.inbox.rows)
+        where = self.store.location.describe() if self.store else "no store"
+        who = getattr(self, "reviewer_label", "")
+        self.statusBar().showMessage(
+            f"{n} task(s), {needy} need you · {where} · live (event {self._version}) · {who}"
+        )
+
+    def _failed(self, error: str) -> None:
+        first = error.splitlines()[0]
+        self.statusBar().showMessage(f"Could not read the store: {first}")
+        self.nothing.setText(f"Could not read the store:\n{first}")
+        if self.store is None:
+            self.right.setCurrentIndex(NOTHING)

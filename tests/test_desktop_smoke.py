@@ -7,10 +7,19 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import pytest
+from PySide6.QtCore import Qt
+
 from store import Actor, Store
 from store import commands as c
 
 AGENT = Actor(kind="agent", id="a")
+
+
+@pytest.fixture(autouse=True)
+def _own_settings(tmp_path: Path, monkeypatch) -> None:
+    """The app's settings go to a temp file, never the reviewer's own."""
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
 
 
 def test_inbox_lists_tasks_and_detail_is_plain_text(qtbot, tmp_path: Path, qtmodeltester) -> None:
@@ -24,7 +33,8 @@ def test_inbox_lists_tasks_and_detail_is_plain_text(qtbot, tmp_path: Path, qtmod
     qtbot.addWidget(w)
     w.reload_now()
     assert w.inbox.rowCount() == 1
-    assert "<b>bold</b> goal" in w.detail.toPlainText()
+    assert "<b>bold</b> goal" in w.task_view.header.objective.text()
+    assert w.task_view.header.objective.textFormat() == Qt.TextFormat.PlainText
     qtmodeltester.check(w.inbox)
     other = Store.open(tmp_path)
     other.execute(c.CreateTask(task_id="t2", title="Second", owner="o", objective="x"), AGENT)

@@ -1,0 +1,185 @@
+"""The inbox: every task with what needs the reviewer, sorted by need of attention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+
+from .icons import icon, status_icon, words
+
+Index = QModelIndex | QPersistentModelIndex
+COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
+TITLE, STATUS, NEEDS, BUDGET, ACTIVITY = range(5)
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+ID_ROLE = Qt.ItemDataRole.UserRole + 3
+ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 4
+
+
+def needs_text(n: dict[str, Any]) -> str:
+    """What needs the reviewer, in words, most blocking first."""
+    parts = []
+    for key, one, many in (
+        ("pending_approvals", "approval pending", "approvals pending"),
+        ("unresolved_effects", "effect to reconcile", "effects to reconcile"),
+        ("missing_blobs", "missing blob", "missing blobs"),
+        ("stale_criteria", "stale criterion", "stale criteria"),
+        ("failed_criteria", "failed criterion", "failed criteria"),
+    ):
+        count = n.get(key) or 0
+        if count:
+            parts.append(f"{count} {one if count == 1 else many}")
+    if n.get("heads", 0) > 1:
+        parts.append("forked lineage")
+    return " · ".join(parts) or "—"
+
+
+def budget_text(use: float) -> str:
+    pct = f"{use * 100:.0f}%"
+    if use >= 1:
+        return f"{pct} exhausted"
+    if use >= 0.8:
+        return f"{pct} near limit"
+    return pct
+
+
+def activity_text(at: str) -> str:
+    return at[:16].replace("T", " ")
+
+
+class InboxModel(QAbstractTableModel):
+    """Rows are `store.tasks()` entries, kept by id: an update never resets the model."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[dict[str, Any]] = []
+
+    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+        new = {r["id"]: r for r in rows}
+        for i in range(len(self.rows) - 1, -1, -1):
+            if self.rows[i]["id"] not in new:
+                self.beginRemoveRows(QModelIndex(), i, i)
+                del self.rows[i]
+                self.endRemoveRows()
+        for i, old in enumerate(self.rows):
+            fresh = new[old["id"]]
+            if fresh != old:
+                self.rows[i] = fresh
+                self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+        known = {r["id"] for r in self.rows}
+        added = [r for r in rows if r["id"] not in known]
+        if added:
+            first = len(self.rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(added) - 1)
+            self.rows.extend(added)
+            self.endInsertRows()
+
+    def row_of(self, task_id: str | None) -> int:
+        return next((i for i, r in enumerate(self.rows) if r["id"] == task_id), -1)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = 0) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        r = self.rows[index.row()]
+        n = r["needs"]
+        col = index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return (
+                r["title"],
+                words(r["status"]),
+                needs_text(n),
+                budget_text(n["budget_use"]),
+                activity_text(r["updated_at"]),
+            )[col]
+        if role == Qt.ItemDataRole.DecorationRole:
+            if col == STATUS:
+                return status_icon(r["status"])
+            if col == NEEDS and r["attention"] > 0:
+                return icon("fork" if n["heads"] > 1 and r["attention"] <= 60 else "attention")
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == TITLE:
+                return f"{r['title']}\nid {r['id']} · owner {r['owner']}"
+            if col == BUDGET:
+                return "the most used budget counter, against its limit"
+            if col == NEEDS:
+                return f"attention score {r['attention']}"
+            return None
+        if role == SORT_ROLE:
+            return (
+                r["title"].casefold(),
+                r["status"],
+                r["attention"],
+                n["budget_use"],
+                r["updated_at"],
+            )[col]
+        if role == ID_ROLE:
+            return r["id"]
+        if role == ATTENTION_ROLE:
+            return r["attention"]
+        return None
+
+
+class InboxFilter(QSortFilterProxyModel):
+    """Filter by status (or "needs you") and by text; sort by need of attention."""
+
+    NEEDS_YOU = "__needs_you__"
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.status: str | None = None
+        self.text = ""
+        self.setSortRole(SORT_ROLE)
+        self.setDynamicSortFilter(True)
+
+    def set_status(self, status: str | None) -> None:
+        self.beginFilterChange()
+        self.status = status
+        self.endFilterChange()
+
+    def set_text(self, text: str) -> None:
+        self.beginFilterChange()
+        self.text = text.strip().casefold()
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        model = self.sourceModel()
+        if not isinstance(model, InboxModel) or source_row >= len(model.rows):
+            return False
+        r = model.rows[source_row]
+        if self.status == self.NEEDS_YOU and r["attention"] <= 0:
+            return False
+        if self.status not in (None, self.NEEDS_YOU) and r["status"] != self.status:
+            return False
+        if self.text:
+            hay = " ".join(
+                (r["title"], r["id"], r["owner"], words(r["status"]), needs_text(r["needs"]))
+            ).casefold()
+            return all(word in hay for word in self.text.split())
+        return True
+
+    def lessThan(self, left: Index, right: Index) -> bool:
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        if a == b:
+            # Ties: the longer-untouched task first (it has waited longest).
+            return str(left.siblingAtColumn(ACTIVITY).data(SORT_ROLE)) > str(
+                right.siblingAtColumn(ACTIVITY).data(SORT_ROLE)
+            )
+        return bool(a < b)

@@ -1,0 +1,56 @@
+"""What the workers do: open the store, read a task's record, compute its resume brief.
+
+Plain functions of the store, run on the thread pool; Qt is not touched here. `store` is
+imported inside them so that SQLAlchemy loads after the window's first paint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def open_store(directory: str | None) -> Any:
+    from store import Store
+
+    return Store.open(directory)
+
+
+def fill_demo(store: Any) -> list[str]:
+    from store.demo import fill_demo as fill
+
+    return fill(store)
+
+
+def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
+    from store.narrative import narratives
+
+    return {
+        "task": store.task(task_id),
+        "events": store.events(task_id),
+        "narratives": narratives(store, task_id),
+    }
+
+
+def refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[str, Any]:
+    """The inbox and the selected task; only the version when nothing was written since."""
+    version = store.data_version()
+    if known_version is not None and version == known_version:
+        return {"version": version, "unchanged": True}
+    tasks = store.tasks()
+    result: dict[str, Any] = {"version": version, "tasks": tasks, "task_id": task_id}
+    if task_id and any(t["id"] == task_id for t in tasks):
+        result["bundle"] = task_bundle(store, task_id)
+    return result
+
+
+def brief(store: Any, task_id: str) -> dict[str, Any]:
+    """The resume brief hashes the task's files: never on the GUI thread."""
+    from store.resume import brief_markdown, resume_brief
+
+    b = resume_brief(store, task_id)
+    return {
+        "task_id": task_id,
+        "brief": b,
+        "markdown": brief_markdown(b),
+        "artifacts": b["artifacts"],
+    }

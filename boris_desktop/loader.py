@@ -1,0 +1,91 @@
+"""Work off the GUI thread: database reads, hashing, highlighting.
+
+Each request has a kind ("load", "brief", "preview:artifacts", …) and a token; only the
+newest request of a kind is delivered, so a result for a superseded request is dropped
+(git-cola's token). Results come back by a queued signal of a QObject in the GUI thread.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+
+class _Relay(QObject):
+    finished = Signal(str, int, object, object)  # kind, token, result, error text
+
+
+class _Job(QRunnable):
+    def __init__(self, relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> None:
+        super().__init__()
+        self.relay, self.kind, self.token, self.fn = relay, kind, token, fn
+
+    def run(self) -> None:
+        try:
+            result, error = self.fn(), None
+        except Exception as exc:  # reported to the window, never lost on the worker
+            result, error = None, f"{type(exc).__name__}: {exc}"
+            if not _is_environment(exc):
+                error += "\n" + traceback.format_exc()
+        self.relay.finished.emit(self.kind, self.token, result, error)
+
+
+def _is_environment(exc: Exception) -> bool:
+    try:
+        from store import StoreError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, StoreError)
+
+
+Callback = Callable[[Any], None]
+
+
+class Loader(QObject):
+    """Runs callables on the thread pool; delivers the newest result of each kind."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._relay = _Relay(self)
+        self._relay.finished.connect(self._finished)
+        self._latest: dict[str, int] = {}
+        self._callbacks: dict[str, tuple[Callback, Callback | None]] = {}
+        self._pending: set[str] = set()
+        self._counter = 0
+        self.pool = QThreadPool.globalInstance()
+
+    def submit(
+        self,
+        kind: str,
+        fn: Callable[[], Any],
+        on_done: Callback,
+        on_error: Callback | None = None,
+    ) -> int:
+        self._counter += 1
+        token = self._counter
+        self._latest[kind] = token
+        self._callbacks[kind] = (on_done, on_error)
+        self._pending.add(kind)
+        self.pool.start(_Job(self._relay, kind, token, fn))
+        return token
+
+    def busy(self, kind: str) -> bool:
+        return kind in self._pending
+
+    def cancel(self, kind: str) -> None:
+        """Forget a kind: whatever is in flight for it is dropped when it arrives."""
+        self._latest.pop(kind, None)
+        self._pending.discard(kind)
+
+    def _finished(self, kind: str, token: int, result: Any, error: str | None) -> None:
+        if self._latest.get(kind) != token:
+            return  # superseded
+        self._pending.discard(kind)
+        on_done, on_error = self._callbacks[kind]
+        if error is None:
+            on_done(result)
+        elif on_error is not None:
+            on_error(error)

@@ -1,0 +1,1 @@
+"""The task view's panels: one module per part of the record."""

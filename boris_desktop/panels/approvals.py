@@ -1,0 +1,136 @@
+"""Approvals: the exact prepared object, its digest, consequence, policy, requester, expiry
+counting down, state."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+
+from .. import text as t
+from ..icons import words
+from ..loader import Loader
+from ..records import Node
+from ..widgets import plain_label, pretty_json
+from .base import Bundle, TreePanel
+
+LIVE = {"pending", "approved"}
+
+
+class ApprovalsPanel(TreePanel):
+    title = "Approvals"
+    headers = ("Approval", "State", "Expires", "Consequence", "Requested by")
+    expand_all = False
+
+    def __init__(self, loader: Loader) -> None:
+        super().__init__(loader)
+        self._approvals: list[dict[str, Any]] = []
+        self._clock: tuple[float, float] | None = None  # (database now, local monotonic)
+        self._current: dict[str, Any] | None = None
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 4)
+        self.fields: dict[str, Any] = {}
+        for key, label in (
+            ("state", "State"),
+            ("expiry", "Expiry"),
+            ("consequence", "Consequence"),
+            ("policy", "Policy"),
+            ("requester", "Requested by"),
+            ("decision", "Decision"),
+            ("digest", "Prepared object digest"),
+        ):
+            self.fields[key] = plain_label(name=label)
+            form.addRow(label + ":", self.fields[key])
+        side = QWidget()
+        col = QVBoxLayout(side)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(form)
+        col.addWidget(plain_label("The exact prepared object the approval is bound to:"))
+        col.addWidget(self.detail, 1)
+        self.split.insertWidget(1, side)
+        self.detail.setAccessibleName("Prepared object (JSON)")
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def now(self) -> float:
+        if self._clock is None:
+            return time.time()
+        db_now, at = self._clock
+        return db_now + (time.monotonic() - at)
+
+    def remaining(self, a: dict[str, Any]) -> float:
+        return t.parse(a["expires_at"]).timestamp() - self.now()
+
+    def expiry_text(self, a: dict[str, Any]) -> str:
+        left = self.remaining(a)
+        if a["state"] in LIVE and left > 0:
+            return f"in {t.duration(left)}"
+        if a["state"] in LIVE or a["state"] == "expired":
+            return f"expired {t.duration(left)} ago"
+        return f"({t.when(a['expires_at'])})"
+
+    def summary(self, bundle: Bundle) -> str:
+        aps = bundle["task"]["approvals"]
+        pending = sum(a["state"] == "pending" for a in aps)
+        if not aps:
+            return "No approvals requested."
+        return f"{len(aps)} approval(s), {pending} waiting for a decision."
+
+    def show_task(self, bundle: Bundle) -> None:
+        task = bundle["task"]
+        self._clock = (t.parse(task["now"]).timestamp(), time.monotonic())
+        self._approvals = task["approvals"]
+        super().show_task(bundle)
+
+    def nodes(self, bundle: Bundle) -> list[Node]:
+        return [
+            Node(
+                key=a["approval_id"],
+                cells=(
+                    a["approval_id"],
+                    words(a["state"]),
+                    self.expiry_text(a),
+                    a["consequence"],
+                    t.actor_short(a["requester"]),
+                ),
+                status=a["state"],
+                detail=a,
+            )
+            for a in self._approvals
+        ]
+
+    def _tick(self) -> None:
+        if self._approvals and self.isVisible():
+            self.tree.set_nodes(self.nodes({}))
+            if self._current is not None:
+                self.fields["expiry"].setText(self._expiry_line(self._current))
+
+    def _expiry_line(self, a: dict[str, Any]) -> str:
+        return f"{self.expiry_text(a)} — at {t.when(a['expires_at'])} (database clock)"
+
+    def show_detail(self, node: Node) -> None:
+        a = node.detail
+        self._current = a
+        f = self.fields
+        f["state"].setText(words(a["state"]))
+        f["expiry"].setText(self._expiry_line(a))
+        f["consequence"].setText(a["consequence"])
+        f["policy"].setText(a["policy"])
+        f["requester"].setText(
+            f"{t.actor(a['requester'])} at {t.when(a['requested_at'])}"
+            + (f" for effect {a['effect_id']}" if a.get("effect_id") else "")
+        )
+        decision = "not decided"
+        if a.get("decided_by"):
+            decision = f"by {t.actor(a['decided_by'])} at {t.when(a['decided_at'])}"
+            if a.get("note"):
+                decision += f": {a['note']}"
+        if a.get("consumed_at"):
+            decision += f"; used by {a['consumed_by']} at {t.when(a['consumed_at'])}"
+        f["decision"].setText(decision)
+        f["digest"].setText(a["payload_digest"])
+        self.detail.show_text(pretty_json(a["payload"]), "json")

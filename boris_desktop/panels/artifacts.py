@@ -1,0 +1,179 @@
+"""Artifacts: versions with digest, size, producer; missing, unreadable or changed-on-disk
+marks; a highlighted preview of the selected version and a diff between two versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
+
+from .. import text as t
+from ..loader import Loader
+from ..preview import diff, preview
+from ..records import Node
+from ..widgets import plain_label
+from .base import Bundle, TreePanel
+
+
+def producer(v: dict[str, Any]) -> str:
+    p = v.get("producer") or {}
+    who = t.actor_short(p.get("actor"))
+    if p.get("effect_id"):
+        who += f" via {p['effect_id']}#{p.get('attempt_no')}"
+    return who
+
+
+class ArtifactsPanel(TreePanel):
+    title = "Artifacts"
+    headers = ("Artifact / version", "Marks", "Digest", "Size", "Producer", "Note")
+
+    def __init__(self, loader: Loader) -> None:
+        super().__init__(loader)
+        self.brief_artifacts: dict[str, dict[str, Any]] = {}
+        self._bundle: Bundle | None = None
+        self._selected: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.split.setOrientation(Qt.Orientation.Horizontal)
+        self.what = plain_label(name="Previewed version")
+        self.compare = QComboBox()
+        self.compare.setAccessibleName("Compare with version")
+        self.compare.setToolTip("Show the changes from another version to this one")
+        self.compare.currentIndexChanged.connect(self._refresh_content)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.what, 1)
+        bar.addWidget(plain_label("Compare with:", wrap=False))
+        bar.addWidget(self.compare)
+        side = QWidget()
+        col = QVBoxLayout(side)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(bar)
+        col.addWidget(self.detail, 1)
+        self.split.insertWidget(1, side)
+        self.split.setSizes([560, 440])
+        self.detail.setPlaceholderText("Select a version to preview it.")
+
+    def summary(self, bundle: Bundle) -> str:
+        arts = bundle["task"]["artifacts"]
+        n = sum(len(a["versions"]) for a in arts)
+        return f"{len(arts)} artifacts, {n} versions. Select a version to preview it."
+
+    def show_task(self, bundle: Bundle) -> None:
+        self._bundle = bundle
+        super().show_task(bundle)
+
+    def show_brief(self, brief: dict[str, Any]) -> None:
+        self.brief_artifacts = {a["artifact_id"]: a for a in brief.get("artifacts", [])}
+        if self._bundle is not None:
+            self.tree.set_nodes(self.nodes(self._bundle), expand_all=False)
+
+    def _marks(self, a: dict[str, Any], v: dict[str, Any]) -> tuple[str, str | None]:
+        marks, status = [], None
+        if v.get("blob_problem"):
+            marks.append(f"blob {v['blob_problem']}")
+            status = "missing"
+        if v["version"] == a["current_version"]:
+            seen = self.brief_artifacts.get(a["artifact_id"], {})
+            obs = seen.get("observed")
+            if seen.get("changed_on_disk"):
+                marks.append("changed on disk")
+                status = "changed"
+            elif obs is not None and (not obs.get("readable") or not obs.get("exists")):
+                marks.append("file missing on disk")
+                status = "missing"
+            marks.insert(0, "current")
+        return ", ".join(marks) or "—", status
+
+    def nodes(self, bundle: Bundle) -> list[Node]:
+        out = []
+        for a in bundle["task"]["artifacts"]:
+            kids = []
+            worst = None
+            for v in reversed(a["versions"]):
+                marks, status = self._marks(a, v)
+                worst = worst or status
+                kids.append(
+                    Node(
+                        key=f"v{v['version']}",
+                        cells=(
+                            f"v{v['version']}",
+                            marks,
+                            t.digest(v["digest"]),
+                            t.size(v["size"]),
+                            producer(v),
+                            v.get("note") or "",
+                        ),
+                        status=status,
+                        icon_name=None if status else "ok",
+                        tip=f"{v['digest']}\n{v['media_type']}\n{v.get('path') or 'no file path'}",
+                        detail=("version", a, v),
+                    )
+                )
+            cur = a["current"]
+            out.append(
+                Node(
+                    key=a["artifact_id"],
+                    cells=(
+                        a["name"],
+                        f"{a['role']}, {len(a['versions'])} version(s)"
+                        + (f"; {self._marks(a, cur)[0]}" if cur and worst else ""),
+                        t.digest(cur["digest"]) if cur else "—",
+                        t.size(cur["size"]) if cur else "—",
+                        producer(cur) if cur else "—",
+                        f"current v{a['current_version']}",
+                    ),
+                    status=worst,
+                    icon_name=None if worst else "ok",
+                    detail=("version", a, cur) if cur else None,
+                    children=kids,
+                )
+            )
+        return out
+
+    def show_detail(self, node: Node) -> None:
+        d = node.detail
+        if not (isinstance(d, tuple) and d[0] == "version"):
+            self.detail.show_text(str(d or ""))
+            return
+        _, a, v = d
+        if self._selected != (a, v):
+            self._selected = (a, v)
+            self.compare.blockSignals(True)
+            self.compare.clear()
+            self.compare.addItem("(none: preview)", None)
+            for other in a["versions"]:
+                if other["version"] != v["version"]:
+                    self.compare.addItem(f"v{other['version']}", other["version"])
+            self.compare.blockSignals(False)
+        self._refresh_content()
+
+    def _refresh_content(self) -> None:
+        if self._selected is None or self.store is None:
+            return
+        a, v = self._selected
+        store = self.store
+        head = f"{a['name']} v{v['version']} · {v['media_type']} · {t.size(v['size'])}"
+        other_no = self.compare.currentData()
+        if v.get("blob_problem"):
+            self.what.setText(head)
+            self.detail.show_text(
+                f"The retained copy of {a['name']} v{v['version']} is {v['blob_problem']}.\n"
+                f"digest {v['digest']}\nNothing can be accepted on the strength of this version.",
+                keep=False,
+            )
+            return
+        if other_no is None:
+            job = lambda: preview(store, v["digest"], v["media_type"], a["name"])  # noqa: E731
+        else:
+            other = next(x for x in a["versions"] if x["version"] == other_no)
+            old, new = sorted((other, v), key=lambda x: x["version"])
+            job = lambda: diff(store, old, new, a["name"])  # noqa: E731
+        self.what.setText(head + " · loading…")
+        self.loader.submit(f"content:{id(self)}", job, lambda r: self._content(head, r))
+
+    def _content(self, head: str, r: dict[str, Any]) -> None:
+        self.what.setText(f"{head} · {r.get('note') or ''}")
+        if r.get("problem"):
+            self.detail.show_text(r["problem"], keep=False)
+        else:
+            self.detail.show_text(r["text"], r.get("media_type"), r.get("name"), keep=False)

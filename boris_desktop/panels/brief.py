@@ -1,0 +1,149 @@
+"""Resume brief and summary: the brief from the record, and the agent's narratives with
+their discrepancies against the record marked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QSplitter, QTextEdit, QVBoxLayout, QWidget
+
+from .. import text as t
+from ..loader import Loader
+from ..records import Node, RecordTree
+from ..widgets import TextPane, heading
+from .base import Bundle, Panel
+from .header import Banner
+
+
+class BriefPanel(Panel):
+    title = "Brief"
+
+    def __init__(self, loader: Loader) -> None:
+        super().__init__(loader)
+        self.brief = TextPane(loader, "Resume brief")
+        self.brief.setLineWrapMode(TextPane.LineWrapMode.WidgetWidth)
+        self.brief.setPlaceholderText("Computing the brief: observing the task's files…")
+        self.narratives = RecordTree(("Narrative / claim", "Record says", "By"), "Narratives")
+        self.narrative_text = TextPane(loader, "Narrative text (a claim, not the record)")
+        self.narrative_text.setLineWrapMode(TextPane.LineWrapMode.WidgetWidth)
+        self.narrative_text.setPlaceholderText("No narrative selected.")
+        self.discrepancies = Banner("attention", "Discrepancies with the record")
+        self.discrepancies.hide()
+        self._narr: list[dict[str, Any]] = []
+
+        left = QWidget()
+        lcol = QVBoxLayout(left)
+        lcol.setContentsMargins(0, 0, 0, 0)
+        lcol.addWidget(heading("Resume brief (from the record and fresh observations)"))
+        lcol.addWidget(self.brief, 1)
+        right = QWidget()
+        rcol = QVBoxLayout(right)
+        rcol.setContentsMargins(0, 0, 0, 0)
+        rcol.addWidget(heading("Agent narratives (claims; the record wins)"))
+        rcol.addWidget(self.discrepancies)
+        rsplit = QSplitter(Qt.Orientation.Vertical)
+        rsplit.addWidget(self.narratives)
+        rsplit.addWidget(self.narrative_text)
+        rcol.addWidget(rsplit, 1)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([600, 400])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(split)
+        self.narratives.selectionModel().currentChanged.connect(self._narrative_selected)
+
+    def show_brief(self, brief: dict[str, Any]) -> None:
+        self.brief.show_text(brief["markdown"], "markdown")
+
+    def show_task(self, bundle: Bundle) -> None:
+        self._narr = bundle.get("narratives") or []
+        nodes = []
+        found = 0
+        for n in self._narr:
+            kids = [
+                Node(
+                    key=f"d:{d['criterion_id']}",
+                    cells=(
+                        f"claims {d['criterion_id']} is {d['claimed']}",
+                        f"{d['record'] or 'no such criterion'}",
+                        "",
+                    ),
+                    icon_name="attention",
+                    tip=d["message"],
+                    detail=n,
+                )
+                for d in n["discrepancies"]
+            ]
+            found += len(kids)
+            nodes.append(
+                Node(
+                    key=n["id"],
+                    cells=(
+                        f"{n['id']} (seq {n['seq']})",
+                        f"{len(kids)} discrepancies" if kids else "agrees with the record",
+                        f"{t.actor_short(n['actor'])}, {t.when(n['at'])}",
+                    ),
+                    icon_name="attention" if kids else "ok",
+                    detail=n,
+                    children=kids,
+                )
+            )
+        self.narratives.set_nodes(nodes, expand_all=True)
+        self.discrepancies.say(
+            f"{found} place(s) where a narrative disagrees with the record: the record wins."
+            if found
+            else ""
+        )
+        if not self._narr:
+            self.narrative_text.show_text("This task has no agent narrative.")
+        node = self.narratives.current_node()
+        if node is not None:
+            self._show_narrative(node.detail)
+        elif nodes:
+            self.narratives.setCurrentIndex(self.narratives.records.index(0, 0))
+
+    def _narrative_selected(self, current: Any, _previous: Any) -> None:
+        node = self.narratives.records.node(current)
+        if node is not None:
+            self._show_narrative(node.detail)
+
+    def _show_narrative(self, n: dict[str, Any]) -> None:
+        lines = []
+        if n.get("blob_problem"):
+            lines.append(f"The narrative's text cannot be read: {n['blob_problem']}\n")
+        for d in n["discrepancies"]:
+            lines.append(f"✗ {d['message']}")
+        if n["discrepancies"]:
+            lines.append("")
+        lines.append("─" * 40 + " the narrative, as written " + "─" * 8)
+        lines.append(n["text"])
+        self.narrative_text.show_text("\n".join(lines))
+        self._mark(n)
+
+    def _mark(self, n: dict[str, Any]) -> None:
+        """Underline and tint every mention of a criterion the narrative gets wrong."""
+        doc = self.narrative_text.document()
+        fmt = QTextCharFormat()
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        fmt.setUnderlineColor(QColor("#d0342c"))
+        hi = self.palette().color(QPalette.ColorRole.Highlight)
+        hi.setAlpha(60)
+        fmt.setBackground(hi)
+        marks = []
+        for d in n["discrepancies"]:
+            cursor = QTextCursor(doc)
+            while True:
+                cursor = doc.find(
+                    d["criterion_id"], cursor, QTextDocument.FindFlag.FindCaseSensitively
+                )
+                if cursor.isNull():
+                    break
+                sel = QTextEdit.ExtraSelection()
+                sel.cursor = cursor  # type: ignore[misc]
+                sel.format = fmt  # type: ignore[misc]
+                marks.append(sel)
+        self.narrative_text.setExtraSelections(marks)

@@ -1,0 +1,98 @@
+"""Budgets: each counter against its limit and reservation, as bars with numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
+
+from .. import text as t
+from ..icons import icon
+from ..loader import Loader
+from ..widgets import heading, plain_label
+from .base import Bundle, Panel
+
+STEPS = 1000
+
+
+def budget_words(b: dict[str, Any]) -> tuple[str, str]:
+    """(sentence, icon name) for one counter."""
+    used, reserved, limit = b["used"], b["reserved"], b["limit_value"]
+    if limit is None:
+        return f"{t.number(used)} used, {t.number(reserved)} reserved; no limit", "running"
+    left = limit - used - reserved
+    line = f"{t.number(used)} used + {t.number(reserved)} reserved of {t.number(limit)}; {t.number(max(left, 0))} left"
+    if b.get("exhausted") or left <= 0:
+        return line + " — exhausted", "failed"
+    if limit and (used + reserved) / limit >= 0.8:
+        return line + " — near its limit", "attention"
+    return line, "ok"
+
+
+class BudgetsPanel(Panel):
+    title = "Budgets"
+
+    def __init__(self, loader: Loader) -> None:
+        super().__init__(loader)
+        self.rows: dict[str, tuple[QLabel, QProgressBar, QLabel, QLabel]] = {}
+        self.body = QWidget()
+        self.grid = QGridLayout(self.body)
+        self.grid.setColumnStretch(2, 1)
+        self.grid.setHorizontalSpacing(12)
+        self.grid.setVerticalSpacing(10)
+        self.empty = plain_label("No budget counters yet.")
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.body)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(
+            plain_label(
+                "Each counter against its limit: the bar fills with what is used and reserved."
+            )
+        )
+        layout.addWidget(self.empty)
+        layout.addWidget(scroll, 1)
+
+    def show_task(self, bundle: Bundle) -> None:
+        budgets = bundle["task"]["budgets"]
+        self.empty.setVisible(not budgets)
+        names = [b["counter"] for b in budgets]
+        if list(self.rows) != names:
+            while self.grid.count():
+                item = self.grid.takeAt(0)
+                if item.widget():
+                    item.widget().deleteLater()
+            self.rows = {}
+            for r, name in enumerate(names):
+                mark = QLabel()
+                label = heading(name.replace("_", " "))
+                bar = QProgressBar()
+                bar.setRange(0, STEPS)
+                bar.setAccessibleName(f"{name} budget")
+                bar.setMinimumWidth(220)
+                words_ = plain_label(name=f"{name} budget in words")
+                # The words go under their bar.
+                self.grid.addWidget(mark, 2 * r, 0)
+                self.grid.addWidget(label, 2 * r, 1)
+                self.grid.addWidget(bar, 2 * r, 2)
+                self.grid.addWidget(words_, 2 * r + 1, 2)
+                self.rows[name] = (mark, bar, words_, label)
+            self.grid.setRowStretch(2 * len(names), 1)
+        for b in budgets:
+            mark, bar, words_, _ = self.rows[b["counter"]]
+            sentence, icon_name = budget_words(b)
+            limit = b["limit_value"]
+            if limit:
+                frac = min((b["used"] + b["reserved"]) / limit, 1.0)
+                bar.setEnabled(True)
+                bar.setValue(round(frac * STEPS))
+                bar.setFormat(f"{t.number(b['used'])} / {t.number(limit)}  ({frac * 100:.0f}%)")
+            else:
+                bar.setEnabled(False)
+                bar.setValue(0)
+                bar.setFormat(f"{t.number(b['used'])} (no limit)")
+            bar.setAccessibleDescription(sentence)
+            words_.setText(sentence)
+            mark.setPixmap(icon(icon_name).pixmap(16, 16))
+            mark.setToolTip(sentence)

@@ -1,0 +1,101 @@
+"""Criteria: status, the artifact version each was checked against, its evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import text as t
+from ..icons import words
+from ..preview import preview
+from ..records import Node
+from .base import Bundle, TreePanel
+
+
+class CriteriaPanel(TreePanel):
+    title = "Criteria"
+    headers = ("Criterion", "Status", "Checked against", "Text")
+
+    def summary(self, bundle: Bundle) -> str:
+        crits = bundle["task"]["criteria"]
+        counts: dict[str, int] = {}
+        for c in crits:
+            counts[c["status"]] = counts.get(c["status"], 0) + 1
+        return (
+            f"{len(crits)} criteria: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+            if crits
+            else "No criteria yet."
+        )
+
+    def nodes(self, bundle: Bundle) -> list[Node]:
+        out = []
+        for c in bundle["task"]["criteria"]:
+            against = f"{c['artifact_id']} v{c['artifact_version']}" if c["artifact_id"] else "—"
+            lines = [
+                f"{c['criterion_id']}: {c['text']}",
+                f"status: {words(c['status'])}",
+                f"checked against: {against}",
+            ]
+            if c.get("stale_reason"):
+                lines.append(f"stale because: {c['stale_reason']}")
+            if c.get("judged_by"):
+                lines.append(f"judged by {t.actor(c['judged_by'])} at {t.when(c['judged_at'])}")
+            if c.get("note"):
+                lines.append(f"note: {c['note']}")
+            lines.append(f"evidence: {', '.join(c['evidence_ids']) or 'none'}")
+            kids = [self._evidence(e) for e in c["evidence"]]
+            out.append(
+                Node(
+                    key=c["criterion_id"],
+                    cells=(c["criterion_id"], words(c["status"]), against, c["text"]),
+                    status=c["status"],
+                    detail="\n".join(lines),
+                    children=kids,
+                )
+            )
+        return out
+
+    def _evidence(self, e: dict[str, Any]) -> Node:
+        problem = e.get("blob_problem")
+        return Node(
+            key=f"evidence:{e['evidence_id']}",
+            cells=(
+                e["evidence_id"],
+                f"blob {problem}" if problem else "evidence",
+                f"{e['kind'].replace('_', ' ')}, {t.size(e['size'])}",
+                e["description"] or "",
+            ),
+            status="missing" if problem else None,
+            icon_name=None if problem else "ok",
+            tip=f"{e['digest']}\n{e.get('locator') or ''}",
+            detail=("blob", e),
+        )
+
+    def show_detail(self, node: Node) -> None:
+        d = node.detail
+        if not (isinstance(d, tuple) and d[0] == "blob"):
+            super().show_detail(node)
+            return
+        e = d[1]
+        head = (
+            f"evidence {e['evidence_id']} ({e['kind']}) by {t.actor(e['actor'])} at {t.when(e['at'])}\n"
+            f"digest {e['digest']}, {t.size(e['size'])}, {e['media_type']}\n"
+        )
+        if e.get("blob_problem"):
+            self.detail.show_text(
+                head
+                + f"\nThe retained copy is {e['blob_problem']}: it cannot support the criterion."
+            )
+            return
+        self.detail.show_text(head + "\nloading…")
+        store = self.store
+        if store is None:
+            return
+        self.loader.submit(
+            f"evidence:{id(self)}",
+            lambda: preview(store, e["digest"], e["media_type"], e.get("locator")),
+            lambda r: self.detail.show_text(
+                head + f"({r.get('note') or r.get('problem')})\n" + "─" * 60 + "\n" + r["text"],
+                None,
+                None,
+            ),
+        )

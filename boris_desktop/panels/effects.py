@@ -1,0 +1,129 @@
+"""Effects: stage and outcome, the intent, every attempt with inputs, response or error, and
+the observations, and the reconciliation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import text as t
+from ..icons import words
+from ..records import Node
+from .base import Bundle, TreePanel, json_detail
+
+
+def _state(s: dict[str, Any] | None) -> str:
+    if not s:
+        return "—"
+    if not s.get("exists"):
+        return "absent"
+    return f"{t.digest(s.get('digest'))}, {t.size(s.get('size'))}"
+
+
+class EffectsPanel(TreePanel):
+    title = "Effects"
+    headers = ("Effect / record", "Stage", "Outcome", "What", "When")
+
+    def summary(self, bundle: Bundle) -> str:
+        effs = bundle["task"]["effects"]
+        if not effs:
+            return "No effects planned."
+        open_ = sum(bool(e["unresolved"]) for e in effs)
+        return f"{len(effs)} effect(s), {open_} unresolved. Select a row for its full record."
+
+    def nodes(self, bundle: Bundle) -> list[Node]:
+        out = []
+        for e in bundle["task"]["effects"]:
+            intent = e["intent"]
+            kids = [
+                Node(
+                    key="intent",
+                    cells=(
+                        "intent",
+                        "",
+                        "",
+                        f"from {_state(intent.get('pre_state'))} to {_state(intent.get('intended'))}",
+                        t.when(e["created_at"]),
+                    ),
+                    icon_name="pending",
+                    detail=json_detail(
+                        {
+                            "consequence": e["consequence"],
+                            "idempotency_key": e["idempotency_key"],
+                            "requires_approval": e["requires_approval"],
+                            **intent,
+                        }
+                    ),
+                )
+            ]
+            for a in e["attempts"]:
+                said = (a.get("response") or {}).get("reported") or (
+                    "error" if a.get("error") else "no response"
+                )
+                kids.append(
+                    Node(
+                        key=f"attempt:{a['attempt_no']}",
+                        cells=(
+                            f"attempt {a['attempt_no']}",
+                            f"by {a['executor']}",
+                            words(a.get("outcome")),
+                            f"executor said: {words(said)}"
+                            + (f" — {a['error']}" if a.get("error") else ""),
+                            t.when(a["started_at"]),
+                        ),
+                        status=a.get("outcome") or "unknown",
+                        detail=json_detail(a),
+                    )
+                )
+            for o in e["observations"]:
+                kids.append(
+                    Node(
+                        key=f"observation:{o['observation_id']}",
+                        cells=(
+                            f"observation {o['observation_id']}",
+                            o.get("purpose") or "",
+                            "",
+                            f"target {_state(o)}",
+                            t.when(o.get("at")),
+                        ),
+                        icon_name="running",
+                        detail=json_detail(o),
+                    )
+                )
+            if e.get("reconciliation"):
+                r = e["reconciliation"]
+                kids.append(
+                    Node(
+                        key="reconciliation",
+                        cells=(
+                            "reconciliation",
+                            "",
+                            words(r.get("verdict")),
+                            "; ".join(r.get("reasons", [])),
+                            "",
+                        ),
+                        status=r.get("verdict"),
+                        detail=json_detail(r),
+                    )
+                )
+            out.append(
+                Node(
+                    key=e["effect_id"],
+                    cells=(
+                        e["effect_id"],
+                        words(e["stage"]),
+                        words(e["outcome"]) if e["outcome"] else "not known yet",
+                        f"{e['kind']} → {e['target']}",
+                        t.when(e["updated_at"]),
+                    ),
+                    status="attention"
+                    if e["unresolved"] and e["stage"] != "planned"
+                    else e["stage"],
+                    icon_name="attention" if e["unresolved"] and e["stage"] != "planned" else None,
+                    tip=e["consequence"],
+                    detail=json_detail(
+                        {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
+                    ),
+                    children=kids,
+                )
+            )
+        return out

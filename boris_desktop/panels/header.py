@@ -1,0 +1,156 @@
+"""The task header: objective (with its amendments), status, owner, head checkpoint, fork."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .. import text as t
+from ..icons import icon, status_icon, words
+from ..widgets import heading, plain_label
+
+
+def head_checkpoint(cps: dict[str, Any]) -> dict[str, Any] | None:
+    rows = [c for c in cps["checkpoints"] if c["checkpoint_id"] in cps["heads"]]
+    return max(rows, key=lambda c: (c["seq"], c["at"])) if rows else None
+
+
+class Banner(QWidget):
+    """A warning line: an icon and words (never colour alone)."""
+
+    def __init__(self, icon_name: str, name: str) -> None:
+        super().__init__()
+        self.icon = QLabel()
+        self.icon.setPixmap(icon(icon_name).pixmap(16, 16))
+        self.label = plain_label(name=name)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 2, 0, 2)
+        row.addWidget(self.icon, 0)
+        row.addWidget(self.label, 1)
+        self.setAccessibleName(name)
+
+    def say(self, text: str) -> None:
+        self.label.setText(text)
+        self.setVisible(bool(text))
+
+
+class Header(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setAccessibleName("Task header")
+        self.title = heading("")
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        self.title.setFont(font)
+        self.title.setAccessibleName("Task title")
+        self.status_icon = QLabel()
+        self.status = plain_label(name="Status")
+        self.owner = plain_label(wrap=False, name="Owner")
+        self.head = plain_label(name="Head checkpoint")
+        self.objective = plain_label(name="Current objective")
+        self.history_button = QToolButton()
+        self.history_button.setCheckable(True)
+        self.history_button.setAccessibleName("Show the objective's amendment history")
+        self.history_button.toggled.connect(self._toggle_history)
+        self.history = QPlainTextEdit()
+        self.history.setReadOnly(True)
+        self.history.setAccessibleName("Objective amendment history")
+        self.history.setMaximumHeight(130)
+        self.history.hide()
+        self.fork = Banner("fork", "Fork warning")
+        self.problems = Banner("attention", "Missing or unreadable records")
+
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        row_status = QHBoxLayout()
+        row_status.addWidget(self.status_icon)
+        row_status.addWidget(self.status, 1)
+        for row, (label, widget) in enumerate(
+            (
+                ("Status", row_status),
+                ("Owner", self.owner),
+                ("Head checkpoint", self.head),
+            )
+        ):
+            name = plain_label(label + ":", wrap=False)
+            name.setEnabled(False)  # the palette's dimmed text: a label, not content
+            grid.addWidget(name, row, 0)
+            if isinstance(widget, QHBoxLayout):
+                grid.addLayout(widget, row, 1)
+            else:
+                grid.addWidget(widget, row, 1)
+        grid.setColumnStretch(1, 1)
+
+        obj_row = QHBoxLayout()
+        obj_row.addWidget(self.objective, 1)
+        obj_row.addWidget(self.history_button, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.title)
+        layout.addLayout(obj_row)
+        layout.addWidget(self.history)
+        layout.addLayout(grid)
+        layout.addWidget(self.fork)
+        layout.addWidget(self.problems)
+        self.fork.hide()
+        self.problems.hide()
+
+    def _toggle_history(self, on: bool) -> None:
+        self.history.setVisible(on)
+
+    def show_task(self, task: dict[str, Any]) -> None:
+        self.title.setText(task["title"])
+        obj = task["objective"]
+        revs = task["objective_revisions"]
+        self.objective.setText(
+            f"Objective (revision {obj['rev']} of {len(revs)}): {obj['text']}"
+            if obj
+            else "No objective"
+        )
+        self.history_button.setText(f"Amendments ({len(revs) - 1})" if len(revs) > 1 else "History")
+        self.history_button.setEnabled(len(revs) > 1)
+        self.history.setPlainText(
+            "\n\n".join(
+                f"Revision {r['rev']} — {t.when(r['at'])} by {t.actor(r['actor'])}\n"
+                f"Why: {r['reason']}\n{r['text']}"
+                for r in reversed(revs)
+            )
+        )
+        self.status_icon.setPixmap(status_icon(task["status"]).pixmap(16, 16))
+        reason = f" — {task['status_reason']}" if task.get("status_reason") else ""
+        self.status.setText(f"{words(task['status'])}{reason}")
+        self.owner.setText(
+            f"{task['owner']}   ·   task id {task['id']}   ·   last event seq {task['last_seq']}"
+        )
+        cps = task["checkpoints"]
+        head = head_checkpoint(cps)
+        self.head.setText(
+            f"{head['checkpoint_id']} ({head['reason']}, seq {head['seq']}, by "
+            f"{t.actor_short(head['author'])}, {t.when(head['at'])})"
+            if head
+            else "none yet: a resume rests on the whole event log"
+        )
+        heads = cps["heads"]
+        self.fork.say(
+            f"The checkpoint lineage has forked: {len(heads)} heads ({', '.join(heads)}). "
+            "Neither is picked; merge them before anyone resumes."
+            if len(heads) > 1
+            else ""
+        )
+        self.problems.say(
+            "; ".join(
+                f"{p['kind'].replace('_', ' ')} {p['id']}: blob {p['problem']}"
+                for p in task["problems"]
+            )
+        )

@@ -1,0 +1,88 @@
+"""Reading blobs for preview and diff: worker-side functions, bounded in size.
+
+A large blob is shown in part (the first PREVIEW_CAP bytes); a binary one as a hex dump of
+its start. Nothing here touches Qt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PREVIEW_CAP = 512 * 1024
+DIFF_CAP = 2 * 1024 * 1024
+HEX_CAP = 4096
+
+
+def _read_head(store: Any, digest: str, cap: int) -> tuple[bytes, int]:
+    path = store.blobs.path_of(digest)
+    with open(path, "rb") as f:
+        data = f.read(cap + 1)
+        total = path.stat().st_size
+    return data, total
+
+
+def _looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def _hexdump(data: bytes) -> str:
+    lines = []
+    for off in range(0, len(data), 16):
+        chunk = data[off : off + 16]
+        hexes = " ".join(f"{b:02x}" for b in chunk)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{off:08x}  {hexes:<47}  {text}")
+    return "\n".join(lines)
+
+
+def preview(store: Any, digest: str, media_type: str | None, name: str | None) -> dict[str, Any]:
+    """{"text", "media_type", "note"}: the start of the blob, decoded as text."""
+    from .highlight import normalize
+
+    try:
+        data, total = _read_head(store, digest, PREVIEW_CAP)
+    except FileNotFoundError:
+        return {"text": "", "problem": f"the retained copy of {digest} is missing"}
+    except OSError as exc:
+        return {
+            "text": "",
+            "problem": f"the retained copy of {digest} is unreadable: {exc.strerror}",
+        }
+    if _looks_binary(data):
+        return {
+            "text": _hexdump(data[:HEX_CAP]),
+            "media_type": None,
+            "note": f"binary content, {total:,} bytes: the first {min(total, HEX_CAP):,} as hex",
+        }
+    cut = len(data) > PREVIEW_CAP
+    text = normalize(data[:PREVIEW_CAP].decode("utf-8", "replace"))
+    note = f"{total:,} bytes"
+    if cut:
+        note = f"showing the first {PREVIEW_CAP // 1024} KiB of {total:,} bytes"
+    return {"text": text, "media_type": media_type, "name": name, "note": note}
+
+
+def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> dict[str, Any]:
+    """A unified diff between two versions (each {"digest", "version"})."""
+    import difflib
+
+    texts = []
+    for v in (old, new):
+        try:
+            data, _total = _read_head(store, v["digest"], DIFF_CAP)
+        except OSError as exc:
+            return {"text": "", "problem": f"v{v['version']} cannot be read: {exc}"}
+        if _looks_binary(data):
+            return {"text": "", "problem": f"v{v['version']} is binary: no text diff"}
+        texts.append(data[:DIFF_CAP].decode("utf-8", "replace").splitlines(keepends=True))
+    lines = list(
+        difflib.unified_diff(
+            texts[0], texts[1], f"{label} v{old['version']}", f"{label} v{new['version']}"
+        )
+    )
+    text = "".join(x if x.endswith("\n") else x + "\n" for x in lines)
+    return {
+        "text": text or "(no difference in content)",
+        "media_type": "diff",
+        "note": f"changes from v{old['version']} to v{new['version']}",
+    }

@@ -1,0 +1,64 @@
+"""Words for record values: actors, digests, sizes, times."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+
+def actor(a: dict[str, Any] | None) -> str:
+    if not a:
+        return "—"
+    name = a.get("name") or a.get("id")
+    return f"{name} ({a.get('kind')} {a.get('id')})" if a.get("name") else f"{a.get('kind')} {name}"
+
+
+def actor_short(a: dict[str, Any] | None) -> str:
+    if not a:
+        return "—"
+    return str(a.get("name") or a.get("id"))
+
+
+def digest(d: str | None, n: int = 12) -> str:
+    if not d:
+        return "—"
+    algo, _, hexpart = d.partition(":")
+    return f"{algo}:{hexpart[:n]}…" if hexpart else d[:n]
+
+
+def size(n: float | None) -> str:
+    if n is None:
+        return "—"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def when(at: str | None) -> str:
+    return at[:19].replace("T", " ") if at else "—"
+
+
+def parse(at: str) -> datetime:
+    return datetime.fromisoformat(at.replace("Z", "+00:00"))
+
+
+def duration(seconds: float) -> str:
+    s = int(abs(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h >= 48:
+        return f"{h // 24} d {h % 24} h"
+    if h:
+        return f"{h} h {m:02d} min"
+    if m:
+        return f"{m} min {sec:02d} s"
+    return f"{sec} s"
+
+
+def number(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.10g}"

@@ -1,0 +1,88 @@
+"""Small building blocks: plain-text labels, a read-only text pane highlighted off-thread."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QWidget
+
+from .highlight import SpanHighlighter, lex, normalize
+from .loader import Loader
+
+
+def plain_label(text: str = "", *, wrap: bool = True, name: str = "") -> QLabel:
+    """A label that shows task content literally: never rich text, never a link."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setOpenExternalLinks(False)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setText(text)
+    if name:
+        label.setAccessibleName(name)
+    return label
+
+
+def heading(text: str) -> QLabel:
+    label = plain_label(text, wrap=False)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def hline() -> QFrame:
+    line = QFrame()
+    line.setFrameShape(QFrame.Shape.HLine)
+    line.setFrameShadow(QFrame.Shadow.Sunken)
+    return line
+
+
+class TextPane(QPlainTextEdit):
+    """Read-only text; colours arrive later from a worker. Same text twice keeps the scroll."""
+
+    def __init__(self, loader: Loader, accessible_name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.loader = loader
+        self.setReadOnly(True)
+        self.setAccessibleName(accessible_name)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.document().setDocumentMargin(8)
+        self.highlighter = SpanHighlighter(self.document(), self.palette())
+        self._kind = f"highlight:{id(self)}"
+        self._shown: tuple[str, str | None, str | None] | None = None
+
+    def show_text(
+        self,
+        text: str,
+        media_type: str | None = None,
+        name: str | None = None,
+        *,
+        keep: bool = True,
+    ) -> None:
+        """Show `text`; with `keep`, a change of content keeps the scroll position."""
+        text = normalize(text)
+        if self._shown == (text, media_type, name):
+            return
+        scroll = (self.verticalScrollBar().value(), self.horizontalScrollBar().value())
+        self._shown = (text, media_type, name)
+        self.highlighter.spans = {}
+        self.setPlainText(text)
+        if keep:
+            self.verticalScrollBar().setValue(scroll[0])
+            self.horizontalScrollBar().setValue(scroll[1])
+        if media_type is None and name is None:
+            self.loader.cancel(self._kind)
+            return
+        self.loader.submit(self._kind, lambda: lex(text, media_type, name), self._coloured)
+
+    def _coloured(self, spans: Any) -> None:
+        self.highlighter.set_spans(spans)

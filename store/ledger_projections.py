@@ -199,8 +199,9 @@ def _effect_reconciled(conn: Connection, event: Event) -> None:
         )
 
 
-def _approval_key(approval_id: str) -> sa.ColumnElement[bool]:
-    return t.approvals.c.approval_id == approval_id
+def _approval_key(task_id: str, approval_id: str) -> sa.ColumnElement[bool]:
+    # By task as well: an event of one task never touches another task's approval.
+    return sa.and_(t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id)
 
 
 @applies("approval.requested")
@@ -235,11 +236,11 @@ def _approval_decided(conn: Connection, event: Event) -> None:
     assert isinstance(p, ev.ApprovalDecided)
     conn.execute(
         t.approvals.update()
-        .where(_approval_key(p.approval_id))
+        .where(_approval_key(event.task_id, p.approval_id))
         .values(state=p.decision, decided_by=_actor(event), decided_at=event.at, note=p.note)
     )
     effect_id = conn.execute(
-        sa.select(t.approvals.c.effect_id).where(_approval_key(p.approval_id))
+        sa.select(t.approvals.c.effect_id).where(_approval_key(event.task_id, p.approval_id))
     ).scalar()
     if effect_id is not None and p.decision == "approved":
         conn.execute(
@@ -255,7 +256,7 @@ def _approval_consumed(conn: Connection, event: Event) -> None:
     assert isinstance(p, ev.ApprovalConsumed)
     conn.execute(
         t.approvals.update()
-        .where(_approval_key(p.approval_id))
+        .where(_approval_key(event.task_id, p.approval_id))
         .values(
             state="consumed",
             consumed_at=event.at,
@@ -270,7 +271,9 @@ def _approval_retired(conn: Connection, event: Event) -> None:
     assert isinstance(p, ev.ApprovalRetired)
     conn.execute(
         t.approvals.update()
-        .where(t.approvals.c.approval_id.in_(p.approval_ids))
+        .where(
+            t.approvals.c.task_id == event.task_id, t.approvals.c.approval_id.in_(p.approval_ids)
+        )
         .values(state=p.state)
     )
 

@@ -45,10 +45,12 @@ def refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[
 
 def brief(store: Any, task_id: str) -> dict[str, Any]:
     """The resume brief hashes the task's files: never on the GUI thread."""
+    from store.narrative import summary_markdown
     from store.resume import brief_markdown, resume_brief
 
     b = resume_brief(store, task_id)
     return {
+        "summary": summary_markdown(store, task_id),
         "task_id": task_id,
         "brief": b,
         "markdown": brief_markdown(b),

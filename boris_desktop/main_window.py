@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.setColumnWidth(0, 210)
+        self.table.setColumnWidth(0, 340)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
 
@@ -87,12 +87,13 @@ class MainWindow(QMainWindow):
             lambda: self.proxy.set_status(self.status_filter.currentData())
         )
         filters = QHBoxLayout()
+        filters.addWidget(heading("Tasks, most in need of you first"))
+        filters.addStretch(1)
         filters.addWidget(self.search, 1)
         filters.addWidget(self.status_filter)
         left = QWidget()
         lcol = QVBoxLayout(left)
-        lcol.setContentsMargins(6, 6, 0, 6)
-        lcol.addWidget(heading("Tasks, most in need of you first"))
+        lcol.setContentsMargins(6, 6, 6, 0)
         lcol.addLayout(filters)
         lcol.addWidget(self.table, 1)
 
@@ -121,11 +122,13 @@ class MainWindow(QMainWindow):
         self.right.addWidget(self.nothing)
         self.right.setCurrentIndex(NOTHING)
 
-        self.split = QSplitter()
+        # The inbox spans the window's width above the task: its columns stay readable and
+        # the task's tabs get the whole width.
+        self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(left)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([540, 740])
+        self.split.setSizes([170, 610])
         self.setCentralWidget(self.split)
         self._menus()
         self.statusBar().showMessage("Opening the store…")

@@ -56,7 +56,7 @@ def preview(store: Any, digest: str, media_type: str | None, name: str | None) -
         }
     cut = len(data) > PREVIEW_CAP
     text = normalize(data[:PREVIEW_CAP].decode("utf-8", "replace"))
-    note = f"{total:,} bytes"
+    note = "the whole content"
     if cut:
         note = f"showing the first {PREVIEW_CAP // 1024} KiB of {total:,} bytes"
     return {"text": text, "media_type": media_type, "name": name, "note": note}

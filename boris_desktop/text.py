@@ -52,7 +52,7 @@ def duration(seconds: float) -> str:
     if h >= 48:
         return f"{h // 24} d {h % 24} h"
     if h:
-        return f"{h} h {m:02d} min"
+        return f"{h} h {m:02d} min {sec:02d} s"
     if m:
         return f"{m} min {sec:02d} s"
     return f"{sec} s"

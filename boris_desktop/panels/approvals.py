@@ -71,7 +71,7 @@ class ApprovalsPanel(TreePanel):
             return f"in {t.duration(left)}"
         if a["state"] in LIVE or a["state"] == "expired":
             return f"expired {t.duration(left)} ago"
-        return f"({t.when(a['expires_at'])})"
+        return f"— ({words(a['state'])})"
 
     def summary(self, bundle: Bundle) -> str:
         aps = bundle["task"]["approvals"]
@@ -110,6 +110,8 @@ class ApprovalsPanel(TreePanel):
                 self.fields["expiry"].setText(self._expiry_line(self._current))
 
     def _expiry_line(self, a: dict[str, Any]) -> str:
+        if a["state"] not in LIVE and a["state"] != "expired":
+            return f"was due {t.when(a['expires_at'])}; no longer counts: {words(a['state'])}"
         return f"{self.expiry_text(a)} — at {t.when(a['expires_at'])} (database clock)"
 
     def show_detail(self, node: Node) -> None:

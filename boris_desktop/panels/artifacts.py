@@ -50,7 +50,7 @@ class ArtifactsPanel(TreePanel):
         col.addLayout(bar)
         col.addWidget(self.detail, 1)
         self.split.insertWidget(1, side)
-        self.split.setSizes([560, 440])
+        self.split.setSizes([700, 560])
         self.detail.setPlaceholderText("Select a version to preview it.")
 
     def summary(self, bundle: Bundle) -> str:

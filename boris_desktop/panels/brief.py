@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QSplitter, QTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QTabWidget, QTextEdit, QVBoxLayout, QWidget
 
 from .. import text as t
 from ..loader import Loader
@@ -25,6 +25,9 @@ class BriefPanel(Panel):
         self.brief = TextPane(loader, "Resume brief")
         self.brief.setLineWrapMode(TextPane.LineWrapMode.WidgetWidth)
         self.brief.setPlaceholderText("Computing the brief: observing the task's files…")
+        self.summary = TextPane(loader, "Summary generated from the record")
+        self.summary.setLineWrapMode(TextPane.LineWrapMode.WidgetWidth)
+        self.summary.setPlaceholderText("Generating the summary…")
         self.narratives = RecordTree(("Narrative / claim", "Record says", "By"), "Narratives")
         self.narrative_text = TextPane(loader, "Narrative text (a claim, not the record)")
         self.narrative_text.setLineWrapMode(TextPane.LineWrapMode.WidgetWidth)
@@ -36,8 +39,11 @@ class BriefPanel(Panel):
         left = QWidget()
         lcol = QVBoxLayout(left)
         lcol.setContentsMargins(0, 0, 0, 0)
-        lcol.addWidget(heading("Resume brief (from the record and fresh observations)"))
-        lcol.addWidget(self.brief, 1)
+        self.texts = QTabWidget()
+        self.texts.setAccessibleName("Brief and summary")
+        self.texts.addTab(self.brief, "Resume brief (record + fresh observations)")
+        self.texts.addTab(self.summary, "Summary (generated from the record)")
+        lcol.addWidget(self.texts, 1)
         right = QWidget()
         rcol = QVBoxLayout(right)
         rcol.setContentsMargins(0, 0, 0, 0)
@@ -50,7 +56,7 @@ class BriefPanel(Panel):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([600, 400])
+        split.setSizes([700, 540])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(split)
@@ -58,6 +64,7 @@ class BriefPanel(Panel):
 
     def show_brief(self, brief: dict[str, Any]) -> None:
         self.brief.show_text(brief["markdown"], "markdown")
+        self.summary.show_text(brief["summary"], "markdown")
 
     def show_task(self, bundle: Bundle) -> None:
         self._narr = bundle.get("narratives") or []

@@ -54,7 +54,14 @@ def _lexer(media_type: str | None, name: str | None, text: str) -> Any:
     from pygments.util import ClassNotFound
 
     opts = {"stripnl": False, "ensurenl": False, "stripall": False}
-    aliases = {"diff": "diff", "json": "json", "markdown": "markdown"}
+    aliases = {
+        "diff": "diff",
+        "json": "json",
+        "markdown": "markdown",
+        "text/markdown": "markdown",
+        "text/x-markdown": "markdown",
+        "application/json": "json",
+    }
     if media_type in aliases:
         from pygments.lexers import get_lexer_by_name
 

@@ -7,6 +7,7 @@ newest request of a kind is delivered, so a result for a superseded request is d
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -30,7 +31,9 @@ class _Job(QRunnable):
             result, error = None, f"{type(exc).__name__}: {exc}"
             if not _is_environment(exc):
                 error += "\n" + traceback.format_exc()
-        self.relay.finished.emit(self.kind, self.token, result, error)
+        # RuntimeError: the window closed while this ran, and nobody waits for the result.
+        with contextlib.suppress(RuntimeError):
+            self.relay.finished.emit(self.kind, self.token, result, error)
 
 
 def _is_environment(exc: Exception) -> bool:

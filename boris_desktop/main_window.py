@@ -72,6 +72,9 @@ class MainWindow(QMainWindow):
         self.table.setColumnWidth(0, 340)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+        # A filter that hid the selected task and shows it again gives it back its selection.
+        self.proxy.rowsInserted.connect(lambda *_: QTimer.singleShot(0, self._select_row))
+        self.proxy.layoutChanged.connect(lambda *_: QTimer.singleShot(0, self._select_row))
 
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search tasks (Ctrl+F)")

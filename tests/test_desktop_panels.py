@@ -213,7 +213,7 @@ def test_effects_show_attempts_responses_and_observations(qtbot, demo) -> None:
 
 def test_budgets_bars_with_numbers(demo) -> None:
     panel = demo.task_view.panel("Budgets")
-    mark, bar, words, _ = panel.rows["model_calls"]
+    _mark, bar, words, _ = panel.rows["model_calls"]
     assert bar.format().startswith("171 / 180")
     assert bar.value() == 950
     assert "near its limit" in words.text() and "9 left" in words.text()

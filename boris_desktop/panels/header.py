@@ -74,6 +74,7 @@ class Header(QWidget):
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(3)
         row_status = QHBoxLayout()
+        row_status.setSpacing(6)
         row_status.addWidget(self.status_icon)
         row_status.addWidget(self.status, 1)
         for row, (label, widget) in enumerate(

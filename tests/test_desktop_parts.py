@@ -1,0 +1,164 @@
+"""The window's parts: the loader's stale-result rule, highlighting, the inbox's filter and
+keyboard, the reviewer's identity, the empty store's offer, a picture of every tab."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
+from store import Store
+from store.demo import fill_demo
+
+
+@pytest.fixture(autouse=True)
+def _own_settings(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+
+
+def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> None:
+    from boris_desktop.loader import Loader
+
+    loader = Loader()
+    gate = threading.Event()
+    got: list[str] = []
+    threads: list[bool] = []
+
+    def slow() -> str:
+        gate.wait(2)
+        threads.append(threading.current_thread() is threading.main_thread())
+        return "old"
+
+    loader.submit("k", slow, got.append)
+    loader.submit("k", lambda: "new", got.append)
+    qtbot.waitUntil(lambda: got == ["new"], timeout=2000)
+    gate.set()
+    qtbot.wait(200)
+    assert got == ["new"]  # the slow, superseded result arrived and was dropped
+    assert threads == [False]
+    errors: list[str] = []
+    loader.submit("e", lambda: 1 / 0, got.append, errors.append)
+    qtbot.waitUntil(lambda: bool(errors), timeout=2000)
+    assert errors[0].startswith("ZeroDivisionError")
+
+
+def test_lex_spans_per_line_and_never_html() -> None:
+    from boris_desktop.highlight import lex
+
+    spans = lex('{\n  "a": "x<b>",\n  "n": 1\n}', "json")
+    assert {s[2] for line in spans.values() for s in line} >= {"key", "string", "number"}
+    assert spans[1][0][0] == 2  # the key starts at column 2 of line 1
+    md = lex("# Title\n\ntext", "text/markdown")
+    assert md[0][0][2] == "heading"
+    assert lex("a\u00e9\U0001f600b", "text/plain") == {}  # plain text: nothing to colour
+
+
+def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodeltester) -> None:
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.show()
+    w.reload_now()
+    p = w.proxy
+    assert p.index(0, 0).data().startswith("Reference guide")
+    needs = p.index(0, 2).data()
+    assert "1 effect to reconcile" in needs and "forked lineage" in needs
+    assert "missing blob" in needs and "stale criterion" in needs
+    assert p.index(1, 2).data().startswith("1 approval pending")
+    assert p.index(0, 3).data() == "95% near limit"
+    w.search.setText("weekly note")
+    assert p.rowCount() == 1 and p.index(0, 0).data() == "Save the weekly project note"
+    w.search.clear()
+    p.set_status("completed")
+    assert p.rowCount() == 0
+    w.status_filter.setCurrentIndex(w.status_filter.findData("outcome_unknown"))
+    assert p.rowCount() == 2
+    w.status_filter.setCurrentIndex(w.status_filter.findData(p.NEEDS_YOU))
+    assert p.rowCount() == 2
+    qtmodeltester.check(p)
+    w.table.setFocus()
+    # The search left only the note: it became the selected task, and stays selected.
+    assert w.selected == "note"
+    qtbot.keyClick(w.table, Qt.Key.Key_Home)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=3000)
+    qtbot.keyClick(w.table, Qt.Key.Key_Down)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=3000)
+    assert w.task_view.header.title.text() == "Save the weekly project note"
+    w.close()
+
+
+def test_reviewer_identity_is_asked_and_kept(qtbot) -> None:
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from boris_desktop import settings
+    from boris_desktop.identity import ReviewerDialog
+
+    assert settings.reviewer() is None
+    dlg = ReviewerDialog()
+    qtbot.addWidget(dlg)
+    ok = dlg.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled()
+    dlg.name.setText("Ada Reviewer")
+    dlg.reviewer_id.setText("ada")
+    assert ok.isEnabled()
+    qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
+    assert dlg.result() == ReviewerDialog.DialogCode.Accepted
+    assert settings.reviewer() == ("Ada Reviewer", "ada")
+    again = ReviewerDialog()
+    qtbot.addWidget(again)
+    assert again.name.text() == "Ada Reviewer"
+
+
+def test_empty_store_offers_the_demo_and_store_opens_on_a_worker(qtbot, tmp_path: Path) -> None:
+    from boris_desktop import settings
+    from boris_desktop.main_window import EMPTY, TASK, MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.store_opened, timeout=5000):
+        w.open_store(str(tmp_path / "fresh"))
+    qtbot.waitUntil(lambda: w.right.currentIndex() == EMPTY, timeout=3000)
+    assert w.empty_button.isVisible()
+    assert settings.recent_stores() == [str(tmp_path / "fresh")]
+    qtbot.mouseClick(w.empty_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=10000)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=3000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=3000)
+    w.close()
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    w.store.close()
+
+
+def test_every_tab_renders_to_png(qtbot, store: Store, tmp_path: Path) -> None:
+    """A picture of each main view. With BORIS_DESKTOP_SHOTS=DIR they are kept there."""
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.resize(1280, 780)
+    w.show()
+    w.reload_now()
+    keep = os.environ.get("BORIS_DESKTOP_SHOTS")
+    for i, title in enumerate(w.task_view.panels):
+        w.task_view.tabs.setCurrentIndex(i)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.wait(20)
+        png = tmp_path / f"{i:02d}-{title.lower()}.png"
+        assert w.grab().save(str(png))
+        img = QImage(str(png))
+        assert img.width() >= 1280 and img.height() >= 780
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(png, Path(keep) / png.name)
+    w.close()

@@ -246,6 +246,17 @@ checkpoints = sa.Table(
     sa.Column("superseded", sa.Boolean, nullable=False),
 )
 
+# The last head `boris verify` found clean, per task (store.verify). Not a projection: a
+# rebuild leaves it alone, so a log cut back below it is caught on the next verify.
+verified_heads = sa.Table(
+    "verified_heads",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Column("verified_at", sa.String(32), nullable=False),
+)
+
 #: Projection tables, in the order a rebuild clears and a dump compares them.
 PROJECTIONS: tuple[sa.Table, ...] = (
     tasks,

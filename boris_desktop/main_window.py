@@ -32,6 +32,7 @@ from .icons import icon, words
 from .inbox import COLUMNS, ID_ROLE, NEEDS, InboxFilter, InboxModel
 from .loader import Loader
 from .widgets import heading, plain_label
+from .window_actions import ActionsMixin
 
 if TYPE_CHECKING:
     from store import Store
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 EMPTY, TASK, NOTHING = range(3)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ActionsMixin, QMainWindow):
     store_opened = Signal()
     loaded = Signal()  # the inbox (and task, if any) reflect the store
 
@@ -154,6 +155,10 @@ class MainWindow(QMainWindow):
             self.right.insertWidget(TASK, self._task_view)
             self.right.removeWidget(placeholder)
             placeholder.deleteLater()
+            for panel in self._task_view.panels.values():
+                tree = getattr(panel, "tree", None)
+                if tree is not None:
+                    tree.selectionModel().currentChanged.connect(lambda *_: self.update_actions())
         return self._task_view
 
     # --- menus ---------------------------------------------------------------------------
@@ -191,6 +196,7 @@ class MainWindow(QMainWindow):
         inbox.setShortcut(QKeySequence("Ctrl+L"))
         inbox.triggered.connect(self.table.setFocus)
         view.addAction(inbox)
+        self._actions_menu()
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -323,6 +329,7 @@ class MainWindow(QMainWindow):
                     "brief", lambda: jobs.brief(store, task_id), self.task_view.show_brief
                 )
         self._status()
+        self.update_actions()
         self.loaded.emit()
 
     def _select_row(self) -> None:

@@ -1,0 +1,140 @@
+"""Reviewer actions from the window: each clicks the menu entry or the dialog's button and
+reads the result back from the store and the UI."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+from store import Actor, Store
+from store import commands as c
+from store.demo import fill_demo
+
+AGENT = Actor(kind="agent", id="a")
+
+
+@pytest.fixture(autouse=True)
+def _reviewer(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+
+
+def settle(qtbot, w) -> None:
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+
+
+def open_window(qtbot, store: Store, task_id: str | None = None):
+    from boris_desktop.main_window import MainWindow
+
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.resize(1200, 760)
+    w.show()
+    w.reload_now()
+    settle(qtbot, w)
+    if task_id is not None:
+        select_task(qtbot, w, task_id)
+    return w
+
+
+def select_task(qtbot, w, task_id: str) -> None:
+    row = w.inbox.row_of(task_id)
+    w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
+    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=5000)
+    settle(qtbot, w)
+
+
+def done(qtbot, w, dialog) -> None:
+    """Wait for the dialog's command to come back (accepted, or refused and shown)."""
+    qtbot.waitUntil(lambda: not dialog.running, timeout=5000)
+    settle(qtbot, w)
+
+
+@pytest.fixture
+def demo(qtbot, store: Store):
+    fill_demo(store)
+    return store
+
+
+# --- approve / reject ----------------------------------------------------------------------
+
+
+def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
+    other = Store.open(demo.location.directory)
+    try:
+        w1 = open_window(qtbot, demo, "note")
+        w2 = open_window(qtbot, other, "note")
+        assert w1.approve_action.isEnabled() and w2.approve_action.isEnabled()
+        w1.approve_action.trigger()
+        w2.approve_action.trigger()
+        d1, d2 = w1.dialog, w2.dialog
+        assert "Email this week's project note" in d1.fields["consequence"].text()
+        assert d1.fields["digest"].text().startswith("sha256:")
+        assert '"kind": "send"' in d1.payload.toPlainText()
+        assert d1.ok.isEnabled() and d2.ok.isEnabled()
+        d1.note.setPlainText("fine to send")
+        d1.ok.click()
+        done(qtbot, w1, d1)
+        assert d1.result() == d1.DialogCode.Accepted
+        d2.ok.click()
+        done(qtbot, w2, d2)
+        assert d2.isVisible()
+        assert "cannot be decided" in d2.error.text() or "meanwhile" in d2.error.text()
+        assert "rita" in d2.error.text() or "meanwhile" in d2.error.text()
+        assert not d2.ok.isEnabled() and not d2.reject_button.isEnabled()
+        a = next(x for x in demo.task("note")["approvals"] if x["approval_id"] == "apr-note-mail")
+        assert a["state"] == "approved"
+        assert a["decided_by"]["id"] == "rita" and a["note"] == "fine to send"
+        # Both windows refreshed: no pending approval left to decide.
+        qtbot.waitUntil(lambda: not w2.approve_action.isEnabled(), timeout=5000)
+        assert not w1.approve_action.isEnabled()
+        w1.close()
+        w2.close()
+    finally:
+        other.close()
+
+
+def test_reject_with_note(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    w.approve_action.trigger()
+    d = w.dialog
+    d.note.setPlainText("not before Friday")
+    d.reject_button.click()
+    done(qtbot, w, d)
+    a = demo.task("note")["approvals"][0]
+    assert a["state"] == "rejected" and a["note"] == "not before Friday"
+
+
+def test_expired_request_cannot_be_approved(qtbot, store: Store, ws: Path) -> None:
+    store.execute(c.CreateTask(task_id="t", title="T", owner="o", objective="x",
+                               scope_paths=[str(ws)]), AGENT)  # fmt: skip
+    from store.approvals import RequestApproval
+
+    store.execute(
+        RequestApproval(task_id="t", approval_id="ap", payload={"x": 1}, consequence="Do x",
+                        policy="p", expires_in_seconds=0.05),
+        AGENT,
+    )  # fmt: skip
+    import time
+
+    time.sleep(0.1)
+    w = open_window(qtbot, store, "t")
+    from boris_desktop.dialogs import ApproveDialog
+
+    task = w.task_view.bundle["task"]
+    d = ApproveDialog(w, "t", task["approvals"][0], task["now"])
+    qtbot.addWidget(d)
+    assert "expired" in d.error.text()
+    assert not d.ok.isEnabled()
+    # Even if forced, the store refuses and the dialog says why.
+    d.running = False
+    d.run(d.command)
+    done(qtbot, w, d)
+    assert "expired" in d.error.text()
+    assert store.task("t")["approvals"][0]["decided_by"] is None

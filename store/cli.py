@@ -377,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (StoreError, OSError) as exc:
         print(f"boris: {' '.join(str(exc).splitlines())}", file=sys.stderr)
-        return 1
+        # `verify` tells "problems found" (3) from "could not run" (1).
+        return int(getattr(exc, "exit_code", 1))
     except ValidationError as exc:
         first = exc.errors()[0]
         print(f"boris: {'.'.join(str(x) for x in first['loc'])}: {first['msg']}", file=sys.stderr)

@@ -9,12 +9,10 @@ projections in line with the crafted log where a test wants the projections out 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import shutil
 import sqlite3
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,6 @@ from store import events as ev
 from store.approvals import DecideApproval, RequestApproval
 from store.canonical import canonical_json, chain_hash, digest_of
 from store.checkpoints import WriteCheckpoint
-from store.cli_verify import register
 from store.ledger import DispatchEffect, PlanEffect, RecordResponse
 from store.record import stored_body
 from store.verify import Report, VerifyFailed, remembered_head, verify
@@ -574,26 +571,10 @@ def test_task_whose_log_is_gone_after_it_was_verified(s: Store, made: dict[str, 
 
 
 def _cli(store_dir: Path, *argv: str) -> int:
-    """What `boris verify` does once store.cli registers it: the subcommand from
-    cli_verify.register, run the way store.cli.main runs one."""
-    p = argparse.ArgumentParser(prog="boris")
-    sub = p.add_subparsers(dest="command", required=True)
+    """`boris verify …` through the real command line."""
+    from store.cli import main
 
-    def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_)
-        sp.add_argument("--json", action="store_true")
-        sp.set_defaults(fn=fn)
-        return sp
-
-    register(add)
-    args = p.parse_args(list(argv))
-    try:
-        with Store.open(store_dir) as s:
-            args.fn(s, args)
-        return 0
-    except StoreError as exc:
-        print(f"boris: {exc}", file=sys.stderr)
-        return 1
+    return main(["--store", str(store_dir), *argv])
 
 
 def test_cli_ok_then_problems(
@@ -603,12 +584,12 @@ def test_cli_ok_then_problems(
     assert _cli(d, "verify") == 0
     assert capsys.readouterr().out == "ok\n"
     s.blobs.path_of(made["evidence_digest"]).unlink()
-    assert _cli(d, "verify", made["tid"]) == 1
+    assert _cli(d, "verify", made["tid"]) == 3
     out, err = capsys.readouterr()
     (line,) = out.splitlines()
     assert line.startswith(f"{made['tid']}: blob_missing: blob {made['evidence_digest']}")
     assert err == "boris: verified 1 task: 1 problem in 1 of them\n"
-    assert _cli(d, "verify", "--json") == 1
+    assert _cli(d, "verify", "--json") == 3
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False
     assert [p["kind"] for p in data["problems"]] == ["blob_missing"]

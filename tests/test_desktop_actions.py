@@ -138,3 +138,117 @@ def test_expired_request_cannot_be_approved(qtbot, store: Store, ws: Path) -> No
     done(qtbot, w, d)
     assert "expired" in d.error.text()
     assert store.task("t")["approvals"][0]["decided_by"] is None
+
+
+# --- reconcile, with the watchdog ----------------------------------------------------------
+
+
+def _note_file(store: Store) -> Path:
+    return Path(store.task("note")["effects"][0]["target"])
+
+
+def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    assert w.reconcile_action.isEnabled()
+    w.reconcile_action.trigger()
+    d = w.dialog
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    first = d.observation["observation_id"]
+    assert "intended" in d.diff.toPlainText()
+    assert "Decisions this week" in d.diff.toPlainText()  # intended lines missing from file
+    assert '"pre_state"' in d.intent.toPlainText() and "reported_success" in d.intent.toPlainText()
+    d.note.setText("the file still holds the old note")
+    assert d.decide_buttons["absent"].isEnabled()
+    # An atomic save: a temp file renamed over the target.
+    target = _note_file(demo)
+    tmp = target.with_name(".project-note.md.tmp")
+    tmp.write_text("# Project note\n\nSomeone else edited it.\n", encoding="utf-8")
+    os.replace(tmp, target)
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
+    assert "changed" in d.banner.text() and "replaced" in d.banner.text()
+    assert not any(b.isEnabled() for b in d.decide_buttons.values())
+    d.again.click()
+    qtbot.waitUntil(
+        lambda: d.observation is not None and d.observation["observation_id"] != first,
+        timeout=5000,
+    )
+    second = d.observation["observation_id"]
+    assert not d.banner.isVisible()
+    assert d.decide_buttons["conflict"].isEnabled()
+    d.note.setText("someone else rewrote the note: sort it out with them")
+    d.decide_buttons["conflict"].click()
+    done(qtbot, w, d)
+    eff = demo.task("note")["effects"][0]
+    assert eff["reconciliation"]["observation_id"] == second
+    assert eff["reconciliation"]["verdict"] == "conflict"
+    assert any(o["observation_id"] == second and o["observer"]["id"] == "rita"
+               for o in eff["observations"])  # fmt: skip
+    qtbot.waitUntil(
+        lambda: w.task_view.bundle["task"]["effects"][0]["reconciliation"] is not None,
+        timeout=5000,
+    )
+    assert w.task_view.panel("Effects").tree.find(("save-note", "reconciliation")).isValid()
+
+
+def test_reconcile_deleted_target_is_seen(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    d = w.reconcile()
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    _note_file(demo).unlink()
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
+    assert "missing" in d.banner.text()
+    d.note.setText("x")
+    assert not d.ok.isEnabled()
+    d.reject()
+    assert d.watcher.state == "off"
+
+
+def test_watcher_handler_error_does_not_kill_it(qtbot, tmp_path: Path) -> None:
+    from watchdog.events import FileModifiedEvent
+
+    from boris_desktop.watch import FileWatcher, _handler
+
+    f = tmp_path / "a.txt"
+    f.write_text("1")
+
+    class Broken:
+        class hint:
+            @staticmethod
+            def emit(*_a):
+                raise RuntimeError("handler bug")
+
+    _handler(Broken(), {str(f)}).on_any_event(FileModifiedEvent(str(f)))  # swallowed
+    seen: list[str] = []
+    watcher = FileWatcher(debounce_ms=50)
+    watcher.changed.connect(lambda _p, what: seen.append(what))
+    watcher.watch([str(f)])
+    assert watcher.state == "watching"
+    f.write_text("2")
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    assert "modified" in seen[0]
+    watcher.stop()
+    assert watcher.state == "off"
+
+
+def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> None:
+    from boris_desktop import watch
+
+    f = tmp_path / "b.txt"
+    f.write_text("1")
+    real = watch.FileWatcher._start
+
+    def limited(self, dirs, polling):
+        if not polling:
+            raise OSError(28, "inotify watch limit reached")
+        return real(self, dirs, polling)
+
+    monkeypatch.setattr(watch.FileWatcher, "_start", limited)
+    seen: list[str] = []
+    watcher = watch.FileWatcher(debounce_ms=50)
+    watcher.changed.connect(lambda _p, what: seen.append(what))
+    watcher.watch([str(f)])
+    assert watcher.state.startswith("polling")
+    qtbot.wait(300)
+    f.write_text("22")
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    watcher.stop()

@@ -179,6 +179,18 @@ class Store:
     def head_checkpoint(self, task_id: str) -> dict[str, Any] | None:
         """The newest head checkpoint of a task (None before the first); with a fork, the
         newest of the heads: `checkpoints()` tells whether there is a fork."""
+        if db.is_sqlite(self.engine):
+            # Asked often (resuming, polling views): a kept connection and the events index,
+            # see store.reads.
+            from .reads import head_reader
+
+            try:
+                return head_reader(self).head_checkpoint(task_id)
+            except sa.exc.DBAPIError as exc:
+                env = _environment_error(exc)
+                if env is not None:
+                    raise env from exc
+                raise
         with self.read() as conn:
             row = conn.execute(
                 sa.select(t.checkpoints)

@@ -1,0 +1,570 @@
+"""Ledger benchmark (not part of the test run): checkpoint writes/s, latest-head reads, and a
+two-process race on approvals.
+
+Run: .venv/bin/pip install -e ".[bench]" && .venv/bin/python benchmarks/bench_ledger.py
+
+1. Durable checkpoint writes, one commit each, measured in the same run at the same
+   durability (WAL, synchronous=FULL): Boris's `execute(WriteCheckpoint)` on a task with a
+   few criteria, artifacts and budgets (the command assembles the state from the projections
+   inside its transaction), against LangGraph's `SqliteSaver.put()` of a checkpoint whose
+   channel values are that same state. Interleaved rounds, best of `--rounds` for each, so a
+   noisy neighbour on the machine costs every contender alike. The sizes of both checkpoints
+   and the WAL pages each commit writes are printed beside the rates.
+2. Latest-head read latency with `--history` checkpoints in each: `Store.head_checkpoint`
+   against `SqliteSaver.get_tuple`, median of many calls, best round: reading an unchanged
+   head (what a polling view does); the same with Boris's kept head row dropped, so every
+   call queries (LangGraph keeps none); and right after a new checkpoint was committed
+   (checked to return it), which on a busy machine also pays for caches the write's fsync let
+   go cold. The checkpoint writes made there give the write rate with that history.
+3. Two processes (spawn) racing to dispatch the same `--approvals` approved file writes: each
+   approval must be consumed exactly once, as the store's approvals, events and attempts
+   show afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import multiprocessing as mp
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from store import Actor, CommandRejected, Store
+from store import commands as c
+from store.approvals import DecideApproval, RequestApproval
+from store.canonical import canonical_json
+from store.checkpoints import WriteCheckpoint
+from store.ledger import DispatchEffect, PlanEffect
+from store.reads import head_reader
+
+AGENT = Actor(kind="agent", id="bench")
+REVIEWER = Actor(kind="person", id="rev")
+THREAD = "bench"
+
+
+# --- Boris: a realistic small task --------------------------------------------------------
+
+
+def boris_task(s: Store, scope: Path) -> str:
+    """A task with what a checkpoint's state is built from: criteria, artifacts, budgets."""
+    scope.mkdir(parents=True, exist_ok=True)
+    tid: str = s.execute(
+        c.CreateTask(
+            title="quarterly report",
+            owner="ana",
+            objective="Draft the quarterly report from the three source tables and get it reviewed",
+            scope_paths=[str(scope)],
+        ),
+        AGENT,
+    )
+    cmds: list[c.Command] = [
+        c.AddCriterion(task_id=tid, text=text)
+        for text in (
+            "every figure is traced to a source table",
+            "the summary fits on one page",
+            "a reviewer signed off the final draft",
+        )
+    ]
+    cmds += [
+        c.RecordArtifact(task_id=tid, name=name, content=c.Content(text=text))
+        for name, text in (
+            ("outline.md", "# Q3 report\n\n1. Revenue\n2. Costs\n3. Outlook\n"),
+            ("draft.md", "# Q3 report\n\nRevenue grew 4% on the quarter.\n" * 20),
+        )
+    ]
+    cmds += [
+        c.SetBudget(task_id=tid, counter="model_calls", limit=500),
+        c.SetBudget(task_id=tid, counter="artifact_bytes", limit=10_000_000),
+    ]
+    s.execute_all(cmds, AGENT)
+    return tid
+
+
+def boris_checkpointing(root: Path) -> tuple[Store, str, WriteCheckpoint]:
+    s = Store.open(root / "boris")
+    tid = boris_task(s, root / "scope")
+    cmd = WriteCheckpoint(task_id=tid, reason="milestone", note="")
+    s.execute(cmd, AGENT)  # the first also writes the task's initial checkpoint
+    return s, tid, cmd
+
+
+def boris_writes(root: Path, n: int) -> float:
+    s, _, cmd = boris_checkpointing(root)
+    with s:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            s.execute(cmd, AGENT)
+        return n / (time.perf_counter() - t0)
+
+
+def wal_pages_per_commit(conn: sqlite3.Connection, commit: Callable[[], object]) -> float:
+    """WAL frames (pages) each of 20 commits appends, as seen from a second connection."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for _ in range(20):
+        commit()
+    return float(conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]) / 20
+
+
+def boris_profile(root: Path) -> tuple[dict[str, Any], dict[str, float]]:
+    """The head's state (LangGraph is given the same), its sizes and the pages per commit."""
+    s, tid, cmd = boris_checkpointing(root)
+    with s:
+        head = s.head_checkpoint(tid)
+        assert head is not None
+        with s.read() as conn:
+            payload = conn.execute(
+                sa.text(
+                    "SELECT length(CAST(payload AS BLOB)) FROM events WHERE task_id = :t "
+                    "AND type = 'checkpoint.written' ORDER BY seq DESC LIMIT 1"
+                ),
+                {"t": tid},
+            ).scalar_one()
+        db_file = s.location.sqlite_file
+        assert db_file is not None
+        with closing(sqlite3.connect(db_file)) as conn:
+            pages = wal_pages_per_commit(conn, lambda: s.execute(cmd, AGENT))
+        state: dict[str, Any] = head["state"]
+        return state, {
+            "state": len(canonical_json(state).encode()),
+            "event": int(payload),
+            "pages": pages,
+        }
+
+
+# --- LangGraph ----------------------------------------------------------------------------
+
+
+def langgraph_saver(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    # SqliteSaver.setup() sets only journal_mode=WAL (and the sqlite3 module's default
+    # deferred transactions, committed after each put). synchronous is left to SQLite's
+    # default, FULL on most builds but not all: set it explicitly, as Boris does, so both
+    # fsync the WAL on every commit.
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    saver = SqliteSaver(conn)
+    saver.setup()
+    return saver
+
+
+class LangGraphLoop:
+    """What a graph's loop hands `put()` each step: a new checkpoint (new id, timestamp and
+    one channel's version bumped) whose channel values are the small state."""
+
+    def __init__(self, saver: Any, channel_values: dict[str, Any]) -> None:
+        from langgraph.checkpoint.base import empty_checkpoint
+
+        self.saver = saver
+        self.base = empty_checkpoint()
+        self.base["channel_values"] = dict(channel_values)
+        self.versions = {k: saver.get_next_version(None, None) for k in channel_values}
+        self.base["channel_versions"] = dict(self.versions)
+        self.config: dict[str, Any] = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+        self.step = 0
+        self.channels = list(channel_values)
+
+    def checkpoint(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+        from langgraph.checkpoint.base.id import uuid6
+
+        self.step += 1
+        channel = self.channels[self.step % len(self.channels)]
+        self.versions[channel] = self.saver.get_next_version(self.versions[channel], None)
+        ckpt = {
+            **self.base,
+            "id": str(uuid6(clock_seq=self.step)),
+            "ts": dt.datetime.now(dt.UTC).isoformat(),
+            "channel_versions": dict(self.versions),
+        }
+        meta = {"source": "loop", "step": self.step, "parents": {}}
+        return ckpt, meta, {channel: self.versions[channel]}
+
+    def put(self) -> None:
+        ckpt, meta, new_versions = self.checkpoint()
+        self.config = self.saver.put(self.config, ckpt, meta, new_versions)
+
+
+def langgraph_writes(root: Path, n: int, state: dict[str, Any]) -> float:
+    saver = langgraph_saver(root / "langgraph.sqlite")
+    loop = LangGraphLoop(saver, state)
+    loop.put()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        loop.put()
+    rate = n / (time.perf_counter() - t0)
+    saver.conn.close()
+    return rate
+
+
+def langgraph_profile(root: Path, state: dict[str, Any]) -> dict[str, float]:
+    saver = langgraph_saver(root / "langgraph.sqlite")
+    loop = LangGraphLoop(saver, state)
+    loop.put()
+    (size,) = saver.conn.execute(
+        "SELECT length(checkpoint) + length(metadata) FROM checkpoints"
+    ).fetchone()
+    with closing(sqlite3.connect(root / "langgraph.sqlite")) as conn:
+        pages = wal_pages_per_commit(conn, loop.put)
+    saver.conn.close()
+    return {"size": int(size), "pages": pages}
+
+
+def best_rates(rounds: int, contenders: dict[str, Callable[[Path], float]]) -> dict[str, float]:
+    """Each contender once per round, interleaved, so that a slow patch of the machine's
+    disk falls on all of them; the best round of each is kept."""
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            with tempfile.TemporaryDirectory() as d:
+                best[name] = max(best.get(name, 0.0), fn(Path(d)))
+    return best
+
+
+# --- latest-head reads --------------------------------------------------------------------
+
+
+def median_us(fn: Callable[[], object], calls: int) -> float:
+    times = []
+    clock = time.perf_counter_ns
+    for _ in range(calls):
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    return statistics.median(times) / 1000
+
+
+class Heads:
+    """One contender's store for head reads: `write` adds a checkpoint and returns its id,
+    `read` returns the latest head's id."""
+
+    def __init__(
+        self, write: Callable[[], str], read: Callable[[], str], uncached: Callable[[], str]
+    ) -> None:
+        self.write, self.read, self.uncached = write, read, uncached
+
+
+def boris_heads(root: Path, history: int) -> tuple[Heads, Callable[[], None]]:
+    s, tid, cmd = boris_checkpointing(root)
+    for done in range(2, history, 100):
+        s.execute_all([cmd] * min(100, history - done), AGENT)
+
+    def read() -> str:
+        head = s.head_checkpoint(tid)
+        assert head is not None
+        return str(head["checkpoint_id"])
+
+    reader = head_reader(s)
+
+    def uncached() -> str:
+        reader.forget()  # the head row read last is dropped: this read queries
+        return read()
+
+    return Heads(lambda: str(s.execute(cmd, AGENT)), read, uncached), s.close
+
+
+def langgraph_heads(
+    root: Path, history: int, state: dict[str, Any]
+) -> tuple[Heads, Callable[[], None]]:
+    saver = langgraph_saver(root / "langgraph.sqlite")
+    loop = LangGraphLoop(saver, state)
+    for _ in range(history):
+        loop.put()
+    latest = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+
+    def write() -> str:
+        loop.put()
+        return str(loop.config["configurable"]["checkpoint_id"])
+
+    def read() -> str:
+        return str(saver.get_tuple(latest).checkpoint["id"])
+
+    return Heads(write, read, read), saver.conn.close
+
+
+def head_reads(
+    root: Path, a: argparse.Namespace, state: dict[str, Any] | None
+) -> dict[str, dict[str, float]]:
+    """Per contender: the median read of an unchanged head, the same without Boris's kept
+    row, the median read right after a new checkpoint was committed (checked to return it),
+    and those writes' rate with `--history` checkpoints already in the task. Interleaved
+    rounds, the best of each kept."""
+    made = {"boris": boris_heads(root, a.history)}
+    if state is not None:
+        made["langgraph"] = langgraph_heads(root, a.history, state)
+    best: dict[str, dict[str, float]] = {name: {} for name in made}
+    clock = time.perf_counter_ns
+    for _ in range(a.rounds):
+        for name, (heads, _) in made.items():
+            got = best[name]
+            unchanged = median_us(heads.read, a.reads)
+            got["unchanged"] = min(got.get("unchanged", unchanged), unchanged)
+            uncached = median_us(heads.uncached, a.reads)
+            got["uncached"] = min(got.get("uncached", uncached), uncached)
+            reads, writing = [], 0
+            for _ in range(a.fresh):
+                t0 = clock()
+                cid = heads.write()
+                t1 = clock()
+                assert heads.read() == cid
+                reads.append(clock() - t1)
+                writing += t1 - t0
+            fresh = statistics.median(reads) / 1000
+            got["fresh"] = min(got.get("fresh", fresh), fresh)
+            rate = a.fresh / (writing / 1e9)
+            got["write_rate"] = max(got.get("write_rate", 0.0), rate)
+    for _, close in made.values():
+        close()
+    return best
+
+
+# --- the approval race --------------------------------------------------------------------
+
+
+def race_setup(root: Path, n: int) -> tuple[str, list[str]]:
+    scope = root / "workspace"
+    scope.mkdir()
+    with Store.open(root / "race") as s:
+        tid: str = s.execute(
+            c.CreateTask(
+                title="race", owner="ana", objective="write files", scope_paths=[str(scope)]
+            ),
+            AGENT,
+        )
+        eids = [f"eff-{i:04d}" for i in range(n)]
+        for lo in range(0, n, 250):
+            batch = eids[lo : lo + 250]
+            s.execute_all(
+                [
+                    PlanEffect(
+                        task_id=tid,
+                        effect_id=eid,
+                        target=f"out/{eid}.txt",
+                        consequence=f"write out/{eid}.txt",
+                        content=c.Content(text=f"file {eid}\n"),
+                        requires_approval=True,
+                    )
+                    for eid in batch
+                ],
+                AGENT,
+            )
+            s.execute_all(
+                [
+                    RequestApproval(
+                        task_id=tid, effect_id=eid, approval_id=f"apr-{eid}", policy="bench"
+                    )
+                    for eid in batch
+                ],
+                AGENT,
+            )
+            s.execute_all(
+                [
+                    DecideApproval(task_id=tid, approval_id=f"apr-{eid}", decision="approved")
+                    for eid in batch
+                ],
+                REVIEWER,
+            )
+        return tid, eids
+
+
+def race_worker(
+    store_dir: str, tid: str, eids: list[str], name: str, start: Any, results: Any
+) -> None:
+    ok = rejected = 0
+    errors: list[str] = []
+    with Store.open(store_dir, create=False) as s:
+        start.wait()
+        for eid in eids:
+            try:
+                s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor=name), AGENT)
+                ok += 1
+            except CommandRejected:
+                rejected += 1
+            except Exception as exc:  # anything else is a failure of the race, reported
+                errors.append(f"{eid}: {type(exc).__name__}: {exc}")
+    results.put((name, ok, rejected, errors))
+
+
+def race(root: Path, n: int, reversed_second: bool) -> dict[str, Any]:
+    tid, eids = race_setup(root, n)
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(2)
+    results = ctx.Queue()
+    orders = {"p1": eids, "p2": eids[::-1] if reversed_second else eids}
+    procs = [
+        ctx.Process(target=race_worker, args=(str(root / "race"), tid, order, name, start, results))
+        for name, order in orders.items()
+    ]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0, f"a racer exited with {p.exitcode}"
+    elapsed = time.perf_counter() - t0
+    with Store.open(root / "race", create=False) as s, s.read() as conn:
+        states = dict(
+            conn.execute(
+                sa.text("SELECT state, count(*) FROM approvals WHERE task_id = :t GROUP BY state"),
+                {"t": tid},
+            ).all()
+        )
+        consumed = dict(
+            conn.execute(
+                sa.text(
+                    "SELECT json_extract(payload, '$.approval_id'), count(*) FROM events "
+                    "WHERE task_id = :t AND type = 'approval.consumed' GROUP BY 1"
+                ),
+                {"t": tid},
+            ).all()
+        )
+        attempts = dict(
+            conn.execute(
+                sa.text(
+                    "SELECT effect_id, count(*) FROM attempts WHERE task_id = :t GROUP BY effect_id"
+                ),
+                {"t": tid},
+            ).all()
+        )
+    approvals = {f"apr-{eid}" for eid in eids}
+    once = (
+        states == {"consumed": n}
+        and set(consumed) == approvals
+        and all(v == 1 for v in consumed.values())
+        and set(attempts) == set(eids)
+        and all(v == 1 for v in attempts.values())
+    )
+    return {
+        "procs": sorted(got),
+        "elapsed": elapsed,
+        "states": states,
+        "consumed_events": sum(consumed.values()),
+        "approvals_consumed_once": sum(1 for v in consumed.values() if v == 1),
+        "attempts": sum(attempts.values()),
+        "effects_with_one_attempt": sum(1 for v in attempts.values() if v == 1),
+        "once": once,
+    }
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def write_rates(
+    a: argparse.Namespace,
+    state: dict[str, Any],
+    sizes: dict[str, float],
+    lg_profile: dict[str, float] | None,
+) -> None:
+    contenders: dict[str, Callable[[Path], float]] = {
+        "boris": lambda p: boris_writes(p, a.writes),
+    }
+    if lg_profile is not None:
+        contenders["langgraph"] = lambda p: langgraph_writes(p, a.writes, state)
+    rates = best_rates(a.rounds, contenders)
+    boris, lg = rates["boris"], rates.get("langgraph")
+    print(f"durable checkpoint writes, one commit each (best of {a.rounds} x {a.writes}):")
+    print(
+        f"  boris execute(WriteCheckpoint)  {boris:8,.0f}/s   {sizes['pages']:.0f} WAL pages a "
+        f"commit; state {sizes['state']:,.0f} B of JSON, kept in the event "
+        f"({sizes['event']:,.0f} B) and the checkpoints row"
+    )
+    if lg is not None and lg_profile is not None:
+        print(
+            f"  langgraph SqliteSaver.put       {lg:8,.0f}/s   {lg_profile['pages']:.0f} WAL pages "
+            f"a commit; checkpoint + metadata {lg_profile['size']:,.0f} B (msgpack + JSON), "
+            "the same state as its channel values"
+        )
+        verdict = "meets" if boris / lg >= 1.2 else "misses"
+        print(f"  boris = {boris / lg:.2f}x langgraph ({verdict} the >= 1.2x goal)")
+    else:
+        print("  langgraph: not installed (pip install -e '.[bench]')")
+
+
+def read_latency(a: argparse.Namespace, state: dict[str, Any] | None) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        got = head_reads(Path(d), a, state)
+    b, lg = got["boris"], got.get("langgraph")
+    print(f"latest-head read with {a.history:,} checkpoints in the task (best of {a.rounds}):")
+    for key, what in (
+        ("unchanged", f"unchanged since the last read, median of {a.reads:,}"),
+        ("uncached", f"the same, with Boris's kept head row dropped first, median of {a.reads:,}"),
+        ("fresh", f"right after a new checkpoint, median of {a.fresh:,}"),
+    ):
+        print(f"  {what}:")
+        print(f"    boris head_checkpoint         {b[key]:8.1f} µs")
+        if lg is not None:
+            verdict = "meets" if b[key] <= lg[key] else "misses"
+            print(
+                f"    langgraph get_tuple           {lg[key]:8.1f} µs   boris takes "
+                f"{b[key] / lg[key]:.2f}x ({verdict} the <= goal)"
+            )
+    print(f"  checkpoint writes with {a.history:,} already in the task:")
+    print(f"    boris execute(WriteCheckpoint) {b['write_rate']:7,.0f}/s")
+    if lg is not None:
+        print(
+            f"    langgraph SqliteSaver.put      {lg['write_rate']:7,.0f}/s   "
+            f"boris = {b['write_rate'] / lg['write_rate']:.2f}x"
+        )
+
+
+def approval_race(a: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        r = race(Path(d), a.approvals, a.reversed)
+        total = time.perf_counter() - t0
+    order = "opposite orders" if a.reversed else "the same order"
+    print(
+        f"two processes dispatching {a.approvals:,} approved effects in {order} "
+        f"({r['elapsed']:.1f} s race, {total:.1f} s with setup):"
+    )
+    for name, ok, rejected, errors in r["procs"]:
+        print(
+            f"  {name}: {ok:5,} dispatched, {rejected:5,} CommandRejected, {len(errors)} other errors"
+        )
+        for e in errors[:3]:
+            print(f"      {e}")
+    print(
+        f"  store: approvals by state {r['states']}; {r['consumed_events']:,} approval.consumed "
+        f"events, {r['approvals_consumed_once']:,} approvals consumed exactly once; "
+        f"{r['attempts']:,} attempts, {r['effects_with_one_attempt']:,} effects with exactly one"
+    )
+    print(f"  exactly one consumption each: {'yes' if r['once'] else 'no'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writes", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--history", type=int, default=1000, help="checkpoints before head reads")
+    ap.add_argument("--reads", type=int, default=2000, help="reads of an unchanged head")
+    ap.add_argument("--fresh", type=int, default=100, help="reads right after a write")
+    ap.add_argument("--approvals", type=int, default=1000)
+    ap.add_argument("--reversed", action="store_true", help="the second racer goes backwards")
+    ap.add_argument("--parts", default="writes,reads,race", help="which of them to run")
+    a = ap.parse_args()
+    parts = set(a.parts.split(","))
+
+    have_langgraph = importlib.util.find_spec("langgraph.checkpoint.sqlite") is not None
+    with tempfile.TemporaryDirectory() as d:
+        state, sizes = boris_profile(Path(d))
+        lg = langgraph_profile(Path(d), state) if have_langgraph else None
+    if "writes" in parts:
+        write_rates(a, state, sizes, lg)
+    if "reads" in parts:
+        read_latency(a, state if have_langgraph else None)
+    if "race" in parts:
+        approval_race(a)
+
+
+if __name__ == "__main__":
+    main()

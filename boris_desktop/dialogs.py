@@ -213,6 +213,7 @@ class CheckpointDialog(ActionDialog):
                 name="Pending work",
             )
         )
+        self.note = _note_edit("Your note for whoever resumes (required)", "Note")
         self.group = QButtonGroup(self)
         self.radios: dict[str, QRadioButton] = {}
         for reason in self.REASONS:
@@ -244,7 +245,6 @@ class CheckpointDialog(ActionDialog):
         self.stop_button.setAccessibleName("Stop the run instead")
         self.stop_button.clicked.connect(self._stop_instead)
         self.add(self.stop_button)
-        self.note = _note_edit("Your note for whoever resumes (required)", "Note")
         self.note.textChanged.connect(self.refresh_buttons)
         self.add(plain_label("Note:"))
         self.add(self.note)
@@ -279,7 +279,7 @@ class AmendDialog(ActionDialog):
     def __init__(self, window: MainWindow, task: dict[str, Any]) -> None:
         super().__init__(window, f"Amend the objective of {task['id']}", "&Amend")
         self.task = task
-        self.text = QPlainTextEdit(task["objective"])
+        self.text = QPlainTextEdit(task["objective"]["text"])
         self.text.setAccessibleName("Objective")
         self.text.setTabChangesFocus(True)
         self.reason = QLineEdit()

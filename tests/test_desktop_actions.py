@@ -252,3 +252,161 @@ def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> No
     f.write_text("22")
     qtbot.waitUntil(lambda: bool(seen), timeout=5000)
     watcher.stop()
+
+
+# --- stop and checkpoints ------------------------------------------------------------------
+
+
+def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "guide")
+    assert w.stop_action.isEnabled()
+    w.stop_action.trigger()
+    d = w.dialog
+    assert "upload-guide" in d.what.text()  # stays for manual reconciliation
+    assert d.plan["stay"] == ["upload-guide"] and d.plan["cancel"] == []
+    assert not d.ok.isEnabled()  # a reason is required
+    d.reason.setText("the owner takes it from here")
+    d.ok.click()
+    done(qtbot, w, d)
+    task = demo.task("guide")
+    assert task["status"] == "stopped"
+    assert task["effects"][0]["unresolved"]
+    qtbot.waitUntil(lambda: w.task_view.bundle["task"]["status"] == "stopped", timeout=5000)
+    assert w.task_view.panel("Effects").tree.find(("upload-guide",)).isValid()
+    assert "stopped" in w.task_view.header.status.text().lower()
+    assert not w.stop_action.isEnabled()
+    reasons = [k["reason"] for k in task["checkpoints"]["checkpoints"]]
+    assert "stopped" in reasons
+
+
+def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    w.checkpoint_action.trigger()
+    d = w.dialog
+    assert d.pending and any("save-note" in p for p in d.pending)
+    assert "save-note" in d.pending_label.text()
+    assert not d.radios["final"].isEnabled() and d.radios["handoff"].isChecked()
+    assert "unavailable" in d.final_why.text()
+    # Forced, the store refuses a final checkpoint with pending work, and the dialog says so.
+    d.radios["final"].setEnabled(True)
+    d.radios["final"].setChecked(True)
+    d.note.setPlainText("done, I think")
+    d.ok.click()
+    done(qtbot, w, d)
+    assert "pending work" in d.error.text() and d.isVisible()
+    d.radios["handoff"].setChecked(True)
+    d.note.setPlainText("handing over: the save is unknown, the mail awaits approval")
+    d.ok.click()
+    done(qtbot, w, d)
+    cps = demo.task("note")["checkpoints"]["checkpoints"]
+    assert cps[-1]["reason"] == "handoff" and cps[-1]["author"]["id"] == "rita"
+    qtbot.waitUntil(
+        lambda: w.task_view.bundle["task"]["checkpoints"]["checkpoints"][-1]["reason"] == "handoff",
+        timeout=5000,
+    )
+    cp_id = cps[-1]["checkpoint_id"]
+    assert cp_id in all_keys(w.task_view.panel("Checkpoints").tree.records.roots)
+
+
+def all_keys(nodes) -> set[str]:
+    out: set[str] = set()
+    for n in nodes:
+        out |= {n.key} | all_keys(n.children)
+    return out
+
+
+# --- edits ---------------------------------------------------------------------------------
+
+
+def test_amend_objective(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    w.amend_action.trigger()
+    d = w.dialog
+    d.text.setPlainText("Keep the project note current, decisions first.")
+    assert not d.ok.isEnabled()
+    d.reason.setText("the team reads only the top")
+    d.ok.click()
+    done(qtbot, w, d)
+    assert (
+        demo.task("note")["objective"]["text"] == "Keep the project note current, decisions first."
+    )
+    qtbot.waitUntil(lambda: "decisions first" in w.task_view.header.objective.text(), timeout=5000)
+
+
+def test_add_and_judge_criterion_waived(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    w.add_criterion_action.trigger()
+    d = w.dialog
+    d.text.setText("The note names the owner.")
+    d.ok.click()
+    done(qtbot, w, d)
+    crits = demo.task("note")["criteria"]
+    assert crits[-1]["text"] == "The note names the owner."
+    w.judge_action.trigger()
+    j = w.dialog
+    assert j.criterion["criterion_id"] == "saved"
+    j.set_status("waived")
+    assert not j.ok.isEnabled()  # a waiver needs its reason
+    j.note.setText("the owner checks this by hand")
+    j.ok.click()
+    done(qtbot, w, j)
+    c0 = demo.task("note")["criteria"][0]
+    assert c0["status"] == "waived" and c0["judged_by"]["id"] == "rita"
+    assert c0["note"] == "the owner checks this by hand"
+
+
+def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    w = open_window(qtbot, demo, "guide")
+    scope = Path(demo.task("guide")["scope"]["paths"][0])
+    inside = scope / "sources" / "07-audit.md"
+    inside.write_text("# Audit\n\nAuditors get read-only access.\n", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(inside), ""))
+    w.source_action.trigger()
+    qtbot.waitUntil(
+        lambda: any(a["name"] == "07-audit.md" for a in demo.task("guide")["artifacts"]),
+        timeout=5000,
+    )
+    settle(qtbot, w)
+    art = next(a for a in demo.task("guide")["artifacts"] if a["name"] == "07-audit.md")
+    assert art["role"] == "source" and art["current"]["producer"]["actor"]["id"] == "rita"
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("not in scope", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(outside), ""))
+    w.source_action.trigger()
+    qtbot.waitUntil(lambda: w.message_box is not None, timeout=5000)
+    assert "Not recorded" in w.message_box.text() and "scope" in w.message_box.text()
+    assert not any(a["name"] == "elsewhere.md" for a in demo.task("guide")["artifacts"])
+
+
+def test_edit_artifact_text(qtbot, demo: Store) -> None:
+    from boris_desktop.dialogs import EditArtifactDialog
+
+    w = open_window(qtbot, demo, "note")
+    w.edit_artifact_action.trigger()
+    qtbot.waitUntil(lambda: isinstance(w.dialog, EditArtifactDialog), timeout=5000)
+    d = w.dialog
+    assert "Kick-off on Monday" in d.editor.toPlainText()
+    assert not d.ok.isEnabled()
+    d.editor.setPlainText(d.editor.toPlainText() + "\nReviewed by Rita.\n")
+    d.ok.click()
+    done(qtbot, w, d)
+    art = demo.task("note")["artifacts"][0]
+    assert art["current_version"] == 2
+    assert art["current"]["producer"]["actor"] == {
+        "kind": "person",
+        "id": "rita",
+        "name": "Rita Reviewer",
+    }
+    assert demo.blobs.read(art["current"]["digest"]).decode().endswith("Reviewed by Rita.\n")
+
+
+def test_shortcuts_in_menu_and_tooltips(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    texts = {a.text(): a for a in w.actions_menu.actions() if a.text()}
+    assert texts["&Approve / Reject…"].shortcut().toString() == "Ctrl+Return"
+    assert texts["&Reconcile Effect…"].shortcut().toString() == "Ctrl+R"
+    assert texts["&Stop the Run…"].shortcut().toString() == "Ctrl+."
+    assert texts["&Checkpoint / Handoff…"].shortcut().toString() == "Ctrl+K"
+    assert "Ctrl+K" in texts["&Checkpoint / Handoff…"].toolTip()

@@ -14,14 +14,15 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from pydantic import Field
 
+from . import db
 from . import events as ev
 from . import schema as t
 from . import status as st
-from .canonical import digest_of, sha256_hex
+from .canonical import digest_of
+from .checkpoint_state import task_checkpoint_state
 from .commands import TaskCommand, _require_writable, handles, new_id
 from .errors import CommandRejected
 from .model import Actor
-from .queries import derive_phases
 from .tx import Tx
 
 Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
@@ -55,149 +56,36 @@ def _rows(tx: Tx, table: sa.Table, task_id: str, *order: Any) -> list[Any]:
     )
 
 
-def recovery(stage: str, outcome: str | None, requires_approval: bool) -> str:
-    """What is safe to do next with an effect, said plainly."""
-    if outcome in {"unknown", "partial"}:
-        return "observe the target and reconcile; do not dispatch again until reconciled"
-    if stage == "observed":
-        return "reconcile against the latest observation"
-    if stage == "planned":
-        return "request an approval, then dispatch" if requires_approval else "dispatch"
-    if stage == "approved":
-        return "dispatch with the approval while it is valid"
-    if outcome in {"failed", "absent"}:
-        return "a new attempt under the same effect is allowed"
-    return "nothing"
-
-
-def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
-    """What another process needs to continue: identities and digests, not content."""
-    task = tx.task(task_id)
-    obj = tx.conn.execute(
-        sa.select(t.objective_revisions)
-        .where(t.objective_revisions.c.task_id == task_id)
-        .order_by(t.objective_revisions.c.rev.desc())
-        .limit(1)
-    ).one()
-    text = str(obj.text)
-    arts = {r.artifact_id: r for r in _rows(tx, t.artifacts, task_id, t.artifacts.c.artifact_id)}
-    versions = {
-        (r.artifact_id, r.version): r
-        for r in _rows(tx, t.artifact_versions, task_id, t.artifact_versions.c.version)
-    }
-    artifacts = []
-    for aid, a in arts.items():
-        v = versions.get((aid, a.current_version))
-        artifacts.append(
-            {
-                "id": aid,
-                "version": a.current_version,
-                "digest": v.digest if v else None,
-                "size": v.size if v else None,
-            }
-        )
-    criteria = [
-        {
-            "id": c.criterion_id,
-            "status": c.status,
-            "artifact_id": c.artifact_id,
-            "artifact_version": c.artifact_version,
-        }
-        for c in _rows(tx, t.criteria, task_id, t.criteria.c.position)
-    ]
-    effects = []
-    for e in _rows(tx, t.effects, task_id, t.effects.c.position):
-        from .commands import effect_unresolved
-
-        if effect_unresolved(e.stage, e.outcome):
-            effects.append(
-                {
-                    "id": e.effect_id,
-                    "kind": e.kind,
-                    "target": e.target,
-                    "stage": e.stage,
-                    "outcome": e.outcome,
-                    "idempotency_key": e.idempotency_key,
-                    "safe_recovery": recovery(e.stage, e.outcome, bool(e.requires_approval)),
-                }
-            )
-    approvals = [
-        {
-            "id": a.approval_id,
-            "effect_id": a.effect_id,
-            "state": "expired" if a.expires_at <= tx.now else a.state,
-            "payload_digest": a.payload_digest,
-            "expires_at": a.expires_at,
-        }
-        for a in _rows(tx, t.approvals, task_id, t.approvals.c.requested_at)
-        if a.state in {"pending", "approved"}
-    ]
-    budgets = [
-        {"counter": b.counter, "used": b.used, "limit": b.limit_value, "reserved": b.reserved}
-        for b in _rows(tx, t.budgets, task_id, t.budgets.c.counter)
-    ]
-    phases = [
-        {"id": p["phase_id"], "status": p["readiness"], "blocked_by": p["blocked_by"]}
-        for p in derive_phases(tx.conn, task_id).values()
-        if p["readiness"] != "done"
-    ]
-    state = {
-        "status": task.status,
-        "objective": {
-            "rev": obj.rev,
-            "digest": "sha256:" + sha256_hex(text.encode("utf-8")),
-            # Objectives are short; a long one is kept by digest only.
-            "text": text if len(text) <= 2000 else None,
-        },
-        "criteria": criteria,
-        "artifacts": artifacts,
-        "unresolved_effects": effects,
-        "open_approvals": approvals,
-        "budgets": budgets,
-        "pending_phases": phases,
-    }
-    state["pending_work"] = pending_work(state)
-    return state
-
-
-def pending_work(state: dict[str, Any]) -> list[str]:
-    out = [
-        f"criterion {c['id']} is {c['status']}"
-        for c in state["criteria"]
-        if c["status"] not in {"satisfied", "waived"}
-    ]
-    out += [
-        f"effect {e['id']} is {e['stage']}"
-        + (f" ({e['outcome']})" if e["outcome"] else "")
-        + f": {e['safe_recovery']}"
-        for e in state["unresolved_effects"]
-    ]
-    out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
-    out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
-    return out
-
-
 # --- writing -------------------------------------------------------------------------------
 
 
+_CK = t.checkpoints
+_HEADS = db.Prepared(
+    sa.select(_CK.c.checkpoint_id)
+    .where(_CK.c.task_id == sa.bindparam("task_id"), _CK.c.superseded.is_(False))
+    .order_by(_CK.c.seq, _CK.c.at)
+)
+_ANY = db.Prepared(
+    sa.select(_CK.c.checkpoint_id).where(_CK.c.task_id == sa.bindparam("task_id")).limit(1)
+)
+_ONE = db.Prepared(
+    sa.select(_CK.c.checkpoint_id).where(
+        _CK.c.task_id == sa.bindparam("task_id"),
+        _CK.c.checkpoint_id == sa.bindparam("checkpoint_id"),
+    )
+)
+
+
 def heads(tx: Tx, task_id: str) -> list[str]:
-    return [
-        r.checkpoint_id
-        for r in tx.conn.execute(
-            sa.select(t.checkpoints.c.checkpoint_id)
-            .where(t.checkpoints.c.task_id == task_id, t.checkpoints.c.superseded.is_(False))
-            .order_by(t.checkpoints.c.seq, t.checkpoints.c.at)
-        )
-    ]
+    return [r[0] for r in _HEADS.run(tx.conn, {"task_id": task_id})]
 
 
-def _known(tx: Tx, task_id: str) -> set[str]:
-    return {
-        r.checkpoint_id
-        for r in tx.conn.execute(
-            sa.select(t.checkpoints.c.checkpoint_id).where(t.checkpoints.c.task_id == task_id)
-        )
-    }
+def _has_any(tx: Tx, task_id: str) -> bool:
+    return bool(_ANY.run(tx.conn, {"task_id": task_id}))
+
+
+def _exists(tx: Tx, task_id: str, checkpoint_id: str) -> bool:
+    return bool(_ONE.run(tx.conn, {"task_id": task_id, "checkpoint_id": checkpoint_id}))
 
 
 def write_checkpoint(
@@ -211,13 +99,12 @@ def write_checkpoint(
     merge: list[str] | None = None,
     checkpoint_id: str | None = None,
 ) -> str:
-    known = _known(tx, task_id)
-    if reason == "initial" and known:
+    has_any = _has_any(tx, task_id)
+    if reason == "initial" and has_any:
         raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
-    if not known and reason != "initial":
+    if not has_any and reason != "initial":
         # The first checkpoint of a record is its initial one; the requested one follows it.
         write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
-        known = _known(tx, task_id)
     current = heads(tx, task_id)
     merge = list(merge or [])
     if supersedes is None:
@@ -228,7 +115,7 @@ def write_checkpoint(
             )
         supersedes = [h for h in current if h not in merge][:1]
     for ref in (*supersedes, *merge):
-        if ref not in known:
+        if not _exists(tx, task_id, ref):
             raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
     for ref in merge:
         if ref not in current:
@@ -244,7 +131,7 @@ def write_checkpoint(
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)
     cid = checkpoint_id or new_id("ckpt")
-    if cid in known:
+    if _exists(tx, task_id, cid):
         raise CommandRejected(f"checkpoint {cid} already exists")
     tx.emit(
         task_id,

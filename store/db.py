@@ -170,20 +170,28 @@ class Prepared:
 
     def __init__(self, stmt: ClauseElement) -> None:
         self._stmt = stmt
-        self._compiled: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+        self._compiled: dict[str, tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
 
-    def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None]:
+    def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
         got = self._compiled.get(dialect.name)
         if got is None:
             c = self._stmt.compile(dialect=dialect)
             assert isinstance(c, SQLCompiler)
+            if "POSTCOMPILE" in c.string:
+                raise TypeError("a Prepared statement cannot hold an expanding IN (...)")
             names = tuple(c.positiontup or ()) if c.positional else None
-            got = self._compiled[dialect.name] = (c.string, names)
+            # Values the statement carries itself (a LIMIT, a literal in a WHERE).
+            fixed = {
+                name: bind.value
+                for name, bind in c.binds.items()
+                if not bind.required and bind.value is not None
+            }
+            got = self._compiled[dialect.name] = (c.string, names, fixed)
         return got
 
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
-        sql, names = self._for(conn.dialect)
-        values = params or {}
+        sql, names, fixed = self._for(conn.dialect)
+        values = {**fixed, **params} if params else fixed
         args: Sequence[Any] | Mapping[str, Any] = (
             values if names is None else [values[n] for n in names]
         )

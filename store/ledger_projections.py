@@ -7,11 +7,13 @@ the command handler (it must be able to lose a race); here consumption is a plai
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from . import db
 from . import events as ev
 from . import schema as t
 from .projections import _actor, _next_position, applies
@@ -278,36 +280,44 @@ def _approval_retired(conn: Connection, event: Event) -> None:
     )
 
 
+_CK = t.checkpoints
+_CK_COLUMNS = [col.name for col in _CK.columns]
+# Checkpoints are written often; their two statements run on the driver (db.Prepared), so
+# JSON columns are given as JSON text here.
+_INSERT_CHECKPOINT = db.Prepared(_CK.insert().values({n: sa.bindparam(n) for n in _CK_COLUMNS}))
+_SUPERSEDE = db.Prepared(
+    _CK.update()
+    .where(
+        _CK.c.task_id == sa.bindparam("task_id"),
+        _CK.c.checkpoint_id == sa.bindparam("checkpoint_id"),
+    )
+    .values(superseded=sa.true())
+)
+
+
 @applies("checkpoint.written")
 def _checkpoint_written(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
-    replaced = (*p.supersedes, *p.merged)
-    if replaced:
-        conn.execute(
-            t.checkpoints.update()
-            .where(
-                t.checkpoints.c.task_id == event.task_id,
-                t.checkpoints.c.checkpoint_id.in_(replaced),
-            )
-            .values(superseded=True)
-        )
-    conn.execute(
-        t.checkpoints.insert().values(
-            task_id=event.task_id,
-            checkpoint_id=p.checkpoint_id,
-            reason=p.reason,
-            supersedes=list(p.supersedes),
-            merged=list(p.merged),
-            seq=p.boundary_seq,
-            chain_hash=p.boundary_hash,
-            state=p.state,
-            state_digest=p.state_digest,
-            author=_actor(event),
-            note=p.note,
-            at=event.at,
-            superseded=False,
-        )
+    for replaced in (*p.supersedes, *p.merged):
+        _SUPERSEDE.run(conn, {"task_id": event.task_id, "checkpoint_id": replaced})
+    _INSERT_CHECKPOINT.run(
+        conn,
+        {
+            "task_id": event.task_id,
+            "checkpoint_id": p.checkpoint_id,
+            "reason": p.reason,
+            "supersedes": json.dumps(list(p.supersedes)),
+            "merged": json.dumps(list(p.merged)),
+            "seq": p.boundary_seq,
+            "chain_hash": p.boundary_hash,
+            "state": json.dumps(p.state),
+            "state_digest": p.state_digest,
+            "author": json.dumps(_actor(event)),
+            "note": p.note,
+            "at": event.at,
+            "superseded": False,
+        },
     )
 
 

@@ -1,0 +1,179 @@
+"""The structured state a checkpoint holds: what another process needs to continue.
+
+Identities and digests, not content, so a typical checkpoint stays well under 10 KB. It is
+read inside the checkpoint's own write transaction, one small query per part, on the driver
+(`db.Prepared`): a checkpoint is written often and the reads are fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from . import db
+from . import schema as t
+from .canonical import sha256_hex
+from .tx import Tx
+
+_TASK: sa.BindParameter[str] = sa.bindparam("task_id")
+_c, _a, _v = t.criteria, t.artifacts, t.artifact_versions
+
+_OBJECTIVE = db.Prepared(
+    sa.select(t.objective_revisions.c.rev, t.objective_revisions.c.text)
+    .where(t.objective_revisions.c.task_id == _TASK)
+    .order_by(t.objective_revisions.c.rev.desc())
+    .limit(1)
+)
+_ARTIFACTS = db.Prepared(
+    sa.select(_a.c.artifact_id, _a.c.current_version, _v.c.digest, _v.c.size)
+    .select_from(
+        _a.outerjoin(
+            _v,
+            sa.and_(
+                _v.c.task_id == _a.c.task_id,
+                _v.c.artifact_id == _a.c.artifact_id,
+                _v.c.version == _a.c.current_version,
+            ),
+        )
+    )
+    .where(_a.c.task_id == _TASK)
+    .order_by(_a.c.position)
+)
+_CRITERIA = db.Prepared(
+    sa.select(_c.c.criterion_id, _c.c.status, _c.c.artifact_id, _c.c.artifact_version)
+    .where(_c.c.task_id == _TASK)
+    .order_by(_c.c.position)
+)
+_EFFECTS = db.Prepared(
+    sa.select(
+        t.effects.c.effect_id,
+        t.effects.c.kind,
+        t.effects.c.target,
+        t.effects.c.stage,
+        t.effects.c.outcome,
+        t.effects.c.idempotency_key,
+        t.effects.c.requires_approval,
+    )
+    .where(t.effects.c.task_id == _TASK)
+    .order_by(t.effects.c.position)
+)
+_APPROVALS = db.Prepared(
+    sa.select(
+        t.approvals.c.approval_id,
+        t.approvals.c.effect_id,
+        t.approvals.c.state,
+        t.approvals.c.payload_digest,
+        t.approvals.c.expires_at,
+    )
+    .where(
+        t.approvals.c.task_id == _TASK,
+        # Spelled out, not IN (...): an expanding IN cannot be compiled once for the driver.
+        sa.or_(t.approvals.c.state == "pending", t.approvals.c.state == "approved"),
+    )
+    .order_by(t.approvals.c.requested_at)
+)
+_BUDGETS = db.Prepared(
+    sa.select(t.budgets.c.counter, t.budgets.c.used, t.budgets.c.limit_value, t.budgets.c.reserved)
+    .where(t.budgets.c.task_id == _TASK)
+    .order_by(t.budgets.c.counter)
+)
+_HAS_PHASES = db.Prepared(
+    sa.select(t.phases.c.phase_id).where(t.phases.c.task_id == _TASK).limit(1)
+)
+
+
+def recovery(stage: str, outcome: str | None, requires_approval: bool) -> str:
+    """What is safe to do next with an effect, said plainly."""
+    if outcome in {"unknown", "partial"}:
+        return "observe the target and reconcile; do not dispatch again until reconciled"
+    if stage == "observed":
+        return "reconcile against the latest observation"
+    if stage == "planned":
+        return "request an approval, then dispatch" if requires_approval else "dispatch"
+    if stage == "approved":
+        return "dispatch with the approval while it is valid"
+    if outcome in {"failed", "absent"}:
+        return "a new attempt under the same effect is allowed"
+    return "nothing"
+
+
+def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
+    from .commands import effect_unresolved
+    from .queries import derive_phases
+
+    task = tx.task(task_id)
+    key = {"task_id": task_id}
+    rev, text = _OBJECTIVE.run(tx.conn, key)[0]
+    state: dict[str, Any] = {
+        "status": task.status,
+        "objective": {
+            "rev": rev,
+            "digest": "sha256:" + sha256_hex(text.encode("utf-8")),
+            # Objectives are short; a long one is kept by digest only.
+            "text": text if len(text) <= 2000 else None,
+        },
+        "criteria": [
+            {"id": cid, "status": status, "artifact_id": aid, "artifact_version": version}
+            for cid, status, aid, version in _CRITERIA.run(tx.conn, key)
+        ],
+        "artifacts": [
+            {"id": aid, "version": version, "digest": digest, "size": size}
+            for aid, version, digest, size in _ARTIFACTS.run(tx.conn, key)
+        ],
+        "unresolved_effects": [
+            {
+                "id": eid,
+                "kind": kind,
+                "target": target,
+                "stage": stage,
+                "outcome": outcome,
+                "idempotency_key": ikey,
+                "safe_recovery": recovery(stage, outcome, bool(needs_approval)),
+            }
+            for eid, kind, target, stage, outcome, ikey, needs_approval in _EFFECTS.run(
+                tx.conn, key
+            )
+            if effect_unresolved(stage, outcome)
+        ],
+        "open_approvals": [
+            {
+                "id": aid,
+                "effect_id": eid,
+                "state": "expired" if expires <= tx.now else astate,
+                "payload_digest": digest,
+                "expires_at": expires,
+            }
+            for aid, eid, astate, digest, expires in _APPROVALS.run(tx.conn, key)
+        ],
+        "budgets": [
+            {"counter": counter, "used": used, "limit": limit, "reserved": reserved}
+            for counter, used, limit, reserved in _BUDGETS.run(tx.conn, key)
+        ],
+        "pending_phases": [],
+    }
+    if _HAS_PHASES.run(tx.conn, key):
+        state["pending_phases"] = [
+            {"id": p["phase_id"], "status": p["readiness"], "blocked_by": p["blocked_by"]}
+            for p in derive_phases(tx.conn, task_id).values()
+            if p["readiness"] != "done"
+        ]
+    state["pending_work"] = pending_work(state)
+    return state
+
+
+def pending_work(state: dict[str, Any]) -> list[str]:
+    out = [
+        f"criterion {c['id']} is {c['status']}"
+        for c in state["criteria"]
+        if c["status"] not in {"satisfied", "waived"}
+    ]
+    out += [
+        f"effect {e['id']} is {e['stage']}"
+        + (f" ({e['outcome']})" if e["outcome"] else "")
+        + f": {e['safe_recovery']}"
+        for e in state["unresolved_effects"]
+    ]
+    out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
+    out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
+    return out

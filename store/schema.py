@@ -245,6 +245,7 @@ checkpoints = sa.Table(
     sa.Column("at", sa.String(32), nullable=False),
     sa.Column("superseded", sa.Boolean, nullable=False),
 )
+sa.Index("ix_checkpoints_heads", checkpoints.c.task_id, checkpoints.c.superseded, checkpoints.c.seq)
 
 # The last head `boris verify` found clean, per task (store.verify). Not a projection: a
 # rebuild leaves it alone, so a log cut back below it is caught on the next verify.

@@ -267,6 +267,22 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
         ),
         RESUMED,
     )
+    # The resumed session's summary of where things stand: the seeds' stale narrative. It is
+    # kept as a claim; the reviewer sees where it disagrees with the record.
+    from .narrative import ClaimIn, RecordNarrative
+
+    store.execute(
+        RecordNarrative(
+            task_id=task_id,
+            text="Nearly done. The structure was reviewed and every retention figure now cites "
+            "its policy; only the upload to the docs site is left.",
+            claims=[
+                ClaimIn(criterion_id="structure", status="satisfied", text="structure reviewed"),
+                ClaimIn(criterion_id="citations", status="satisfied", text="figures cite"),
+            ],
+        ),
+        RESUMED,
+    )
     # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
     # loading the task must name it rather than pretend it is there.
     store.blobs.path_of(log_result["digest"]).unlink()

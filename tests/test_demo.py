@@ -162,3 +162,14 @@ def test_demo_again_adds_fresh_tasks_and_leaves_the_first_alone(demo: Store) -> 
     assert again["status"] == "outcome_unknown"
     assert len(again["checkpoints"]["heads"]) == 2
     assert demo.task("note-2")["approvals"][0]["state"] == "pending"
+
+
+def test_guide_narrative_is_a_claim_the_record_contradicts(demo: Store) -> None:
+    from store.narrative import narratives
+
+    (narrative,) = narratives(demo, "guide")
+    assert narrative["actor"]["id"] == "drafter-7b"
+    assert [(d["criterion_id"], d["claimed"], d["record"]) for d in narrative["discrepancies"]] == [
+        ("structure", "satisfied", "stale"),
+        ("citations", "satisfied", "unverified"),
+    ]

@@ -276,6 +276,9 @@ def test_brief_and_narrative_discrepancies(qtbot, demo, store: Store) -> None:
     assert "# Resume brief: Reference guide" in panel.brief.toPlainText()
     assert "## Blockers" in panel.brief.toPlainText()
     assert "Generated from the record" in panel.summary.toPlainText()
+    # The demo's resumed session left the seeds' stale narrative: shown, with the record winning.
+    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 1, timeout=3000)
+    assert "the record says stale" in panel.narrative_text.toPlainText()
     store.execute(
         RecordNarrative(
             task_id="guide",
@@ -284,10 +287,11 @@ def test_brief_and_narrative_discrepancies(qtbot, demo, store: Store) -> None:
         ),
         AGENT,
     )
-    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 1, timeout=3000)
+    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 2, timeout=3000)
     assert not panel.discrepancies.isHidden()
     assert "the record wins" in panel.discrepancies.label.text()
-    kids = rows(panel.narratives, panel.narratives.records.index(0, 0).siblingAtColumn(0))
+    panel.narratives.setCurrentIndex(panel.narratives.records.index(1, 0))
+    kids = rows(panel.narratives, panel.narratives.records.index(1, 0).siblingAtColumn(0))
     assert kids[0][:2] == ["claims structure is satisfied", "stale"]
     text = panel.narrative_text.toPlainText()
     assert "the record says stale" in text and "<b>citations</b>" in text

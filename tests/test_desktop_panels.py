@@ -258,6 +258,20 @@ def test_checkpoints_lineage_with_heads_and_fork(demo) -> None:
     assert "upload's outcome is unknown" in kids["ckpt-handoff"][6]
 
 
+def test_checkpoints_diff_of_the_state_between_two(qtbot, demo) -> None:
+    panel = demo.task_view.panel("Checkpoints")
+    select(panel.tree, "ckpt-initial", "ckpt-handoff")
+    assert '"checkpoint_id": "ckpt-handoff"' in panel.detail.toPlainText()
+    panel.compare.setCurrentIndex(panel.compare.findData("ckpt-initial"))
+    qtbot.waitUntil(lambda: panel.detail.toPlainText().startswith("--- ckpt-initial"))
+    text = panel.detail.toPlainText()
+    assert "+++ ckpt-handoff" in text
+    # Between the two the upload was planned and dispatched: it shows as an added effect.
+    assert '+      "id": "upload-guide",' in text
+    panel.compare.setCurrentIndex(0)
+    assert '"checkpoint_id": "ckpt-handoff"' in panel.detail.toPlainText()
+
+
 def test_timeline_filters_by_type_and_actor(demo) -> None:
     panel = demo.task_view.panel("Timeline")
     everything = len(rows(panel.tree))

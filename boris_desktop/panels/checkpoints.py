@@ -1,17 +1,88 @@
-"""Checkpoints: the lineage with heads and forks; each checkpoint's reason, author, note."""
+"""Checkpoints: the lineage with heads and forks; each checkpoint's reason, author, note,
+and a diff of the state between two checkpoints."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout
+
 from .. import text as t
+from ..loader import Loader
 from ..records import Node
+from ..widgets import plain_label
 from .base import Bundle, TreePanel, json_detail
+
+
+def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A unified diff of two checkpoints' states, as indented JSON (run on a worker)."""
+    import difflib
+    import json
+
+    def lines(c: dict[str, Any]) -> list[str]:
+        return json.dumps(c["state"], indent=2, sort_keys=True).splitlines(keepends=True)
+
+    text = "".join(
+        x if x.endswith("\n") else x + "\n"
+        for x in difflib.unified_diff(
+            lines(old), lines(new), old["checkpoint_id"], new["checkpoint_id"]
+        )
+    )
+    return {"text": text or "(the two states are the same)", "media_type": "diff"}
 
 
 class CheckpointsPanel(TreePanel):
     title = "Checkpoints"
     headers = ("Checkpoint", "Reason", "Head?", "Author", "Event seq", "At", "Note")
+
+    def __init__(self, loader: Loader) -> None:
+        self.compare = QComboBox()
+        super().__init__(loader)
+        self.compare.setAccessibleName("Compare the state with checkpoint")
+        self.compare.setToolTip("Show how the task's state changed between two checkpoints")
+        self.compare.currentIndexChanged.connect(self._refresh_detail)
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._selected: str | None = None
+
+    def extra_top(self, layout: QVBoxLayout) -> None:
+        bar = QHBoxLayout()
+        bar.addStretch(1)
+        bar.addWidget(plain_label("Compare the state with:", wrap=False))
+        bar.addWidget(self.compare)
+        layout.addLayout(bar)
+
+    def show_task(self, bundle: Bundle) -> None:
+        rows = bundle["task"]["checkpoints"]["checkpoints"]
+        self._rows = {c["checkpoint_id"]: c for c in rows}
+        super().show_task(bundle)
+
+    def show_detail(self, node: Node) -> None:
+        if node.key != self._selected:
+            self._selected = node.key
+            self.compare.blockSignals(True)
+            self.compare.clear()
+            self.compare.addItem("(none: the checkpoint in full)", None)
+            for cid in self._rows:
+                if cid != node.key:
+                    self.compare.addItem(cid, cid)
+            self.compare.blockSignals(False)
+        self._refresh_detail()
+
+    def _refresh_detail(self) -> None:
+        chosen = self._rows.get(self._selected or "")
+        if chosen is None:
+            return
+        other = self._rows.get(self.compare.currentData() or "")
+        if other is None:
+            text, media = json_detail({k: v for k, v in chosen.items() if k != "task_id"})
+            self.detail.show_text(text, media)
+            return
+        old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))
+        self.loader.submit(
+            f"checkpoint-diff:{id(self)}",
+            lambda: state_diff(old, new),
+            lambda r: self.detail.show_text(r["text"], r["media_type"], keep=False),
+        )
 
     def summary(self, bundle: Bundle) -> str:
         cps = bundle["task"]["checkpoints"]
@@ -60,7 +131,7 @@ class CheckpointsPanel(TreePanel):
                 ),
                 icon_name=("fork" if forked else "ok") if is_head else "stopped",
                 tip=f"chain hash {c['chain_hash']}\nstate digest {c['state_digest']}",
-                detail=json_detail({k: v for k, v in c.items() if k not in {"task_id"}}),
+                detail=None,  # shown by show_detail: in full, or diffed with another
                 children=[node(k) for k in children.get(cid, [])],
             )
 

@@ -31,6 +31,7 @@ from . import jobs, settings
 from .icons import icon, words
 from .inbox import COLUMNS, ID_ROLE, NEEDS, InboxFilter, InboxModel
 from .loader import Loader
+from .task_watch import TaskFileWatcher
 from .widgets import heading, plain_label
 from .window_actions import ActionsMixin
 
@@ -136,6 +137,11 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.setCentralWidget(self.split)
         self._menus()
         self.statusBar().showMessage("Opening the store…")
+        # The files of the task on screen: changes are marked at once and recorded.
+        self.file_watch = TaskFileWatcher(self.loader, self)
+        self.file_watch.marks_changed.connect(self._disk_marks)
+        self.file_watch.recorded.connect(lambda _obs: self.reload())
+        self.statusBar().addPermanentWidget(self.file_watch.indicator)
 
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
@@ -238,6 +244,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if old is not None and old is not store:
             self.loader.submit("close", old.close, lambda _r: None)
         self.selected, self._version = None, None
+        self.file_watch.clear()
         self.inbox.set_rows([])
         if self._task_view is not None:
             self._task_view.set_store(store)
@@ -323,6 +330,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if bundle is not None and result.get("task_id") == self.selected:
             changed = bundle != self.task_view.bundle
             self.task_view.show_bundle(bundle)
+            self.file_watch.set_task(self.store, bundle["task"])
             if changed:
                 store, task_id = self.store, self.selected
                 self.loader.submit(
@@ -331,6 +339,15 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._status()
         self.update_actions()
         self.loaded.emit()
+
+    def _disk_marks(self) -> None:
+        if self._task_view is not None:
+            task = self._task_view.bundle["task"] if self._task_view.bundle else None
+            self._task_view.set_disk(self.file_watch.disk_marks(task))
+
+    def closeEvent(self, event: Any) -> None:
+        self.file_watch.stop()
+        super().closeEvent(event)
 
     def _select_row(self) -> None:
         row = self.inbox.row_of(self.selected)

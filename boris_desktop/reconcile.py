@@ -194,6 +194,12 @@ class ReconcileDialog(ActionDialog):
         if self.file_target:
             self.watcher.watch([e["target"]])
         self.finished.connect(lambda _r: self.watcher.stop())
+        # The dialog records its own observations of this effect; the window's watcher must
+        # not slip one in between the reviewer's observation and decision.
+        hold = getattr(getattr(window, "file_watch", None), "hold", None)
+        if hold is not None:
+            hold.add(e["effect_id"])
+            self.finished.connect(lambda _r: hold.discard(e["effect_id"]))
         self.resize(820, 680)
         self.refresh_buttons()
         self.observe()

@@ -59,6 +59,14 @@ class TaskView(QWidget):
         for p in self.panels.values():
             p.store = store
 
+    def set_disk(self, disk: dict[str, dict[str, Any]]) -> None:
+        """The file watcher's marks changed: the panels that show them are shown again."""
+        for p in self.panels.values():
+            if p.uses_disk and p.disk != disk:
+                p.disk = disk
+                if self.bundle is not None:
+                    p.show_task(self.bundle)
+
     def panel(self, title: str) -> Panel:
         return self.panels[title]
 

@@ -26,6 +26,7 @@ def producer(v: dict[str, Any]) -> str:
 
 class ArtifactsPanel(TreePanel):
     title = "Artifacts"
+    uses_disk = True
     headers = ("Artifact / version", "Marks", "Digest", "Size", "Producer", "Note")
 
     def __init__(self, loader: Loader) -> None:
@@ -75,7 +76,15 @@ class ArtifactsPanel(TreePanel):
         if v["version"] == a["current_version"]:
             seen = self.brief_artifacts.get(a["artifact_id"], {})
             obs = seen.get("observed")
-            if seen.get("changed_on_disk"):
+            watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
+            if watched is not None:  # the watcher's fresh hash is newer than the brief's
+                if watched["state"] == "changed":
+                    marks.append("changed on disk")
+                    status = "changed"
+                elif watched["state"] == "missing":
+                    marks.append("missing on disk")
+                    status = "missing"
+            elif seen.get("changed_on_disk"):
                 marks.append("changed on disk")
                 status = "changed"
             elif obs is not None and (not obs.get("readable") or not obs.get("exists")):
@@ -83,6 +92,12 @@ class ArtifactsPanel(TreePanel):
                 status = "missing"
             marks.insert(0, "current")
         return ", ".join(marks) or "—", status
+
+    def _disk_tip(self, a: dict[str, Any], v: dict[str, Any]) -> str:
+        watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
+        if watched is None or v["version"] != a["current_version"] or watched["state"] == "same":
+            return ""
+        return f"\nwatcher: {watched['state']} on disk ({watched['what']} at {watched['at']})"
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         out = []
@@ -105,7 +120,8 @@ class ArtifactsPanel(TreePanel):
                         ),
                         status=status,
                         icon_name=None if status else "ok",
-                        tip=f"{v['digest']}\n{v['media_type']}\n{v.get('path') or 'no file path'}",
+                        tip=f"{v['digest']}\n{v['media_type']}\n{v.get('path') or 'no file path'}"
+                        + self._disk_tip(a, v),
                         detail=("version", a, v),
                     )
                 )

@@ -17,11 +17,14 @@ Bundle = dict[str, Any]  # {"task": Store.task(), "events": [...], "narratives":
 
 class Panel(QWidget):
     title = ""
+    uses_disk = False  # shown again when the file watcher's marks change
 
     def __init__(self, loader: Loader) -> None:
         super().__init__()
         self.loader = loader
         self.store: Any = None  # set by the task view; read only on workers
+        # The file watcher's marks ({"artifacts", "effects", "criteria"}), set by the view.
+        self.disk: dict[str, dict[str, Any]] = {}
         self.setAccessibleName(self.title)
 
     def show_task(self, bundle: Bundle) -> None:

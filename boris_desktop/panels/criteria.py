@@ -13,6 +13,7 @@ from .base import Bundle, TreePanel
 
 class CriteriaPanel(TreePanel):
     title = "Criteria"
+    uses_disk = True
     headers = ("Criterion", "Status", "Checked against", "Text")
 
     def summary(self, bundle: Bundle) -> str:
@@ -37,6 +38,9 @@ class CriteriaPanel(TreePanel):
             ]
             if c.get("stale_reason"):
                 lines.append(f"stale because: {c['stale_reason']}")
+            on_disk = self.disk.get("criteria", {}).get(c["criterion_id"])
+            if on_disk:
+                lines.append(f"stale on disk: {on_disk}")
             if c.get("judged_by"):
                 lines.append(f"judged by {t.actor(c['judged_by'])} at {t.when(c['judged_at'])}")
             if c.get("note"):
@@ -46,8 +50,14 @@ class CriteriaPanel(TreePanel):
             out.append(
                 Node(
                     key=c["criterion_id"],
-                    cells=(c["criterion_id"], words(c["status"]), against, c["text"]),
-                    status=c["status"],
+                    cells=(
+                        c["criterion_id"],
+                        words(c["status"]) + (", stale on disk" if on_disk else ""),
+                        against,
+                        c["text"],
+                    ),
+                    status="stale" if on_disk else c["status"],
+                    tip=f"stale on disk: {on_disk}" if on_disk else "",
                     detail="\n".join(lines),
                     children=kids,
                 )

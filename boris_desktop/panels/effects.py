@@ -21,6 +21,7 @@ def _state(s: dict[str, Any] | None) -> str:
 
 class EffectsPanel(TreePanel):
     title = "Effects"
+    uses_disk = True
     headers = ("Effect / record", "Stage", "Outcome", "What", "When")
 
     def summary(self, bundle: Bundle) -> str:
@@ -89,6 +90,9 @@ class EffectsPanel(TreePanel):
                         detail=json_detail(o),
                     )
                 )
+            watched = self.disk.get("effects", {}).get(e["effect_id"])
+            if watched is not None and watched["state"] == "same":
+                watched = None
             if e.get("reconciliation"):
                 r = e["reconciliation"]
                 kids.append(
@@ -112,14 +116,27 @@ class EffectsPanel(TreePanel):
                         e["effect_id"],
                         words(e["stage"]),
                         words(e["outcome"]) if e["outcome"] else "not known yet",
-                        f"{e['kind']} → {e['target']}",
+                        f"{e['kind']} → {e['target']}"
+                        + (f" · target {watched['state']}" if watched else ""),
                         t.when(e["updated_at"]),
                     ),
-                    status="attention"
+                    status=watched["state"]
+                    if watched
+                    else "attention"
                     if e["unresolved"] and e["stage"] != "planned"
                     else e["stage"],
-                    icon_name="attention" if e["unresolved"] and e["stage"] != "planned" else None,
-                    tip=e["consequence"],
+                    icon_name=None
+                    if watched
+                    else "attention"
+                    if e["unresolved"] and e["stage"] != "planned"
+                    else None,
+                    tip=e["consequence"]
+                    + (
+                        f"\nthe target {watched['state']} on disk "
+                        f"({watched['what']} at {watched['at']})"
+                        if watched
+                        else ""
+                    ),
                     detail=json_detail(
                         {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
                     ),

@@ -1,0 +1,336 @@
+"""Watch the files of the task on screen: artifact files and effect targets.
+
+`TaskFileWatcher` is owned by the main window and told the selected task's state whenever it
+loads. It watches the current artifact versions that have a path and the effect targets that
+are files (not destinations). A watchdog event is only a hint: the path is hashed again on a
+worker and the fresh digest decides, compared with what the record holds (the artifact
+version's digest; for an effect its latest observation before any watch, or else its
+pre-state or intended post-state). A change is marked in the task view at once (artifact
+"changed on disk", criteria satisfied against it "stale on disk", effect "target changed") and,
+for an unresolved effect, recorded in the store as an observation with purpose "watch" so
+the record knows what the reviewer saw. At each task load every watched path is compared
+once, which finds the edits made while the app was closed.
+
+Only PySide6 and `watch` (which loads watchdog lazily) are imported here: the store and the
+hashing load on workers, after the first paint. A handler that raises is logged and the
+watcher goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QSize, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from . import settings
+from .icons import icon
+from .loader import Loader
+from .watch import FileWatcher
+
+log = logging.getLogger(__name__)
+
+WATCH_ACTOR_ID = "boris-desktop-watch"
+
+
+def is_file_target(target: str) -> bool:
+    return bool(target) and "://" not in target
+
+
+def _state(s: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not s:
+        return None
+    return {"exists": bool(s.get("exists")), "digest": s.get("digest")}
+
+
+def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    if a is None or b is None:
+        return False
+    return bool(a.get("exists")) == bool(b.get("exists")) and (
+        not a.get("exists") or a.get("digest") == b.get("digest")
+    )
+
+
+def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each watched path and what in the record rests on it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for a in task.get("artifacts", []):
+        cur = a.get("current")
+        if cur and cur.get("path"):
+            out.setdefault(os.path.abspath(cur["path"]), []).append(
+                {
+                    "kind": "artifact",
+                    "id": a["artifact_id"],
+                    "expected": [{"exists": True, "digest": cur["digest"]}],
+                }
+            )
+    for e in task.get("effects", []):
+        if not is_file_target(e.get("target", "")):
+            continue
+        obs = e.get("observations") or []
+        before_watch = [o for o in obs if o.get("purpose") != "watch"]
+        if before_watch:
+            expected = [_state(before_watch[-1])]
+        else:
+            intent = e.get("intent") or {}
+            expected = [_state(intent.get("pre_state")), _state(intent.get("intended"))]
+        out.setdefault(os.path.abspath(e["target"]), []).append(
+            {
+                "kind": "effect",
+                "id": e["effect_id"],
+                "expected": [x for x in expected if x is not None],
+                "latest": _state(obs[-1]) if obs else None,
+                "unresolved": bool(e.get("unresolved")),
+            }
+        )
+    return out
+
+
+def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
+    """On a worker: each path's state now (a file that cannot be read counts as missing)."""
+    from .reconcile import hash_file
+
+    out = {}
+    for p in paths:
+        try:
+            out[p] = hash_file(p)
+        except OSError as exc:
+            out[p] = {"exists": False, "digest": None, "size": None, "error": exc.strerror}
+    return out
+
+
+def record_watch(
+    store: Any, who: tuple[str, str] | None, task_id: str, effect_id: str
+) -> str | None:
+    """On a worker: the store observes the target itself and records it as the reviewer's;
+    nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
+    from store import Actor
+    from store.ledger import ObserveEffect
+
+    from .reconcile import hash_file
+
+    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
+    if eff["observations"] and same(hash_file(eff["target"]), eff["observations"][-1]):
+        return None
+    if who is None:
+        actor = Actor(kind="system", id=WATCH_ACTOR_ID)
+    else:
+        actor = Actor(kind="person", id=who[1], name=who[0])
+    return str(
+        store.execute(ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="watch"), actor)
+    )
+
+
+class WatchIndicator(QWidget):
+    """The status bar's word on the watcher: an icon and a line of text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setAccessibleName("File watcher")
+        self.icon = QLabel()
+        self.text = QLabel("not watching")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 0, 4, 0)
+        row.setSpacing(4)
+        row.addWidget(self.icon)
+        row.addWidget(self.text)
+        self.show_state("not watching", "pending")
+
+    def show_state(self, text: str, icon_name: str, tip: str = "") -> None:
+        self.text.setText(text)
+        self.icon.setPixmap(icon(icon_name).pixmap(QSize(14, 14)))
+        self.setToolTip(tip or text)
+        self.text.setAccessibleName(text)
+
+
+class TaskFileWatcher(QObject):
+    marks_changed = Signal()  # `marks` changed: the task view shows them
+    recorded = Signal(str)  # an observation was recorded (its id): the view reloads
+
+    def __init__(self, loader: Loader, parent: QObject | None = None, *, debounce_ms: int = 150):
+        super().__init__(parent)
+        self.loader = loader
+        self.watcher = FileWatcher(self, debounce_ms=debounce_ms)
+        self.watcher.changed.connect(lambda p, what: self._guard(self._changed, p, what))
+        self.watcher.state_changed.connect(lambda _s: self._guard(self._show_state))
+        self.indicator = WatchIndicator()
+        self.store: Any = None
+        self.task_id: str | None = None
+        self.files: dict[str, list[dict[str, Any]]] = {}
+        # path -> {"state": "changed" | "missing" | "same", "what": str, "now": state}
+        self.marks: dict[str, dict[str, Any]] = {}
+        self._recorded: dict[str, dict[str, Any]] = {}  # effect id -> state recorded
+        # Effects another part of the window observes itself (an open reconcile dialog):
+        # the watcher marks their changes but records no observation in between.
+        self.hold: set[str] = set()
+        self.error: str | None = None
+        self.handler_errors = 0
+        self.checks = 0
+        self._health = QTimer(self)
+        self._health.setInterval(3000)
+        self._health.timeout.connect(lambda: self._guard(self._check_health))
+
+    # --- what is watched -----------------------------------------------------------------
+
+    def set_task(self, store: Any, task: dict[str, Any]) -> None:
+        """The task on screen loaded: watch its files; compare them once when they changed."""
+        self._guard(self._set_task, store, task)
+
+    def _set_task(self, store: Any, task: dict[str, Any]) -> None:
+        files = watched_files(task)
+        new_task = task["id"] != self.task_id or store is not self.store
+        if not new_task and files == self.files:
+            return
+        if new_task:
+            self.marks, self._recorded = {}, {}
+            self.marks_changed.emit()
+        self.store, self.task_id, self.files = store, task["id"], files
+        self._watch()
+        if files:
+            self._check(list(files), "loaded", "watch:load")
+
+    def clear(self) -> None:
+        self.store, self.task_id, self.files = None, None, {}
+        self.marks, self._recorded = {}, {}
+        self.watcher.stop()
+        self._health.stop()
+        self.marks_changed.emit()
+        self._show_state()
+
+    def stop(self) -> None:
+        self._health.stop()
+        self.watcher.stop()
+
+    def _watch(self, *, polling: bool = False) -> None:
+        try:
+            self.watcher.watch(list(self.files), polling=polling)
+            self.error = None
+        except Exception as exc:  # even polling could not start
+            log.exception("the file watcher could not start")
+            self.watcher.stop()
+            self.error = str(exc) or type(exc).__name__
+        if self.files and self.error is None:
+            self._health.start()
+        self._show_state()
+
+    def _check_health(self) -> None:
+        obs = self.watcher._observer
+        if obs is not None and not obs.is_alive():
+            log.warning("the file watcher's thread ended: falling back to polling")
+            self.watcher.stop()
+            self._watch(polling=True)
+
+    def _show_state(self) -> None:
+        n = len(self.files)
+        state = self.watcher.state
+        if self.error is not None:
+            text, name = f"watcher stopped: {self.error}", "failed"
+        elif state == "watching":
+            text, name = f"watching {n} files (inotify)", "ok"
+        elif state.startswith("polling"):
+            why = state.partition("(")[2].rstrip(")")
+            text = (
+                f"watching {n} files (polling: {why})" if why else f"watching {n} files (polling)"
+            )
+            name = "attention"
+        elif not n:
+            text, name = "not watching: no files on screen", "pending"
+        else:
+            text, name = "watcher off", "stopped"
+        tip = text
+        if self.handler_errors:
+            tip += f"\n{self.handler_errors} handler error(s) logged; the watcher went on"
+        self.indicator.show_state(text, name, tip)
+
+    # --- hints and fresh hashes ----------------------------------------------------------
+
+    def _guard(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A handler that raises is logged; the watcher goes on."""
+        try:
+            fn(*args)
+        except Exception:
+            self.handler_errors += 1
+            log.exception("file watcher handler failed")
+            try:
+                self._show_state()
+            except Exception:
+                log.exception("the watcher's indicator failed")
+
+    def _changed(self, path: str, what: str) -> None:
+        if path in self.files:
+            self._check([path], what, f"watch:{path}")
+
+    def _check(self, paths: list[str], what: str, kind: str) -> None:
+        task_id = self.task_id
+        self.loader.submit(
+            kind,
+            lambda: hash_paths(paths),
+            lambda states: self._guard(self._hashed, task_id, states, what),
+            lambda err: log.warning("hashing watched files failed: %s", err),
+        )
+
+    def _hashed(self, task_id: str | None, states: dict[str, dict[str, Any]], what: str) -> None:
+        if task_id != self.task_id:
+            return
+        self.checks += 1
+        at = time.strftime("%H:%M:%S")
+        before = dict(self.marks)
+        for path, now in states.items():
+            entries = self.files.get(path)
+            if not entries:
+                continue
+            differs = any(not any(same(now, x) for x in e["expected"]) for e in entries)
+            if differs:
+                state = "changed" if now.get("exists") else "missing"
+                old = self.marks.get(path)
+                if old is None or not same(old["now"], now):
+                    self.marks[path] = {"state": state, "what": f"{what}", "at": at, "now": now}
+            else:
+                self.marks[path] = {"state": "same", "what": what, "at": at, "now": now}
+            for e in entries:
+                if e["kind"] == "effect" and e["unresolved"]:
+                    self._maybe_record(e, now)
+        if self.marks != before:
+            self.marks_changed.emit()
+
+    def _maybe_record(self, effect: dict[str, Any], now: dict[str, Any]) -> None:
+        latest = self._recorded.get(effect["id"]) or effect.get("latest")
+        if latest is not None:
+            if same(now, latest):
+                return
+        elif any(same(now, x) for x in effect["expected"]):
+            return  # nothing observed yet and the target holds what the intent expects
+        store, task_id, effect_id = self.store, self.task_id, effect["id"]
+        if store is None or task_id is None or effect_id in self.hold:
+            return
+        self._recorded[effect_id] = now
+        who = settings.reviewer()
+        self.loader.submit(
+            f"watch-record:{effect_id}",
+            lambda: record_watch(store, who, task_id, effect_id),
+            lambda obs_id: self.recorded.emit(obs_id) if obs_id else None,
+            lambda err: log.warning("recording the watch observation failed: %s", err),
+        )
+
+    # --- what the task view shows --------------------------------------------------------
+
+    def disk_marks(self, task: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """Marks by record: {"artifacts": {id: mark}, "effects": {id: mark},
+        "criteria": {id: why}}; a mark is {"state", "what", "at"}."""
+        out: dict[str, dict[str, Any]] = {"artifacts": {}, "effects": {}, "criteria": {}}
+        if task is None or task.get("id") != self.task_id:
+            return out
+        for path, mark in self.marks.items():
+            for e in self.files.get(path, []):
+                out["artifacts" if e["kind"] == "artifact" else "effects"][e["id"]] = mark
+        for c in task.get("criteria", []):
+            m = out["artifacts"].get(c.get("artifact_id") or "")
+            if c.get("status") == "satisfied" and m and m["state"] != "same":
+                out["criteria"][c["criterion_id"]] = (
+                    f"{c['artifact_id']} {m['state']} on disk ({m['what']} at {m['at']})"
+                )
+        return out

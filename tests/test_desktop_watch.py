@@ -215,3 +215,15 @@ def test_reconcile_dialog_holds_watch_observations(qtbot, store: Store, task) ->
     d.reject()
     assert "write-out" not in w.file_watch.hold
     w.close()
+
+
+def test_without_a_reviewer_the_system_observes(
+    qtbot, store: Store, task, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "nobody.ini"))
+    w = open_window(qtbot, store)
+    atomic_save(task["out"], "someone else's\n")
+    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=5000)
+    who = watch_observations(store)[0]["observer"]
+    assert (who["kind"], who["id"]) == ("system", "boris-desktop-watch")
+    w.close()

@@ -19,7 +19,8 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
         from store.version import __version__
 
-        parser.exit(message=f"boris-desktop {__version__}\n")
+        print(f"boris-desktop {__version__}")  # on stdout, like `boris --version`
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
+    # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
+    app.setDesktopFileName("org.boris.BorisDesktop")
     if args.screenshot:
         return _screenshot(args.store, args.screenshot, args.tab)
     from .main_window import MainWindow

@@ -203,6 +203,15 @@ class MainWindow(ActionsMixin, QMainWindow):
         inbox.triggered.connect(self.table.setFocus)
         view.addAction(inbox)
         self._actions_menu()
+        help_ = self.menuBar().addMenu("&Help")
+        about = QAction("&About Boris Desktop", self)
+        about.triggered.connect(self.show_about)
+        help_.addAction(about)
+
+    def show_about(self) -> None:
+        from .about import show_about
+
+        self._about = show_about(self, getattr(self, "store", None))
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

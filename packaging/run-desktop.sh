@@ -9,4 +9,9 @@ if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; t
   echo "or start a virtual screen: Xvfb :99 & DISPLAY=:99 .venv/bin/boris-desktop" >&2
   exit 2
 fi
+# The README's first command opens the default store with the demo tasks when it is empty
+# (the app itself only offers them, so an empty team store is never filled by surprise).
+if [ "$(.venv/bin/boris tasks --json 2>/dev/null | tr -d '[:space:]')" = "[]" ]; then
+  .venv/bin/boris demo >/dev/null
+fi
 exec .venv/bin/boris-desktop "$@"

@@ -122,7 +122,9 @@ class ActionDialog(QDialog):
     # --- to override ---------------------------------------------------------------------
 
     def command(self) -> Any:
-        raise NotImplementedError
+        """The store command this dialog's fields describe. Every dialog defines it (a test
+        checks); the base class has no command of its own to send."""
+        raise NotImplementedError(f"{type(self).__name__} does not say which command it sends")
 
     def ready(self) -> bool:
         return True

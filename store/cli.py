@@ -348,18 +348,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("status")
     sp.add_argument("--reason", default="")
 
-    import importlib
+    # Each area of the record registers its own subcommands.
+    from . import cli_archive, cli_ledger, cli_resume, cli_verify
 
-    # Each area of the record registers its own subcommands; a module not shipped (yet) is
-    # simply absent from the CLI.
-    for name in ("cli_ledger", "cli_resume", "cli_verify", "cli_archive"):
-        try:
-            module = importlib.import_module(f".{name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{name}":
-                raise
-            continue
-        module.register(add)
+    for area in (cli_ledger, cli_resume, cli_verify, cli_archive):
+        area.register(add)
     return p
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_store_integrity import chain_problems
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -21,7 +22,6 @@ from store.ledger import (
     ReconcileEffect,
     RecordResponse,
 )
-from tests.test_store_integrity import chain_problems
 
 AGENT = Actor(kind="agent", id="writer-7")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")

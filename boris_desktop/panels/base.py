@@ -28,7 +28,8 @@ class Panel(QWidget):
         self.setAccessibleName(self.title)
 
     def show_task(self, bundle: Bundle) -> None:
-        raise NotImplementedError
+        """Show the task's record. Every panel defines it (a test checks)."""
+        raise NotImplementedError(f"{type(self).__name__} does not show a task")
 
     def show_brief(self, brief: dict[str, Any]) -> None:
         """The resume brief arrived (it observes files, so it comes after the record)."""
@@ -77,7 +78,8 @@ class TreePanel(Panel):
             self.tree.setCurrentIndex(self.tree.records.index(0, 0))
 
     def nodes(self, bundle: Bundle) -> list[Node]:
-        raise NotImplementedError
+        """The panel's rows. Every tree panel defines it (a test checks)."""
+        raise NotImplementedError(f"{type(self).__name__} has no rows of its own")
 
     def summary(self, bundle: Bundle) -> str:
         return ""

@@ -170,11 +170,9 @@ def blob_refs(events: Iterable[Event]) -> dict[str, BlobRef]:
 
 def _checkpoint_rows(conn: Connection, task_id: str) -> list[dict[str, Any]]:
     """The task's checkpoint rows as JSON values, in a stable order."""
-    c = t.checkpoints.c
-    rows = conn.execute(
-        sa.select(t.checkpoints).where(c.task_id == task_id).order_by(c.seq, c.at, c.checkpoint_id)
-    )
-    out: list[dict[str, Any]] = json.loads(json.dumps([dict(r._mapping) for r in rows]))
+    from .checkpoint_reads import checkpoint_rows
+
+    out: list[dict[str, Any]] = json.loads(json.dumps(checkpoint_rows(conn, task_id)))
     return out
 
 

@@ -16,6 +16,13 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+def canonical_object(members: dict[str, str]) -> str:
+    """The canonical JSON of an object whose member values are canonical JSON texts already:
+    so a large member encoded once (a checkpoint's state) is not encoded again inside it."""
+    dumps = _CANONICAL.encode
+    return "{" + ",".join(f"{dumps(k)}:{members[k]}" for k in sorted(members)) + "}"
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

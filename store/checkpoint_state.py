@@ -7,13 +7,15 @@ read inside the checkpoint's own write transaction, one small query per part, on
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from . import db
 from . import schema as t
-from .canonical import sha256_hex
+from .canonical import canonical_json, sha256_hex
 from .tx import Tx
 
 _TASK: sa.BindParameter[str] = sa.bindparam("task_id")
@@ -177,3 +179,72 @@ def pending_work(state: dict[str, Any]) -> list[str]:
     out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
     out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
     return out
+
+
+# --- the state as last written ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KnownState:
+    """A task's checkpoint state as of one head of its log.
+
+    Every change to what the state is built from is an event, and every event moves the
+    head; so while the head is the same, so is the state, but for open approvals turning
+    expired with time: it holds until `valid_until`, the first of their expiries.
+    """
+
+    head: tuple[int, str]
+    state: dict[str, Any]
+    state_json: str  # its canonical JSON, as the event stores it
+    digest: str
+    valid_until: str | None
+
+    def holds(self, head: tuple[int, str], now: str) -> bool:
+        return head == self.head and (self.valid_until is None or now < self.valid_until)
+
+
+class StateMemo:
+    """The state each task's last committed checkpoint was written with, per store.
+
+    A checkpoint's own event changes nothing the state is built from, so the state it
+    recorded is still the state at the head it made. A checkpoint written next, with no
+    other event between (a loop checkpointing while it waits, a handoff after a milestone,
+    a stop with nothing to revoke), reuses it instead of querying every part again. The head
+    is compared inside the write transaction, under the write lock, so another process's
+    events are never missed: they moved the head.
+    """
+
+    _KEEP = 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, KnownState] = {}
+
+    def get(self, task_id: str) -> KnownState | None:
+        with self._lock:
+            return self._known.get(task_id)
+
+    def publish(self, learned: dict[str, KnownState]) -> None:
+        """What a committed transaction learned (never a rolled-back one's)."""
+        with self._lock:
+            if len(self._known) + len(learned) > self._KEEP:
+                self._known.clear()
+            self._known.update(learned)
+
+
+def known_state(tx: Tx, task_id: str) -> KnownState:
+    """The task's checkpoint state at the transaction's current head, reused when it holds."""
+    head = tx._head(task_id)
+    known = tx.learned.get(task_id) or (tx.memo.get(task_id) if tx.memo else None)
+    if known is not None and known.holds(head, tx.now):
+        return known
+    state = task_checkpoint_state(tx, task_id)
+    text = canonical_json(state)
+    expiries = [a["expires_at"] for a in state["open_approvals"] if a["state"] != "expired"]
+    return KnownState(
+        head,
+        state,
+        text,
+        "sha256:" + sha256_hex(text.encode("utf-8")),
+        min(expiries) if expiries else None,
+    )

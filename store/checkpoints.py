@@ -9,6 +9,7 @@ other.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -18,8 +19,8 @@ from . import db
 from . import events as ev
 from . import schema as t
 from . import status as st
-from .canonical import digest_of
-from .checkpoint_state import task_checkpoint_state
+from .canonical import canonical_json, canonical_object
+from .checkpoint_state import known_state
 from .commands import TaskCommand, _require_writable, handles, new_id
 from .errors import CommandRejected
 from .model import Actor
@@ -60,14 +61,6 @@ def _rows(tx: Tx, table: sa.Table, task_id: str, *order: Any) -> list[Any]:
 
 
 _CK = t.checkpoints
-_HEADS = db.Prepared(
-    sa.select(_CK.c.checkpoint_id)
-    .where(_CK.c.task_id == sa.bindparam("task_id"), _CK.c.superseded.is_(False))
-    .order_by(_CK.c.seq, _CK.c.at)
-)
-_ANY = db.Prepared(
-    sa.select(_CK.c.checkpoint_id).where(_CK.c.task_id == sa.bindparam("task_id")).limit(1)
-)
 _ONE = db.Prepared(
     sa.select(_CK.c.checkpoint_id).where(
         _CK.c.task_id == sa.bindparam("task_id"),
@@ -77,11 +70,8 @@ _ONE = db.Prepared(
 
 
 def heads(tx: Tx, task_id: str) -> list[str]:
-    return [r[0] for r in _HEADS.run(tx.conn, {"task_id": task_id})]
-
-
-def _has_any(tx: Tx, task_id: str) -> bool:
-    return bool(_ANY.run(tx.conn, {"task_id": task_id}))
+    """The task's heads, oldest first, as its row in this transaction has them."""
+    return tx.task(task_id).checkpoint_heads
 
 
 def _exists(tx: Tx, task_id: str, checkpoint_id: str) -> bool:
@@ -99,13 +89,15 @@ def write_checkpoint(
     merge: list[str] | None = None,
     checkpoint_id: str | None = None,
 ) -> str:
-    has_any = _has_any(tx, task_id)
-    if reason == "initial" and has_any:
+    current = heads(tx, task_id)
+    # Every checkpoint is a head until a later one supersedes it, so a lineage with any
+    # checkpoint has a head.
+    if reason == "initial" and current:
         raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
-    if not has_any and reason != "initial":
+    if not current and reason != "initial":
         # The first checkpoint of a record is its initial one; the requested one follows it.
         write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
-    current = heads(tx, task_id)
+        current = heads(tx, task_id)
     merge = list(merge or [])
     if supersedes is None:
         if len(current) > 1 and not merge:
@@ -115,12 +107,13 @@ def write_checkpoint(
             )
         supersedes = [h for h in current if h not in merge][:1]
     for ref in (*supersedes, *merge):
-        if not _exists(tx, task_id, ref):
+        if ref not in current and not _exists(tx, task_id, ref):
             raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
     for ref in merge:
         if ref not in current:
             raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
-    state = task_checkpoint_state(tx, task_id)
+    known = known_state(tx, task_id)
+    state = known.state
     if reason == "final" and state["pending_work"]:
         raise CommandRejected(
             "a final checkpoint needs no pending work, and there is: "
@@ -130,25 +123,36 @@ def write_checkpoint(
     if actor.kind == "person" and not note.strip():
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)
+    # A generated id is not looked up: in the rare clash the table's key refuses the write
+    # and nothing is committed.
     cid = checkpoint_id or new_id("ckpt")
-    if _exists(tx, task_id, cid):
+    if checkpoint_id is not None and (cid in current or _exists(tx, task_id, cid)):
         raise CommandRejected(f"checkpoint {cid} already exists")
-    tx.emit(
-        task_id,
-        ev.CheckpointWritten(
-            checkpoint_id=cid,
-            reason=reason,  # type: ignore[arg-type]
-            supersedes=tuple(supersedes),
-            merged=tuple(merge),
-            boundary_seq=seq,
-            boundary_hash=chain,
-            state=state,
-            state_digest=digest_of(state),
-            note=note,
-        ),
-        actor,
+    payload = ev.CheckpointWritten(
+        checkpoint_id=cid,
+        reason=reason,  # type: ignore[arg-type]
+        supersedes=tuple(supersedes),
+        merged=tuple(merge),
+        boundary_seq=seq,
+        boundary_hash=chain,
+        state=state,
+        state_digest=known.digest,
+        note=note,
     )
+    written = tx.emit(task_id, payload, actor, payload_json(payload, known.state_json))
+    # Its own event changes nothing the state is built from: the state holds at the new head.
+    tx.learned[task_id] = replace(known, head=(written.seq, written.hash))
     return cid
+
+
+def payload_json(payload: ev.CheckpointWritten, state_json: str) -> str:
+    """The event's canonical JSON around the state's, which is encoded once (it is most of
+    the event) and reused while the state holds."""
+    members = {
+        k: canonical_json(v) for k, v in payload.model_dump(mode="json", exclude={"state"}).items()
+    }
+    members["state"] = state_json
+    return canonical_object(members)
 
 
 @handles(WriteCheckpoint)

@@ -16,6 +16,8 @@ from sqlalchemy.engine import Connection
 from . import db
 from . import events as ev
 from . import schema as t
+from .checkpoint_reads import decode_json
+from .model import actor_json
 from .projections import _actor, _next_position, applies
 from .record import Event
 
@@ -282,16 +284,16 @@ def _approval_retired(conn: Connection, event: Event) -> None:
 
 _CK = t.checkpoints
 _CK_COLUMNS = [col.name for col in _CK.columns]
-# Checkpoints are written often; their two statements run on the driver (db.Prepared), so
-# JSON columns are given as JSON text here.
+# Checkpoints are written often; their statements run on the driver (db.Prepared), so JSON
+# columns are given as JSON text here. The state stays in the event (at `event_seq`).
 _INSERT_CHECKPOINT = db.Prepared(_CK.insert().values({n: sa.bindparam(n) for n in _CK_COLUMNS}))
-_SUPERSEDE = db.Prepared(
-    _CK.update()
-    .where(
-        _CK.c.task_id == sa.bindparam("task_id"),
-        _CK.c.checkpoint_id == sa.bindparam("checkpoint_id"),
-    )
-    .values(superseded=sa.true())
+_HEADS = db.Prepared(
+    sa.select(t.tasks.c.checkpoint_heads).where(t.tasks.c.task_id == sa.bindparam("task_id"))
+)
+_SET_HEADS = db.Prepared(
+    t.tasks.update()
+    .where(t.tasks.c.task_id == sa.bindparam("task_id"))
+    .values(checkpoint_heads=sa.bindparam("heads"))
 )
 
 
@@ -299,24 +301,26 @@ _SUPERSEDE = db.Prepared(
 def _checkpoint_written(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
-    for replaced in (*p.supersedes, *p.merged):
-        _SUPERSEDE.run(conn, {"task_id": event.task_id, "checkpoint_id": replaced})
+    key = {"task_id": event.task_id}
+    (stored,) = _HEADS.run(conn, key)[0]
+    replaced = {*p.supersedes, *p.merged}
+    heads = [h for h in decode_json(stored) if h not in replaced] + [p.checkpoint_id]
+    _SET_HEADS.run(conn, {**key, "heads": json.dumps(heads)})
     _INSERT_CHECKPOINT.run(
         conn,
         {
-            "task_id": event.task_id,
+            **key,
             "checkpoint_id": p.checkpoint_id,
             "reason": p.reason,
             "supersedes": json.dumps(list(p.supersedes)),
             "merged": json.dumps(list(p.merged)),
             "seq": p.boundary_seq,
             "chain_hash": p.boundary_hash,
-            "state": json.dumps(p.state),
+            "event_seq": event.seq,
             "state_digest": p.state_digest,
-            "author": json.dumps(_actor(event)),
+            "author": actor_json(event.actor),
             "note": p.note,
             "at": event.at,
-            "superseded": False,
         },
     )
 

@@ -46,6 +46,20 @@ class Actor(Frozen):
 
 SYSTEM = Actor(kind="system", id="boris")
 
+_ACTOR_JSON: dict[Actor, str] = {}
+
+
+def actor_json(actor: Actor) -> str:
+    """The actor's canonical JSON, encoded once per actor: every event carries one."""
+    text = _ACTOR_JSON.get(actor)
+    if text is None:
+        from .canonical import canonical_json
+
+        if len(_ACTOR_JSON) >= 1024:
+            _ACTOR_JSON.clear()
+        text = _ACTOR_JSON[actor] = canonical_json(actor.model_dump(mode="json"))
+    return text
+
 
 class Scope(Frozen):
     """What a task may touch: filesystem roots (absolute, resolved) and destination prefixes."""

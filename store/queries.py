@@ -133,13 +133,8 @@ def list_tasks(
     for task_id, stage, outcome in effects:
         if effect_unresolved(stage, outcome) and stage != "planned":
             need[task_id]["unresolved_effects"] += 1
-    heads = conn.execute(
-        sa.select(t.checkpoints.c.task_id, sa.func.count())
-        .where(t.checkpoints.c.superseded.is_(False))
-        .group_by(t.checkpoints.c.task_id)
-    )
-    for task_id, n in heads:
-        need[task_id]["heads"] = n
+    for r in tasks:
+        need[r["task_id"]]["heads"] = len(r.pop("checkpoint_heads"))
     budgets = conn.execute(
         sa.select(t.budgets.c.task_id, t.budgets.c.used, t.budgets.c.limit_value).where(
             t.budgets.c.limit_value.is_not(None)

@@ -2,17 +2,11 @@
 
 An agent resuming, a live view polling and the desktop's workers all ask for a task's head
 checkpoint; through `Store.read()` each ask pays a pool checkout, BEGIN/COMMIT and Core's
-per-call work, and the plain query (non-superseded, newest seq first) reads and sorts every
-checkpoint of the task, as the table has no index on seq. Here:
+per-call work, and two queries (the heads, then the newest head with its event). Here:
 
-- The head is found through the events index. The newest `checkpoint.written` event of a
-  task names its head: a checkpoint's seq is the boundary just before its own event, so
-  checkpoints are numbered in the order they were written, and only a later checkpoint
-  supersedes one, so the newest written is always a head, the one with the highest seq,
-  which is what the plain query returns. `ix_events_task_type` holds a task's checkpoint
-  events in rowid order, so the newest is its last entry.
-- The row found is checked to be a head all the same; if it is missing or superseded (a
-  record changed by hand, say), the plain query answers.
+- One statement finds the newest head on the task's row (`tasks.checkpoint_heads`, newest
+  last) and joins its checkpoint row and the event that holds its state: three lookups by
+  key.
 - One connection is kept for the store's life, shared by its threads under a lock, and
   closed when the store disposes of its engine. Every statement on it is autocommit: no
   read transaction stays open between calls to pin a WAL snapshot.
@@ -22,7 +16,6 @@ checkpoint of the task, as the table has no index on seq. Here:
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -33,63 +26,27 @@ from sqlalchemy.engine import Connection, Engine
 
 from . import db
 from . import schema as t
+from .checkpoint_reads import ROW_COLUMNS, as_reader_row
 
 if TYPE_CHECKING:
     from .store import Store
 
-_ck = t.checkpoints
-_ev = t.events
+_ck, _ev, _tk = t.checkpoints, t.events, t.tasks
 
-_NEWEST_WRITTEN = (
-    sa.select(sa.func.json_extract(_ev.c.payload, sa.literal_column("'$.checkpoint_id'")))
-    .where(
-        _ev.c.task_id == sa.bindparam("task_id"),
-        _ev.c.type == sa.literal_column("'checkpoint.written'"),
+_HEAD = db.Prepared(
+    sa.select(*(_ck.c[n] for n in ROW_COLUMNS), _ev.c.payload)
+    .select_from(
+        _tk.join(
+            _ck,
+            sa.and_(
+                _ck.c.task_id == _tk.c.task_id,
+                _ck.c.checkpoint_id
+                == sa.func.json_extract(_tk.c.checkpoint_heads, sa.literal_column("'$[#-1]'")),
+            ),
+        ).join(_ev, sa.and_(_ev.c.task_id == _ck.c.task_id, _ev.c.seq == _ck.c.event_seq))
     )
-    .order_by(_ev.c.id.desc())
-    .limit(sa.literal_column("1"))
-    .offset(sa.literal_column("0"))
-    .scalar_subquery()
+    .where(_tk.c.task_id == sa.bindparam("task_id"))
 )
-_HEAD_BY_EVENT = db.Prepared(
-    sa.select(*_ck.c).where(
-        _ck.c.task_id == sa.bindparam("task_id"),
-        _ck.c.checkpoint_id == _NEWEST_WRITTEN,
-        _ck.c.superseded.is_(False),
-    )
-)
-# The plain query, as Store.head_checkpoint asks it of other databases.
-_HEAD_BY_SCAN = db.Prepared(
-    sa.select(*_ck.c)
-    .where(_ck.c.task_id == sa.bindparam("task_id"), _ck.c.superseded.is_(False))
-    .order_by(_ck.c.seq.desc(), _ck.c.at.desc())
-    .limit(sa.literal_column("1"))
-    .offset(sa.literal_column("0"))
-)
-
-
-_NAMES = tuple(col.name for col in _ck.c)
-# What Core's result processing does for these types on SQLite: the driver returns a JSON
-# column as text, and a boolean as 0 or 1.
-_JSON = tuple(col.name for col in _ck.c if isinstance(col.type, sa.JSON))
-_BOOL = tuple(col.name for col in _ck.c if isinstance(col.type, sa.Boolean))
-
-
-def _as_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    out = dict(zip(_NAMES, row, strict=True))
-    texts = [out[name] for name in _JSON]
-    if None in texts:
-        for name, text in zip(_JSON, texts, strict=True):
-            if text is not None:
-                out[name] = json.loads(text)
-    else:
-        # Each is a whole JSON text, so together they are one array: one decoder call, as
-        # the state is a few hundred bytes and the call's own cost counts at that size.
-        out.update(zip(_JSON, json.loads("[" + ",".join(texts) + "]"), strict=True))
-    for name in _BOOL:
-        if out[name] is not None:
-            out[name] = bool(out[name])
-    return out
 
 
 _DATA_VERSION = db.Prepared(sa.text("PRAGMA data_version"))
@@ -126,8 +83,7 @@ class HeadReader:
                     self._version = version
                 row = self._rows.get(task_id, _UNREAD)
                 if row is _UNREAD:
-                    params = {"task_id": task_id}
-                    rows = _HEAD_BY_EVENT.run(conn, params) or _HEAD_BY_SCAN.run(conn, params)
+                    rows = _HEAD.run(conn, {"task_id": task_id})
                     row = rows[0] if rows else None
                     if len(self._rows) >= _KEEP:
                         self._rows.clear()
@@ -136,7 +92,7 @@ class HeadReader:
                 self._drop()
                 raise
         # Decoded on every call: each caller gets its own dict to keep or change.
-        return None if row is None else _as_dict(row)
+        return None if row is None else as_reader_row(row, False)
 
     def forget(self) -> None:
         """Drop the kept rows: the next read of each head queries (for measuring)."""

@@ -53,6 +53,9 @@ tasks = sa.Table(
     sa.Column("updated_at", sa.String(32), nullable=False),
     sa.Column("last_seq", sa.Integer, nullable=False),
     sa.Column("head_hash", sa.String(64), nullable=False),
+    # The task's checkpoint heads (ids nothing supersedes), oldest first: kept on the row
+    # every event updates anyway, so a checkpoint write finds and moves them for free.
+    sa.Column("checkpoint_heads", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
 )
 
 objective_revisions = sa.Table(
@@ -228,6 +231,9 @@ approvals = sa.Table(
     sa.Column("consumed_by", sa.String(128)),
 )
 
+# A checkpoint's lineage and boundary. Its state is kept once, in its `checkpoint.written`
+# event (at `event_seq`); readers join it (store.checkpoint_reads). Which checkpoints are
+# heads is `tasks.checkpoint_heads`. Clustered on its key: one b-tree a write touches.
 checkpoints = sa.Table(
     "checkpoints",
     metadata,
@@ -238,14 +244,13 @@ checkpoints = sa.Table(
     sa.Column("merged", sa.JSON, nullable=False),
     sa.Column("seq", sa.Integer, nullable=False),
     sa.Column("chain_hash", sa.String(64), nullable=False),
-    sa.Column("state", sa.JSON, nullable=False),
+    sa.Column("event_seq", sa.Integer, nullable=False),
     sa.Column("state_digest", sa.String(80), nullable=False),
     sa.Column("author", sa.JSON, nullable=False),
     sa.Column("note", sa.Text, nullable=False),
     sa.Column("at", sa.String(32), nullable=False),
-    sa.Column("superseded", sa.Boolean, nullable=False),
+    sqlite_with_rowid=False,
 )
-sa.Index("ix_checkpoints_heads", checkpoints.c.task_id, checkpoints.c.superseded, checkpoints.c.seq)
 
 # The last head `boris verify` found clean, per task (store.verify). Not a projection: a
 # rebuild leaves it alone, so a log cut back below it is caught on the next verify.

@@ -57,7 +57,9 @@ def approvals(conn: Connection, task_id: str | None, now: str) -> list[dict[str,
 
 
 def checkpoints(conn: Connection, task_id: str) -> dict[str, Any]:
-    rows = queries._rows(conn, t.checkpoints, task_id, t.checkpoints.c.seq)
+    from .checkpoint_reads import checkpoint_rows
+
+    rows = checkpoint_rows(conn, task_id)
     for r in rows:
         r["id"] = r["checkpoint_id"]
     heads = [r["checkpoint_id"] for r in rows if not r["superseded"]]

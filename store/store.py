@@ -16,12 +16,14 @@ from . import commands as cmds
 from . import db, migrate, projections, queries
 from . import schema as t
 from .blobs import BlobStore
+from .checkpoint_state import StateMemo
 from .errors import CommandRejected, StoreBusy, StoreCorrupt, StoreError
 from .events import decode
 from .location import Location, resolve
 from .model import Actor
 from .record import Event
 from .tx import Tx
+from .wal_reserve import WalReserve
 
 _RETRIES = 3
 
@@ -48,6 +50,9 @@ class Store:
         # db.keeps_writer_open); the lock also serializes this process's writers.
         self._write_lock = threading.Lock()
         self._write_conn: Connection | None = None
+        self._states = StateMemo()
+        db_file = location.sqlite_file if db.is_sqlite(engine) else None
+        self._wal = WalReserve(db_file) if db_file is not None else None
         self.blobs = BlobStore(location.blobs)
         self.migrated_from_backup: str | None = None
 
@@ -107,11 +112,16 @@ class Store:
                     conn = self._write_conn
                     if conn is None or conn.invalidated:
                         conn = self._write_conn = self._writer.connect()
-                    with db.write_transaction(conn):
-                        yield Tx(conn, self.blobs)
+                    with db.write_transaction(conn, self._wal):
+                        tx = Tx(conn, self.blobs, memo=self._states)
+                        yield tx
                 else:
                     with self._writer.connect() as conn, db.write_transaction(conn):
-                        yield Tx(conn, self.blobs)
+                        tx = Tx(conn, self.blobs, memo=self._states)
+                        yield tx
+                # Committed: what it learned of checkpoint states is now true for others.
+                if tx.learned:
+                    self._states.publish(tx.learned)
         except sa.exc.DBAPIError as exc:
             env = _environment_error(exc)
             if env is not None:
@@ -191,14 +201,10 @@ class Store:
                 if env is not None:
                     raise env from exc
                 raise
+        from .checkpoint_reads import head_checkpoint
+
         with self.read() as conn:
-            row = conn.execute(
-                sa.select(t.checkpoints)
-                .where(t.checkpoints.c.task_id == task_id, t.checkpoints.c.superseded.is_(False))
-                .order_by(t.checkpoints.c.seq.desc(), t.checkpoints.c.at.desc())
-                .limit(1)
-            ).first()
-            return None if row is None else dict(row._mapping)
+            return head_checkpoint(conn, task_id)
 
     def task_ids(self) -> list[str]:
         with self.read() as conn:

@@ -19,11 +19,12 @@ from . import schema as t
 from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
 from .errors import CommandRejected, UnknownTask
 from .events import Payload, TaskCreated
-from .model import Actor
+from .model import Actor, actor_json
 from .record import Event
 
 if TYPE_CHECKING:
     from .blobs import BlobStore
+    from .checkpoint_state import KnownState, StateMemo
 
 _EVENT_COLUMNS = [c.name for c in t.events.columns if c.name != "id"]
 _INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
@@ -43,17 +44,26 @@ class TaskRow(NamedTuple):
     updated_at: str
     last_seq: int
     head_hash: str
+    checkpoint_heads_stored: Any  # JSON, like scope
 
+    # Decoded on use: most commands only need to know the task exists.
     @property
     def scope(self) -> dict[str, Any]:
-        # Decoded on use: most commands only need to know the task exists.
-        value = self.scope_stored
-        decoded: dict[str, Any] = json.loads(value) if isinstance(value, str) else value
+        decoded: dict[str, Any] = _decoded(self.scope_stored)
+        return decoded
+
+    @property
+    def checkpoint_heads(self) -> list[str]:
+        decoded: list[str] = _decoded(self.checkpoint_heads_stored)
         return decoded
 
 
+def _decoded(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
 _SELECT_TASK = db.Prepared(
-    sa.select(*(t.tasks.c["scope" if f == "scope_stored" else f] for f in TaskRow._fields)).where(
+    sa.select(*(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields)).where(
         t.tasks.c.task_id == sa.bindparam("task_id")
     )
 )
@@ -66,16 +76,25 @@ class Tx:
     now: str = ""
     emitted: list[Event] = field(default_factory=list)
     _heads: dict[str, tuple[int, str]] = field(default_factory=dict)
-    _actors: dict[Actor, str] = field(default_factory=dict)
+    # Task rows read in this transaction, until an event for the task changes them: a
+    # command asks for its task several times (writable? scope? its checkpoint's state?).
+    _rows: dict[str, TaskRow] = field(default_factory=dict)
+    # Checkpoint states known at a head (store.checkpoint_state): the store's memo, and what
+    # this transaction adds to it once it commits.
+    memo: StateMemo | None = None
+    learned: dict[str, KnownState] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.now = db.database_now(self.conn)
 
     def _task_row(self, task_id: str) -> TaskRow | None:
+        row = self._rows.get(task_id)
+        if row is not None:
+            return row
         rows = _SELECT_TASK.run(self.conn, {"task_id": task_id})
         if not rows:
             return None
-        row = TaskRow(*rows[0])
+        row = self._rows[task_id] = TaskRow(*rows[0])
         # The row read inside this write transaction is the chain's head until we emit.
         self._heads.setdefault(task_id, (int(row.last_seq), str(row.head_hash)))
         return row
@@ -96,13 +115,11 @@ class Tx:
             head = self._heads[task_id]
         return head
 
-    def _actor_json(self, actor: Actor) -> str:
-        text = self._actors.get(actor)
-        if text is None:
-            text = self._actors[actor] = canonical_json(actor.model_dump(mode="json"))
-        return text
-
-    def emit(self, task_id: str, payload: Payload, actor: Actor) -> Event:
+    def emit(
+        self, task_id: str, payload: Payload, actor: Actor, payload_json: str | None = None
+    ) -> Event:
+        """Append `payload` as the task's next event. `payload_json`, when given, is its
+        canonical JSON as the caller already has it (checked equal by the tests)."""
         if isinstance(payload, TaskCreated):
             if self.task_exists(task_id):
                 raise CommandRejected(f"a task with id {task_id!r} already exists")
@@ -110,10 +127,10 @@ class Tx:
         else:
             last, prev = self._head(task_id)
             seq = last + 1
-        payload_text = canonical_json(payload.model_dump(mode="json"))
+        payload_text = payload_json or canonical_json(payload.model_dump(mode="json"))
         digest = chain_hash_of_parts(
             prev,
-            actor_json=self._actor_json(actor),
+            actor_json=actor_json(actor),
             at=self.now,
             fmt=payload.FORMAT,
             payload_json=payload_text,
@@ -138,6 +155,7 @@ class Tx:
             },
         )
         event = Event(task_id, seq, payload.TYPE, payload, actor, self.now, prev, digest)
+        self._rows.pop(task_id, None)
         projections.apply(self.conn, event)
         self._heads[task_id] = (seq, digest)
         self.emitted.append(event)

@@ -31,7 +31,8 @@ from store import commands as c
 from store.approvals import DecideApproval, RequestApproval
 from store.blobs import hash_file
 from store.canonical import digest_of
-from store.checkpoints import WriteCheckpoint, task_checkpoint_state
+from store.checkpoint_state import task_checkpoint_state
+from store.checkpoints import WriteCheckpoint
 from store.ledger import DispatchEffect, ReconcileEffect, RecordResponse
 from store.location import DB_NAME
 

@@ -14,6 +14,7 @@ each writer is a process of its own, started in milliseconds instead of a second
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -57,11 +58,13 @@ def hold() -> NoReturn:
     os._exit(3)
 
 
-def wal_size(s: Store) -> int:
+def wal_digest(s: Store) -> str:
+    """What the WAL holds now. Not its size: a store that keeps writing has reserved the
+    WAL's room ahead (store.wal_reserve), so frames land inside the file, not past its end."""
     db_file = s.location.sqlite_file
     assert db_file is not None
     wal = db_file.with_name(db_file.name + "-wal")
-    return wal.stat().st_size if wal.exists() else 0
+    return hashlib.sha256(wal.read_bytes()).hexdigest() if wal.exists() else ""
 
 
 def run(store_dir: str, workspace: str, steps: list[str]) -> NoReturn:
@@ -158,7 +161,7 @@ def run(store_dir: str, workspace: str, steps: list[str]) -> NoReturn:
                 # A one-page cache makes SQLite spill the transaction's dirty pages into the
                 # WAL before the commit: the kill then leaves uncommitted frames on disk.
                 tx.conn.connection.driver_connection.execute("PRAGMA cache_size = 1")  # type: ignore[union-attr]
-                wal_before = wal_size(s)
+                wal_before = wal_digest(s)
                 if verb == "dispatch_tx":
                     cmd: c.Command = DispatchEffect(
                         task_id=tid, effect_id=effects[name], executor="tool:save"
@@ -171,7 +174,7 @@ def run(store_dir: str, workspace: str, steps: list[str]) -> NoReturn:
                     result=result,
                     emitted=[e.type for e in tx.emitted],
                     wal_before=wal_before,
-                    wal_after=wal_size(s),
+                    wal_after=wal_digest(s),
                     **before,
                 )
                 hold()

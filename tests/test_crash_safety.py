@@ -276,7 +276,7 @@ def test_kill_between_approval_and_dispatch(
         # their pages already spilled into the WAL, but before the commit.
         assert held["result"] == 1
         assert held["emitted"][:2] == ["attempt.dispatched", "approval.consumed"]
-        assert held["wal_after"] > held["wal_before"]
+        assert held["wal_after"] != held["wal_before"]
     s = reopen(crashed, reopened)
     tid = crashed.tid
     aid = crashed.marks["request:a"]["approval_id"]
@@ -407,7 +407,7 @@ def test_kill_during_a_checkpoint_write(tmp_path: Path, ws: Path, reopened: list
     held = crashed.marks["checkpoint_tx"]
     lost = held["result"]
     assert held["emitted"] == ["checkpoint.written"]
-    assert held["wal_after"] > held["wal_before"], "the transaction's pages reached the WAL"
+    assert held["wal_after"] != held["wal_before"], "the transaction's pages reached the WAL"
     s = reopen(crashed, reopened)
     tid = crashed.tid
     evs = check_record(s, crashed)

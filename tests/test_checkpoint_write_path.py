@@ -1,0 +1,220 @@
+"""The fast checkpoint write path keeps its promises: the event it composes is the canonical
+one, a reused state is never a stale one, and the WAL room reserved ahead loses nothing."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from store import Actor, Store, wal_reserve
+from store import commands as c
+from store import events as ev
+from store.approvals import RequestApproval
+from store.canonical import canonical_json, digest_of
+from store.checkpoint_state import task_checkpoint_state
+from store.checkpoints import WriteCheckpoint, payload_json
+from store.ledger import PlanEffect
+
+AGENT = Actor(kind="agent", id="writer-7")
+
+
+def new_task(s: Store, ws: Path) -> str:
+    tid: str = s.execute(
+        c.CreateTask(title="t", owner="ana", objective="ship it", scope_paths=[str(ws)]), AGENT
+    )
+    s.execute(c.AddCriterion(task_id=tid, text="it ships"), AGENT)
+    return tid
+
+
+def checkpoint(s: Store, tid: str) -> dict[str, object]:
+    cid = s.execute(WriteCheckpoint(task_id=tid, reason="milestone"), AGENT)
+    head = s.head_checkpoint(tid)
+    assert head is not None and head["checkpoint_id"] == cid
+    return head
+
+
+def fresh_state(s: Store, tid: str) -> dict[str, object]:
+    """The state as the projections say it now, bypassing every memo."""
+    with s.transaction() as tx:
+        return task_checkpoint_state(tx, tid)
+
+
+# --- the composed event ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "note",
+    ["", "plain", 'quotes " and \\ backslashes', 'a fake member ,"state_digest":"x"', "ünï ✓ \n\t"],
+)
+def test_the_composed_payload_is_the_canonical_encoding(note: str) -> None:
+    state = {"z": [1, 2.5, None, True], "a": {"ü": "✓", "b": []}, "status": "running"}
+    payload = ev.CheckpointWritten(
+        checkpoint_id="ck-1",
+        reason="handoff",
+        supersedes=("ck-0",),
+        merged=("ck-x", "ck-y"),
+        boundary_seq=7,
+        boundary_hash="ab" * 32,
+        state=state,
+        state_digest=digest_of(state),
+        note=note,
+    )
+    assert payload_json(payload, canonical_json(state)) == canonical_json(
+        payload.model_dump(mode="json")
+    )
+
+
+def test_stored_checkpoint_events_verify_and_decode(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    for _ in range(3):
+        head = checkpoint(s, tid)
+        assert head["state_digest"] == digest_of(head["state"])
+    from store.verify import verify
+
+    assert verify(s, tid).ok
+
+
+# --- the state memo -------------------------------------------------------------------------
+
+
+def test_a_reused_state_is_the_state_the_projections_hold(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    first = checkpoint(s, tid)
+    second = checkpoint(s, tid)  # nothing between: the state is reused
+    assert second["state"] == first["state"] == fresh_state(s, tid)
+    # Any other event moves the head: the next checkpoint reads the projections again.
+    s.execute(c.AddCriterion(task_id=tid, text="it is reviewed"), AGENT)
+    third = checkpoint(s, tid)
+    assert len(third["state"]["criteria"]) == 2  # type: ignore[index]
+    assert third["state"] == fresh_state(s, tid)
+
+
+def _add_criterion(store_dir: str, tid: str) -> None:
+    with Store.open(store_dir, create=False) as other:
+        other.execute(c.AddCriterion(task_id=tid, text="added elsewhere"), AGENT)
+
+
+def test_another_process_s_event_is_never_missed(tmp_path: Path, ws: Path) -> None:
+    with Store.open(tmp_path / "store") as s:
+        tid = new_task(s, ws)
+        checkpoint(s, tid)
+        p = mp.get_context("spawn").Process(
+            target=_add_criterion, args=(str(tmp_path / "store"), tid)
+        )
+        p.start()
+        p.join(60)
+        assert p.exitcode == 0
+        head = checkpoint(s, tid)
+        texts = {cr["id"] for cr in head["state"]["criteria"]}  # type: ignore[index]
+        assert len(texts) == 2
+        assert head["state"] == fresh_state(s, tid)
+
+
+def test_an_approval_expiring_ends_the_reuse(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    eid = s.execute(
+        PlanEffect(
+            task_id=tid,
+            target="out.md",
+            consequence="write out.md",
+            content=c.Content(text="v1"),
+            requires_approval=True,
+        ),
+        AGENT,
+    )
+    s.execute(
+        RequestApproval(task_id=tid, effect_id=eid, policy="p", expires_in_seconds=0.3), AGENT
+    )
+    before = checkpoint(s, tid)
+    assert [a["state"] for a in before["state"]["open_approvals"]] == ["pending"]  # type: ignore[index]
+    time.sleep(0.4)
+    after = checkpoint(s, tid)  # no event between, but the clock passed the expiry
+    assert [a["state"] for a in after["state"]["open_approvals"]] == ["expired"]  # type: ignore[index]
+
+
+def test_a_rolled_back_checkpoint_teaches_nothing(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    checkpoint(s, tid)
+    with pytest.raises(RuntimeError), s.transaction() as tx:
+        c.execute(tx, WriteCheckpoint(task_id=tid, reason="milestone"), AGENT)
+        raise RuntimeError("the caller gave up")
+    assert s._states.get(tid) is not None
+    known = s._states.get(tid)
+    head = checkpoint(s, tid)
+    assert known is not None and head["seq"] == known.head[0]  # continued from the real head
+
+
+# --- the WAL room reserved ahead ------------------------------------------------------------
+
+
+def wal_of(s: Store) -> Path:
+    assert s.location.sqlite_file is not None
+    return Path(f"{s.location.sqlite_file}-wal")
+
+
+def test_a_one_off_writer_reserves_nothing(tmp_path: Path, ws: Path) -> None:
+    with Store.open(tmp_path / "store") as s:
+        s.execute(c.CreateTask(title="t", owner="ana", objective="o", scope_paths=[str(ws)]), AGENT)
+        assert wal_of(s).stat().st_size < 1 << 20
+
+
+def test_a_store_that_keeps_writing_reserves_the_wal_and_loses_nothing(
+    tmp_path: Path, ws: Path
+) -> None:
+    with Store.open(tmp_path / "store") as s:
+        tid = new_task(s, ws)
+        for _ in range(wal_reserve.RESERVE_AFTER + 2):
+            checkpoint(s, tid)
+        size = wal_of(s).stat().st_size
+        assert size >= 1000 * (4096 + 24)  # the checkpoint threshold's worth of frames
+        for _ in range(300):  # through SQLite's own checkpoint and the WAL's restart
+            s.execute(c.AddCriterion(task_id=tid, text="one more"), AGENT)
+        assert wal_of(s).stat().st_size == size  # overwritten in place, never grown
+        # Another connection sees every commit, and the database is whole.
+        assert s.location.sqlite_file is not None
+        with sqlite3.connect(s.location.sqlite_file) as other:
+            assert other.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            (n,) = other.execute(
+                "SELECT count(*) FROM criteria WHERE task_id = ?", (tid,)
+            ).fetchone()
+        assert n == 301
+        last = s.task(tid)["last_seq"]
+    with Store.open(tmp_path / "store", create=False) as s:
+        assert s.task(tid)["last_seq"] == last
+
+
+def _write_then_die(store_dir: str, tid: str, ready: object) -> None:
+    s = Store.open(store_dir, create=False)
+    for _ in range(wal_reserve.RESERVE_AFTER + 3):
+        s.execute(WriteCheckpoint(task_id=tid, reason="milestone"), AGENT)
+    ready.set()  # type: ignore[attr-defined]
+    time.sleep(60)
+
+
+def test_a_killed_writer_s_reserved_wal_recovers_every_commit(tmp_path: Path, ws: Path) -> None:
+    store_dir = tmp_path / "store"
+    with Store.open(store_dir) as s:
+        tid = new_task(s, ws)
+        before = s.task(tid)["last_seq"]
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    p = ctx.Process(target=_write_then_die, args=(str(store_dir), tid, ready))
+    p.start()
+    assert ready.wait(60)
+    wal = Path(f"{store_dir}/boris.sqlite-wal")
+    assert wal.stat().st_size >= 1000 * (4096 + 24)
+    os.kill(p.pid, 9)
+    p.join(10)
+    # The WAL was left behind, zeros and all; opening the store recovers from it.
+    with Store.open(store_dir, create=False) as s:
+        task = s.task(tid)
+        assert task["last_seq"] == before + wal_reserve.RESERVE_AFTER + 3 + 1  # + the initial
+        assert len(task["checkpoints"]["checkpoints"]) == wal_reserve.RESERVE_AFTER + 4
+        from store.verify import verify
+
+        assert verify(s, tid).ok

@@ -12,8 +12,6 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from .actions import message_of, run_command
-
 # (attribute, menu text, shortcut, tooltip, method)
 ACTIONS = (
     ("approve_action", "&Approve / Reject…", "Ctrl+Return", "Decide the selected approval", "approve"),
@@ -35,8 +33,7 @@ class ActionsMixin:
     loader: Any
     selected: str | None
 
-    def _actions_menu(self) -> None:
-        menu = self.menuBar().addMenu("&Actions")  # type: ignore[attr-defined]
+    def _actions_menu(self, menu: Any) -> None:
         self.actions_menu = menu
         self.dialog: Any = None
         self.message_box: QMessageBox | None = None
@@ -205,6 +202,8 @@ class ActionsMixin:
             result["value"] = r
             self.statusBar().showMessage(f"Recorded {name} as a source", 5000)  # type: ignore[attr-defined]
 
+        from .actions import run_command
+
         run_command(
             self,  # type: ignore[arg-type]
             lambda: RecordArtifact(
@@ -242,6 +241,12 @@ class ActionsMixin:
             "edit-artifact",
             lambda: store.blobs.read(digest),
             opened,
-            lambda err: self.tell("Edit artifact", f"Cannot read it: {message_of(err)}"),
+            lambda err: self.tell("Edit artifact", f"Cannot read it: {_message_of(err)}"),
         )
         return None
+
+
+def _message_of(error: str) -> str:
+    from .actions import message_of
+
+    return message_of(error)

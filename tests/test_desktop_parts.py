@@ -139,6 +139,39 @@ def test_empty_store_offers_the_demo_and_store_opens_on_a_worker(qtbot, tmp_path
     w.store.close()
 
 
+def test_a_staged_window_paints_first_then_builds_and_takes_the_store(
+    qtbot, tmp_path: Path
+) -> None:
+    """Start-up builds only what the first paint shows; the rest follows that paint, and a
+    store that opened before it is taken then. The first picture already names the columns."""
+    from boris_desktop.inbox import COLUMNS
+    from boris_desktop.main_window import COLUMN_TITLES, TASK, MainWindow
+
+    assert COLUMN_TITLES == COLUMNS
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    w.resize(1280, 780)
+    assert not w._built and not hasattr(w, "inbox")
+    header = w.table.model()
+    assert [header.headerData(i, Qt.Orientation.Horizontal) for i in range(len(COLUMNS))] == list(
+        COLUMNS
+    )
+    with Store.open(tmp_path / "store") as opened:
+        fill_demo(opened)
+    store = Store.open(tmp_path / "store")
+    w.set_store(store)  # the worker was quicker than the first paint
+    assert w.store is None
+    with qtbot.waitSignal(w.finished, timeout=5000):
+        w.show()
+    assert w.table.model() is w.proxy
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=10000)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=5000)
+    assert w.store is store and w.menuBar().actions()
+    w.close()
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    store.close()
+
+
 def test_every_tab_renders_to_png(qtbot, store: Store, tmp_path: Path) -> None:
     """A picture of each main view. With BORIS_DESKTOP_SHOTS=DIR they are kept there."""
     from boris_desktop.main_window import MainWindow

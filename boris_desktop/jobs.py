@@ -21,12 +21,51 @@ def fill_demo(store: Any) -> list[str]:
     return fill(store)
 
 
+#: Events the timeline reads at a time: a task may have hundreds of thousands.
+TIMELINE_PAGE = 300
+
+
+def timeline_page(
+    store: Any,
+    task_id: str,
+    *,
+    before_seq: int | None = None,
+    event_type: str | None = None,
+    actor: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """One page of the task's events, newest first, each with its payload's one-line gist
+    made here rather than on the GUI thread; `more` says whether older ones remain."""
+    import json
+
+    events = store.events(
+        task_id,
+        before_seq=before_seq,
+        types=[event_type] if event_type else None,
+        actor=actor,
+        limit=TIMELINE_PAGE + 1,
+        newest_first=True,
+    )
+    more = len(events) > TIMELINE_PAGE
+    events = events[:TIMELINE_PAGE]
+    for e in events:
+        text = json.dumps(e["payload"], ensure_ascii=False, sort_keys=True, default=str)
+        e["gist"] = text if len(text) <= 160 else text[:157] + "…"
+    return {
+        "task_id": task_id,
+        "filter": (event_type, actor),
+        "before_seq": before_seq,
+        "events": events,
+        "more": more,
+    }
+
+
 def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
     from store.narrative import narratives
 
     return {
         "task": store.task(task_id),
-        "events": store.events(task_id),
+        "timeline": timeline_page(store, task_id),
+        "event_facets": store.event_facets(task_id),
         "narratives": narratives(store, task_id),
     }
 

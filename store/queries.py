@@ -225,10 +225,18 @@ def events(
     limit: int | None = None,
     types: list[str] | None = None,
     newest_first: bool = False,
+    before_seq: int | None = None,
+    actor: tuple[str, str] | None = None,
 ) -> list[dict[str, Any]]:
+    """The task's events in seq order (or newest first), optionally a page of them: those
+    after `after_seq` and before `before_seq`, of `types`, by `actor` (kind, id)."""
     q = sa.select(t.events).where(t.events.c.task_id == task_id, t.events.c.seq > after_seq)
+    if before_seq is not None:
+        q = q.where(t.events.c.seq < before_seq)
     if types:
         q = q.where(t.events.c.type.in_(types))
+    if actor is not None:
+        q = q.where(t.events.c.actor_kind == actor[0], t.events.c.actor_id == actor[1])
     q = q.order_by(t.events.c.seq.desc() if newest_first else t.events.c.seq)
     if limit is not None:
         q = q.limit(limit)
@@ -249,3 +257,21 @@ def events(
 def event_count(conn: Connection, task_id: str) -> int:
     q = sa.select(sa.func.count()).where(t.events.c.task_id == task_id)
     return int(conn.execute(q).scalar_one())
+
+
+def event_facets(conn: Connection, task_id: str) -> dict[str, Any]:
+    """What a task's events can be filtered by: their types and actors, each once."""
+    ev = t.events.c
+    types = conn.execute(
+        sa.select(ev.type).where(ev.task_id == task_id).distinct().order_by(ev.type)
+    )
+    actors = conn.execute(
+        sa.select(ev.actor_kind, ev.actor_id, ev.actor_name)
+        .where(ev.task_id == task_id)
+        .distinct()
+        .order_by(ev.actor_kind, ev.actor_id, ev.actor_name)
+    )
+    return {
+        "types": [r[0] for r in types],
+        "actors": [{"kind": k, "id": i, "name": n} for k, i, n in actors],
+    }

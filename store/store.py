@@ -177,6 +177,10 @@ class Store:
             queries.task_row(conn, task_id)
             return queries.events(conn, task_id, **kw)
 
+    def event_facets(self, task_id: str) -> dict[str, Any]:
+        with self.read() as conn:
+            return queries.event_facets(conn, task_id)
+
     def data_version(self) -> int:
         """Grows with every committed event, from any process: what live views poll."""
         with self.read() as conn:

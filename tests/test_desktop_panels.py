@@ -275,7 +275,8 @@ def test_checkpoints_diff_of_the_state_between_two(qtbot, demo) -> None:
 def test_timeline_filters_by_type_and_actor(demo) -> None:
     panel = demo.task_view.panel("Timeline")
     everything = len(rows(panel.tree))
-    assert everything == len(demo.task_view.bundle["events"])
+    assert everything == len(demo.task_view.bundle["timeline"]["events"])
+    assert everything == demo.task_view.bundle["task"]["last_seq"]  # one page holds them all
     panel.type_filter.setCurrentIndex(panel.type_filter.findText("checkpoint.written"))
     assert {r[2] for r in rows(panel.tree)} == {"checkpoint.written"}
     assert len(rows(panel.tree)) == 3
@@ -333,3 +334,50 @@ def test_live_update_keeps_selection_and_scroll(qtbot, demo, store: Store) -> No
     assert demo.table.selectionModel().selectedRows()[0].data(Qt.ItemDataRole.UserRole + 3) == (
         "guide"
     )
+
+
+def test_a_long_timeline_is_read_a_page_at_a_time(qtbot, store: Store, ws: Path) -> None:
+    """A task with more events than a page: the newest page comes with the task, older
+    pages as the reviewer scrolls to the end, a filter asks the store (and so finds an old
+    event no page loaded), and an agent's new events go on top without losing the rest."""
+    from boris_desktop.jobs import TIMELINE_PAGE
+    from boris_desktop.main_window import MainWindow
+
+    agent = Actor(kind="agent", id="chatty")
+    tid = store.execute(
+        c.CreateTask(title="long", owner="ana", objective="talk", scope_paths=[str(ws)]), agent
+    )
+    store.execute(c.AddCriterion(task_id=tid, text="an old criterion"), agent)
+    n = 2 * TIMELINE_PAGE + 50
+    store.execute_all([c.RecordNote(task_id=tid, text=f"tick {i}") for i in range(n)], agent)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.resize(1280, 780)
+    w.show()
+    w.reload_now()
+    w.task_view.tabs.setCurrentWidget(w.task_view.panel("Timeline"))
+    panel = w.task_view.panel("Timeline")
+    total = n + 2
+    assert len(rows(panel.tree)) == TIMELINE_PAGE
+    assert rows(panel.tree)[0][0] == str(total)  # newest first
+    assert f"{TIMELINE_PAGE} events shown of {total}" in panel.caption.text()
+
+    bar = panel.tree.verticalScrollBar()
+    bar.setValue(bar.maximum())  # the end of the list: the next page is read
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == 2 * TIMELINE_PAGE, timeout=5000)
+    panel.load_older()
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total, timeout=5000)
+    assert [r[0] for r in rows(panel.tree)] == [str(s) for s in range(total, 0, -1)]
+    assert not panel.older.isEnabled()
+
+    panel.type_filter.setCurrentIndex(panel.type_filter.findText("criterion.added"))
+    qtbot.waitUntil(lambda: [r[2] for r in rows(panel.tree)] == ["criterion.added"], timeout=5000)
+    panel.type_filter.setCurrentIndex(0)
+    assert len(rows(panel.tree)) == total  # the unfiltered view kept what it had loaded
+
+    store.execute_all([c.RecordNote(task_id=tid, text="late") for _ in range(3)], agent)
+    w.reload()
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total + 3, timeout=5000)
+    assert rows(panel.tree)[0][0] == str(total + 3)
+    w.close()
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)

@@ -1,23 +1,26 @@
-"""Timeline: the event history, filterable by type and actor."""
+"""Timeline: the event history, newest first, filterable by type and actor.
+
+A task may hold hundreds of thousands of events, so the timeline is read a page at a time
+on a worker (`jobs.timeline_page`): the newest page comes with the task, older pages as the
+reviewer scrolls to the end (or asks for them), and a filter asks the store for the events
+it matches. New events from a live agent are put on top without dropping what was loaded.
+The GUI thread only makes a row per event; the payload's one-line gist is made on the worker
+and its full JSON when the row is selected.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout
 
+from .. import jobs
 from .. import text as t
 from ..records import Node
-from ..widgets import plain_label
-from .base import Bundle, TreePanel, json_detail
+from ..widgets import plain_label, pretty_json
+from .base import Bundle, TreePanel
 
-ALL = "(all)"
-
-
-def _gist(payload: dict[str, Any]) -> str:
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= 160 else text[:157] + "…"
+Filter = tuple[str | None, tuple[str, str] | None]
 
 
 class TimelinePanel(TreePanel):
@@ -26,15 +29,23 @@ class TimelinePanel(TreePanel):
     expand_all = False
 
     def extra_top(self, layout: QVBoxLayout) -> None:
-        self._events: list[dict[str, Any]] = []
+        self._task_id: str | None = None
+        self._events: list[dict[str, Any]] = []  # loaded, newest first
+        self._more = False  # older events than the last loaded remain
+        self._total = 0
+        # What the unfiltered view had loaded, kept while a filter is shown.
+        self._unfiltered: tuple[list[dict[str, Any]], bool] | None = None
         self.type_filter = QComboBox()
         self.type_filter.setAccessibleName("Filter events by type")
         self.actor_filter = QComboBox()
         self.actor_filter.setAccessibleName("Filter events by actor")
         for box in (self.type_filter, self.actor_filter):
-            box.addItem(ALL)
+            box.addItem("(all)", None)
             box.setMinimumContentsLength(18)
             box.currentIndexChanged.connect(self._refilter)
+        self.older = QPushButton("Load older events")
+        self.older.setAccessibleName("Load older events")
+        self.older.clicked.connect(self.load_older)
         row = QHBoxLayout()
         row.addWidget(plain_label("Type:", wrap=False))
         row.addWidget(self.type_filter)
@@ -42,34 +53,129 @@ class TimelinePanel(TreePanel):
         row.addWidget(plain_label("Actor:", wrap=False))
         row.addWidget(self.actor_filter)
         row.addStretch(1)
+        row.addWidget(self.older)
         layout.addLayout(row)
+        bar = self.tree.verticalScrollBar()
+        bar.valueChanged.connect(lambda v: v and v == bar.maximum() and self.load_older())
 
-    @staticmethod
-    def _actor(e: dict[str, Any]) -> str:
-        return t.actor_short(e["actor"])
+    # --- the task's newest page, with the record -----------------------------------------
 
     def show_task(self, bundle: Bundle) -> None:
-        self._events = bundle.get("events") or []
-        for box, values in (
-            (self.type_filter, sorted({e["type"] for e in self._events})),
-            (self.actor_filter, sorted({self._actor(e) for e in self._events})),
-        ):
-            have = [box.itemText(i) for i in range(1, box.count())]
-            if have != values:
-                keep = box.currentText()
-                box.blockSignals(True)
-                box.clear()
-                box.addItems([ALL, *values])
-                box.setCurrentIndex(max(box.findText(keep), 0))
-                box.blockSignals(False)
+        task_id = bundle["task"]["id"]
+        self._total = int(bundle["task"]["last_seq"])
+        facets = bundle.get("event_facets") or {"types": [], "actors": []}
+        self._set_items(self.type_filter, [(x, x) for x in facets["types"]])
+        self._set_items(
+            self.actor_filter,
+            [(t.actor_short(a), (a["kind"], a["id"])) for a in facets["actors"]],
+        )
+        page = bundle["timeline"]
+        if task_id != self._task_id:
+            self._task_id, self._events, self._more = task_id, [], False
+            self._unfiltered = None
+            self.tree.set_nodes([])
+        if self._current_filter() == page["filter"]:
+            self._take(page)
+        else:
+            self._ask(before_seq=None)  # a filtered view asks for its own newest page
         super().show_task(bundle)
 
+    @staticmethod
+    def _set_items(box: QComboBox, items: list[tuple[str, Any]]) -> None:
+        have = [(box.itemText(i), box.itemData(i)) for i in range(1, box.count())]
+        if have == items:
+            return
+        keep = box.currentData()
+        box.blockSignals(True)
+        box.clear()
+        box.addItem("(all)", None)
+        for label, data in items:
+            box.addItem(label, data)
+        box.setCurrentIndex(max(box.findData(keep), 0) if keep is not None else 0)
+        box.blockSignals(False)
+
+    def _current_filter(self) -> Filter:
+        actor = self.actor_filter.currentData()
+        return (self.type_filter.currentData(), tuple(actor) if actor else None)  # type: ignore[return-value]
+
+    def _take(self, page: dict[str, Any], replace: bool = False) -> None:
+        """Merge a page: the newest page puts new events on top, an older one goes below;
+        `replace`: the page is what the view shows now (a filter's first answer)."""
+        if replace:
+            self._events, self._more = list(page["events"]), page["more"]
+        elif page["before_seq"] is None:
+            newest = self._events[0]["seq"] if self._events else 0
+            fresh = [e for e in page["events"] if e["seq"] > newest]
+            if self._events and len(fresh) == len(page["events"]):
+                # More new events than a page: what was loaded is no longer contiguous.
+                self._events, self._more = fresh, page["more"]
+            else:
+                self._events = fresh + self._events
+                self._more = self._more if len(self._events) > len(fresh) else page["more"]
+        else:
+            oldest = self._events[-1]["seq"] if self._events else page["before_seq"]
+            self._events += [e for e in page["events"] if e["seq"] < oldest]
+            self._more = page["more"]
+        self.older.setEnabled(self._more)
+
+    # --- older pages and filters, on the worker ------------------------------------------
+
+    def load_older(self) -> None:
+        if self._more and self._events and not self.loader.busy("timeline"):
+            self._ask(before_seq=self._events[-1]["seq"])
+
+    def _ask(self, before_seq: int | None) -> None:
+        store, task_id = self.store, self._task_id
+        if store is None or task_id is None:
+            return
+        event_type, actor = self._current_filter()
+        self.loader.submit(
+            "timeline",
+            lambda: jobs.timeline_page(
+                store, task_id, before_seq=before_seq, event_type=event_type, actor=actor
+            ),
+            self._arrived,
+        )
+
+    def _arrived(self, page: dict[str, Any]) -> None:
+        if page["task_id"] != self._task_id or page["filter"] != self._current_filter():
+            return  # the reviewer moved on
+        self._take(page, replace=page["before_seq"] is None)
+        self._show()
+
+    def _refilter(self) -> None:
+        """A new filter: show what the loaded events say now, then ask the store."""
+        event_type, actor = self._current_filter()
+        if self._unfiltered is None:  # leaving the unfiltered view: keep what it loaded
+            self._unfiltered = (self._events, self._more)
+        base, more = self._unfiltered
+        if (event_type, actor) == (None, None):
+            self._events, self._more, self._unfiltered = base, more, None
+            self._show()
+            return
+        self._events = [
+            e
+            for e in base
+            if event_type in (None, e["type"])
+            and actor in (None, (e["actor"]["kind"], e["actor"]["id"]))
+        ]
+        self._more = more
+        self._show()
+        self._ask(before_seq=None)
+
+    def _show(self) -> None:
+        self.tree.set_nodes(self.nodes({}))
+        self.caption.setText(self.summary({}))
+
+    # --- rows ----------------------------------------------------------------------------
+
     def summary(self, bundle: Bundle) -> str:
-        shown = len(self.nodes(bundle))
-        return f"{shown} of {len(self._events)} events, newest first."
+        filtered = self._current_filter() != (None, None)
+        what = "matching events" if filtered else "events"
+        more = "; scroll down for older ones" if self._more else ""
+        return f"{len(self._events)} {what} shown of {self._total}, newest first{more}."
 
     def nodes(self, bundle: Bundle) -> list[Node]:
-        kind, who = self.type_filter.currentText(), self.actor_filter.currentText()
         return [
             Node(
                 key=str(e["seq"]),
@@ -77,16 +183,16 @@ class TimelinePanel(TreePanel):
                     str(e["seq"]),
                     t.when(e["at"]),
                     e["type"],
-                    self._actor(e),
-                    _gist(e["payload"]),
+                    t.actor_short(e["actor"]),
+                    e["gist"],
                 ),
                 tip=t.actor(e["actor"]),
-                detail=json_detail(e),
+                detail=e,
             )
-            for e in reversed(self._events)
-            if kind in (ALL, e["type"]) and who in (ALL, self._actor(e))
+            for e in self._events
         ]
 
-    def _refilter(self) -> None:
-        self.tree.set_nodes(self.nodes({}))
-        self.caption.setText(self.summary({}))
+    def show_detail(self, node: Node) -> None:
+        # The full event as JSON, made when the row is selected: not for every row shown.
+        event = {k: v for k, v in node.detail.items() if k != "gist"}
+        self.detail.show_text(pretty_json(event), "json")

@@ -201,9 +201,7 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     t1 = time.perf_counter()
     row = window.inbox.row_of(BIG)
     window.table.setCurrentIndex(window.proxy.mapFromSource(window.inbox.index(row, 0)))
-    open_stall = wait_until(
-        lambda: window.task_view.task_id == BIG and not window.loader._pending
-    )
+    open_stall = wait_until(lambda: window.task_view.task_id == BIG and not window.loader._pending)
     open_ms = (time.perf_counter() - t1) * 1000
     panel = window.task_view.panel("Timeline")
     window.task_view.tabs.setCurrentWidget(panel)

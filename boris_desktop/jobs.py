@@ -82,6 +82,12 @@ def refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[
     return result
 
 
+def task_only(store: Any, task_id: str) -> dict[str, Any]:
+    """The selected task's record, without the inbox (the reviewer picked another row)."""
+    version = store.data_version()
+    return {"version": version, "task_id": task_id, "bundle": task_bundle(store, task_id)}
+
+
 def brief(store: Any, task_id: str) -> dict[str, Any]:
     """The resume brief hashes the task's files: never on the GUI thread."""
     from store.narrative import summary_markdown

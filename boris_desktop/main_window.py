@@ -124,7 +124,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             self._finish()
 
     def _finish_soon(self) -> None:
-        QTimer.singleShot(0, self._finish)
+        # A timer the window owns: it dies with the window, so it never fires on a dead one.
+        self._finish_timer = _soon(self, self._finish)
+        self._finish_timer.start()
 
     def _finish(self) -> None:
         """Everything the first paint did not need: the models, filters, menus, the file
@@ -157,8 +159,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         # A filter that hid the selected task and shows it again gives it back its selection.
-        self.proxy.rowsInserted.connect(lambda *_: QTimer.singleShot(0, self._select_row))
-        self.proxy.layoutChanged.connect(lambda *_: QTimer.singleShot(0, self._select_row))
+        self._reselect = _soon(self, self._select_row)
+        self.proxy.rowsInserted.connect(lambda *_: self._reselect.start())
+        self.proxy.layoutChanged.connect(lambda *_: self._reselect.start())
         self.search.textChanged.connect(self.proxy.set_text)
         self.search.returnPressed.connect(self.table.setFocus)
         self.status_filter.addItem(icon("attention"), "Needs you", InboxFilter.NEEDS_YOU)
@@ -377,18 +380,33 @@ class MainWindow(ActionsMixin, QMainWindow):
         task_id = current.data(ID_ROLE) if current.isValid() else None
         if task_id and task_id != self.selected:
             self.selected = task_id
-            self.reload()
+            if self.store is None or self._version is None:
+                self.reload()
+                return
+            # Only the task: the inbox is as fresh as the last load, and the poll keeps it so.
+            store = self.store
+            self.loader.submit(
+                "load", lambda: jobs.task_only(store, task_id), self._on_loaded, self._failed
+            )
 
     def _on_loaded(self, result: dict[str, Any]) -> None:
         from .inbox import COLUMNS, ID_ROLE
 
         if result.get("unchanged"):
             return
+        if "tasks" not in result:  # the selected task alone (see _row_changed)
+            if result.get("task_id") == self.selected:
+                self._show_task(result)
+            return
         self._version = result["version"]
+        first = not self.inbox.rows
         self.inbox.set_rows(result["tasks"])
         self._status_filter_items()
-        for col in range(1, len(COLUMNS) - 1):
-            self.table.resizeColumnToContents(col)
+        if first and result["tasks"]:
+            # Sized once, from the first rows (sampling all of ten thousand would stall).
+            self.table.horizontalHeader().setResizeContentsPrecision(200)
+            for col in range(1, len(COLUMNS) - 1):
+                self.table.resizeColumnToContents(col)
         if result["tasks"]:
             self.task_view  # noqa: B018  (built now: the stack's TASK page)
         self.right.setCurrentIndex(EMPTY if not result["tasks"] else TASK)
@@ -402,6 +420,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.reload()
             return
         self._select_row()
+        self._show_task(result)
+
+    def _show_task(self, result: dict[str, Any]) -> None:
         bundle = result.get("bundle")
         if bundle is not None and result.get("task_id") == self.selected:
             changed = bundle != self.task_view.bundle
@@ -471,6 +492,16 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.nothing.setText(f"Could not read the store:\n{first}")
         if self.store is None:
             self.right.setCurrentIndex(NOTHING)
+
+
+def _soon(owner: QObject, then: Any) -> QTimer:
+    """A single-shot zero timer owned by `owner`: started again before it fires, it fires
+    once; deleted with its owner, it never calls into a deleted window."""
+    timer = QTimer(owner)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(then)
+    return timer
 
 
 class _FirstPaint(QObject):

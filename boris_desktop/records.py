@@ -168,6 +168,10 @@ class RecordTree(QTreeView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAllColumnsShowFocus(True)
+        # Columns are sized to their contents when rows first arrive, from a sample of rows:
+        # measuring every row of a long list would stall the GUI thread.
+        self.size_to_contents = True
+        self.header().setResizeContentsPrecision(100)
         self.header().setStretchLastSection(True)
         self.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
 
@@ -200,8 +204,8 @@ class RecordTree(QTreeView):
             ix = self.find(current)
             if ix.isValid():
                 self.setCurrentIndex(ix)
-        for c in range(model.columnCount() - 1):
-            if first:
+        if first and self.size_to_contents:
+            for c in range(model.columnCount() - 1):
                 self.resizeColumnToContents(c)
         self.verticalScrollBar().setValue(scroll[0])
         self.horizontalScrollBar().setValue(scroll[1])

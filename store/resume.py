@@ -8,7 +8,6 @@ approval is history unless it is valid at this moment.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from .commands import effect_unresolved
@@ -48,7 +47,7 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
     state = store.task(task_id)
     scope = Scope.model_validate(state["scope"])
     head = _head(state["checkpoints"])
-    after = store.events(task_id, after_seq=head["seq"] if head else 0)
+    after = store.event_type_counts(task_id, after_seq=head["seq"] if head else 0)
     effects = {e["effect_id"]: e for e in state["effects"]}
     blockers: list[dict[str, Any]] = []
     actions: list[dict[str, Any]] = []
@@ -222,8 +221,8 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
             else None
         ),
         "events_after_checkpoint": {
-            "count": len(after),
-            "types": dict(Counter(ev["type"] for ev in after)),
+            "count": sum(after.values()),
+            "types": after,
             "last_seq": state["last_seq"],
             "head_hash": state["head_hash"],
         },

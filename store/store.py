@@ -177,6 +177,10 @@ class Store:
             queries.task_row(conn, task_id)
             return queries.events(conn, task_id, **kw)
 
+    def event_type_counts(self, task_id: str, after_seq: int = 0) -> dict[str, int]:
+        with self.read() as conn:
+            return queries.event_type_counts(conn, task_id, after_seq)
+
     def event_facets(self, task_id: str) -> dict[str, Any]:
         with self.read() as conn:
             return queries.event_facets(conn, task_id)

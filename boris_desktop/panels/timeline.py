@@ -55,6 +55,11 @@ class TimelinePanel(TreePanel):
         row.addStretch(1)
         row.addWidget(self.older)
         layout.addLayout(row)
+        # Fixed widths: the rows change page by page, and measuring them costs the GUI thread.
+        self.tree.size_to_contents = False
+        self.tree.setUniformRowHeights(True)
+        for col, width in enumerate((70, 150, 190, 150)):
+            self.tree.setColumnWidth(col, width)
         bar = self.tree.verticalScrollBar()
         bar.valueChanged.connect(lambda v: v and v == bar.maximum() and self.load_older())
 

@@ -58,7 +58,7 @@ class TimelinePanel(TreePanel):
         # Fixed widths: the rows change page by page, and measuring them costs the GUI thread.
         self.tree.size_to_contents = False
         self.tree.setUniformRowHeights(True)
-        for col, width in enumerate((70, 150, 190, 150)):
+        for col, width in enumerate((60, 150, 170, 210)):
             self.tree.setColumnWidth(col, width)
         bar = self.tree.verticalScrollBar()
         bar.valueChanged.connect(lambda v: v and v == bar.maximum() and self.load_older())

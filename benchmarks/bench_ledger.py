@@ -121,14 +121,22 @@ def boris_writes_after_a_change(root: Path, n: int) -> float:
         return n / elapsed
 
 
-def bare_commits(root: Path, n: int, size: int) -> float:
+def bare_commits(root: Path, n: int, size: int, reserved: bool = False) -> float:
     """The floor under both: sqlite3 inserting one `size`-byte row per durable commit (WAL,
-    synchronous=FULL), no other work."""
-    conn = sqlite3.connect(root / "bare.sqlite", isolation_level=None)
+    synchronous=FULL), no other work; `reserved`: with the WAL's room reserved first, as a
+    Boris store that keeps writing has it (store.wal_reserve)."""
+    from store.wal_reserve import extend
+
+    db_file = root / "bare.sqlite"
+    conn = sqlite3.connect(db_file, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)")
     body = b"x" * size
+    if reserved:
+        conn.execute("BEGIN IMMEDIATE")
+        extend(Path(f"{db_file}-wal"), 32 + 1064 * (4096 + 24))
+        conn.execute("COMMIT")
     t0 = time.perf_counter()
     for _ in range(n):
         conn.execute("BEGIN IMMEDIATE")
@@ -502,6 +510,7 @@ def write_rates(
         "boris": lambda p: boris_writes(p, a.writes),
         "boris_changed": lambda p: boris_writes_after_a_change(p, a.writes),
         "bare": lambda p: bare_commits(p, a.writes, int(sizes["event"])),
+        "bare_reserved": lambda p: bare_commits(p, a.writes, int(sizes["event"]), True),
     }
     if lg_profile is not None:
         contenders["langgraph"] = lambda p: langgraph_writes(p, a.writes, state)
@@ -521,6 +530,7 @@ def write_rates(
         f"  sqlite3, one {sizes['event']:,.0f} B row a commit {rates['bare']:8,.0f}/s   the floor: "
         "the same durable commit with no other work"
     )
+    print(f"    the same, WAL room reserved     {rates['bare_reserved']:8,.0f}/s")
     if lg is not None and lg_profile is not None:
         print(
             f"  langgraph SqliteSaver.put       {lg:8,.0f}/s   {lg_profile['pages']:.0f} WAL pages "

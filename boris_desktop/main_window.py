@@ -404,7 +404,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._status_filter_items()
         if first and result["tasks"]:
             # Sized once, from the first rows (sampling all of ten thousand would stall).
-            self.table.horizontalHeader().setResizeContentsPrecision(200)
+            self.table.horizontalHeader().setResizeContentsPrecision(50)
             for col in range(1, len(COLUMNS) - 1):
                 self.table.resizeColumnToContents(col)
         if result["tasks"]:

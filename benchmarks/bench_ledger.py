@@ -121,22 +121,15 @@ def boris_writes_after_a_change(root: Path, n: int) -> float:
         return n / elapsed
 
 
-def bare_commits(root: Path, n: int, size: int, reserved: bool = False) -> float:
+def bare_commits(root: Path, n: int, size: int) -> float:
     """The floor under both: sqlite3 inserting one `size`-byte row per durable commit (WAL,
-    synchronous=FULL), no other work; `reserved`: with the WAL's room reserved first, as a
-    Boris store that keeps writing has it (store.wal_reserve)."""
-    from store.wal_reserve import extend
-
+    synchronous=FULL), no other work."""
     db_file = root / "bare.sqlite"
     conn = sqlite3.connect(db_file, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)")
     body = b"x" * size
-    if reserved:
-        conn.execute("BEGIN IMMEDIATE")
-        extend(Path(f"{db_file}-wal"), 32 + 1064 * (4096 + 24))
-        conn.execute("COMMIT")
     t0 = time.perf_counter()
     for _ in range(n):
         conn.execute("BEGIN IMMEDIATE")
@@ -510,7 +503,6 @@ def write_rates(
         "boris": lambda p: boris_writes(p, a.writes),
         "boris_changed": lambda p: boris_writes_after_a_change(p, a.writes),
         "bare": lambda p: bare_commits(p, a.writes, int(sizes["event"])),
-        "bare_reserved": lambda p: bare_commits(p, a.writes, int(sizes["event"]), True),
     }
     if lg_profile is not None:
         contenders["langgraph"] = lambda p: langgraph_writes(p, a.writes, state)

@@ -12,16 +12,13 @@ import contextlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
-
-if TYPE_CHECKING:
-    from .wal_reserve import WalReserve
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -124,7 +121,7 @@ def database_now(conn: Connection) -> str:
 
 
 @contextlib.contextmanager
-def write_transaction(conn: Connection, wal: WalReserve | None = None) -> Iterator[None]:
+def write_transaction(conn: Connection) -> Iterator[None]:
     """One write transaction on `conn`; committed (durably) when the block ends.
 
     On SQLite the transaction is driven on the driver connection itself: BEGIN IMMEDIATE,
@@ -140,8 +137,6 @@ def write_transaction(conn: Connection, wal: WalReserve | None = None) -> Iterat
         return
     _run_driver(conn, "BEGIN IMMEDIATE", ())
     try:
-        if wal is not None:
-            wal.in_write_transaction(lambda sql: _run_driver(conn, sql, ()))
         yield
     except BaseException:
         if conn.in_transaction():

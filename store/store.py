@@ -23,7 +23,6 @@ from .location import Location, resolve
 from .model import Actor
 from .record import Event
 from .tx import Tx
-from .wal_reserve import WalReserve
 
 _RETRIES = 3
 
@@ -51,8 +50,6 @@ class Store:
         self._write_lock = threading.Lock()
         self._write_conn: Connection | None = None
         self._states = StateMemo()
-        db_file = location.sqlite_file if db.is_sqlite(engine) else None
-        self._wal = WalReserve(db_file) if db_file is not None else None
         self.blobs = BlobStore(location.blobs)
         self.migrated_from_backup: str | None = None
 
@@ -112,7 +109,7 @@ class Store:
                     conn = self._write_conn
                     if conn is None or conn.invalidated:
                         conn = self._write_conn = self._writer.connect()
-                    with db.write_transaction(conn, self._wal):
+                    with db.write_transaction(conn):
                         tx = Tx(conn, self.blobs, memo=self._states)
                         yield tx
                 else:

@@ -59,8 +59,8 @@ def hold() -> NoReturn:
 
 
 def wal_digest(s: Store) -> str:
-    """What the WAL holds now. Not its size: a store that keeps writing has reserved the
-    WAL's room ahead (store.wal_reserve), so frames land inside the file, not past its end."""
+    """What the WAL holds now. Not its size: once SQLite has checkpointed and restarted the
+    WAL, new frames overwrite old ones inside the file instead of growing it."""
     db_file = s.location.sqlite_file
     assert db_file is not None
     wal = db_file.with_name(db_file.name + "-wal")

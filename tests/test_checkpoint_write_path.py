@@ -1,17 +1,15 @@
 """The fast checkpoint write path keeps its promises: the event it composes is the canonical
-one, a reused state is never a stale one, and the WAL room reserved ahead loses nothing."""
+one, and a reused state is never a stale one."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
-from store import Actor, Store, wal_reserve
+from store import Actor, Store
 from store import commands as c
 from store import events as ev
 from store.approvals import RequestApproval
@@ -147,74 +145,3 @@ def test_a_rolled_back_checkpoint_teaches_nothing(s: Store, ws: Path) -> None:
     known = s._states.get(tid)
     head = checkpoint(s, tid)
     assert known is not None and head["seq"] == known.head[0]  # continued from the real head
-
-
-# --- the WAL room reserved ahead ------------------------------------------------------------
-
-
-def wal_of(s: Store) -> Path:
-    assert s.location.sqlite_file is not None
-    return Path(f"{s.location.sqlite_file}-wal")
-
-
-def test_a_one_off_writer_reserves_nothing(tmp_path: Path, ws: Path) -> None:
-    with Store.open(tmp_path / "store") as s:
-        s.execute(c.CreateTask(title="t", owner="ana", objective="o", scope_paths=[str(ws)]), AGENT)
-        assert wal_of(s).stat().st_size < 1 << 20
-
-
-def test_a_store_that_keeps_writing_reserves_the_wal_and_loses_nothing(
-    tmp_path: Path, ws: Path
-) -> None:
-    with Store.open(tmp_path / "store") as s:
-        tid = new_task(s, ws)
-        for _ in range(wal_reserve.RESERVE_AFTER + 2):
-            checkpoint(s, tid)
-        size = wal_of(s).stat().st_size
-        assert size >= 1000 * (4096 + 24)  # the checkpoint threshold's worth of frames
-        for _ in range(300):  # through SQLite's own checkpoint and the WAL's restart
-            s.execute(c.AddCriterion(task_id=tid, text="one more"), AGENT)
-        assert wal_of(s).stat().st_size == size  # overwritten in place, never grown
-        # Another connection sees every commit, and the database is whole.
-        assert s.location.sqlite_file is not None
-        with sqlite3.connect(s.location.sqlite_file) as other:
-            assert other.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-            (n,) = other.execute(
-                "SELECT count(*) FROM criteria WHERE task_id = ?", (tid,)
-            ).fetchone()
-        assert n == 301
-        last = s.task(tid)["last_seq"]
-    with Store.open(tmp_path / "store", create=False) as s:
-        assert s.task(tid)["last_seq"] == last
-
-
-def _write_then_die(store_dir: str, tid: str, ready: object) -> None:
-    s = Store.open(store_dir, create=False)
-    for _ in range(wal_reserve.RESERVE_AFTER + 3):
-        s.execute(WriteCheckpoint(task_id=tid, reason="milestone"), AGENT)
-    ready.set()  # type: ignore[attr-defined]
-    time.sleep(60)
-
-
-def test_a_killed_writer_s_reserved_wal_recovers_every_commit(tmp_path: Path, ws: Path) -> None:
-    store_dir = tmp_path / "store"
-    with Store.open(store_dir) as s:
-        tid = new_task(s, ws)
-        before = s.task(tid)["last_seq"]
-    ctx = mp.get_context("spawn")
-    ready = ctx.Event()
-    p = ctx.Process(target=_write_then_die, args=(str(store_dir), tid, ready))
-    p.start()
-    assert ready.wait(60)
-    wal = Path(f"{store_dir}/boris.sqlite-wal")
-    assert wal.stat().st_size >= 1000 * (4096 + 24)
-    os.kill(p.pid, 9)
-    p.join(10)
-    # The WAL was left behind, zeros and all; opening the store recovers from it.
-    with Store.open(store_dir, create=False) as s:
-        task = s.task(tid)
-        assert task["last_seq"] == before + wal_reserve.RESERVE_AFTER + 3 + 1  # + the initial
-        assert len(task["checkpoints"]["checkpoints"]) == wal_reserve.RESERVE_AFTER + 4
-        from store.verify import verify
-
-        assert verify(s, tid).ok

@@ -522,7 +522,6 @@ def write_rates(
         f"  sqlite3, one {sizes['event']:,.0f} B row a commit {rates['bare']:8,.0f}/s   the floor: "
         "the same durable commit with no other work"
     )
-    print(f"    the same, WAL room reserved     {rates['bare_reserved']:8,.0f}/s")
     if lg is not None and lg_profile is not None:
         print(
             f"  langgraph SqliteSaver.put       {lg:8,.0f}/s   {lg_profile['pages']:.0f} WAL pages "

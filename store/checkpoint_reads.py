@@ -42,13 +42,16 @@ def decode_json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def as_reader_row(values: tuple[Any, ...], superseded: bool) -> dict[str, Any]:
-    """A row of `_WITH_STATE` (columns, then the event's payload) as a reader's dict."""
-    *columns, payload = values
+def as_reader_row(
+    values: tuple[Any, ...], superseded: bool, *, state_only: bool = False
+) -> dict[str, Any]:
+    """A row of `_WITH_STATE` (columns, then the event's payload) as a reader's dict;
+    `state_only`: the last value is the state's JSON alone (store.reads extracts it)."""
+    *columns, last = values
     row = dict(zip(ROW_COLUMNS, columns, strict=True))
     for name in _JSON_COLUMNS:
         row[name] = decode_json(row[name])
-    row["state"] = decode_json(payload)["state"]
+    row["state"] = decode_json(last) if state_only else decode_json(last)["state"]
     row["superseded"] = superseded
     return row
 

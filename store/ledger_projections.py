@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 from . import db
 from . import events as ev
 from . import schema as t
-from .checkpoint_reads import decode_json
+from .checkpoint_reads import heads as task_heads
 from .model import actor_json
 from .projections import _actor, _next_position, applies
 from .record import Event
@@ -287,9 +287,6 @@ _CK_COLUMNS = [col.name for col in _CK.columns]
 # Checkpoints are written often; their statements run on the driver (db.Prepared), so JSON
 # columns are given as JSON text here. The state stays in the event (at `event_seq`).
 _INSERT_CHECKPOINT = db.Prepared(_CK.insert().values({n: sa.bindparam(n) for n in _CK_COLUMNS}))
-_HEADS = db.Prepared(
-    sa.select(t.tasks.c.checkpoint_heads).where(t.tasks.c.task_id == sa.bindparam("task_id"))
-)
 _SET_HEADS = db.Prepared(
     t.tasks.update()
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
@@ -302,9 +299,9 @@ def _checkpoint_written(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
     key = {"task_id": event.task_id}
-    (stored,) = _HEADS.run(conn, key)[0]
     replaced = {*p.supersedes, *p.merged}
-    heads = [h for h in decode_json(stored) if h not in replaced] + [p.checkpoint_id]
+    heads = [h for h in task_heads(conn, event.task_id) if h not in replaced]
+    heads.append(p.checkpoint_id)
     _SET_HEADS.run(conn, {**key, "heads": json.dumps(heads)})
     _INSERT_CHECKPOINT.run(
         conn,

@@ -16,7 +16,6 @@ per-call work, and two queries (the heads, then the newest head with its event).
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from . import db
 from . import schema as t
-from .checkpoint_reads import ROW_COLUMNS
+from .checkpoint_reads import ROW_COLUMNS, as_reader_row
 
 if TYPE_CHECKING:
     from .store import Store
@@ -52,24 +51,6 @@ _HEAD = db.Prepared(
     )
     .where(_tk.c.task_id == sa.bindparam("task_id"))
 )
-
-
-_JSON = [i for i, n in enumerate(ROW_COLUMNS) if isinstance(_ck.c[n].type, sa.JSON)]
-
-
-def _as_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    """A `_HEAD` row as a reader's dict. Its JSON texts (the lineage columns, then the
-    state) are decoded in one call: each is a whole JSON text, so together they are an
-    array, and at a few hundred bytes the decoder's per-call cost is what counts."""
-    *columns, state = row
-    out = dict(zip(ROW_COLUMNS, columns, strict=True))
-    texts = [columns[i] for i in _JSON]
-    decoded = json.loads("[" + ",".join((*texts, state)) + "]")
-    for i, value in zip(_JSON, decoded, strict=False):
-        out[ROW_COLUMNS[i]] = value
-    out["state"] = decoded[-1]
-    out["superseded"] = False
-    return out
 
 
 _DATA_VERSION = db.Prepared(sa.text("PRAGMA data_version"))
@@ -115,7 +96,7 @@ class HeadReader:
                 self._drop()
                 raise
         # Decoded on every call: each caller gets its own dict to keep or change.
-        return None if row is None else _as_dict(row)
+        return None if row is None else as_reader_row(row, False, state_only=True)
 
     def forget(self) -> None:
         """Drop the kept rows: the next read of each head queries (for measuring)."""

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from . import commands as cmds
-from . import db, migrate, projections, queries
+from . import db, migrate, open_lock, projections, queries
 from . import schema as t
 from .blobs import BlobStore
 from .checkpoint_state import StateMemo
@@ -65,6 +65,7 @@ class Store:
     ) -> Store:
         location = resolve(store, url)
         db_file = location.sqlite_file
+        guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         if db_file is not None:
             if not db_file.exists():
                 if not create:
@@ -74,12 +75,14 @@ class Store:
                 raise StoreCorrupt(f"{db_file} is not a Boris store (not an SQLite database)")
             else:
                 migrate.refuse_if_newer_sqlite(db_file)
-        engine = db.create_engine(location.url)
-        try:
-            backup = migrate.ensure_current(engine, location.backups)
-        except BaseException:
-            engine.dispose()
-            raise
+            guard = open_lock.opening(db_file)
+        with guard:
+            engine = db.create_engine(location.url)
+            try:
+                backup = migrate.ensure_current(engine, location.backups)
+            except BaseException:
+                engine.dispose()
+                raise
         store_ = cls(location, engine)
         store_.migrated_from_backup = backup
         store_.blobs.ensure()

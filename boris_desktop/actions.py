@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPushButton, QVBoxLayout, QWidget
 
 from . import settings
-from .widgets import plain_label
+from .widgets import error_label
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -99,8 +99,7 @@ class ActionDialog(QDialog):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.result_value: Any = None
         self.running = False
-        self.error = plain_label(name="Why the store refused")
-        self.error.setStyleSheet("color: #b00020; font-weight: bold;")
+        self.error = error_label("Why the store refused")
         self.error.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.ok = QPushButton(ok_text)

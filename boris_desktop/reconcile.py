@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QProgressBar, QPushButton,
 from . import text as t
 from .actions import ActionDialog, message_of, reviewer_actor
 from .watch import FileWatcher
-from .widgets import TextPane, heading, plain_label, pretty_json
+from .widgets import TextPane, heading, notice_banner, plain_label, pretty_json
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -164,8 +164,7 @@ class ReconcileDialog(ActionDialog):
         rl.addWidget(self.progress)
         rl.addWidget(self.again)
         self.add(row)
-        self.banner = plain_label(name="Target changed")
-        self.banner.setStyleSheet("background: #fff3cd; color: #5c4400; padding: 6px;")
+        self.banner = notice_banner("Target changed")
         self.banner.hide()
         self.add(self.banner)
         self.diff = TextPane(window.loader, "Intended content against the current file")

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QWidget
 
 from .highlight import SpanHighlighter, lex, normalize
@@ -23,6 +23,28 @@ def plain_label(text: str = "", *, wrap: bool = True, name: str = "") -> QLabel:
     label.setText(text)
     if name:
         label.setAccessibleName(name)
+    return label
+
+
+def is_dark(widget: QWidget) -> bool:
+    """Whether the system palette is a dark one (its window colour is dark)."""
+    return widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def error_label(name: str) -> QLabel:
+    """A refusal or failure, in a red that reads on the palette in force, and bold so that it
+    does not rest on colour alone."""
+    label = plain_label(name=name)
+    colour = "#ff8a80" if is_dark(label) else "#b00020"
+    label.setStyleSheet(f"color: {colour}; font-weight: bold;")
+    return label
+
+
+def notice_banner(name: str) -> QLabel:
+    """A boxed warning (e.g. the target changed); amber on light palettes, dark amber on dark."""
+    label = plain_label(name=name)
+    bg, fg = ("#4a3a00", "#ffe08a") if is_dark(label) else ("#fff3cd", "#5c4400")
+    label.setStyleSheet(f"background: {bg}; color: {fg}; padding: 6px;")
     return label
 
 

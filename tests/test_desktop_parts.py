@@ -195,3 +195,53 @@ def test_every_tab_renders_to_png(qtbot, store: Store, tmp_path: Path) -> None:
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copy(png, Path(keep) / png.name)
     w.close()
+
+
+def test_a_dark_system_palette_is_followed(qtbot, store: Store) -> None:
+    """Nothing paints a light background of its own on a dark desktop, and the colours the
+    app does choose (refusals, warnings, highlighting) switch to their dark-palette variants."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop.main_window import MainWindow
+    from boris_desktop.widgets import error_label, notice_banner
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    light = app.palette()
+    dark = QPalette(light)
+    for role, colour in (
+        (QPalette.ColorRole.Window, "#2b2b2b"),
+        (QPalette.ColorRole.WindowText, "#e0e0e0"),
+        (QPalette.ColorRole.Base, "#1e1e1e"),
+        (QPalette.ColorRole.AlternateBase, "#262626"),
+        (QPalette.ColorRole.Text, "#e0e0e0"),
+        (QPalette.ColorRole.Button, "#353535"),
+        (QPalette.ColorRole.ButtonText, "#e0e0e0"),
+    ):
+        dark.setColor(role, QColor(colour))
+    app.setPalette(dark)
+    try:
+        assert QColor(error_label("e").styleSheet().split("color: ")[1][:7]).lightness() > 128
+        assert (
+            QColor(notice_banner("b").styleSheet().split("background: ")[1][:7]).lightness() < 128
+        )
+        fill_demo(store)
+        w = MainWindow(store)
+        qtbot.addWidget(w)
+        w.resize(1280, 780)
+        w.show()
+        w.reload_now()
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        img = w.grab().toImage()
+        # Sample a grid: most of the window must be dark, as the palette asks.
+        samples = [
+            img.pixelColor(x, y).lightness()
+            for x in range(5, img.width(), 40)
+            for y in range(5, img.height(), 40)
+        ]
+        assert sum(v < 100 for v in samples) / len(samples) > 0.8
+        w.close()
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    finally:
+        app.setPalette(light)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
 
 from .icons import icon, status_icon
 
@@ -36,6 +36,15 @@ class Node:
         return (self.key, tuple(c.shape() for c in self.children))
 
 
+# Built once: combining Qt's flag enums in Python costs more than the rest of flags().
+_ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+
+
+def _shapes(nodes: list[Node]) -> tuple[Any, ...]:
+    return tuple(n.shape() for n in nodes)
+
+
 class RecordTreeModel(QAbstractItemModel):
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
         super().__init__(parent)
@@ -45,46 +54,80 @@ class RecordTreeModel(QAbstractItemModel):
 
     # --- updating ------------------------------------------------------------------------
 
-    def set_nodes(self, roots: list[Node]) -> None:
-        old = tuple(n.shape() for n in self.roots)
-        if old == tuple(n.shape() for n in roots) and roots:
+    def set_nodes(self, roots: list[Node]) -> tuple[str, int]:
+        """Show `roots`, disturbing the view as little as the change allows. Returns what was
+        done: ("same", 0) words swapped in place; ("extended", n) a flat list kept its rows
+        and gained n on top and maybe more below (a timeline's newer and older pages);
+        ("reset", 0) everything was replaced."""
+        if roots and len(roots) == len(self.roots) and _shapes(self.roots) == _shapes(roots):
             # Same rows: swap the words in place; selection and scrolling are untouched.
-            self._swap(self.roots, roots)
-            self._changed_all(QModelIndex(), self.roots)
-            return
+            self._swap(QModelIndex(), self.roots, roots)
+            return ("same", 0)
+        span = self._extension(roots)
+        if span is not None:
+            head, tail = span
+            self._swap(QModelIndex(), self.roots, roots[head : len(roots) - tail])
+            if head:
+                self.beginInsertRows(QModelIndex(), 0, head - 1)
+                self.roots[0:0] = roots[:head]
+                self._number(roots[:head], None)
+                self.endInsertRows()
+            if tail:
+                end = len(self.roots)
+                self.beginInsertRows(QModelIndex(), end, end + tail - 1)
+                self.roots.extend(roots[len(roots) - tail :])
+                self._number(roots[len(roots) - tail :], None)
+                self.endInsertRows()
+            return ("extended", head)
         self.beginResetModel()
         self.roots = roots
         self._by_uid = {}
         self._number(roots, None)
         self.endResetModel()
+        return ("reset", 0)
+
+    def _extension(self, roots: list[Node]) -> tuple[int, int] | None:
+        """(rows before, rows after) when `roots` is the current flat list with rows added
+        only above and below it; otherwise None."""
+        old = self.roots
+        if not old or len(roots) <= len(old):
+            return None
+        if any(n.children for n in old) or any(n.children for n in roots):
+            return None
+        first = old[0].key
+        head = next((i for i, n in enumerate(roots) if n.key == first), None)
+        if head is None or head + len(old) > len(roots):
+            return None
+        if any(o.key != n.key for o, n in zip(old, roots[head : head + len(old)], strict=True)):
+            return None
+        return head, len(roots) - head - len(old)
 
     def _number(self, nodes: list[Node], parent: Node | None) -> None:
         for n in nodes:
             n.parent = parent
-            n.uid = len(self._by_uid) + 1
+            n.uid = len(self._by_uid) + 1  # never reused: _by_uid only grows until a reset
             self._by_uid[n.uid] = n
             self._number(n.children, n)
 
-    def _swap(self, old: list[Node], new: list[Node]) -> None:
-        for o, n in zip(old, new, strict=True):
-            o.cells, o.status, o.icon_name, o.tip, o.detail = (
-                n.cells,
-                n.status,
-                n.icon_name,
-                n.tip,
-                n.detail,
+    def _swap(self, parent: QModelIndex, old: list[Node], new: list[Node]) -> None:
+        """Put the words of `new` into the rows of `old` (same keys) and tell the view which
+        rows changed: telling it all of them made it re-read thousands of unchanged rows."""
+        first = last = -1
+        for row, (o, n) in enumerate(zip(old, new, strict=True)):
+            if o is n:
+                continue  # a panel that keeps its rows' nodes (the timeline) gave the same one
+            words = (n.cells, n.status, n.icon_name, n.tip)
+            if words != (o.cells, o.status, o.icon_name, o.tip):
+                o.cells, o.status, o.icon_name, o.tip = words
+                first = row if first < 0 else first
+                last = row
+            o.detail = n.detail
+            if o.children:
+                self._swap(self.index(row, 0, parent), o.children, n.children)
+        if first >= 0:
+            self.dataChanged.emit(
+                self.index(first, 0, parent), self.index(last, len(self.headers) - 1, parent)
             )
-            self._swap(o.children, n.children)
-
-    def _changed_all(self, parent: QModelIndex, nodes: list[Node]) -> None:
-        if not nodes:
-            return
-        self.dataChanged.emit(
-            self.index(0, 0, parent), self.index(len(nodes) - 1, len(self.headers) - 1, parent)
-        )
-        for row, n in enumerate(nodes):
-            if n.children:
-                self._changed_all(self.index(row, 0, parent), n.children)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -112,6 +155,8 @@ class RecordTreeModel(QAbstractItemModel):
         return self.createIndex(siblings.index(p), 0, p.uid)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self.roots)
         return len(self._children(parent))
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -123,9 +168,7 @@ class RecordTreeModel(QAbstractItemModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return _ROW_FLAGS if index.isValid() else _NO_FLAGS
 
     def data(self, index: Index, role: int = 0) -> Any:
         n = self.node(index)
@@ -180,22 +223,23 @@ class RecordTree(QTreeView):
 
     def set_nodes(self, roots: list[Node], expand_all: bool = False) -> None:
         model = self.records
-        current = _path(model, self.currentIndex())
-        expanded = set()
-        stack = [QModelIndex()]
-        while stack:
-            parent = stack.pop()
-            for row in range(model.rowCount(parent)):
-                ix = model.index(row, 0, parent)
-                if self.isExpanded(ix):
-                    expanded.add(_path(model, ix))
-                    stack.append(ix)
         first = not model.roots
-        scroll = (self.verticalScrollBar().value(), self.horizontalScrollBar().value())
-        before = tuple(n.shape() for n in model.roots)
-        model.set_nodes(roots)
-        if before == tuple(n.shape() for n in model.roots) and not first:
+        current = _path(model, self.currentIndex())
+        expanded = set() if expand_all or first else self._expanded()
+        bar = self.verticalScrollBar()
+        scroll = (bar.value(), self.horizontalScrollBar().value())
+        kind, on_top = model.set_nodes(roots)
+        if kind == "same" and not first:
             return  # updated in place
+        if kind == "extended":
+            # Rows came in above the reviewer's: keep the rows they look at where they are,
+            # unless they were at the top, watching the newest.
+            if on_top and scroll[0] > 0:
+                per_row = 1
+                if self.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel:
+                    per_row = max(self.sizeHintForRow(0), 1)
+                bar.setValue(scroll[0] + on_top * per_row)
+            return
         if expand_all or first:
             self.expandAll()
         else:
@@ -207,24 +251,103 @@ class RecordTree(QTreeView):
         if first and self.size_to_contents:
             for c in range(model.columnCount() - 1):
                 self.resizeColumnToContents(c)
-        self.verticalScrollBar().setValue(scroll[0])
+        bar.setValue(scroll[0])
         self.horizontalScrollBar().setValue(scroll[1])
 
+    def _expanded(self) -> set[tuple[str, ...]]:
+        """Paths of the expanded rows. Only a row with children can be expanded, so a long
+        flat list (a timeline) costs no model index per row."""
+        model, out = self.records, set()
+        stack: list[tuple[QModelIndex, list[Node]]] = [(QModelIndex(), model.roots)]
+        while stack:
+            parent, nodes = stack.pop()
+            for row, n in enumerate(nodes):
+                if n.children:
+                    ix = model.index(row, 0, parent)
+                    if self.isExpanded(ix):
+                        out.add(_path(model, ix))
+                        stack.append((ix, n.children))
+        return out
+
     def _expand(self, parent: QModelIndex, expanded: set[tuple[str, ...]]) -> None:
-        for row in range(self.records.rowCount(parent)):
-            ix = self.records.index(row, 0, parent)
-            if _path(self.records, ix) in expanded:
-                self.expand(ix)
-                self._expand(ix, expanded)
+        if not expanded:
+            return
+        nodes = self.records._children(parent)
+        for row, n in enumerate(nodes):
+            if n.children:
+                ix = self.records.index(row, 0, parent)
+                if _path(self.records, ix) in expanded:
+                    self.expand(ix)
+                    self._expand(ix, expanded)
 
     def find(self, path: tuple[str, ...]) -> QModelIndex:
-        parent = QModelIndex()
+        model, parent, nodes = self.records, QModelIndex(), self.records.roots
         for key in path:
-            for row in range(self.records.rowCount(parent)):
-                ix = self.records.index(row, 0, parent)
-                if self.records.node(ix) is not None and self.records.node(ix).key == key:  # type: ignore[union-attr]
-                    parent = ix
-                    break
-            else:
+            row = next((i for i, n in enumerate(nodes) if n.key == key), None)
+            if row is None:
                 return QModelIndex()
+            parent, nodes = model.index(row, 0, parent), nodes[row].children
         return parent
+
+
+class RecordTable(QTableView):
+    """A long flat list of Nodes (the timeline), with RecordTree's interface.
+
+    A QTreeView lays out every row through the Python model each time rows are added (two
+    calls a row): at 6,000 events that held the GUI thread for about 80 ms per page loaded.
+    A table only asks about the rows it paints.
+    """
+
+    def __init__(self, headers: Sequence[str], accessible_name: str) -> None:
+        super().__init__()
+        self.records = RecordTreeModel(headers, self)
+        self.setModel(self.records)
+        self.setAccessibleName(accessible_name)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        rows = self.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 4)
+        columns = self.horizontalHeader()
+        columns.setStretchLastSection(True)
+        columns.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        columns.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.size_to_contents = False
+
+    def header(self) -> QHeaderView:
+        return self.horizontalHeader()
+
+    def current_node(self) -> Node | None:
+        return self.records.node(self.currentIndex())
+
+    def set_nodes(self, roots: list[Node], expand_all: bool = False) -> None:
+        model = self.records
+        current = self.current_node()
+        bar = self.verticalScrollBar()
+        scroll = (bar.value(), self.horizontalScrollBar().value())
+        kind, on_top = model.set_nodes(roots)
+        if kind == "same":
+            return
+        if kind == "extended":
+            if on_top and scroll[0] > 0:  # keep the rows the reviewer looks at in place
+                per_row = 1
+                if self.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel:
+                    per_row = self.verticalHeader().defaultSectionSize()
+                bar.setValue(scroll[0] + on_top * per_row)
+            return
+        if current is not None:
+            ix = self.find((current.key,))
+            if ix.isValid():
+                self.setCurrentIndex(ix)
+        bar.setValue(scroll[0])
+        self.horizontalScrollBar().setValue(scroll[1])
+
+    def find(self, path: tuple[str, ...]) -> QModelIndex:
+        if len(path) != 1:
+            return QModelIndex()
+        row = next((i for i, n in enumerate(self.records.roots) if n.key == path[0]), None)
+        return QModelIndex() if row is None else self.records.index(row, 0)

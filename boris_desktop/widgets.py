@@ -96,7 +96,7 @@ class TextPane(QPlainTextEdit):
             return
         scroll = (self.verticalScrollBar().value(), self.horizontalScrollBar().value())
         self._shown = (text, media_type, name)
-        self.highlighter.spans = {}
+        self.highlighter.reset()
         self.setPlainText(text)
         if keep:
             self.verticalScrollBar().setValue(scroll[0])

@@ -60,6 +60,53 @@ def test_lex_spans_per_line_and_never_html() -> None:
     assert lex("a\u00e9\U0001f600b", "text/plain") == {}  # plain text: nothing to colour
 
 
+def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
+    from boris_desktop.highlight import HIGHLIGHT_CAP, SpanHighlighter, lex
+    from boris_desktop.loader import Loader
+    from boris_desktop.widgets import TextPane
+
+    text = '{"key": "value", "n": 1}\n' * 20_000  # 500,000 characters, 20,000 lines
+    pane = TextPane(Loader(), "preview")
+    qtbot.addWidget(pane)
+    pane.show_text(text)  # no media type: shown plain at once, nothing lexed
+    spans = lex(text, "application/json")
+    coloured = len(spans)
+    assert coloured == HIGHLIGHT_CAP // 25  # lines of 25 characters: only the first CAP
+
+    def has_colour(line: int) -> bool:
+        return bool(pane.document().findBlockByNumber(line).layout().formats())
+
+    pane.highlighter.set_spans(spans)
+    # The top is coloured before the event loop runs again; the rest follows turn by turn.
+    assert has_colour(0) and has_colour(SpanHighlighter.CHUNK - 1)
+    assert not has_colour(SpanHighlighter.CHUNK) and pane.highlighter.pending()
+    qtbot.waitUntil(lambda: not pane.highlighter.pending(), timeout=5000)
+    assert has_colour(coloured - 1) and not has_colour(coloured)
+    # New text before the colours are all applied: the old spans never land on it.
+    pane.highlighter.set_spans(spans)
+    pane.show_text("plain\n" * 10_000)
+    qtbot.wait(50)
+    assert not pane.highlighter.pending()
+    assert not any(has_colour(i) for i in range(0, 10_000, 997))
+
+
+def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Path) -> None:
+    from boris_desktop.preview import PREVIEW_CAP, diff, preview
+
+    old = "".join(f"line {i}\n" for i in range(200_000))
+    new = "".join(f"line {i} changed\n" for i in range(200_000))
+    digests = [store.blobs.put_bytes(x.encode())[0] for x in (old, new)]
+    shown = preview(store, digests[0], "text/plain", "big.txt")
+    assert len(shown["text"]) == PREVIEW_CAP
+    assert shown["note"] == f"showing the first 256 KiB of {len(old):,} bytes"
+    d = diff(
+        store, {"digest": digests[0], "version": 1}, {"digest": digests[1], "version": 2}, "big"
+    )
+    assert len(d["text"]) <= PREVIEW_CAP and d["text"].endswith("\n")
+    assert d["text"].startswith("--- big v1\n+++ big v2\n")
+    assert "showing the first" in d["note"] and "characters of the diff" in d["note"]
+
+
 def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodeltester) -> None:
     from boris_desktop.main_window import MainWindow
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from ..loader import Loader
-from ..records import Node, RecordTree
+from ..records import Node, RecordTable, RecordTree
 from ..widgets import TextPane, plain_label, pretty_json
 
 Bundle = dict[str, Any]  # {"task": Store.task(), "events": [...], "narratives": [...]}
@@ -45,10 +45,12 @@ class TreePanel(Panel):
     headers: Sequence[str] = ()
     note = ""  # one line above the tree saying what the panel shows
     expand_all = True
+    #: The view of the rows: a tree, or RecordTable for a long flat list.
+    view_class: type[RecordTree] | type[RecordTable] = RecordTree
 
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
-        self.tree = RecordTree(self.headers, f"{self.title} list")
+        self.tree = self.view_class(self.headers, f"{self.title} list")
         self.detail = TextPane(loader, f"{self.title}: selected row in full")
         self.detail.setPlaceholderText("Select a row to see it in full.")
         self.caption = plain_label(self.note, name=f"{self.title} summary")

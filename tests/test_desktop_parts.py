@@ -292,3 +292,44 @@ def test_a_dark_system_palette_is_followed(qtbot, store: Store) -> None:
         qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
     finally:
         app.setPalette(light)
+
+
+def test_a_long_list_takes_new_rows_above_and_below_without_moving_the_reviewer(
+    qtbot, qtmodeltester
+) -> None:
+    from PySide6.QtCore import QPoint
+
+    from boris_desktop.records import Node, RecordTable
+
+    def rows(seqs: range) -> list[Node]:
+        return [Node(key=str(s), cells=(str(s), f"event {s}")) for s in seqs]
+
+    view = RecordTable(("Seq", "What"), "events")
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    loaded = rows(range(1000, 500, -1))  # newest first
+    view.set_nodes(loaded)
+    resets: list[bool] = []
+    view.records.modelReset.connect(lambda: resets.append(True))
+    view.setCurrentIndex(view.find(("800",)))
+    view.scrollTo(view.currentIndex())
+
+    def top_row() -> str:
+        return view.records.node(view.indexAt(QPoint(5, 5))).key  # type: ignore[union-attr]
+
+    looking_at = top_row()
+    inserted: list[tuple[int, int]] = []
+    view.records.rowsInserted.connect(lambda _p, a, b: inserted.append((a, b)))
+    # Ten newer events on top and a page of older ones below, in two updates.
+    view.set_nodes(rows(range(1010, 1000, -1)) + loaded)
+    view.set_nodes(rows(range(1010, 200, -1)))
+    assert inserted == [(0, 9), (510, 809)]  # inserted, not reset
+    assert not resets
+    assert view.current_node().key == "800"  # type: ignore[union-attr]
+    assert top_row() == looking_at
+    qtmodeltester.check(view.records)
+    # A filter shows other rows: the model is reset, the selection kept when it is still there.
+    view.set_nodes([n for n in rows(range(1010, 200, -1)) if int(n.key) % 2 == 0])
+    assert view.current_node().key == "800"  # type: ignore[union-attr]
+    assert view.records.rowCount() == 405

@@ -13,6 +13,7 @@ long until the preview is fully coloured and the diff shown.
 from __future__ import annotations
 
 import argparse
+import gc
 import inspect
 import os
 import statistics
@@ -47,6 +48,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from boris_desktop.gc_pause import freeze_startup
     from boris_desktop.main_window import MainWindow
     from store import Actor, Store
     from store import commands as c
@@ -101,6 +103,17 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     panel = window.task_view.panel("Artifacts")
     window.task_view.tabs.setCurrentWidget(panel)
     until(lambda: not window.loader._pending)
+    freeze_startup()  # as boris-desktop does once its first task is shown
+    collections: list[float] = []  # full (generation 2) collections while measuring
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                collected.began = time.perf_counter()  # type: ignore[attr-defined]
+            else:
+                collections.append((time.perf_counter() - collected.began) * 1000)  # type: ignore[attr-defined]
+
+    gc.callbacks.append(collected)
     timer.start()
 
     gaps.clear()
@@ -109,6 +122,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     preview_stall = until(
         lambda: (
             panel.detail.highlighter.spans
+            and not panel.detail.loading()
             and not panel.detail.highlighter.pending()
             and not window.loader._pending
         )
@@ -120,13 +134,15 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     panel.compare.setCurrentIndex(panel.compare.findData(1))
     diff_stall = until(
         lambda: (
-            "# revised" in panel.detail.toPlainText()
+            "changes from v1 to v2" in panel.what.text()  # not toPlainText: 1 ms a call
+            and not panel.detail.loading()
             and not panel.detail.highlighter.pending()
             and not window.loader._pending
         )
     )
     diff_ms = (time.perf_counter() - t1) * 1000
     timer.stop()
+    gc.callbacks.remove(collected)
     window.close()
     from PySide6.QtCore import QThreadPool
 
@@ -137,6 +153,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
         "preview_ms": preview_ms,
         "diff_stall": diff_stall,
         "diff_ms": diff_ms,
+        "gc_ms": max(collections, default=0.0),
     }
 
 
@@ -166,6 +183,7 @@ def main() -> int:
         f"diff v1 -> v2: GUI stall {med('diff_stall'):5.1f} ms median, "
         f"{worst('diff_stall'):5.1f} ms worst; shown after {med('diff_ms'):,.0f} ms"
     )
+    print(f"longest full garbage collection while measuring: {worst('gc_ms'):.1f} ms")
     ok = max(worst("preview_stall"), worst("diff_stall")) <= 50
     print(f"target: every stall <= 50 ms: {'met' if ok else 'MISSED'} ({a.runs} runs)")
     return 0 if ok else 1

@@ -70,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.open_store(args.store)
     if not args.exit_after_paint:
         window.store_opened.connect(_ask_reviewer_once(window))
+    from .gc_pause import freeze_startup
+
+    # Once the first task is on screen, start-up's objects are there for good: see gc_pause.
+    window.loaded.connect(freeze_startup)
     rc = app.exec()
     from PySide6.QtCore import QThreadPool
 

@@ -95,6 +95,13 @@ def _style_of(ttype: Any, cache: dict[Any, str | None]) -> str | None:
 
 def lex(text: str, media_type: str | None = None, name: str | None = None) -> Spans:
     """Spans for the first HIGHLIGHT_CAP characters of `text` (already normalized)."""
+    from .gc_pause import paused
+
+    with paused():  # a tuple per token: see gc_pause
+        return _lex(text, media_type, name)
+
+
+def _lex(text: str, media_type: str | None, name: str | None) -> Spans:
     head = text[:HIGHLIGHT_CAP]
     lexer = _lexer(media_type, name, head)
     spans: Spans = {}
@@ -153,7 +160,7 @@ class SpanHighlighter(QSyntaxHighlighter):
     about 45 ms in one go."""
 
     #: Lines re-formatted per turn of the event loop: about 3 ms here.
-    CHUNK = 300
+    CHUNK = 150
 
     def __init__(self, document: QTextDocument, palette: QPalette) -> None:
         super().__init__(document)

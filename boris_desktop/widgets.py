@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase, QPalette
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFontDatabase, QPalette, QTextCursor
 from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QWidget
 
 from .highlight import SpanHighlighter, lex, normalize
@@ -67,13 +67,29 @@ def hline() -> QFrame:
     return line
 
 
+def _piece(text: str, size: int) -> tuple[str, str]:
+    """The first `size` characters of `text` or so, ending with a line, and the rest. A line
+    longer than `size` goes in whole: growing one line piece by piece lays it out again
+    each time."""
+    if len(text) <= size:
+        return text, ""
+    cut = text.rfind("\n", 0, size) + 1 or text.find("\n", size) + 1 or len(text)
+    return text[:cut], text[cut:]
+
+
 class TextPane(QPlainTextEdit):
-    """Read-only text; colours arrive later from a worker. Same text twice keeps the scroll."""
+    """Read-only text; colours arrive later from a worker. Same text twice keeps the scroll.
+
+    Long text goes in a piece per turn of the event loop: laying out 256 KiB at once held
+    the GUI thread for about 30 ms, a 32 KiB piece about 4 ms."""
+
+    PIECE = 16 * 1024
 
     def __init__(self, loader: Loader, accessible_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.loader = loader
         self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)  # nothing to undo, and no copy of every piece kept
         self.setAccessibleName(accessible_name)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -81,6 +97,11 @@ class TextPane(QPlainTextEdit):
         self.highlighter = SpanHighlighter(self.document(), self.palette())
         self._kind = f"highlight:{id(self)}"
         self._shown: tuple[str, str | None, str | None] | None = None
+        self._rest = ""
+        self._scroll: tuple[int, int] | None = None  # where to be once the rest is in
+        self._feeder = QTimer(self)
+        self._feeder.setInterval(0)
+        self._feeder.timeout.connect(self._feed)
 
     def show_text(
         self,
@@ -97,14 +118,38 @@ class TextPane(QPlainTextEdit):
         scroll = (self.verticalScrollBar().value(), self.horizontalScrollBar().value())
         self._shown = (text, media_type, name)
         self.highlighter.reset()
-        self.setPlainText(text)
-        if keep:
-            self.verticalScrollBar().setValue(scroll[0])
-            self.horizontalScrollBar().setValue(scroll[1])
+        first, self._rest = _piece(text, self.PIECE)
+        self.setPlainText(first)
+        self._scroll = scroll if keep else None
+        if self._rest:
+            self._feeder.start()
+        else:
+            self._feeder.stop()
+            self._restore_scroll()
         if media_type is None and name is None:
             self.loader.cancel(self._kind)
             return
         self.loader.submit(self._kind, lambda: lex(text, media_type, name), self._coloured)
+
+    def loading(self) -> bool:
+        """Whether part of the text is still to go in."""
+        return bool(self._rest)
+
+    def _feed(self) -> None:
+        piece, self._rest = _piece(self._rest, self.PIECE)
+        # A cursor of its own: the view's cursor and scroll position stay where they are.
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        end.insertText(piece)
+        if not self._rest:
+            self._feeder.stop()
+            self._restore_scroll()
+
+    def _restore_scroll(self) -> None:
+        if self._scroll is not None:
+            self.verticalScrollBar().setValue(self._scroll[0])
+            self.horizontalScrollBar().setValue(self._scroll[1])
+            self._scroll = None
 
     def _coloured(self, spans: Any) -> None:
         self.highlighter.set_spans(spans)

@@ -80,7 +80,7 @@ def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
     # The top is coloured before the event loop runs again; the rest follows turn by turn.
     assert has_colour(0) and has_colour(SpanHighlighter.CHUNK - 1)
     assert not has_colour(SpanHighlighter.CHUNK) and pane.highlighter.pending()
-    qtbot.waitUntil(lambda: not pane.highlighter.pending(), timeout=5000)
+    qtbot.waitUntil(lambda: not pane.loading() and not pane.highlighter.pending(), timeout=5000)
     assert has_colour(coloured - 1) and not has_colour(coloured)
     # New text before the colours are all applied: the old spans never land on it.
     pane.highlighter.set_spans(spans)
@@ -88,6 +88,33 @@ def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
     qtbot.wait(50)
     assert not pane.highlighter.pending()
     assert not any(has_colour(i) for i in range(0, 10_000, 997))
+
+
+def test_a_long_text_goes_in_a_piece_at_a_time_and_comes_out_whole(qtbot) -> None:
+    from boris_desktop.loader import Loader
+    from boris_desktop.widgets import TextPane
+
+    pane = TextPane(Loader(), "preview")
+    qtbot.addWidget(pane)
+    pane.resize(600, 400)
+    pane.show()
+    text = "".join(f"line {i}\n" for i in range(30_000))  # about 250 KB
+    pane.show_text(text, keep=False)
+    assert pane.loading() and len(pane.toPlainText()) < TextPane.PIECE < len(text)
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)
+    assert pane.toPlainText() == text
+    assert pane.verticalScrollBar().value() == 0  # the pieces did not pull the view down
+    assert pane.document().blockCount() == 30_001
+    # One line longer than a piece goes in whole, and nothing is split inside a line.
+    long_line = "x" * (3 * TextPane.PIECE)
+    pane.show_text(f"a\n{long_line}\nb\n")
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)
+    assert pane.toPlainText().split("\n") == ["a", long_line, "b", ""]
+    # New text while pieces of the old are still going in: nothing of the old is left.
+    pane.show_text(text)
+    pane.show_text("short")
+    qtbot.wait(30)
+    assert pane.toPlainText() == "short" and not pane.loading()
 
 
 def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Path) -> None:
@@ -105,6 +132,25 @@ def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Pa
     assert len(d["text"]) <= PREVIEW_CAP and d["text"].endswith("\n")
     assert d["text"].startswith("--- big v1\n+++ big v2\n")
     assert "showing the first" in d["note"] and "characters of the diff" in d["note"]
+    assert d["note"].endswith("(the first 1,024 KiB of each version compared)")
+
+
+def test_a_diff_cut_at_its_cap_compares_whole_lines(store: Store, monkeypatch) -> None:
+    from boris_desktop import preview
+
+    monkeypatch.setattr(preview, "DIFF_CAP", 64)
+    old = "".join(f"line {i:02d}\n" for i in range(40))  # 8 bytes a line
+    new = old.replace("line 03\n", "line three\n")
+    digests = [store.blobs.put_bytes(x.encode())[0] for x in (old, new)]
+    d = preview.diff(
+        store, {"digest": digests[0], "version": 1}, {"digest": digests[1], "version": 2}, "f"
+    )
+    changed = [x for x in d["text"].splitlines() if x[:1] in "+-" and x[:3] not in ("---", "+++")]
+    # The real change is there, and no fragment of the line each side was cut in.
+    assert changed[:2] == ["-line 03", "+line three"]
+    whole = set(old.splitlines()) | set(new.splitlines())
+    assert all(x[1:] in whole for x in changed)
+    assert "(the first 0 KiB of each version compared)" in d["note"]
 
 
 def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodeltester) -> None:

@@ -49,6 +49,9 @@ class ArtifactsPanel(TreePanel):
         col = QVBoxLayout(side)
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(bar)
+        # The file behind the version, and whether the bytes on disk are still these.
+        self.file_line = plain_label(name="File on disk")
+        col.addWidget(self.file_line)
         col.addWidget(self.detail, 1)
         self.split.insertWidget(1, side)
         self.split.setSizes([700, 560])
@@ -67,6 +70,7 @@ class ArtifactsPanel(TreePanel):
         self.brief_artifacts = {a["artifact_id"]: a for a in brief.get("artifacts", [])}
         if self._bundle is not None:
             self.tree.set_nodes(self.nodes(self._bundle), expand_all=False)
+        self._show_identity()
 
     def _marks(self, a: dict[str, Any], v: dict[str, Any]) -> tuple[str, str | None]:
         marks, status = [], None
@@ -146,6 +150,33 @@ class ArtifactsPanel(TreePanel):
             )
         return out
 
+    def _show_identity(self) -> None:
+        if self._selected is not None:
+            self.file_line.setText(self.identity(*self._selected))
+
+    def identity(self, a: dict[str, Any], v: dict[str, Any]) -> str:
+        """Which file this version is, and for the current one what is on disk now: the
+        watcher's fresh hash when it has one, else the brief's observation."""
+        path = v.get("path")
+        if v["version"] != a["current_version"]:
+            return f"file when recorded: {path}" if path else "recorded without a file"
+        if not path:
+            return "recorded without a file: the digest is its only identity"
+        watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
+        if watched is not None and watched["state"] != "same":
+            return f"file: {path} · on disk now: {watched['state']} ({watched['what']} at {watched['at']})"
+        obs = self.brief_artifacts.get(a["artifact_id"], {}).get("observed")
+        if obs is None:
+            return f"file: {path} · on disk: not observed yet"
+        if not obs.get("readable") or not obs.get("exists"):
+            return f"file: {path} · on disk now: {obs.get('problem') or 'missing'}"
+        if obs.get("digest") == v["digest"]:
+            return f"file: {path} · on disk now: the same bytes as v{v['version']}"
+        return (
+            f"file: {path} · on disk now: different bytes "
+            f"({t.digest(obs.get('digest') or '')}, {t.size(obs.get('size') or 0)})"
+        )
+
     def show_detail(self, node: Node) -> None:
         d = node.detail
         if not (isinstance(d, tuple) and d[0] == "version"):
@@ -172,6 +203,7 @@ class ArtifactsPanel(TreePanel):
         other_no = self.compare.currentData()
         if v.get("blob_problem"):
             self.what.setText(head)
+            self._show_identity()
             self.detail.show_text(
                 f"The retained copy of {a['name']} v{v['version']} is {v['blob_problem']}.\n"
                 f"digest {v['digest']}\nNothing can be accepted on the strength of this version.",
@@ -185,10 +217,12 @@ class ArtifactsPanel(TreePanel):
             old, new = sorted((other, v), key=lambda x: x["version"])
             job = lambda: diff(store, old, new, a["name"])  # noqa: E731
         self.what.setText(head + " · loading…")
+        self._show_identity()
         self.loader.submit(f"content:{id(self)}", job, lambda r: self._content(head, r))
 
     def _content(self, head: str, r: dict[str, Any]) -> None:
         self.what.setText(f"{head} · {r.get('note') or ''}")
+        self._show_identity()
         if r.get("problem"):
             self.detail.show_text(r["problem"], keep=False)
         else:

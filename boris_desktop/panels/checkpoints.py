@@ -19,15 +19,22 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     import difflib
     import json
 
+    from ..gc_pause import paused
+    from ..preview import capped
+
     def lines(c: dict[str, Any]) -> list[str]:
         return json.dumps(c["state"], indent=2, sort_keys=True).splitlines(keepends=True)
 
-    text = "".join(
-        x if x.endswith("\n") else x + "\n"
-        for x in difflib.unified_diff(
-            lines(old), lines(new), old["checkpoint_id"], new["checkpoint_id"]
+    with paused():  # difflib makes a container per line: see gc_pause
+        text = "".join(
+            x if x.endswith("\n") else x + "\n"
+            for x in difflib.unified_diff(
+                lines(old), lines(new), old["checkpoint_id"], new["checkpoint_id"]
+            )
         )
-    )
+    text, cut = capped(text)
+    if cut:  # said below the diff, where the reader reaches the cut
+        text += f"[…{cut.removeprefix(': ')}]\n"
     return {"text": text or "(the two states are the same)", "media_type": "diff"}
 
 

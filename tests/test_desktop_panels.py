@@ -148,6 +148,13 @@ def test_artifact_changed_on_disk_is_marked(qtbot, demo, store: Store) -> None:
         lambda: "changed on disk" in rows(panel.tree, panel.tree.find(("guide",)))[0][1],
         timeout=5000,
     )
+    # The version's file, and what is on disk now, under the preview.
+    select(panel.tree, "guide", "v2")
+    qtbot.waitUntil(lambda: "on disk now" in panel.file_line.text(), timeout=3000)
+    assert panel.file_line.text().startswith(f"file: {path} · on disk now: ")
+    assert "the same bytes" not in panel.file_line.text()
+    select(panel.tree, "guide", "v1")
+    assert panel.file_line.text().startswith("file when recorded: ")
 
 
 def test_artifact_html_is_shown_as_text(qtbot, store: Store, tmp_path: Path) -> None:

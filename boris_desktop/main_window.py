@@ -116,6 +116,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._menu_titles = [bar.addMenu(t) for t in ("&File", "&View", "&Actions", "&Help")]
         self.statusBar().showMessage("Opening the store…")
         self._store_to_set = store
+        self._staged, self._painted = staged, False
+        self._open_after_paint: tuple[str | None] | None = None
         if staged:
             # The window's own paint starts the pass that paints all of it. (Not the table's
             # viewport: wrapping it for Python costs ~13 ms here.)
@@ -127,6 +129,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         # A timer the window owns: it dies with the window, so it never fires on a dead one.
         self._finish_timer = _soon(self, self._finish)
         self._finish_timer.start()
+        self._painted = True
+        if self._open_after_paint is not None:
+            self.open_store(self._open_after_paint[0])
 
     def _finish(self) -> None:
         """Everything the first paint did not need: the models, filters, menus, the file
@@ -305,7 +310,14 @@ class MainWindow(ActionsMixin, QMainWindow):
     # --- the store -----------------------------------------------------------------------
 
     def open_store(self, directory: str | None) -> None:
-        """Open (or create) a store on a worker; the window stays responsive meanwhile."""
+        """Open (or create) a store on a worker; the window stays responsive meanwhile.
+
+        Asked before a staged window's first paint, the worker starts after it: opening
+        imports SQLAlchemy, and a worker holding the GIL made the first paint wait."""
+        if self._staged and not self._painted:
+            self._open_after_paint = (directory,)
+            return
+        self._open_after_paint = None
         self.statusBar().showMessage(f"Opening {directory or 'the default store'}…")
         self.loader.submit("open", lambda: jobs.open_store(directory), self.set_store, self._failed)
 
@@ -443,7 +455,8 @@ class MainWindow(ActionsMixin, QMainWindow):
             self._task_view.set_disk(self.file_watch.disk_marks(task))
 
     def closeEvent(self, event: Any) -> None:
-        self.file_watch.stop()
+        if self._built:  # closed before `_finish`: there is no watcher yet
+            self.file_watch.stop()
         super().closeEvent(event)
 
     def _select_row(self) -> None:

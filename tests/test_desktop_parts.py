@@ -232,6 +232,35 @@ def test_empty_store_offers_the_demo_and_store_opens_on_a_worker(qtbot, tmp_path
     w.store.close()
 
 
+def test_a_staged_window_opens_its_store_after_the_first_paint_and_closes_at_any_time(
+    qtbot, tmp_path: Path
+) -> None:
+    from boris_desktop.main_window import TASK, MainWindow
+
+    with Store.open(tmp_path / "store") as opened:
+        fill_demo(opened)
+    # Closed before it was ever painted (the reviewer quit at once): nothing breaks.
+    early = MainWindow(staged=True)
+    qtbot.addWidget(early)
+    early.open_store(str(tmp_path / "store"))
+    early.close()
+    assert not early.loader._pending  # the store was never asked for
+
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    w.resize(1280, 780)
+    w.open_store(str(tmp_path / "store"))
+    assert not w.loader._pending  # no worker competes with the first paint for the GIL
+    with qtbot.waitSignal(w.finished, timeout=5000):
+        w.show()
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=10000)
+    assert w.inbox.rowCount() == 2
+    w.close()
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    if w.store is not None:
+        w.store.close()
+
+
 def test_a_staged_window_paints_first_then_builds_and_takes_the_store(
     qtbot, tmp_path: Path
 ) -> None:

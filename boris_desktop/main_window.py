@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 # the first paint. The inbox model, the filters' logic, the menus, the file watcher and the
 # task view come then.
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QTimer, Signal
-from PySide6.QtGui import QAction, QFont, QKeySequence, QStandardItemModel
+from PySide6.QtGui import QFont, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -240,6 +239,8 @@ class MainWindow(ActionsMixin, QMainWindow):
     # --- menus ---------------------------------------------------------------------------
 
     def _menus(self) -> None:
+        from PySide6.QtGui import QAction, QKeySequence
+
         file, view, actions, help_ = self._menu_titles
         act = QAction("&Open Store…", self)
         act.setShortcut(QKeySequence.StandardKey.Open)
@@ -290,6 +291,8 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def _choose_store(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         d = QFileDialog.getExistingDirectory(self, "Open a Boris store")
         if d:
             self.open_store(d)

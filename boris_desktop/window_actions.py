@@ -7,10 +7,12 @@ the task state the window loaded; the dialog runs the store command on a worker.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+# Qt's classes are imported where used: touching one builds its enums, and this module is
+# loaded before the first paint, which needs none of them.
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
 
 # (attribute, menu text, shortcut, tooltip, method)
 ACTIONS = (
@@ -34,6 +36,8 @@ class ActionsMixin:
     selected: str | None
 
     def _actions_menu(self, menu: Any) -> None:
+        from PySide6.QtGui import QAction, QKeySequence
+
         self.actions_menu = menu
         self.dialog: Any = None
         self.message_box: QMessageBox | None = None
@@ -114,6 +118,8 @@ class ActionsMixin:
         return dialog
 
     def tell(self, title: str, text: str) -> QMessageBox:
+        from PySide6.QtWidgets import QMessageBox
+
         """A non-modal message (a refusal, or why nothing can be done)."""
         box = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self)  # type: ignore[arg-type]
         box.setTextFormat(box.textFormat().PlainText)
@@ -190,6 +196,8 @@ class ActionsMixin:
             return None
         if path is None:
             start = (task["scope"].get("paths") or [""])[0]
+            from PySide6.QtWidgets import QFileDialog
+
             path, _ = QFileDialog.getOpenFileName(self, "Supply a source", start)  # type: ignore[arg-type]
             if not path:
                 return None

@@ -160,6 +160,9 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from boris_desktop.runtime import share_the_gil
+
+    share_the_gil()  # as boris-desktop does at start
     app = QApplication(sys.argv[:1])
     from boris_desktop.main_window import MainWindow
 

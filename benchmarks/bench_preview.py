@@ -48,11 +48,12 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.gc_pause import freeze_startup
     from boris_desktop.main_window import MainWindow
+    from boris_desktop.runtime import freeze_startup, share_the_gil
     from store import Actor, Store
     from store import commands as c
 
+    share_the_gil()  # as boris-desktop does at start
     app = QApplication.instance() or QApplication(sys.argv[:1])
     agent = Actor(kind="agent", id="bench", name="Bench agent")
     old, new = _source(mib)

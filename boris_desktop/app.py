@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
+    from .runtime import share_the_gil
+
+    share_the_gil()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
@@ -70,9 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.open_store(args.store)
     if not args.exit_after_paint:
         window.store_opened.connect(_ask_reviewer_once(window))
-    from .gc_pause import freeze_startup
+    from .runtime import freeze_startup
 
-    # Once the first task is on screen, start-up's objects are there for good: see gc_pause.
+    # Once the first task is on screen, start-up's objects are there for good: see runtime.
     window.loaded.connect(freeze_startup)
     rc = app.exec()
     from PySide6.QtCore import QThreadPool

@@ -95,9 +95,9 @@ def _style_of(ttype: Any, cache: dict[Any, str | None]) -> str | None:
 
 def lex(text: str, media_type: str | None = None, name: str | None = None) -> Spans:
     """Spans for the first HIGHLIGHT_CAP characters of `text` (already normalized)."""
-    from .gc_pause import paused
+    from .runtime import paused
 
-    with paused():  # a tuple per token: see gc_pause
+    with paused():  # a tuple per token: see runtime
         return _lex(text, media_type, name)
 
 

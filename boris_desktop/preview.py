@@ -67,9 +67,9 @@ def preview(store: Any, digest: str, media_type: str | None, name: str | None) -
 
 def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> dict[str, Any]:
     """A unified diff between two versions (each {"digest", "version"})."""
-    from .gc_pause import paused
+    from .runtime import paused
 
-    with paused():  # difflib makes a container per line: see gc_pause
+    with paused():  # difflib makes a container per line: see runtime
         return _diff(store, old, new, label)
 
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QProgressBar, QPushButton,
 
 from . import text as t
 from .actions import ActionDialog, message_of, reviewer_actor
-from .gc_pause import paused
+from .runtime import paused
 from .watch import FileWatcher
 from .widgets import TextPane, heading, notice_banner, plain_label, pretty_json
 
@@ -72,7 +72,7 @@ def _diff(intended: bytes | None, current: bytes | None, target: str) -> str:
         b = current[:DIFF_CAP].decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
         return "(binary content: no text diff)"
-    with paused():  # difflib makes a container per line: see gc_pause
+    with paused():  # difflib makes a container per line: see runtime
         out = "".join(
             difflib.unified_diff(a, b, fromfile="intended", tofile=f"current {target}", n=3)
         )

@@ -19,13 +19,13 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     import difflib
     import json
 
-    from ..gc_pause import paused
     from ..preview import capped
+    from ..runtime import paused
 
     def lines(c: dict[str, Any]) -> list[str]:
         return json.dumps(c["state"], indent=2, sort_keys=True).splitlines(keepends=True)
 
-    with paused():  # difflib makes a container per line: see gc_pause
+    with paused():  # difflib makes a container per line: see runtime
         text = "".join(
             x if x.endswith("\n") else x + "\n"
             for x in difflib.unified_diff(

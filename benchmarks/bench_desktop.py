@@ -57,6 +57,9 @@ def main() -> int:
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
+    # As installed: compiled modules cached (the warm-up run writes them). Some shells set
+    # PYTHONDONTWRITEBYTECODE, and every start would then compile the app from source.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as tmp:
         env["BORIS_DESKTOP_SETTINGS"] = str(Path(tmp) / "settings.ini")
         store = Path(tmp) / "store"

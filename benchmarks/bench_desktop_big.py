@@ -279,6 +279,9 @@ def main() -> int:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     store = ensure_store(a.store or cache / "boris-bench" / f"big-{TASKS}x{EVENTS}")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    # As installed: compiled modules cached (the warm-up run writes them). Some shells set
+    # PYTHONDONTWRITEBYTECODE, and every start would then compile the app from source.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as tmp:
         env["BORIS_DESKTOP_SETTINGS"] = str(Path(tmp) / "settings.ini")
         paints = first_paints(store, a.runs, env)

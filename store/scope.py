@@ -7,7 +7,10 @@ the scope that points outside it is outside.
 from __future__ import annotations
 
 import os
+import posixpath
+import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from .errors import ScopeViolation
 from .model import Scope
@@ -49,14 +52,41 @@ def relative_label(scope: Scope, real: Path) -> str:
     return str(real)
 
 
+#: A URI's scheme (RFC 3986), two letters or more so that a drive letter ("C:") is not one.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def is_destination(target: str) -> bool:
-    return "://" in target
+    """Whether `target` names a destination (a URI: https://…, smtp://…, mailto:…) rather
+    than a file. `mailto:a@b` has no "//" and was once taken for a relative file name."""
+    return _SCHEME.match(target) is not None
+
+
+def destination_within(target: str, allowed: str) -> bool:
+    """Whether the destination `target` lies within the scope's destination `allowed`: the
+    same scheme and host, and a path at or below the allowed one, judged by whole segments.
+    (By string prefix, https://docs.example.org would admit https://docs.example.org.evil/.)"""
+    t, a = urlsplit(target), urlsplit(allowed)
+    if t.scheme.lower() != a.scheme.lower() or t.netloc.lower() != a.netloc.lower():
+        return False
+    if not a.netloc:  # mailto:, tel:, …: the address itself
+        return t.path.lower() == a.path.lower() and not t.query and not t.fragment
+    if a.query or a.fragment:
+        return target == allowed
+    if ".." in unquote(t.path).split("/"):
+        return False  # no climbing out of the allowed path, however the server reads it
+    base = a.path.rstrip("/")
+    path = posixpath.normpath(t.path) if t.path else ""
+    return not base or path == base or path.startswith(base + "/")
 
 
 def check_target(scope: Scope, target: str) -> str:
-    """A normalized effect target: a destination URL inside the scope, or a scoped path."""
+    """A normalized effect target: a destination URI inside the scope, or a scoped path."""
     if is_destination(target):
-        if any(target.startswith(prefix) for prefix in scope.destinations):
+        if any(destination_within(target, allowed) for allowed in scope.destinations):
             return target
-        raise ScopeViolation(f"destination {target!r} is outside the task's scope")
+        raise ScopeViolation(
+            f"destination {target!r} is outside the task's scope (a name with a colon before "
+            "any slash reads as a URI: write ./name for a file)"
+        )
     return str(resolve_path(scope, target))

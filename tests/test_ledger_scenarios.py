@@ -257,7 +257,8 @@ def test_targets_outside_the_scope_are_refused(s: Store, ws: Path, tmp_path: Pat
     tid = new_task(s, ws)
     outside = tmp_path / "elsewhere.md"
     (ws / "link.md").symlink_to(outside)
-    for target in ("../elsewhere.md", str(outside), "link.md", "https://example.org/x"):
+    targets = ("../elsewhere.md", str(outside), "link.md", "https://example.org/x")
+    for target in (*targets, "mailto:anyone@example.org"):  # not a file in the workspace
         with pytest.raises(CommandRejected, match="outside the task's scope"):
             s.execute(
                 PlanEffect(

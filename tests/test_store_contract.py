@@ -427,3 +427,44 @@ def test_recording_the_same_bytes_again_is_not_a_new_version(s: Store, ws: Path)
     state = s.task(tid)
     assert state["artifacts"][0]["current_version"] == 1
     assert criterion(state, cid)["status"] == "satisfied"
+
+
+@pytest.mark.parametrize(
+    ("target", "allowed", "inside"),
+    [
+        ("https://docs.example.org/upload/guide.md", "https://docs.example.org/upload/", True),
+        ("https://docs.example.org/upload", "https://docs.example.org/upload/", True),
+        ("https://DOCS.example.org/upload/a", "https://docs.example.org/upload/", True),
+        ("https://docs.example.org/x", "https://docs.example.org", True),
+        # A string prefix would have let these through.
+        ("https://docs.example.org.evil.test/x", "https://docs.example.org", False),
+        ("https://docs.example.org/uploads-other/x", "https://docs.example.org/upload", False),
+        ("https://docs.example.org/upload/../admin", "https://docs.example.org/upload/", False),
+        ("https://docs.example.org/upload/%2e%2e/admin", "https://docs.example.org/upload/", False),
+        ("http://docs.example.org/upload/a", "https://docs.example.org/upload/", False),
+        ("mailto:team@example.org", "mailto:team@example.org", True),
+        ("mailto:Team@Example.org", "mailto:team@example.org", True),
+        ("mailto:boss@example.org", "mailto:team@example.org", False),
+        ("mailto:team@example.org?bcc=all@example.org", "mailto:team@example.org", False),
+    ],
+)
+def test_a_destination_is_inside_its_allowed_destination_by_host_and_whole_segments(
+    target: str, allowed: str, inside: bool
+) -> None:
+    from store.scope import destination_within
+
+    assert destination_within(target, allowed) is inside
+
+
+def test_a_mailto_target_is_a_destination_not_a_file_in_the_workspace(tmp_path: Path) -> None:
+    from store.errors import ScopeViolation
+    from store.scope import check_target, is_destination, make_scope
+
+    scope = make_scope([str(tmp_path)], ("mailto:team@example.org",))
+    assert is_destination("mailto:boss@example.org") and not is_destination("C:/notes.md")
+    assert not is_destination("notes/v2.md") and not is_destination("/abs/path.md")
+    assert check_target(scope, "mailto:team@example.org") == "mailto:team@example.org"
+    # Once read as a relative file name, inside the workspace, so it was allowed.
+    with pytest.raises(ScopeViolation, match="outside the task's scope"):
+        check_target(scope, "mailto:boss@example.org")
+    assert check_target(scope, "./notes:v2.md") == str(tmp_path / "notes:v2.md")

@@ -211,6 +211,19 @@ def test_reviewer_identity_is_asked_and_kept(qtbot) -> None:
     assert again.name.text() == "Ada Reviewer"
 
 
+def test_the_reviewer_id_is_suggested_from_the_name_until_typed(qtbot) -> None:
+    from boris_desktop.identity import ReviewerDialog
+
+    dlg = ReviewerDialog()
+    qtbot.addWidget(dlg)
+    qtbot.keyClicks(dlg.name, "Grace O'Hara")
+    assert dlg.reviewer_id.text() == "grace"
+    dlg.reviewer_id.clear()
+    qtbot.keyClicks(dlg.reviewer_id, "gohara")
+    qtbot.keyClicks(dlg.name, " Jr")
+    assert dlg.reviewer_id.text() == "gohara"  # typed by the reviewer: left alone
+
+
 def test_empty_store_offers_the_demo_and_store_opens_on_a_worker(qtbot, tmp_path: Path) -> None:
     from boris_desktop import settings
     from boris_desktop.main_window import EMPTY, TASK, MainWindow

@@ -212,6 +212,9 @@ class ReconcileDialog(ActionDialog):
     def observe(self) -> None:
         store, actor = self.window_.store, reviewer_actor()
         if store is None or actor is None:
+            # The observation is recorded in the reviewer's name: none is made without one.
+            self.progress.hide()
+            self.obs_label.setText("Not observed yet: say who you are, then Observe again.")
             self.refuse("say who you are first (File → Reviewer…)")
             return
         self.observation = None

@@ -203,6 +203,26 @@ def test_reconcile_deleted_target_is_seen(qtbot, demo: Store) -> None:
     assert d.watcher.state == "off"
 
 
+def test_reconcile_without_a_reviewer_says_nothing_was_observed(qtbot, demo: Store) -> None:
+    from boris_desktop import settings
+
+    w = open_window(qtbot, demo, "note")
+    s = settings.settings()
+    s.remove("reviewer")
+    s.sync()
+    d = w.reconcile()
+    assert d.observation is None and d.progress.isHidden()
+    assert d.obs_label.text().startswith("Not observed yet")
+    assert "say who you are first" in d.error.text()
+    assert not d.ok.isEnabled()
+    settings.set_reviewer("Rita Reviewer", "rita")
+    from PySide6.QtCore import Qt
+
+    qtbot.mouseClick(d.again, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    d.reject()
+
+
 def test_watcher_handler_error_does_not_kill_it(qtbot, tmp_path: Path) -> None:
     from watchdog.events import FileModifiedEvent
 

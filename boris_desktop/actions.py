@@ -118,6 +118,13 @@ class ActionDialog(QDialog):
         self.body.addWidget(widget, stretch)
         return widget
 
+    def showEvent(self, event: Any) -> None:
+        # A dialog of labels and one-line fields keeps them together at the top when made
+        # taller, rather than spreading them down the window.
+        if not any(self.body.stretch(i) for i in range(self.body.count())):
+            self.body.addStretch(1)
+        super().showEvent(event)
+
     # --- to override ---------------------------------------------------------------------
 
     def command(self) -> Any:

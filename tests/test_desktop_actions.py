@@ -277,6 +277,17 @@ def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> No
 # --- stop and checkpoints ------------------------------------------------------------------
 
 
+def test_a_tall_dialog_keeps_its_fields_at_the_top(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "guide")
+    d = w.stop_task()
+    d.resize(800, 900)
+    d.show()
+    qtbot.waitExposed(d)
+    # The reason field sits under the list of what stopping does, not halfway down.
+    assert d.reason.geometry().bottom() < 300 < d.buttons.geometry().top()
+    d.reject()
+
+
 def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "guide")
     assert w.stop_action.isEnabled()

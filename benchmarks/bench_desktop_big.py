@@ -151,13 +151,13 @@ def first_paints(store: Path, runs: int, env: dict[str, str]) -> dict[str, float
 
 # --- the heartbeat (run in a fresh process: `--drive STORE`) ---------------------------------
 
-BEAT_MS = 5
+from heartbeat import BEAT_MS  # noqa: E402
 
 
 def drive(store_dir: str, pages: int) -> dict[str, object]:
     import resource
 
-    from PySide6.QtCore import QTimer
+    from heartbeat import Heartbeat
     from PySide6.QtWidgets import QApplication
 
     from boris_desktop.runtime import share_the_gil
@@ -166,46 +166,14 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     app = QApplication(sys.argv[:1])
     from boris_desktop.main_window import MainWindow
 
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def beat() -> None:
-        now = time.perf_counter()
-        gaps.append((now - last[0]) * 1000 - BEAT_MS)
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(BEAT_MS)
-    timer.timeout.connect(beat)
-
-    def spin(cond, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
-        """Run the event loop until `cond()`, then a few beats more, so that a stall just
-        before `cond` came true is closed by a beat and counted."""
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("the window did not get there in time")
-            app.processEvents()
-            time.sleep(0.001)
-        settle = time.perf_counter() + 3 * BEAT_MS / 1000
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
-
-    def longest_stall(action, cond) -> float:  # type: ignore[no-untyped-def]
-        """The longest gap between beats from just before `action()` (which runs on the GUI
-        thread, as the reviewer's click would) until `cond()` holds."""
-        gaps.clear()
-        last[0] = time.perf_counter()
-        action()
-        spin(cond)
-        return max(gaps, default=0.0)
+    heart = Heartbeat(app)
+    spin, longest_stall = heart.spin, heart.longest_stall
 
     t0 = time.perf_counter()
     window = MainWindow(staged=True)
     window.resize(1280, 780)
     window.show()
-    timer.start()
+    heart.start()
     inbox_stall = longest_stall(
         lambda: window.open_store(store_dir),
         lambda: window._built and window.inbox.rowCount() == TASKS,
@@ -247,7 +215,7 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     scroll_stall = longest_stall(scroll_through, lambda: True)
     scroll_ms = (time.perf_counter() - t2) * 1000
     rows = panel.tree.records.rowCount()
-    timer.stop()
+    heart.stop()
     window.close()
     from PySide6.QtCore import QThreadPool
 

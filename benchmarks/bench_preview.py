@@ -24,9 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-BEAT_MS = 5
+from heartbeat import BEAT_MS  # noqa: E402
 
 
 def _source(mib: float) -> tuple[str, str]:
@@ -45,7 +46,7 @@ def _source(mib: float) -> tuple[str, str]:
 
 
 def run(store_dir: Path, mib: float) -> dict[str, float]:
-    from PySide6.QtCore import QTimer
+    from heartbeat import Heartbeat
     from PySide6.QtWidgets import QApplication
 
     from boris_desktop.main_window import MainWindow
@@ -72,30 +73,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
             )
             store.execute(art, agent)
 
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def beat() -> None:
-        now = time.perf_counter()
-        gaps.append((now - last[0]) * 1000 - BEAT_MS)
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(BEAT_MS)
-    timer.timeout.connect(beat)
-
-    def until(cond) -> float:  # type: ignore[no-untyped-def]
-        deadline = time.monotonic() + 60
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("the preview did not arrive")
-            app.processEvents()
-            time.sleep(0.001)
-        settle = time.perf_counter() + 3 * BEAT_MS / 1000
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
-        return max(gaps, default=0.0)
+    heart = Heartbeat(app)
 
     window = MainWindow(store)
     window.resize(1280, 780)
@@ -103,7 +81,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     window.reload_now()
     panel = window.task_view.panel("Artifacts")
     window.task_view.tabs.setCurrentWidget(panel)
-    until(lambda: not window.loader._pending)
+    heart.spin(lambda: not window.loader._pending)
     freeze_startup()  # as boris-desktop does once its first task is shown
     collections: list[float] = []  # full (generation 2) collections while measuring
 
@@ -115,34 +93,32 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
                 collections.append((time.perf_counter() - collected.began) * 1000)  # type: ignore[attr-defined]
 
     gc.callbacks.append(collected)
-    timer.start()
+    heart.start()
 
-    gaps.clear()
-    last[0] = t0 = time.perf_counter()
-    panel.tree.setCurrentIndex(panel.tree.find(("src", "v2")))
-    preview_stall = until(
+    t0 = time.perf_counter()
+    preview_stall = heart.longest_stall(
+        lambda: panel.tree.setCurrentIndex(panel.tree.find(("src", "v2"))),
         lambda: (
             panel.detail.highlighter.spans
             and not panel.detail.loading()
             and not panel.detail.highlighter.pending()
             and not window.loader._pending
-        )
+        ),
     )
     preview_ms = (time.perf_counter() - t0) * 1000
 
-    gaps.clear()
-    last[0] = t1 = time.perf_counter()
-    panel.compare.setCurrentIndex(panel.compare.findData(1))
-    diff_stall = until(
+    t1 = time.perf_counter()
+    diff_stall = heart.longest_stall(
+        lambda: panel.compare.setCurrentIndex(panel.compare.findData(1)),
         lambda: (
             "changes from v1 to v2" in panel.what.text()  # not toPlainText: 1 ms a call
             and not panel.detail.loading()
             and not panel.detail.highlighter.pending()
             and not window.loader._pending
-        )
+        ),
     )
     diff_ms = (time.perf_counter() - t1) * 1000
-    timer.stop()
+    heart.stop()
     gc.callbacks.remove(collected)
     window.close()
     from PySide6.QtCore import QThreadPool

@@ -115,8 +115,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._menu_titles = [bar.addMenu(t) for t in ("&File", "&View", "&Actions", "&Help")]
         self.statusBar().showMessage("Opening the store…")
         self._store_to_set = store
-        self._staged, self._painted = staged, False
-        self._open_after_paint: tuple[str | None] | None = None
+        self._staged = staged
+        self._open_when_built: tuple[str | None] | None = None  # asked before `_finish`
         if staged:
             # The window's own paint starts the pass that paints all of it. (Not the table's
             # viewport: wrapping it for Python costs ~13 ms here.)
@@ -213,9 +213,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         store, self._store_to_set = self._store_to_set, None
         if store is not None:
             self.set_store(store)
-        self._painted = True
-        if self._open_after_paint is not None:
-            self.open_store(self._open_after_paint[0])
+        if self._open_when_built is not None:
+            self.open_store(self._open_when_built[0])
         self.finished.emit()
 
     @property
@@ -318,10 +317,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         Asked before a staged window is painted and built, the worker starts after that:
         opening imports SQLAlchemy, and a worker holding the GIL made the first paint and
         the build after it wait (the build took 80 ms instead of 40)."""
-        if self._staged and not self._painted:
-            self._open_after_paint = (directory,)
+        if not self._built:
+            self._open_when_built = (directory,)
             return
-        self._open_after_paint = None
+        self._open_when_built = None
         self.statusBar().showMessage(f"Opening {directory or 'the default store'}…")
         self.loader.submit("open", lambda: jobs.open_store(directory), self.set_store, self._failed)
 

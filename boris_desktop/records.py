@@ -198,18 +198,34 @@ def _path(model: RecordTreeModel, index: QModelIndex) -> tuple[str, ...]:
     return tuple(reversed(keys))
 
 
+def _show_records(view: QAbstractItemView, headers: Sequence[str], name: str) -> RecordTreeModel:
+    """What a tree and a table of Nodes share: the model, one row selected at a time."""
+    model = RecordTreeModel(headers, view)
+    view.setModel(model)
+    view.setAccessibleName(name)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    return model
+
+
+def _keep_rows_in_view(view: QAbstractItemView, scrolled: int, added: int, row: int) -> None:
+    """`added` rows came in above the reviewer's: keep the rows they look at where they are
+    (`row` pixels a row), unless they were at the top, watching the newest."""
+    if added and scrolled > 0:
+        per_row = 1
+        if view.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel:
+            per_row = max(row, 1)
+        view.verticalScrollBar().setValue(scrolled + added * per_row)
+
+
 class RecordTree(QTreeView):
     """A tree of Nodes that survives live updates without moving the reviewer."""
 
     def __init__(self, headers: Sequence[str], accessible_name: str) -> None:
         super().__init__()
-        self.records = RecordTreeModel(headers, self)
-        self.setModel(self.records)
-        self.setAccessibleName(accessible_name)
+        self.records = _show_records(self, headers, accessible_name)
         self.setUniformRowHeights(True)
-        self.setAlternatingRowColors(True)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAllColumnsShowFocus(True)
         # Columns are sized to their contents when rows first arrive, from a sample of rows:
         # measuring every row of a long list would stall the GUI thread.
@@ -232,13 +248,7 @@ class RecordTree(QTreeView):
         if kind == "same" and not first:
             return  # updated in place
         if kind == "extended":
-            # Rows came in above the reviewer's: keep the rows they look at where they are,
-            # unless they were at the top, watching the newest.
-            if on_top and scroll[0] > 0:
-                per_row = 1
-                if self.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel:
-                    per_row = max(self.sizeHintForRow(0), 1)
-                bar.setValue(scroll[0] + on_top * per_row)
+            _keep_rows_in_view(self, scroll[0], on_top, self.sizeHintForRow(0))
             return
         if expand_all or first:
             self.expandAll()
@@ -300,14 +310,9 @@ class RecordTable(QTableView):
 
     def __init__(self, headers: Sequence[str], accessible_name: str) -> None:
         super().__init__()
-        self.records = RecordTreeModel(headers, self)
-        self.setModel(self.records)
-        self.setAccessibleName(accessible_name)
-        self.setAlternatingRowColors(True)
+        self.records = _show_records(self, headers, accessible_name)
         self.setShowGrid(False)
         self.setWordWrap(False)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         rows = self.verticalHeader()
         rows.hide()
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -333,11 +338,7 @@ class RecordTable(QTableView):
         if kind == "same":
             return
         if kind == "extended":
-            if on_top and scroll[0] > 0:  # keep the rows the reviewer looks at in place
-                per_row = 1
-                if self.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel:
-                    per_row = self.verticalHeader().defaultSectionSize()
-                bar.setValue(scroll[0] + on_top * per_row)
+            _keep_rows_in_view(self, scroll[0], on_top, self.verticalHeader().defaultSectionSize())
             return
         if current is not None:
             ix = self.find((current.key,))

@@ -1,20 +1,27 @@
 """A content-addressed blob store: sha256 digests name files under `blobs/`.
 
-A blob is written to a temporary file, fsynced, then renamed into place (and the directory
-fsynced), so a crash leaves either no blob or a whole one. Reads verify the digest; a missing
-or corrupt blob is reported by its digest and owner, never returned.
+A blob is written to a temporary file, fsynced, then linked into place (and the directory
+fsynced), so a crash leaves either no blob or a whole one; a temporary file a crash left is
+swept on a later open (store.tempfiles). Reads verify the digest; a missing or corrupt blob is
+reported by its digest and owner, never returned.
+
+Blobs are shared by content, so the store knows which blobs a write *created*: when its
+transaction fails, those (and only those) can be removed again (`BlobStore.creating`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
-import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import BlobProblem
+from . import tempfiles
+from .errors import BlobProblem, StoreError, StoreFull, StoreReadOnly
 
 CHUNK = 1 << 20
 PREFIX = "sha256:"
@@ -42,6 +49,16 @@ def _hex(digest: str) -> str:
     return hexpart
 
 
+def write_error(exc: OSError, what: str) -> StoreError:
+    """The store's own disk refused a write: say so in the user's words (never blame the
+    file being read)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFull(f"the disk holding the store is full ({what}); nothing was written")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return StoreReadOnly(f"the store is read-only here ({what}); nothing was written")
+    return StoreError(f"cannot write to the store ({what}: {exc.strerror}); nothing was written")
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -54,9 +71,17 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._tmp = root / "tmp"
+        self._local = threading.local()
 
     def ensure(self) -> None:
-        self._tmp.mkdir(parents=True, exist_ok=True)
+        try:
+            self._tmp.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(exc, f"creating {self._tmp}") from exc
+
+    def sweep(self) -> list[Path]:
+        """Remove temporary files that writers killed mid-write left behind."""
+        return tempfiles.sweep(self._tmp, "in-*")
 
     def path_of(self, digest: str) -> Path:
         hexpart = _hex(digest)
@@ -65,6 +90,26 @@ class BlobStore:
     def has(self, digest: str) -> bool:
         return self.path_of(digest).is_file()
 
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[list[Path]]:
+        """Collect the blob files this thread creates inside the block (not those that
+        were already there, which others may reference)."""
+        outer = getattr(self._local, "created", None)
+        created: list[Path] = []
+        self._local.created = created
+        try:
+            yield created
+        finally:
+            self._local.created = outer
+            if outer is not None:
+                outer.extend(created)
+
+    def discard(self, created: list[Path]) -> None:
+        """Remove blobs this program created for a write that was then rolled back."""
+        for path in created:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
     def put_bytes(self, data: bytes) -> tuple[str, int]:
         digest = PREFIX + hashlib.sha256(data).hexdigest()
         if not self.has(digest):
@@ -72,48 +117,92 @@ class BlobStore:
         return digest, len(data)
 
     def put_file(self, source: Path) -> tuple[str, int]:
-        """Copy a file in, hashing while copying, so the digest names exactly what was kept."""
-        self.ensure()
-        h = hashlib.sha256()
-        size = 0
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="in-")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-                while chunk := src.read(CHUNK):
-                    h.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-                out.flush()
-                os.fsync(out.fileno())
-            digest = PREFIX + h.hexdigest()
-            final = self.path_of(digest)
-            if final.is_file():
-                tmp.unlink()
-            else:
-                final.parent.mkdir(exist_ok=True)
-                os.replace(tmp, final)
-                _fsync_dir(final.parent)
-            return digest, size
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        """Copy a file in, hashing while copying, so the digest names exactly what was kept.
+
+        An error reading `source` is an OSError (the caller names the file); an error writing
+        the store is a StoreError (StoreFull, StoreReadOnly)."""
+        with open(source, "rb") as src:
+            self.ensure()
+            h = hashlib.sha256()
+            size = 0
+            fd, tmp_name = self._temp()
+            tmp = Path(tmp_name)
+            try:
+                out = os.fdopen(fd, "wb")
+                try:
+                    while chunk := src.read(CHUNK):
+                        h.update(chunk)
+                        self._write(out, chunk)
+                        size += len(chunk)
+                    self._sync(out)
+                finally:
+                    with contextlib.suppress(OSError):  # after a write error; data is synced
+                        out.close()
+                digest = PREFIX + h.hexdigest()
+                self._place(tmp, self.path_of(digest))
+                return digest, size
+            finally:
+                tmp.unlink(missing_ok=True)
 
     def _install(self, digest: str, data: bytes) -> None:
         self.ensure()
-        final = self.path_of(digest)
-        final.parent.mkdir(exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="in-")
+        fd, tmp_name = self._temp()
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp_name, final)
-            _fsync_dir(final.parent)
-        except BaseException:
+            out = os.fdopen(fd, "wb")
+            try:
+                self._write(out, data)
+                self._sync(out)
+            finally:
+                with contextlib.suppress(OSError):
+                    out.close()
+            self._place(Path(tmp_name), self.path_of(digest))
+        finally:
             Path(tmp_name).unlink(missing_ok=True)
-            raise
+
+    @staticmethod
+    def _write(out: BinaryIO, data: bytes) -> None:
+        try:
+            out.write(data)
+        except OSError as exc:
+            raise write_error(exc, "writing a blob") from exc
+
+    def _temp(self) -> tuple[int, str]:
+        try:
+            return tempfiles.create(self._tmp, "in-")
+        except OSError as exc:
+            raise write_error(exc, "writing a blob") from exc
+
+    @staticmethod
+    def _sync(out: BinaryIO) -> None:
+        try:
+            out.flush()
+            os.fsync(out.fileno())
+        except OSError as exc:
+            raise write_error(exc, "writing a blob") from exc
+
+    def _place(self, tmp: Path, final: Path) -> None:
+        """Give the finished temporary file its digest's name, unless a blob already has it.
+        A hard link fails when the name exists, so whether this call created the blob is
+        exact even with another writer racing; the caller removes `tmp`."""
+        try:
+            final.parent.mkdir(exist_ok=True)
+            try:
+                os.link(tmp, final)
+            except FileExistsError:
+                return
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                    raise
+                # No hard links here: a rename, judged by whether the name existed before.
+                if final.is_file():
+                    return
+                os.replace(tmp, final)
+            created = getattr(self._local, "created", None)
+            if created is not None:
+                created.append(final)
+            _fsync_dir(final.parent)
+        except OSError as exc:
+            raise write_error(exc, "installing a blob") from exc
 
     def read(self, digest: str, owner: str = "") -> bytes:
         """The blob's bytes, verified against its digest."""

@@ -36,6 +36,9 @@ def _print(args: argparse.Namespace, value: Any, human: str) -> None:
 
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 
+#: The only commands that make a store where there is none; every other one says so.
+CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import"})
+
 
 def _command_adapter() -> TypeAdapter[Any]:
     from typing import Annotated, Union
@@ -83,10 +86,21 @@ def cmd_show(store: Store, args: argparse.Namespace) -> None:
             f"  artifact {a['artifact_id']} v{a['current_version']} {cur['digest'][:19]} {cur['size']} B"
         )
     for b in s["budgets"]:
-        out.append(f"  budget {b['counter']}: {b['used']:g} / {b['limit_value']}")
+        out.append(f"  budget {b['counter']}: {_budget(b['used'], b['limit_value'])}")
     for p in s["problems"]:
         out.append(f"  PROBLEM {p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}")
     print("\n".join(out))
+
+
+def _number(value: float) -> str:
+    """2.0 as 2, 0.25 as 0.25: amounts as a person writes them."""
+    return f"{value:g}" if abs(value) < 1e15 else f"{value:.0f}"
+
+
+def _budget(used: float, limit: float | None) -> str:
+    if limit is None:
+        return f"{_number(used)} (no limit)"
+    return f"{_number(used)} / {_number(limit)}"
 
 
 def cmd_events(store: Store, args: argparse.Namespace) -> None:
@@ -107,11 +121,18 @@ def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
 
 def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
     """JSON lines of commands, all or nothing: the first bad line is named and nothing lands."""
-    stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     adapter = _command_adapter()
     parsed: list[c.Command] = []
     with stream:
-        for n, line in enumerate(stream, 1):
+        for n, raw in enumerate(stream, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise StoreError(
+                    f"line {n}: not UTF-8 text (byte {exc.start + 1} of the line); "
+                    "nothing was written"
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -119,8 +140,9 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(x) for x in first["loc"])
+                msg = " ".join(str(first["msg"]).split())
                 raise StoreError(
-                    f"line {n}: {where}: {first['msg']}; nothing was written"
+                    f"line {n}: {where + ': ' if where else ''}{msg}; nothing was written"
                 ) from None
     actor = _actor(args.actor)
     try:
@@ -365,10 +387,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "schema":
             cmd_schema(None, args)
             return 0
-        with Store.open(args.store, url=args.url) as store:
+        create = args.command in CREATING_COMMANDS
+        with Store.open(args.store, url=args.url, create=create) as store:
             args.fn(store, args)
         return 0
-    except (StoreError, OSError) as exc:
+    except OSError as exc:
+        # Files the command was given (a missing ingest file, an unreadable package).
+        what = f"cannot read {exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        print(f"boris: {' '.join(what.splitlines())}", file=sys.stderr)
+        return 1
+    except StoreError as exc:
         print(f"boris: {' '.join(str(exc).splitlines())}", file=sys.stderr)
         # `verify` tells "problems found" (3) from "could not run" (1).
         return int(getattr(exc, "exit_code", 1))

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .errors import StoreFull, StoreReadOnly
 from .store import Store
 from .verify import VerifyFailed, verify
 
@@ -21,12 +22,26 @@ Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def cmd_verify(store: Store, args: argparse.Namespace) -> None:
-    report = verify(store, args.task, remember=not args.no_remember)
+    remember = not args.no_remember
+    not_remembered = ""
+    if remember and store.read_only:
+        remember, not_remembered = False, "the store is read-only here"
+    try:
+        report = verify(store, args.task, remember=remember)
+    except (StoreFull, StoreReadOnly) as exc:
+        if not remember:
+            raise
+        # Checking needs no space; only remembering the heads found clean does. Check again
+        # without it, and say what could not be kept.
+        report = verify(store, args.task, remember=False)
+        not_remembered = str(exc).split(";")[0]
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         lines = [p.line() for p in report.problems]
         lines += [f"info: {i.line()}" for i in report.info]
+        if not_remembered:
+            lines.append(f"info: the heads found clean were not remembered: {not_remembered}")
         if report.ok:
             lines.append("ok")
         print("\n".join(lines))

@@ -45,19 +45,48 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite+pysqlite:///{path}"
 
 
-def create_engine(url: str) -> Engine:
+def create_engine(url: str, *, read_only: str = "") -> Engine:
+    """An engine for `url`. `read_only` opens an SQLite file without ever writing to it:
+    "ro" (SQLite's mode=ro, which still shares the WAL index with writers) or "immutable"
+    (no WAL index: for a directory nobody can write, where the -shm file cannot be made)."""
     if url.startswith("sqlite"):
-        return _sqlite_engine(url)
-    return sa.create_engine(url, pool_pre_ping=True)
+        return _sqlite_engine(url, read_only)
+    try:
+        return sa.create_engine(url, pool_pre_ping=True)
+    except (ModuleNotFoundError, sa.exc.NoSuchModuleError) as exc:
+        from .errors import StoreLocationInvalid
+
+        raise StoreLocationInvalid(
+            f"this database needs a driver that is not installed ({exc}); for PostgreSQL "
+            "install psycopg: pip install 'psycopg[binary]'"
+        ) from None
 
 
-def _sqlite_engine(url: str) -> Engine:
-    engine = sa.create_engine(
-        url,
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-        pool_size=4,
-        max_overflow=8,
-    )
+def _sqlite_engine(url: str, read_only: str = "") -> Engine:
+    timeout = BUSY_TIMEOUT_MS / 1000
+    if read_only:
+        import sqlite3
+        from urllib.parse import quote
+
+        path = Path(url.split(":///", 1)[1])
+        flag = "immutable=1" if read_only == "immutable" else "mode=ro"
+        uri = f"file:{quote(str(path))}?{flag}"
+        engine = sa.create_engine(
+            "sqlite+pysqlite://",
+            creator=lambda: sqlite3.connect(
+                uri, uri=True, check_same_thread=False, timeout=timeout
+            ),
+            poolclass=sa.pool.QueuePool,
+            pool_size=4,
+            max_overflow=8,
+        )
+    else:
+        engine = sa.create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": timeout},
+            pool_size=4,
+            max_overflow=8,
+        )
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_conn: Any, _record: Any) -> None:
@@ -65,9 +94,10 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA journal_mode=WAL")
-        # FULL: when a write call returns its events are on disk, even on power loss.
-        cur.execute("PRAGMA synchronous=FULL")
+        if not read_only:  # the journal mode is the writer's to set, and is kept in the file
+            cur.execute("PRAGMA journal_mode=WAL")
+            # FULL: when a write call returns its events are on disk, even on power loss.
+            cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 

@@ -54,3 +54,24 @@ class BlobProblem(StoreError):
 
 class UnknownEventFormat(StoreError):
     """An event payload in a format this program does not know; never filled with defaults."""
+
+
+class StoreMissing(StoreError):
+    """A command that only reads (or writes into an existing store) found no store there."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"no store at {where} (boris init creates one)")
+        self.where = where
+
+
+class StoreLocationInvalid(StoreError):
+    """The store's directory or database URL cannot be used (a file, an unknown URL form)."""
+
+
+class StoreReadOnly(StoreError):
+    """The store can be read here but not written (a read-only mount or permissions)."""
+
+
+class StoreFull(StoreError):
+    """The disk (or quota) holding the store is full. Nothing was written; the same store
+    object works again once space is freed."""

@@ -6,7 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import StoreLocationInvalid
+
 DB_NAME = "boris.sqlite"
+SUPPORTED_URLS = "sqlite:///PATH or postgresql+psycopg://USER@HOST/DATABASE"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,28 @@ def resolve(store: str | os.PathLike[str] | None = None, url: str | None = None)
         directory = Path(store)
     directory = directory.expanduser().absolute()
     url = url or os.environ.get("BORIS_STORE_URL")
-    if not url:
-        url = f"sqlite+pysqlite:///{directory / DB_NAME}"
+    url = checked_url(url) if url else f"sqlite+pysqlite:///{directory / DB_NAME}"
     return Location(url=url, directory=directory)
+
+
+def checked_url(url: str) -> str:
+    """A database URL in the one form the store uses for it, or `StoreLocationInvalid`
+    naming the forms it accepts: an SQLite file (made absolute) or PostgreSQL via psycopg."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreLocationInvalid(f"{url!r} is not a database URL; use {SUPPORTED_URLS}") from None
+    shown = parsed.render_as_string(hide_password=True)
+    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        database = parsed.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            raise StoreLocationInvalid(f"{shown!r} names no database file; use {SUPPORTED_URLS}")
+        path = Path(database).expanduser().absolute()
+        return f"sqlite+pysqlite:///{path}"
+    if parsed.drivername in ("postgresql", "postgresql+psycopg"):
+        # A bare postgresql:// means psycopg2 to SQLAlchemy; the store is built on psycopg 3.
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    raise StoreLocationInvalid(f"{shown!r} is not a supported database; use {SUPPORTED_URLS}")

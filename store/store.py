@@ -17,9 +17,18 @@ from . import db, migrate, open_lock, projections, queries
 from . import schema as t
 from .blobs import BlobStore
 from .checkpoint_state import StateMemo
-from .errors import CommandRejected, StoreBusy, StoreCorrupt, StoreError
+from .errors import (
+    CommandRejected,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreLocationInvalid,
+    StoreMissing,
+    StoreReadOnly,
+)
 from .events import decode
-from .location import Location, resolve
+from .location import DB_NAME, Location, resolve
 from .model import Actor
 from .record import Event
 from .tx import Tx
@@ -31,19 +40,24 @@ def _environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
     text = str(exc.orig).lower()
     if "locked" in text or "busy" in text:
         return StoreBusy("the store is busy: another process held its write lock too long")
-    if "disk" in text and "full" in text:
-        return StoreError("the disk holding the store is full; nothing was written")
+    if "full" in text and ("disk" in text or "database" in text):
+        return StoreFull("the disk holding the store is full; nothing was written")
     if "malformed" in text or "not a database" in text:
         return StoreCorrupt(f"the store's database is damaged: {exc.orig}")
     if "readonly" in text or "read-only" in text:
-        return StoreError("the store is read-only here; nothing was written")
+        return StoreReadOnly("the store is read-only here; nothing was written")
+    if isinstance(exc, sa.exc.OperationalError) and "unable to open" in text:
+        return StoreError(f"cannot open the store's database: {exc.orig}")
     return None
 
 
 class Store:
-    def __init__(self, location: Location, engine: Engine) -> None:
+    def __init__(self, location: Location, engine: Engine, *, read_only: bool = False) -> None:
         self.location = location
         self.engine = engine
+        #: Opened without write access (a read-only mount or directory): reads work, every
+        #: write raises StoreReadOnly.
+        self.read_only = read_only
         self._writer = db.writer(engine)
         # One writer connection for the store's life where the database allows it (see
         # db.keeps_writer_open); the lock also serializes this process's writers.
@@ -63,29 +77,56 @@ class Store:
         url: str | None = None,
         create: bool = True,
     ) -> Store:
+        """Open the store at `store` (a directory) or `url`. With `create=False` a store that
+        does not exist yet raises StoreMissing and nothing is created, not even a directory.
+        A store this process cannot write is opened read-only (see `read_only`)."""
         location = resolve(store, url)
+        _check_directory(location.directory)
         db_file = location.sqlite_file
         guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        read_only = ""
         if db_file is not None:
+            if db_file.is_dir():
+                raise StoreLocationInvalid(f"{db_file} is a directory, not a store database")
             if not db_file.exists():
                 if not create:
-                    raise StoreError(f"no store at {db_file}")
-                location.directory.mkdir(parents=True, exist_ok=True)
-            elif db_file.stat().st_size and not _looks_like_sqlite(db_file):
-                raise StoreCorrupt(f"{db_file} is not a Boris store (not an SQLite database)")
+                    where = db_file.parent if db_file.name == DB_NAME else db_file
+                    raise StoreMissing(str(where))
+                _make_directory(db_file.parent)
             else:
+                if not os.access(db_file, os.R_OK):
+                    raise StoreError(f"cannot read {db_file}: permission denied")
+                if db_file.stat().st_size and not _looks_like_sqlite(db_file):
+                    raise StoreCorrupt(f"{db_file} is not a Boris store (not an SQLite database)")
+                read_only = _read_only_mode(db_file)
                 migrate.refuse_if_newer_sqlite(db_file)
             guard = open_lock.opening(db_file)
         with guard:
-            engine = db.create_engine(location.url)
+            engine = db.create_engine(location.url, read_only=read_only)
             try:
-                backup = migrate.ensure_current(engine, location.backups)
+                if db_file is None:
+                    _check_server(engine, location, create)
+                if read_only:
+                    _refuse_if_older(engine, location)
+                    backup = None
+                else:
+                    backup = migrate.ensure_current(engine, location.backups)
+            except sa.exc.DBAPIError as exc:
+                engine.dispose()
+                env = _environment_error(exc)
+                if env is not None:
+                    raise env from exc
+                raise StoreError(
+                    f"cannot open the store at {location.describe()}: {exc.orig}"
+                ) from exc
             except BaseException:
                 engine.dispose()
                 raise
-        store_ = cls(location, engine)
+        store_ = cls(location, engine, read_only=bool(read_only))
         store_.migrated_from_backup = backup
-        store_.blobs.ensure()
+        if not read_only and (create or location.directory.is_dir()):
+            store_.blobs.ensure()
+            store_.blobs.sweep()
         return store_
 
     def close(self) -> None:
@@ -105,18 +146,39 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Tx]:
-        """One write transaction; on return its events are durably on disk."""
+        """One write transaction; on return its events are durably on disk.
+
+        If it fails, the blobs it created are removed again (on SQLite, while the write lock
+        is still held, so no other writer can have come to reference them; on a shared
+        server, where writers run side by side, they are left: an unreferenced blob is only
+        garbage, a referenced one that vanished would be a loss)."""
+        if self.read_only:
+            raise StoreReadOnly(
+                f"the store at {self.location.describe()} is read-only here; nothing was written"
+            )
+        discard = db.keeps_writer_open(self.engine)
         try:
             with self._write_lock:
                 if db.keeps_writer_open(self.engine):
                     conn = self._write_conn
                     if conn is None or conn.invalidated:
                         conn = self._write_conn = self._writer.connect()
-                    with db.write_transaction(conn):
-                        tx = Tx(conn, self.blobs, memo=self._states)
-                        yield tx
+                    try:
+                        with db.write_transaction(conn), self._blobs_of(discard):
+                            tx = Tx(conn, self.blobs, memo=self._states)
+                            yield tx
+                    except sa.exc.SQLAlchemyError:
+                        # A failed COMMIT or ROLLBACK (a full disk) can leave the kept
+                        # connection needing a rollback that never comes: every later write
+                        # would fail even after space returns. Start afresh next time.
+                        self._drop_writer()
+                        raise
                 else:
-                    with self._writer.connect() as conn, db.write_transaction(conn):
+                    with (
+                        self._writer.connect() as conn,
+                        db.write_transaction(conn),
+                        self._blobs_of(discard),
+                    ):
                         tx = Tx(conn, self.blobs, memo=self._states)
                         yield tx
                 # Committed: what it learned of checkpoint states is now true for others.
@@ -127,6 +189,26 @@ class Store:
             if env is not None:
                 raise env from exc
             raise
+        except sa.exc.PendingRollbackError as exc:  # pragma: no cover - _drop_writer prevents it
+            raise StoreError(f"the store's connection failed: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _blobs_of(self, discard: bool) -> Iterator[None]:
+        with self.blobs.creating() as created:
+            try:
+                yield
+            except BaseException:
+                if discard:
+                    self.blobs.discard(created)
+                raise
+
+    def _drop_writer(self) -> None:
+        conn, self._write_conn = self._write_conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.invalidate()
+            with contextlib.suppress(Exception):
+                conn.close()
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
         return self.execute_all([command], actor)[0]
@@ -243,6 +325,78 @@ class Store:
     def projection_dump(self, task_id: str) -> dict[str, list[tuple[Any, ...]]]:
         with self.read() as conn:
             return projections.dump(conn, task_id)
+
+
+def _check_directory(directory: Path) -> None:
+    """A store directory that is a file (or sits under one) is named as such, in words."""
+    for p in (directory, *directory.parents):
+        try:
+            if p.is_dir():
+                return
+            if p.exists():
+                what = "a file" if p.is_file() else "not a directory"
+                if p == directory:
+                    raise StoreLocationInvalid(f"{p} is {what}, not a store directory")
+                raise StoreLocationInvalid(
+                    f"cannot use {directory} as a store: {p} is {what}, not a directory"
+                )
+        except OSError as exc:
+            raise StoreLocationInvalid(
+                f"cannot use {directory} as a store: {exc.strerror}"
+            ) from None
+
+
+def _make_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreLocationInvalid(f"cannot create a store at {directory}: {exc.strerror}") from exc
+
+
+def _read_only_mode(db_file: Path) -> str:
+    """ "" when this process can write the store; else how SQLite can still read it.
+
+    A WAL database is read through its -shm index, which a reader must be able to create
+    when it is missing; in a directory nobody can write, with no WAL left beside the file,
+    the database is read as immutable instead."""
+    directory = db_file.parent
+    if os.access(db_file, os.W_OK) and os.access(directory, os.W_OK):
+        return ""
+    shm = db_file.with_name(db_file.name + "-shm")
+    wal = db_file.with_name(db_file.name + "-wal")
+    if shm.exists() or os.access(directory, os.W_OK):
+        return "ro"
+    if wal.exists() and wal.stat().st_size:
+        raise StoreReadOnly(
+            f"the store at {directory} is read-only here and its write-ahead log "
+            f"({wal.name}) cannot be read without a writable directory"
+        )
+    return "immutable"
+
+
+def _check_server(engine: Engine, location: Location, create: bool) -> None:
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.DBAPIError as exc:
+        reason = " ".join(str(exc.orig).split())
+        raise StoreError(
+            f"cannot connect to the database at {location.describe()}: {reason}"
+        ) from exc
+    if not create and migrate.current_revision(engine) is None:
+        raise StoreMissing(location.describe())
+
+
+def _refuse_if_older(engine: Engine, location: Location) -> None:
+    """A read-only store must already be at this program's schema: it cannot be upgraded."""
+    rev = migrate.current_revision(engine)
+    if rev != migrate.HEAD:
+        if rev is not None and rev not in migrate.REVISIONS:
+            migrate.ensure_current(engine, None)  # refuses a newer store before any write
+        raise StoreReadOnly(
+            f"the store at {location.describe()} is read-only here and needs upgrading to "
+            f"schema {migrate.HEAD} (it has {rev or 'none'}); open it once where it can be written"
+        )
 
 
 def _looks_like_sqlite(path: Path) -> bool:

@@ -61,7 +61,6 @@ import json
 import os
 import re
 import tarfile
-import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -72,7 +71,7 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
-from . import db, migrate, projections, queries
+from . import db, migrate, projections, queries, tempfiles
 from . import events as ev
 from . import schema as t
 from .blobs import CHUNK, PREFIX
@@ -283,7 +282,9 @@ def _member_digest(data: bytes) -> dict[str, Any]:
 def _partial(out: Path) -> tuple[int, str]:
     # Created readable by its owner only (mkstemp's 0600), as the store's own files are: a
     # task's record may hold anything the agent saw.
-    return tempfile.mkstemp(dir=out.parent, prefix=f"{out.name}.partial-")
+    # Locked while written, so a later export sweeps only what a killed one left.
+    tempfiles.sweep_exports(out)
+    return tempfiles.create(out.parent, f"{out.name}.partial-")
 
 
 def _install(partial: Path, out: Path, *, force: bool) -> None:

@@ -33,7 +33,13 @@ def cmd_verify(store: Store, args: argparse.Namespace) -> None:
             raise
         # Checking needs no space; only remembering the heads found clean does. Check again
         # without it, and say what could not be kept.
-        report = verify(store, args.task, remember=False)
+        try:
+            report = verify(store, args.task, remember=False)
+        except StoreFull:
+            raise StoreFull(
+                "the disk holding the store is full: verify needs a little room for its "
+                "replay; free some space and run it again"
+            ) from exc
         not_remembered = str(exc).split(";")[0]
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))

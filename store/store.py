@@ -111,8 +111,16 @@ class Store:
                     backup = None
                 else:
                     backup = migrate.ensure_current(engine, location.backups)
-            except sa.exc.DBAPIError as exc:
+            except (sa.exc.DBAPIError, StoreCorrupt) as exc:
                 engine.dispose()
+                if _disk_full(location.directory):
+                    # SQLite says "disk I/O error" when it cannot even make its WAL index.
+                    raise StoreFull(
+                        f"the disk holding the store at {location.describe()} is full; "
+                        "free some space and try again"
+                    ) from exc
+                if isinstance(exc, StoreCorrupt):
+                    raise
                 env = _environment_error(exc)
                 if env is not None:
                     raise env from exc
@@ -372,6 +380,14 @@ def _read_only_mode(db_file: Path) -> str:
             f"({wal.name}) cannot be read without a writable directory"
         )
     return "immutable"
+
+
+def _disk_full(directory: Path) -> bool:
+    try:
+        st = os.statvfs(directory)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return False
+    return st.f_bavail == 0
 
 
 def _check_server(engine: Engine, location: Location, create: bool) -> None:

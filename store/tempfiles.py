@@ -75,3 +75,12 @@ def _is_regular(mode: int) -> bool:
     import stat
 
     return stat.S_ISREG(mode)
+
+
+def sweep_exports(out: Path) -> list[Path]:
+    """Before writing the package `out`: remove the partial packages (`NAME.partial-…`, any
+    `*.tar.gz.partial-…`) that killed exports left beside it."""
+    import glob
+
+    removed = sweep(out.parent, f"{glob.escape(out.name)}.partial-*")
+    return removed + sweep(out.parent, "*.tar.gz.partial-*")

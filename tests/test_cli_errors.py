@@ -122,9 +122,7 @@ def _store_with_task(tmp_path: Path, ws: Path) -> Path:
     where = tmp_path / "s"
     with Store.open(where) as s:
         s.execute(
-            c.CreateTask(
-                task_id="t", title="T", owner="o", objective="x", scope_paths=[str(ws)]
-            ),
+            c.CreateTask(task_id="t", title="T", owner="o", objective="x", scope_paths=[str(ws)]),
             AGENT,
         )
     return where
@@ -155,9 +153,7 @@ def test_a_failed_ingest_leaves_no_blob(
     where = _store_with_task(tmp_path, ws)
     shared = "kept by an earlier, committed artifact"
     with Store.open(where) as s:
-        s.execute(
-            c.RecordArtifact(task_id="t", name="a", content=c.Content(text=shared)), AGENT
-        )
+        s.execute(c.RecordArtifact(task_id="t", name="a", content=c.Content(text=shared)), AGENT)
     before = _blob_files(where)
     lines = tmp_path / "cmds.jsonl"
     lines.write_text(

@@ -339,4 +339,3 @@ def test_a_sweep_never_raises(tmp_path: Path) -> None:
     _age(tmp_path / "in-dir", 3600)
     assert tempfiles.sweep(tmp_path, "in-*") == []
     assert (tmp_path / "in-dir").is_dir()
-

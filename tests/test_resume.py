@@ -130,7 +130,9 @@ def test_interrupted_job_names_versions_and_only_planned_delivery(s: Store, ws: 
         "id": "guide v2",
         "digest": arts["guide"]["digest"],
     }
-    assert b["forbidden"] == []
+    # Nothing about the delivery is forbidden; only what is a person's (waivers, completing
+    # with open criteria) is named as forbidden to the agent.
+    assert not [f for f in b["forbidden"] if f["command"]["type"] == "dispatch_effect"]
 
 
 def test_dispatched_delivery_forbids_a_second_upload(s: Store, ws: Path) -> None:
@@ -147,7 +149,7 @@ def test_dispatched_delivery_forbids_a_second_upload(s: Store, ws: Path) -> None
         "action": "dispatch effect upload again",
         "reason": "the last attempt's outcome is unknown; inspect "
         "https://docs.example.org/guide.md first",
-    } in b["forbidden"]
+    } in [{"action": f["action"], "reason": f["reason"]} for f in b["forbidden"]]
     block = next(x for x in b["blockers"] if x["kind"] == "effect_to_reconcile")
     assert block["inspect"] == "https://docs.example.org/guide.md"
     # The used approval is history: it authorizes nothing now.

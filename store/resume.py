@@ -659,7 +659,7 @@ def brief_markdown(b: dict[str, Any]) -> str:
             f"then {after['count']} later event(s) up to seq {after['last_seq']}."
         )
     for title, key, fmt in (
-        ("Next actions", "next_actions", lambda x: x["action"] + _refs(x["evidence"])),
+        ("Next actions", "next_actions", lambda x: _who(x) + x["action"] + _refs(x["evidence"])),
         ("Blockers", "blockers", lambda x: x["message"]),
         ("Forbidden", "forbidden", lambda x: f"{x['action']}: {x['reason']}"),
     ):
@@ -675,6 +675,10 @@ def brief_markdown(b: dict[str, Any]) -> str:
         for a in b["approvals"]
     ] or ["- none"]
     return "\n".join(lines) + "\n"
+
+
+def _who(item: dict[str, Any]) -> str:
+    return "" if item.get("actor", "agent") == "agent" else f"({item['actor']}) "
 
 
 def _refs(evidence: list[dict[str, Any]]) -> str:

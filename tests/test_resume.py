@@ -156,7 +156,8 @@ def test_dispatched_delivery_forbids_a_second_upload(s: Store, ws: Path) -> None
     assert [(a["state"], a["authorizes_now"]) for a in b["approvals"]] == [("consumed", False)]
     assert not any("dispatch effect upload" in a["action"] for a in b["next_actions"])
     md = brief_markdown(b)
-    assert "## Forbidden\n- dispatch effect upload again: the last attempt's outcome" in md
+    forbidden = md.split("## Forbidden\n", 1)[1]
+    assert "- dispatch effect upload again: the last attempt's outcome" in forbidden
 
 
 def test_stale_narrative_is_reported_and_the_record_wins(s: Store, ws: Path) -> None:

@@ -236,5 +236,5 @@ def test_reconcile_hashes_the_target_once_outside_the_write_lock(
     assert s.execute(lg.ReconcileEffect(task_id=tid, effect_id=eff), AGENT) == "absent"
     assert calls == [False]  # one hash, and not under the write lock
     calls.clear()
-    obs = s.execute(lg.ObserveEffect(task_id=tid, effect_id=eff, purpose="watch"), AGENT)
+    s.execute(lg.ObserveEffect(task_id=tid, effect_id=eff, purpose="watch"), AGENT)
     assert calls == [False]

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from store import Actor, CommandRejected, ScopeViolation, Store, UnknownTask
+from store import Actor, CommandRejected, ScopeViolation, Store, UnknownTask, rules
 from store import commands as c
-from store import rules
 from store import status as st
 from store.errors import AuthorityRefused
 

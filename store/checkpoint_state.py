@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import db
+from . import db, rules
 from . import schema as t
 from .canonical import canonical_json, sha256_hex
 from .tx import Tx
@@ -85,23 +85,11 @@ _HAS_PHASES = db.Prepared(
 )
 
 
-def recovery(stage: str, outcome: str | None, requires_approval: bool) -> str:
-    """What is safe to do next with an effect, said plainly."""
-    if outcome in {"unknown", "partial"}:
-        return "observe the target and reconcile; do not dispatch again until reconciled"
-    if stage == "observed":
-        return "reconcile against the latest observation"
-    if stage == "planned":
-        return "request an approval, then dispatch" if requires_approval else "dispatch"
-    if stage == "approved":
-        return "dispatch with the approval while it is valid"
-    if outcome in {"failed", "absent"}:
-        return "a new attempt under the same effect is allowed"
-    return "nothing"
+recovery = rules.recovery
+pending_work = rules.pending_work
 
 
 def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
-    from .commands import effect_unresolved
     from .queries import derive_phases
 
     task = tx.task(task_id)
@@ -136,13 +124,13 @@ def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
             for eid, kind, target, stage, outcome, ikey, needs_approval in _EFFECTS.run(
                 tx.conn, key
             )
-            if effect_unresolved(stage, outcome)
+            if rules.effect_unresolved(stage, outcome)
         ],
         "open_approvals": [
             {
                 "id": aid,
                 "effect_id": eid,
-                "state": "expired" if expires <= tx.now else astate,
+                "state": str(rules.approval_state(astate, expires, tx.now)),
                 "payload_digest": digest,
                 "expires_at": expires,
             }
@@ -162,23 +150,6 @@ def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
         ]
     state["pending_work"] = pending_work(state)
     return state
-
-
-def pending_work(state: dict[str, Any]) -> list[str]:
-    out = [
-        f"criterion {c['id']} is {c['status']}"
-        for c in state["criteria"]
-        if c["status"] not in {"satisfied", "waived"}
-    ]
-    out += [
-        f"effect {e['id']} is {e['stage']}"
-        + (f" ({e['outcome']})" if e["outcome"] else "")
-        + f": {e['safe_recovery']}"
-        for e in state["unresolved_effects"]
-    ]
-    out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
-    out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
-    return out
 
 
 # --- the state as last written ---------------------------------------------------------------

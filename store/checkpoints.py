@@ -15,14 +15,14 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from pydantic import Field
 
-from . import db
+from . import db, rules
 from . import events as ev
 from . import schema as t
 from . import status as st
 from .canonical import canonical_json, canonical_object
 from .checkpoint_state import known_state
 from .commands import TaskCommand, _require_writable, handles, new_id
-from .errors import CommandRejected
+from .errors import CommandRejected, EvidenceMissing
 from .model import Actor
 from .tx import Tx
 
@@ -114,12 +114,19 @@ def write_checkpoint(
             raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
     known = known_state(tx, task_id)
     state = known.state
-    if reason == "final" and state["pending_work"]:
-        raise CommandRejected(
-            "a final checkpoint needs no pending work, and there is: "
-            + "; ".join(state["pending_work"])
-            + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
-        )
+    if reason == "final":
+        pending = list(state["pending_work"])
+        missing = _evidence_missing(tx, task_id)
+        pending += [f"criterion {cid} has evidence missing" for cid in missing]
+        if pending:
+            message = (
+                "a final checkpoint needs no pending work, and there is: "
+                + "; ".join(pending)
+                + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
+            )
+            if missing:
+                raise EvidenceMissing(missing, message)
+            raise CommandRejected(message)
     if actor.kind == "person" and not note.strip():
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)
@@ -143,6 +150,20 @@ def write_checkpoint(
     # Its own event changes nothing the state is built from: the state holds at the new head.
     tx.learned[task_id] = replace(known, head=(written.seq, written.hash))
     return cid
+
+
+def _evidence_missing(tx: Tx, task_id: str) -> list[str]:
+    """Criteria judged satisfied whose evidence cannot be read now: not done, whatever the
+    stored status says (the blob check is the caller's I/O, the rule is `rules`')."""
+    from .commands import criterion_views, readable_in
+
+    readable = readable_in(tx)
+    return [
+        v.criterion_id
+        for v in criterion_views(tx, task_id)
+        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
+        == rules.CriterionState.EVIDENCE_MISSING
+    ]
 
 
 def payload_json(payload: ev.CheckpointWritten, state_json: str) -> str:
@@ -177,24 +198,19 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
     current = _require_writable(tx, cmd.task_id)
     if not st.allowed(current, "stopped"):
         raise CommandRejected(f"a run that is {current} cannot be stopped")
-    open_approvals = [
-        r.approval_id
-        for r in tx.conn.execute(
-            sa.select(t.approvals.c.approval_id).where(
-                t.approvals.c.task_id == cmd.task_id,
-                t.approvals.c.state.in_(("pending", "approved")),
-                # An expired request is already dead; it stays `expired` in the history.
-                t.approvals.c.expires_at > tx.now,
-            )
+    approvals = tx.conn.execute(
+        sa.select(t.approvals.c.approval_id, t.approvals.c.state, t.approvals.c.expires_at).where(
+            t.approvals.c.task_id == cmd.task_id
         )
-    ]
+    )
     effects = _rows(tx, t.effects, cmd.task_id, t.effects.c.position)
-    cancel = [e.effect_id for e in effects if e.stage in {"planned", "approved"}]
-    from .commands import effect_unresolved
-
-    unresolved = [
-        e for e in effects if e.effect_id not in cancel and effect_unresolved(e.stage, e.outcome)
-    ]
+    plan = rules.stop_plan(
+        [(a, s, x) for a, s, x in approvals],
+        [(e.effect_id, e.stage, e.outcome) for e in effects],
+        tx.now,
+    )
+    open_approvals, cancel = list(plan.revoke), list(plan.cancel)
+    unresolved = [e for e in effects if e.effect_id in plan.unresolved]
     if open_approvals:
         tx.emit(
             cmd.task_id,

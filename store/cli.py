@@ -116,7 +116,14 @@ def cmd_events(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
-    print(json.dumps(_command_adapter().json_schema(), indent=2, sort_keys=True))
+    """Every command's JSON Schema, and under `x-authority` who may run each one (actor
+    kinds, and the cases that are a person's), from `store.rules.AUTHORITY`."""
+    from . import rules
+
+    schema = _command_adapter().json_schema()
+    types = sorted(str(cls.model_fields["type"].default) for cls in c.command_classes())
+    schema["x-authority"] = {t: rules.authority_of(t).as_json() for t in types}
+    print(json.dumps(schema, indent=2, sort_keys=True))
 
 
 def cmd_ingest(store: Store, args: argparse.Namespace) -> None:

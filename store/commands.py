@@ -15,15 +15,16 @@ import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import events as ev
+from . import rules
 from . import schema as t
 from . import status as st
-from .errors import CommandRejected
+from .errors import AuthorityRefused, BudgetBinds, CommandRejected, EvidenceMissing
 from .model import (
     BUDGET_COUNTERS,
     Actor,
@@ -34,6 +35,9 @@ from .model import (
 )
 from .scope import make_scope, resolve_path
 from .tx import Tx
+
+if TYPE_CHECKING:
+    from .store import Store
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 Ident = Annotated[str, Field(pattern=_ID)]
@@ -175,6 +179,8 @@ class RecordNote(TaskCommand):
 C = TypeVar("C", bound=Command)
 Handler = Callable[[Tx, Any, Actor], Any]
 _HANDLERS: dict[type[Command], Handler] = {}
+Preparer = Callable[["Store", Any], None]
+_PREPARERS: dict[type[Command], Preparer] = {}
 
 
 def handles(
@@ -187,8 +193,46 @@ def handles(
     return register
 
 
+def prepares(cls: type[C]) -> Callable[[Callable[[Store, C], None]], Callable[[Store, C], None]]:
+    """Register work a command needs done before the write lock is taken (hashing a file):
+    it is kept on the command and re-validated cheaply inside the transaction."""
+
+    def register(fn: Callable[[Store, C], None]) -> Callable[[Store, C], None]:
+        _PREPARERS[cls] = fn
+        return fn
+
+    return register
+
+
 def command_classes() -> list[type[Command]]:
     return list(_HANDLERS)
+
+
+def prepare(store: Store, command: Command) -> None:
+    """Outside any transaction: the slow reading of the world a command rests on."""
+    fn = _PREPARERS.get(type(command))
+    if fn is not None:
+        fn(store, command)
+
+
+def authorize(tx: Tx, command: Command, actor: Actor) -> None:
+    """The authority table (`store.rules.AUTHORITY`), enforced for every caller."""
+    ctype = str(getattr(command, "type", ""))
+    if ctype not in rules.AUTHORITY or actor.kind == "person":
+        return
+    status = ""
+    limit: float | None = None
+    task_id = getattr(command, "task_id", None)
+    if ctype == "set_status" and task_id:
+        status = str(tx.task(task_id).status)
+    if ctype == "set_budget" and task_id:
+        row = _budget(tx, task_id, str(getattr(command, "counter", "")))
+        limit = None if row is None else row.limit_value
+    refusal = rules.authority_refusal(
+        ctype, command.model_dump(), actor.kind, status=status, current_limit=limit
+    )
+    if refusal is not None:
+        raise AuthorityRefused(refusal.rule, refusal.message)
 
 
 def execute(tx: Tx, command: Command, actor: Actor) -> Any:
@@ -196,6 +240,7 @@ def execute(tx: Tx, command: Command, actor: Actor) -> Any:
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise CommandRejected(f"no handler for {type(command).__name__}")
+    authorize(tx, command, actor)
     return handler(tx, command, actor)
 
 
@@ -534,16 +579,46 @@ def _budget(tx: Tx, task_id: str, counter: str) -> Any:
     ).first()
 
 
+def _exhausted(tx: Tx, task_id: str) -> list[str]:
+    rows = tx.conn.execute(
+        sa.select(t.budgets.c.counter, t.budgets.c.used, t.budgets.c.limit_value).where(
+            t.budgets.c.task_id == task_id
+        )
+    )
+    return rules.exhausted_counters(
+        {"counter": c, "used": u, "limit_value": lim} for c, u, lim in rows
+    )
+
+
 @handles(SetBudget)
 def _set_budget(tx: Tx, cmd: SetBudget, actor: Actor) -> None:
     _check_counter(cmd.counter)
-    _require_writable(tx, cmd.task_id)
+    status = _require_writable(tx, cmd.task_id)
     tx.emit(cmd.task_id, ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit), actor)
+    if status == rules.RunStatus.BUDGET_EXHAUSTED and not _exhausted(tx, cmd.task_id):
+        # Raising the limit (a person's, by the authority table) is what lets the run go on.
+        change_status(
+            tx,
+            cmd.task_id,
+            rules.RunStatus.RUNNING,
+            f"{actor.label()} raised the {cmd.counter} limit to "
+            + ("none" if cmd.limit is None else f"{cmd.limit:g}"),
+            actor,
+        )
+        from .ledger import settle_status
+
+        settle_status(tx, cmd.task_id, actor)
 
 
 def charge(tx: Tx, task_id: str, counter: str, amount: float, actor: Actor, note: str = "") -> None:
     """Record spending. A charge past the limit is recorded (it happened) and the run moves to
-    budget_exhausted, so nobody can miss it."""
+    budget_exhausted, so nobody can miss it. While the run is budget_exhausted, a counter
+    that is exhausted takes no more (`rules.spend_refusal`)."""
+    status = str(tx.task(task_id).status)
+    if status == rules.RunStatus.BUDGET_EXHAUSTED:
+        refusal = rules.spend_refusal(status, counter, _exhausted(tx, task_id))
+        if refusal is not None:
+            raise BudgetBinds(counter, refusal.message)
     tx.emit(task_id, ev.BudgetCharged(counter=counter, amount=amount, note=note), actor)
     row = _budget(tx, task_id, counter)
     if row is not None and row.limit_value is not None and row.used >= row.limit_value:
@@ -600,35 +675,56 @@ def _release(tx: Tx, cmd: ReleaseBudget, actor: Actor) -> None:
 # --- run status ------------------------------------------------------------------------------
 
 
+def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
+    """Each criterion with the evidence it rests on (id, digest), for the rules."""
+    evidence: dict[str, list[tuple[str, str]]] = {}
+    for eid, cid, digest in tx.conn.execute(
+        sa.select(t.evidence.c.evidence_id, t.evidence.c.criterion_id, t.evidence.c.digest)
+        .where(t.evidence.c.task_id == task_id)
+        .order_by(t.evidence.c.at)
+    ):
+        evidence.setdefault(cid, []).append((eid, digest))
+    return [
+        rules.CriterionView(cid, status, tuple(evidence.get(cid, ())))
+        for cid, status in tx.conn.execute(
+            sa.select(t.criteria.c.criterion_id, t.criteria.c.status)
+            .where(t.criteria.c.task_id == task_id)
+            .order_by(t.criteria.c.position)
+        )
+    ]
+
+
+def readable_in(tx: Tx) -> Callable[[str], bool]:
+    """Whether a blob is present and hashes to its digest now (the I/O the rules leave out)."""
+    from .state import blob_problem
+
+    return lambda digest: blob_problem(tx.blobs, digest) is None
+
+
 def completion_blockers(tx: Tx, task_id: str) -> list[str]:
     """Why the task cannot be completed now; empty when it can."""
-    out: list[str] = []
-    for row in tx.conn.execute(
-        sa.select(t.criteria.c.criterion_id, t.criteria.c.status).where(
-            t.criteria.c.task_id == task_id
-        )
-    ):
-        if row.status not in {"satisfied", "waived"}:
-            out.append(f"criterion {row.criterion_id} is {row.status}")
-    for erow in tx.conn.execute(
-        sa.select(t.effects.c.effect_id, t.effects.c.stage, t.effects.c.outcome).where(
-            t.effects.c.task_id == task_id
-        )
-    ):
-        if effect_unresolved(erow.stage, erow.outcome):
-            out.append(
-                f"effect {erow.effect_id} is unresolved ({erow.stage}, {erow.outcome or 'no outcome'})"
-            )
-    return out
+    return _completion(tx, task_id)[0]
 
 
-def effect_unresolved(stage: str, outcome: str | None) -> bool:
-    """Resolved only when it is known to have happened (reconciled present) or was
-    cancelled. Planned, unknown, partial, failed and absent all leave work to do: an
-    effect that did not happen must be tried again or cancelled, never forgotten."""
-    if stage == "cancelled":
-        return False
-    return not (stage == "reconciled" and outcome == "succeeded")
+def _completion(tx: Tx, task_id: str) -> tuple[list[str], list[str]]:
+    """The blockers, and the criteria among them whose evidence is missing."""
+    effects = tx.conn.execute(
+        sa.select(t.effects.c.effect_id, t.effects.c.stage, t.effects.c.outcome)
+        .where(t.effects.c.task_id == task_id)
+        .order_by(t.effects.c.position)
+    )
+    views, readable = criterion_views(tx, task_id), readable_in(tx)
+    blockers = rules.completion_blockers(views, [(e, s, o) for e, s, o in effects], readable)
+    missing = [
+        v.criterion_id
+        for v in views
+        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
+        == rules.CriterionState.EVIDENCE_MISSING
+    ]
+    return blockers, missing
+
+
+effect_unresolved = rules.effect_unresolved
 
 
 def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Actor) -> None:
@@ -638,9 +734,12 @@ def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Acto
     if not st.allowed(current, to_status):
         raise CommandRejected(f"a run that is {current} cannot become {to_status}")
     if to_status == "completed":
-        blockers = completion_blockers(tx, task_id)
+        blockers, missing = _completion(tx, task_id)
         if blockers:
-            raise CommandRejected("cannot complete: " + "; ".join(blockers))
+            message = "cannot complete: " + "; ".join(blockers)
+            if missing:
+                raise EvidenceMissing(missing, message)
+            raise CommandRejected(message)
     tx.emit(
         task_id, ev.RunStatusChanged(from_status=current, to_status=to_status, reason=reason), actor
     )

@@ -21,6 +21,52 @@ class UnknownTask(CommandRejected):
         self.task_id = task_id
 
 
+class AuthorityRefused(CommandRejected):
+    """The actor's kind may not run this command (a rule of `store.rules.AUTHORITY`): an agent
+    asks a person to do it."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class BudgetBinds(CommandRejected):
+    """The command would spend a budget that is exhausted while the run is budget_exhausted."""
+
+    def __init__(self, counter: str, message: str) -> None:
+        super().__init__(message)
+        self.counter = counter
+
+
+class TargetChanged(CommandRejected):
+    """The effect's target changed since the observation a decision rests on: observe again."""
+
+    def __init__(self, observation_id: str, message: str) -> None:
+        super().__init__(message)
+        self.observation_id = observation_id
+
+
+class ConflictUndecided(CommandRejected):
+    """A reconciliation found a conflict that only a person's decision settles."""
+
+    def __init__(self, effect_id: str, message: str) -> None:
+        super().__init__(message)
+        self.effect_id = effect_id
+
+
+class ObservationOverride(CommandRejected):
+    """A hand decision contradicts the store's own observation of a file and was not given as
+    an explicit override with a reason."""
+
+
+class EvidenceMissing(CommandRejected):
+    """Evidence a criterion rests on cannot be read now, so the task cannot complete."""
+
+    def __init__(self, criteria: list[str], message: str) -> None:
+        super().__init__(message)
+        self.criteria = criteria
+
+
 class ScopeViolation(CommandRejected):
     """A path or destination outside the task's resource scope."""
 

@@ -21,6 +21,7 @@ from .model import (
     PhaseInput,
     Scope,
 )
+from .rules import Verdict
 
 
 class Payload(BaseModel):
@@ -299,10 +300,21 @@ class EffectReconciled(Payload):
 
     effect_id: str
     observation_id: str
-    verdict: Literal["present", "absent", "conflict"]
+    verdict: Verdict
     reasons: tuple[str, ...] = ()
     decided_by_person: bool = False
     note: str = ""
+    # A person's decision against the store's own observation of a file: the verdict the
+    # observation gave, which this decision overrides (the note says why).
+    overrode: Verdict | None = None
+
+    FORMAT: ClassVar[int] = 2
+
+
+@upcaster("effect.reconciled", 1)
+def _reconciled_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 had no overrides: every decision agreed with, or settled, an observation."""
+    return {**data, "overrode": None}
 
 
 # --- approvals ---------------------------------------------------------------------------------

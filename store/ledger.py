@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from . import events as ev
+from . import rules
 from . import schema as t
-from . import status as st
 from .blobs import hash_file
 from .canonical import digest_of
 from .commands import (
@@ -31,12 +32,18 @@ from .commands import (
     charge,
     handles,
     new_id,
+    prepares,
     store_content,
 )
-from .errors import CommandRejected, ScopeViolation
-from .model import Actor
-from .scope import check_target, is_destination
+from .errors import CommandRejected, ObservationOverride, ScopeViolation, TargetChanged
+from .model import Actor, Scope
+from .rules import is_destination
+from .scope import check_target
+from .status import allowed
 from .tx import Tx
+
+if TYPE_CHECKING:
+    from .store import Store
 
 EffectKind = Literal["file_write", "upload", "send", "other"]
 
@@ -52,12 +59,33 @@ def normalize_consequence(text: str) -> str:
 # --- observing a target ------------------------------------------------------------------
 
 
-def observe_file(target: str) -> tuple[ev.FileState, int | None]:
+@dataclass(frozen=True)
+class Seen:
+    """A file target as hashed at one moment, with what `stat` said of it before hashing:
+    while `stat` says the same, the hash holds and the file is not read again."""
+
+    target: str
+    state: ev.FileState
+    mtime_ns: int | None
+    signature: tuple[int, int, int, int] | None  # None: the file was missing
+
+
+def _signature(target: str) -> tuple[int, int, int, int] | None:
+    try:
+        s = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CommandRejected(f"cannot observe {target}: {exc.strerror}") from exc
+    return (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns)
+
+
+def see_file(target: str) -> Seen:
     """Read and hash the target now (streamed). A missing file is a state, not an error."""
     try:
         st_ = os.stat(target)
     except FileNotFoundError:
-        return ev.FileState(exists=False), None
+        return Seen(target, ev.FileState(exists=False), None, None)
     except OSError as exc:
         raise CommandRejected(f"cannot observe {target}: {exc.strerror}") from exc
     if not os.path.isfile(target):
@@ -66,7 +94,25 @@ def observe_file(target: str) -> tuple[ev.FileState, int | None]:
         digest, size = hash_file(Path(target))
     except OSError as exc:
         raise CommandRejected(f"cannot read {target}: {exc.strerror}") from exc
-    return ev.FileState(exists=True, digest=digest, size=size), st_.st_mtime_ns
+    signature = (st_.st_size, st_.st_mtime_ns, st_.st_ino, st_.st_ctime_ns)
+    return Seen(
+        target, ev.FileState(exists=True, digest=digest, size=size), st_.st_mtime_ns, signature
+    )
+
+
+def observe_file(target: str) -> tuple[ev.FileState, int | None]:
+    """Read and hash the target now (streamed). A missing file is a state, not an error."""
+    seen = see_file(target)
+    return seen.state, seen.mtime_ns
+
+
+def _current(tx: Tx, task_id: str, target: str, seen: Seen | None) -> Seen:
+    """The file target now: what was hashed before the write lock when `stat` still says the
+    same of it (no second read), otherwise hashed again here."""
+    real = _rescope(tx, task_id, target)
+    if seen is not None and seen.target == real and _signature(real) == seen.signature:
+        return seen
+    return see_file(real)
 
 
 def _rescope(tx: Tx, task_id: str, target: str) -> str:
@@ -141,7 +187,7 @@ def settle_status(tx: Tx, task_id: str, actor: Actor) -> None:
         wanted, why = "awaiting_approval", f"approval {pending.approval_id} is pending"
     else:
         wanted, why = "running", "nothing is waiting on the world or a reviewer"
-    if wanted != current and st.allowed(current, wanted):
+    if wanted != current and allowed(current, wanted):
         change_status(tx, task_id, wanted, why, actor)
 
 
@@ -204,24 +250,6 @@ class RecordResponse(TaskCommand):
     error: str | None = None
 
 
-class ObserveEffect(TaskCommand):
-    type: Literal["observe_effect"] = "observe_effect"
-    effect_id: Ident
-    purpose: Literal["reconcile", "post_dispatch", "watch"] = "reconcile"
-    # For a destination the store cannot read itself, what the caller observed there.
-    state: ev.FileState | None = None
-
-
-class ReconcileEffect(TaskCommand):
-    type: Literal["reconcile_effect"] = "reconcile_effect"
-    effect_id: Ident
-    # The observation the decision rests on; without one, the target is observed now.
-    observation_id: str | None = None
-    # A person's decision; without one, the verdict is computed from the observation.
-    decision: Literal["present", "absent", "conflict"] | None = None
-    note: str = ""
-
-
 def _intended_file_state(
     tx: Tx, task_id: str, content: Content | None, given: ev.FileState | None
 ) -> ev.FileState:
@@ -244,7 +272,7 @@ def _prepared(
 @handles(PlanEffect)
 def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
     status = _require_writable(tx, cmd.task_id)
-    if status in st.TERMINAL:
+    if status in rules.TERMINAL:
         raise CommandRejected(f"task {cmd.task_id} is {status}: nothing new may be planned")
     try:
         target = check_target(_scope(tx, cmd.task_id), cmd.target)
@@ -291,14 +319,9 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
 
 
 def intent_open(row: Any) -> bool:
-    """Whether the effect's intent may still change, be approved or be cancelled: nothing
-    was sent yet, or every attempt is known not to have happened (failed or absent)."""
-    if row.stage in {"planned", "approved"}:
-        return True
-    return row.stage in {"dispatched", "observed", "reconciled"} and row.outcome in {
-        "failed",
-        "absent",
-    }
+    """Whether the effect's intent may still change, be approved or be cancelled
+    (`rules.intent_open`)."""
+    return rules.intent_open(row.stage, row.outcome)
 
 
 def _open_approvals(tx: Tx, task_id: str, effect_id: str | None = None) -> list[str]:
@@ -375,24 +398,13 @@ def _cancel_effect(tx: Tx, cmd: CancelEffect, actor: Actor) -> None:
 
 
 def _why_not_dispatchable(row: Any) -> str | None:
-    if row.stage == "cancelled":
-        return "it was cancelled"
-    if row.stage == "reconciled" and row.outcome == "succeeded":
-        return "it already happened (reconciled present)"
-    if row.outcome in {"unknown", "partial"}:
-        return (
-            f"its last attempt's outcome is {row.outcome}: reconcile it against the target "
-            "before any new attempt"
-        )
-    if row.stage == "observed" and row.outcome not in {"failed", "absent"}:
-        return "it has been observed but not reconciled"
-    return None
+    return rules.why_not_dispatchable(row.stage, row.outcome)
 
 
 @handles(DispatchEffect)
 def _dispatch(tx: Tx, cmd: DispatchEffect, actor: Actor) -> int:
     status = str(tx.task(cmd.task_id).status)
-    if not st.can_dispatch(status):
+    if not rules.can_dispatch(status):
         raise CommandRejected(f"task {cmd.task_id} is {status}: nothing may be dispatched")
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
     why = _why_not_dispatchable(row)
@@ -531,7 +543,13 @@ def _record_response(tx: Tx, cmd: RecordResponse, actor: Actor) -> str:
 
 
 def record_observation(
-    tx: Tx, task_id: str, row: Any, purpose: str, given: ev.FileState | None, actor: Actor
+    tx: Tx,
+    task_id: str,
+    row: Any,
+    purpose: str,
+    given: ev.FileState | None,
+    actor: Actor,
+    seen: Seen | None = None,
 ) -> str:
     target = _rescope(tx, task_id, row.target)
     mtime: int | None = None
@@ -544,7 +562,8 @@ def record_observation(
     else:
         if given is not None:
             raise CommandRejected("a file target is observed by the store itself, not described")
-        state, mtime = observe_file(target)
+        now = _current(tx, task_id, target, seen)
+        state, mtime = now.state, now.mtime_ns
     obs_id = new_id("obs")
     tx.emit(
         task_id,
@@ -561,71 +580,94 @@ def record_observation(
     return obs_id
 
 
+class _SeesTarget(TaskCommand):
+    effect_id: Ident
+    # The file target hashed before the write lock (see `prepares`); never part of the schema.
+    _seen: Seen | None = PrivateAttr(default=None)
+
+
+class ObserveEffect(_SeesTarget):
+    type: Literal["observe_effect"] = "observe_effect"
+    purpose: Literal["reconcile", "post_dispatch", "watch"] = "reconcile"
+    # For a destination the store cannot read itself, what the caller observed there.
+    state: ev.FileState | None = None
+
+
+class ReconcileEffect(_SeesTarget):
+    type: Literal["reconcile_effect"] = "reconcile_effect"
+    # The observation the decision rests on; without one, the target is observed now.
+    observation_id: str | None = None
+    # A person's decision; without one, the verdict is computed from the observation. On a
+    # file the store observed, a decision other than its verdict (unless that verdict is a
+    # conflict) must say it overrides the observation, with the reason in the note.
+    decision: Literal["present", "absent", "conflict"] | None = None
+    override: bool = False
+    note: str = ""
+
+
+def _see_before_lock(store: Store, cmd: _SeesTarget) -> None:
+    """Hash a file target once, outside the write lock; the transaction only checks with
+    `stat` that it still holds. Anything odd is left for the handler to refuse."""
+    from .queries import task_row
+
+    with store.read() as conn:
+        target = conn.execute(
+            sa.select(t.effects.c.target).where(
+                t.effects.c.task_id == cmd.task_id, t.effects.c.effect_id == cmd.effect_id
+            )
+        ).scalar()
+        if target is None or is_destination(target):
+            return
+        scope = Scope.model_validate(task_row(conn, cmd.task_id)["scope"])
+    try:
+        cmd._seen = see_file(check_target(scope, target))
+    except CommandRejected:
+        return
+
+
+@prepares(ObserveEffect)
+def _prepare_observe(store: Store, cmd: ObserveEffect) -> None:
+    if cmd.state is None:
+        _see_before_lock(store, cmd)
+
+
+@prepares(ReconcileEffect)
+def _prepare_reconcile(store: Store, cmd: ReconcileEffect) -> None:
+    _see_before_lock(store, cmd)
+
+
 @handles(ObserveEffect)
 def _observe(tx: Tx, cmd: ObserveEffect, actor: Actor) -> str:
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    return record_observation(tx, cmd.task_id, row, cmd.purpose, cmd.state, actor)
+    return record_observation(tx, cmd.task_id, row, cmd.purpose, cmd.state, actor, cmd._seen)
 
 
 def compute_verdict(
     intent: dict[str, Any], observed: ev.FileState, responses: list[dict[str, Any]], target: str
-) -> tuple[str, list[str]]:
-    """Intent against a current observation: the intended post-state at the authorized
-    target is present; the pre-state still there is absent; anything else is a conflict."""
-    reasons: list[str] = []
-    intended = ev.FileState.model_validate(intent["intended"])
-    pre = intent.get("pre_state")
-    for r in responses:
-        claimed = r.get("target") or r.get("path")
-        if claimed and os.path.realpath(str(claimed)) != target and str(claimed) != target:
-            reasons.append(
-                f"the executor reports writing to {claimed}, not the authorized target {target}"
-            )
-        if r.get("reported") == "reported_success":
-            reasons.append("the executor reported success (its word, not evidence)")
-    if observed.exists and observed.digest == intended.digest and intended.exists:
-        verdict = "present"
-        reasons.append(f"the target holds the intended content {intended.digest}")
-    elif not intended.exists and not observed.exists:
-        verdict = "present"
-        reasons.append("the target is gone, as intended")
-    elif pre is not None and _same_state(observed, ev.FileState.model_validate(pre)):
-        verdict = "absent"
-        reasons.append("the target still holds its pre-state: the effect did not happen")
-    elif not observed.exists:
-        verdict = "conflict"
-        reasons.append("the target is missing")
-    else:
-        verdict = "conflict"
-        reasons.append(
-            f"the target holds {observed.digest}, neither the intended {intended.digest} "
-            "nor the pre-state"
-        )
-    if verdict == "absent" and any("not the authorized target" in x for x in reasons):
-        # Something was written somewhere: a person must look, not a blind retry.
-        verdict = "conflict"
-    return verdict, reasons
+) -> tuple[rules.Verdict, list[str]]:
+    """Intent against a current observation (`rules.reconcile_verdict`)."""
+    return rules.reconcile_verdict(
+        intent["intended"], intent.get("pre_state"), observed, responses, target, os.path.realpath
+    )
 
 
 def _same_state(a: ev.FileState, b: ev.FileState) -> bool:
-    return a.exists == b.exists and (not a.exists or a.digest == b.digest)
+    return rules.same_state(rules.State(a.exists, a.digest), rules.State(b.exists, b.digest))
 
 
 @handles(ReconcileEffect)
-def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> str:
+def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    if row.stage not in {"dispatched", "observed"}:
+    if row.stage not in {rules.EffectStage.DISPATCHED, rules.EffectStage.OBSERVED}:
         raise CommandRejected(
             f"effect {cmd.effect_id} is {row.stage}: only a dispatched effect is reconciled"
         )
-    if cmd.decision is not None:
-        if actor.kind != "person":
-            raise CommandRejected("only a person decides a reconciliation by hand")
-        if not cmd.note.strip():
-            raise CommandRejected("a decision by hand needs a note saying why")
+    if cmd.decision is not None and not cmd.note.strip():
+        raise CommandRejected("a decision by hand needs a note saying why")
     obs_id = cmd.observation_id
+    fresh = obs_id is None
     if obs_id is None:
-        obs_id = record_observation(tx, cmd.task_id, row, "reconcile", None, actor)
+        obs_id = record_observation(tx, cmd.task_id, row, "reconcile", None, actor, cmd._seen)
     obs = latest_observation(tx, cmd.task_id, cmd.effect_id)
     if obs is None or obs.observation_id != obs_id:
         raise CommandRejected(
@@ -633,28 +675,71 @@ def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> str:
             "decide against the current observation"
         )
     observed = ev.FileState(exists=bool(obs.exists), digest=obs.digest, size=obs.size)
-    if not is_destination(row.target):
-        now_state, _ = observe_file(_rescope(tx, cmd.task_id, row.target))
-        if not _same_state(now_state, observed):
-            raise CommandRejected(
+    if not fresh and not is_destination(row.target):
+        now = _current(tx, cmd.task_id, row.target, cmd._seen).state
+        if not _same_state(now, observed):
+            raise TargetChanged(
+                obs_id,
                 f"the target changed since observation {obs_id} "
-                f"({observed.digest or 'missing'} -> {now_state.digest or 'missing'}): observe again"
+                f"({observed.digest or 'missing'} -> {now.digest or 'missing'}): observe again",
             )
     responses = [
         dict(a.response) for a in attempts_of(tx, cmd.task_id, cmd.effect_id) if a.response
     ]
     verdict, reasons = compute_verdict(dict(row.intent), observed, responses, row.target)
+    refusal = rules.decision_refusal(row.target, verdict, cmd.decision, cmd.override, cmd.note)
+    if refusal is not None:
+        if refusal.rule == "observation_overrides_need_override":
+            raise ObservationOverride(refusal.message)
+        raise CommandRejected(refusal.message)
     tx.emit(
         cmd.task_id,
         ev.EffectReconciled(
             effect_id=cmd.effect_id,
             observation_id=obs_id,
-            verdict=cmd.decision or verdict,  # type: ignore[arg-type]
+            verdict=rules.Verdict(cmd.decision or verdict),
             reasons=tuple(reasons),
             decided_by_person=cmd.decision is not None,
             note=cmd.note,
+            overrode=verdict if cmd.override else None,
         ),
         actor,
     )
     settle_status(tx, cmd.task_id, actor)
-    return cmd.decision or verdict
+    return rules.Verdict(cmd.decision or verdict)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a reviewer needs to decide a reconciliation: the recorded observation, the
+    verdict the store computes from it, and what a diff of intended and current needs."""
+
+    observation_id: str
+    at: str | None
+    target: str
+    state: ev.FileState
+    verdict: rules.Verdict
+    reasons: tuple[str, ...]
+    intended_digest: str | None
+
+
+def observe_and_judge(store: Store, actor: Actor, task_id: str, effect_id: str) -> Observed:
+    """Observe an effect's file target (hashed once, outside the write lock), record the
+    observation and return the verdict it supports, without deciding anything."""
+    obs_id = store.execute(
+        ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="reconcile"), actor
+    )
+    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
+    obs = next(o for o in eff["observations"] if o["observation_id"] == obs_id)
+    state = ev.FileState(exists=bool(obs["exists"]), digest=obs["digest"], size=obs["size"])
+    responses = [a["response"] for a in eff["attempts"] if a.get("response")]
+    verdict, reasons = compute_verdict(eff["intent"], state, responses, eff["target"])
+    return Observed(
+        obs_id,
+        obs.get("at"),
+        eff["target"],
+        state,
+        verdict,
+        tuple(reasons),
+        (eff["intent"].get("intended") or {}).get("digest"),
+    )

@@ -178,6 +178,7 @@ def _effect_reconciled(conn: Connection, event: Event) -> None:
         "reasons": list(p.reasons),
         "by": _actor(event),
         "by_person": p.decided_by_person,
+        "overrode": p.overrode,
         "note": p.note,
         "at": event.at,
         "seq": event.seq,

@@ -3,29 +3,53 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from . import queries
+from . import queries, rules
 from . import schema as t
 from .blobs import BlobStore
 
 
 def approval_state(row: dict[str, Any], now: str) -> str:
     """The stored state, with `expired` judged now by the database's clock."""
-    state = str(row["state"])
-    if state in {"pending", "approved"} and row["expires_at"] <= now:
-        return "expired"
-    return state
+    return str(rules.approval_state(str(row["state"]), row["expires_at"], now))
 
 
-def _blob_problem(blobs: BlobStore, digest: str) -> str | None:
-    problem = blobs.problem(digest, verify=False)
-    if problem is None and not os.access(blobs.path_of(digest), os.R_OK):
+# Blobs found to hash to their digest, keyed by what `stat` says of the file: a blob replaced
+# or rewritten gets a new signature and is hashed again; an unchanged one costs one stat.
+_VERIFIED: dict[tuple[str, int, int, int, int], bool] = {}
+_VERIFIED_LOCK = threading.Lock()
+
+
+def blob_problem(blobs: BlobStore, digest: str) -> str | None:
+    """None when the blob is present, readable and hashes to its digest; else what is wrong."""
+    path = blobs.path_of(digest)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    key = (digest, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    with _VERIFIED_LOCK:
+        if key in _VERIFIED:
+            return None
+    if not os.access(path, os.R_OK):
         return "unreadable"
+    problem = blobs.problem(digest, verify=True)
+    if problem is None:
+        with _VERIFIED_LOCK:
+            if len(_VERIFIED) > 100_000:
+                _VERIFIED.clear()
+            _VERIFIED[key] = True
     return problem
+
+
+_blob_problem = blob_problem
 
 
 def effects(conn: Connection, task_id: str) -> list[dict[str, Any]]:
@@ -37,9 +61,11 @@ def effects(conn: Connection, task_id: str) -> list[dict[str, Any]]:
         e["id"] = e["effect_id"]
         e["attempts"] = [a for a in atts if a["effect_id"] == e["effect_id"]]
         e["observations"] = [o for o in obs if o["effect_id"] == e["effect_id"]]
-        from .commands import effect_unresolved
-
-        e["unresolved"] = effect_unresolved(e["stage"], e["outcome"])
+        e["unresolved"] = rules.effect_unresolved(e["stage"], e["outcome"])
+        rec = e["reconciliation"] or {}
+        e["conflict_undecided"] = rules.conflict_undecided(
+            e["stage"], e["outcome"], rec.get("verdict")
+        )
     return effs
 
 
@@ -87,6 +113,7 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
                         "id": f"{a['artifact_id']} v{v['version']}",
                         "digest": v["digest"],
                         "problem": p,
+                        "owner": {"artifact_id": a["artifact_id"], "version": v["version"]},
                     }
                 )
     for e in evid:
@@ -94,17 +121,27 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         e["blob_problem"] = p
         if p:
             problems.append(
-                {"kind": "evidence", "id": e["evidence_id"], "digest": e["digest"], "problem": p}
+                {
+                    "kind": "evidence",
+                    "id": e["evidence_id"],
+                    "digest": e["digest"],
+                    "problem": p,
+                    "owner": {"criterion_id": e["criterion_id"], "evidence_id": e["evidence_id"]},
+                }
             )
     by_crit: dict[str, list[dict[str, Any]]] = {}
     for e in evid:
         by_crit.setdefault(e["criterion_id"], []).append(e)
     for c in crits:
         c["evidence"] = by_crit.get(c["criterion_id"], [])
+        # What the criterion counts as now: satisfied only while its evidence can be read.
+        readable = {e["digest"]: not e["blob_problem"] for e in c["evidence"]}
+        c["state"] = str(rules.criterion_state(c["status"], readable, readable.__getitem__))
+        c["evidence_missing"] = [e["evidence_id"] for e in c["evidence"] if e["blob_problem"]]
     revisions = queries.objective(conn, task_id)
     budgets = queries._rows(conn, t.budgets, task_id, t.budgets.c.counter)
     for b in budgets:
-        b["exhausted"] = b["limit_value"] is not None and b["used"] >= b["limit_value"]
+        b["exhausted"] = rules.budget_exhausted(b["used"], b["limit_value"])
     return {
         "id": task["task_id"],
         "title": task["title"],

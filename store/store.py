@@ -51,6 +51,10 @@ def _environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
     return None
 
 
+class _DryRun(Exception):
+    """Rolls back a transaction that only checked a command."""
+
+
 class Store:
     def __init__(self, location: Location, engine: Engine, *, read_only: bool = False) -> None:
         self.location = location
@@ -223,6 +227,8 @@ class Store:
 
     def execute_all(self, commands: Sequence[cmds.Command], actor: Actor) -> list[Any]:
         """All commands in one transaction: every one is written, or none is."""
+        for c in commands:
+            cmds.prepare(self, c)  # slow reads of the world (hashing), before the write lock
         for attempt in range(_RETRIES):
             try:
                 with self.transaction() as tx:
@@ -233,6 +239,20 @@ class Store:
                 if "uq_events_task_seq" not in str(exc.orig) or attempt == _RETRIES - 1:
                     raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
         raise AssertionError("unreachable")
+
+    def check(self, command: cmds.Command, actor: Actor) -> None:
+        """Whether the command layer would accept this command from this actor now: every
+        rule runs as in `execute`, and the transaction is rolled back. Raises the refusal
+        (a `CommandRejected`) when it would be refused; returns None when it would be
+        accepted. Content it would store may stay in the blob store (content-addressed,
+        unreferenced)."""
+        cmds.prepare(self, command)
+        try:
+            with self.transaction() as tx:
+                cmds.execute(tx, command, actor)
+                raise _DryRun
+        except _DryRun:
+            return
 
     # --- reading -------------------------------------------------------------------------
 

@@ -130,7 +130,9 @@ def test_interrupted_job_names_versions_and_only_planned_delivery(s: Store, ws: 
         "id": "guide v2",
         "digest": arts["guide"]["digest"],
     }
-    assert b["forbidden"] == []
+    # Nothing about the delivery is forbidden; only what is a person's (waivers, completing
+    # with open criteria) is named as forbidden to the agent.
+    assert not [f for f in b["forbidden"] if f["command"]["type"] == "dispatch_effect"]
 
 
 def test_dispatched_delivery_forbids_a_second_upload(s: Store, ws: Path) -> None:
@@ -147,14 +149,15 @@ def test_dispatched_delivery_forbids_a_second_upload(s: Store, ws: Path) -> None
         "action": "dispatch effect upload again",
         "reason": "the last attempt's outcome is unknown; inspect "
         "https://docs.example.org/guide.md first",
-    } in b["forbidden"]
+    } in [{"action": f["action"], "reason": f["reason"]} for f in b["forbidden"]]
     block = next(x for x in b["blockers"] if x["kind"] == "effect_to_reconcile")
     assert block["inspect"] == "https://docs.example.org/guide.md"
     # The used approval is history: it authorizes nothing now.
     assert [(a["state"], a["authorizes_now"]) for a in b["approvals"]] == [("consumed", False)]
     assert not any("dispatch effect upload" in a["action"] for a in b["next_actions"])
     md = brief_markdown(b)
-    assert "## Forbidden\n- dispatch effect upload again: the last attempt's outcome" in md
+    forbidden = md.split("## Forbidden\n", 1)[1]
+    assert "- dispatch effect upload again: the last attempt's outcome" in forbidden
 
 
 def test_stale_narrative_is_reported_and_the_record_wins(s: Store, ws: Path) -> None:

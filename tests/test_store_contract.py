@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from store import Actor, CommandRejected, ScopeViolation, Store, UnknownTask
+from store import Actor, CommandRejected, ScopeViolation, Store, UnknownTask, rules
 from store import commands as c
 from store import status as st
+from store.errors import AuthorityRefused
 
 AGENT = Actor(kind="agent", id="agent-1", name="Tester")
+PERSON = Actor(kind="person", id="ana", name="Ana")
 
 
 def new_task(s: Store, ws: Path) -> str:
@@ -286,7 +288,8 @@ def test_complete_allowed_after_satisfied(s: Store, ws: Path) -> None:
 def test_complete_allowed_after_waived(s: Store, ws: Path) -> None:
     tid, cid = _setup_criterion(s, ws)
     s.execute(
-        c.JudgeCriterion(task_id=tid, criterion_id=cid, status="waived", note="not needed"), AGENT
+        c.JudgeCriterion(task_id=tid, criterion_id=cid, status="waived", note="not needed"),
+        PERSON,  # a waiver is a person's
     )
     s.execute(c.SetStatus(task_id=tid, status="completed"), AGENT)
     assert s.task(tid)["status"] == "completed"
@@ -346,7 +349,13 @@ def test_transition_table_is_enforced(s: Store, ws: Path, from_status: str) -> N
         assert s.task(tid)["status"] == from_status
         before = s.data_version()
         if to in st.TRANSITIONS[from_status]:
-            s.execute(c.SetStatus(task_id=tid, status=to), AGENT)
+            actor = AGENT
+            if rules.is_reopening(from_status, to):
+                # Reopening a run stopped by policy is a person's (the authority table).
+                with pytest.raises(AuthorityRefused):
+                    s.execute(c.SetStatus(task_id=tid, status=to), AGENT)
+                actor = PERSON
+            s.execute(c.SetStatus(task_id=tid, status=to), actor)
             assert s.task(tid)["status"] == to
         else:
             with pytest.raises(CommandRejected):

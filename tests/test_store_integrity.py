@@ -314,4 +314,12 @@ def test_inbox_flags_a_task_whose_evidence_blob_is_gone(s: Store, ws: Path) -> N
     assert rows[quiet]["needs"]["missing_blobs"] == 0
     assert s.tasks()[0]["id"] == tid
     problems = s.task(tid)["problems"]
-    assert problems == [{"kind": "evidence", "id": "log", "digest": digest, "problem": "missing"}]
+    assert problems == [
+        {
+            "kind": "evidence",
+            "id": "log",
+            "digest": digest,
+            "problem": "missing",
+            "owner": {"criterion_id": problems[0]["owner"]["criterion_id"], "evidence_id": "log"},
+        }
+    ]

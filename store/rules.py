@@ -1,0 +1,544 @@
+"""The domain's rules, in one place: pure functions over a task's state.
+
+Who may run which command, what is unresolved, pending, decidable, expired or completable,
+what stop will do and what a reconciliation concludes. No SQL, no I/O, no Qt: what needs the
+world (is a blob readable? what does a file hash to?) is computed by the caller and passed in.
+The command layer enforces these rules, the resume brief is derived from them, and the CLI and
+the desktop display them, so the three cannot disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+# --- states and verdicts ---------------------------------------------------------------------
+# StrEnum: a member is its stored string, so the database, the events and the JSON reads keep
+# exactly the words they had.
+
+
+class ActorKind(StrEnum):
+    AGENT = "agent"
+    PERSON = "person"
+    SYSTEM = "system"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    SCHEDULED = "scheduled"
+    PAUSED = "paused"
+    BLOCKED = "blocked"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    STOPPED = "stopped"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SUPERSEDED = "superseded"
+
+
+class EffectStage(StrEnum):
+    PLANNED = "planned"
+    APPROVED = "approved"
+    DISPATCHED = "dispatched"
+    OBSERVED = "observed"
+    RECONCILED = "reconciled"
+    CANCELLED = "cancelled"
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    PARTIAL = "partial"
+    UNKNOWN = "unknown"
+    ABSENT = "absent"
+
+
+class Verdict(StrEnum):
+    PRESENT = "present"
+    ABSENT = "absent"
+    CONFLICT = "conflict"
+
+
+class ApprovalState(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    CONSUMED = "consumed"
+    EXPIRED = "expired"
+    STALE = "stale"
+    REVOKED = "revoked"
+
+
+class CriterionState(StrEnum):
+    UNVERIFIED = "unverified"
+    SATISFIED = "satisfied"
+    FAILED = "failed"
+    STALE = "stale"
+    WAIVED = "waived"
+    # Never stored: a criterion judged satisfied whose evidence cannot be read now.
+    EVIDENCE_MISSING = "evidence_missing"
+
+
+# --- run status --------------------------------------------------------------------------------
+
+#: Statuses a run was put in by policy (a budget) or by its owner (stop): only a person reopens it.
+STOPPED_BY_POLICY: frozenset[str] = frozenset({RunStatus.BUDGET_EXHAUSTED, RunStatus.STOPPED})
+#: Statuses in which the record is closed: nothing more is written to it.
+CLOSED: frozenset[str] = frozenset({RunStatus.COMPLETED, RunStatus.SUPERSEDED})
+#: Statuses in which something may be sent to the world.
+DISPATCHING: frozenset[str] = frozenset(
+    {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.OUTCOME_UNKNOWN}
+)
+TERMINAL: frozenset[str] = frozenset(
+    {RunStatus.STOPPED, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.SUPERSEDED}
+)
+
+
+def can_dispatch(status: str) -> bool:
+    """Whether a run in this status may send anything to the world."""
+    return status in DISPATCHING
+
+
+def is_reopening(from_status: str, to_status: str) -> bool:
+    """Leaving a status set by policy or by the owner for one in which work goes on."""
+    return from_status in STOPPED_BY_POLICY and to_status not in TERMINAL
+
+
+# --- authority -------------------------------------------------------------------------------
+
+_ANYONE = frozenset(ActorKind)
+_PERSON = frozenset({ActorKind.PERSON})
+
+
+@dataclass(frozen=True)
+class Authority:
+    """Who may run a command: `kinds` always; `person_when` lists the cases that are a
+    person's even though the command is otherwise open to every kind."""
+
+    kinds: frozenset[ActorKind]
+    person_when: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {"actors": sorted(self.kinds), "person_only_when": list(self.person_when)}
+
+
+#: Command type -> who may run it. `boris schema` prints this table.
+AUTHORITY: dict[str, Authority] = {
+    "decide_approval": Authority(_PERSON),
+    "judge_criterion": Authority(_ANYONE, ("status is waived",)),
+    "reconcile_effect": Authority(
+        _ANYONE, ("a decision is given (a hand decision)", "override is set")
+    ),
+    "set_status": Authority(
+        _ANYONE, ("the run is budget_exhausted or stopped and would go on (reopening)",)
+    ),
+    "set_budget": Authority(_ANYONE, ("it raises or removes an existing limit",)),
+}
+
+
+def authority_of(command_type: str) -> Authority:
+    return AUTHORITY.get(command_type, Authority(_ANYONE))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a command is refused: the rule's name and a sentence for the actor."""
+
+    rule: str
+    message: str
+
+
+def authority_refusal(
+    command_type: str,
+    payload: Mapping[str, Any],
+    actor_kind: str,
+    *,
+    status: str = "",
+    current_limit: float | None = None,
+) -> Refusal | None:
+    """Whether an actor of this kind may run this command, given what it asks and the run's
+    status (for set_status) or the counter's current limit (for set_budget)."""
+    if actor_kind == ActorKind.PERSON:
+        return None
+    ask = "ask a person to do it"
+    if command_type == "decide_approval":
+        return Refusal(
+            "approval_is_a_persons",
+            f"an approval is decided by a named person, not an {actor_kind}: {ask}",
+        )
+    if command_type == "judge_criterion" and payload.get("status") == CriterionState.WAIVED:
+        return Refusal(
+            "waiver_is_a_persons",
+            f"only a person waives a criterion; an {actor_kind} asks for the waiver: {ask}",
+        )
+    if command_type == "reconcile_effect":
+        if payload.get("override"):
+            return Refusal(
+                "override_is_a_persons", f"only a person overrides an observation: {ask}"
+            )
+        if payload.get("decision") is not None:
+            return Refusal(
+                "hand_decision_is_a_persons",
+                f"only a person decides a reconciliation by hand: {ask}",
+            )
+    if command_type == "set_status" and is_reopening(status, str(payload.get("status"))):
+        return Refusal(
+            "reopening_is_a_persons",
+            f"the run is {status}; only a person reopens it (raises the limit or resumes it): {ask}",
+        )
+    if command_type == "set_budget" and current_limit is not None:
+        new = payload.get("limit")
+        if new is None or float(new) > current_limit:
+            return Refusal(
+                "raising_a_limit_is_a_persons",
+                f"only a person raises or removes the limit of {payload.get('counter')}: {ask}",
+            )
+    return None
+
+
+# --- budgets ---------------------------------------------------------------------------------
+
+
+def budget_exhausted(used: float, limit: float | None) -> bool:
+    return limit is not None and used >= limit
+
+
+def exhausted_counters(budgets: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Counters at or past their limit, from budget rows (`limit_value` or `limit`)."""
+    out = []
+    for b in budgets:
+        limit = b["limit_value"] if "limit_value" in b else b.get("limit")
+        if budget_exhausted(float(b["used"]), limit):
+            out.append(str(b["counter"]))
+    return out
+
+
+def spend_refusal(status: str, counter: str, exhausted: Iterable[str]) -> Refusal | None:
+    """Budgets bind: while the run is budget_exhausted, nothing that spends an exhausted
+    counter is accepted until a person raises its limit or resumes the task."""
+    if status == RunStatus.BUDGET_EXHAUSTED and counter in set(exhausted):
+        return Refusal(
+            "budget_binds",
+            f"the {counter} budget is exhausted: nothing that spends it is accepted until a "
+            "person raises the limit or resumes the task",
+        )
+    return None
+
+
+# --- approvals -------------------------------------------------------------------------------
+
+
+def approval_expired(state: str, expires_at: str, now: str) -> bool:
+    return state in {ApprovalState.PENDING, ApprovalState.APPROVED} and expires_at <= now
+
+
+def approval_state(state: str, expires_at: str, now: str) -> ApprovalState:
+    """The stored state, with `expired` judged now: it is never written, so it cannot lag."""
+    if approval_expired(state, expires_at, now):
+        return ApprovalState.EXPIRED
+    return ApprovalState(state)
+
+
+def why_undecidable(
+    state: str, expires_at: str, now: str, decided_by: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why this request cannot be decided now, in words a reviewer can act on."""
+    if state == ApprovalState.PENDING and expires_at <= now:
+        return f"it expired at {expires_at}; ask for a new request"
+    if state == ApprovalState.STALE:
+        return "its payload changed after it was requested; a new request is needed"
+    if state == ApprovalState.REVOKED:
+        return "it was revoked (the run stopped or the effect was cancelled)"
+    if state != ApprovalState.PENDING:
+        who = (decided_by or {}).get("id", "someone")
+        return f"it was already {state} by {who}"
+    return None
+
+
+def is_own_request(requester: Mapping[str, Any] | None, actor_kind: str, actor_id: str) -> bool:
+    return (requester or {}).get("id") == actor_id and (requester or {}).get("kind") == actor_kind
+
+
+# --- effects ---------------------------------------------------------------------------------
+
+
+def effect_unresolved(stage: str, outcome: str | None) -> bool:
+    """Resolved only when it is known to have happened (reconciled present) or was
+    cancelled. Planned, unknown, partial, failed and absent all leave work to do: an
+    effect that did not happen must be tried again or cancelled, never forgotten."""
+    if stage == EffectStage.CANCELLED:
+        return False
+    return not (stage == EffectStage.RECONCILED and outcome == Outcome.SUCCEEDED)
+
+
+def effect_uncertain(stage: str, outcome: str | None) -> bool:
+    """Sent, and what happened is not known: no blind retry until reconciled."""
+    return stage in {EffectStage.DISPATCHED, EffectStage.OBSERVED} and outcome in {
+        Outcome.UNKNOWN,
+        Outcome.PARTIAL,
+    }
+
+
+def intent_open(stage: str, outcome: str | None) -> bool:
+    """Whether the effect's intent may still change, be approved or be cancelled: nothing
+    was sent yet, or every attempt is known not to have happened (failed or absent)."""
+    if stage in {EffectStage.PLANNED, EffectStage.APPROVED}:
+        return True
+    return stage in {
+        EffectStage.DISPATCHED,
+        EffectStage.OBSERVED,
+        EffectStage.RECONCILED,
+    } and outcome in {Outcome.FAILED, Outcome.ABSENT}
+
+
+def why_not_dispatchable(stage: str, outcome: str | None) -> str | None:
+    if stage == EffectStage.CANCELLED:
+        return "it was cancelled"
+    if stage == EffectStage.RECONCILED and outcome == Outcome.SUCCEEDED:
+        return "it already happened (reconciled present)"
+    if outcome in {Outcome.UNKNOWN, Outcome.PARTIAL}:
+        return (
+            f"its last attempt's outcome is {outcome}: reconcile it against the target "
+            "before any new attempt"
+        )
+    if stage == EffectStage.OBSERVED and outcome not in {Outcome.FAILED, Outcome.ABSENT}:
+        return "it has been observed but not reconciled"
+    return None
+
+
+def recovery(stage: str, outcome: str | None, requires_approval: bool) -> str:
+    """What is safe to do next with an effect, said plainly."""
+    if outcome in {Outcome.UNKNOWN, Outcome.PARTIAL}:
+        return "observe the target and reconcile; do not dispatch again until reconciled"
+    if stage == EffectStage.OBSERVED:
+        return "reconcile against the latest observation"
+    if stage == EffectStage.PLANNED:
+        return "request an approval, then dispatch" if requires_approval else "dispatch"
+    if stage == EffectStage.APPROVED:
+        return "dispatch with the approval while it is valid"
+    if outcome in {Outcome.FAILED, Outcome.ABSENT}:
+        return "a new attempt under the same effect is allowed"
+    return "nothing"
+
+
+def conflict_undecided(stage: str, outcome: str | None, verdict: str | None) -> bool:
+    """A reconciliation found a conflict and nobody has decided it yet: a person's turn."""
+    return effect_uncertain(stage, outcome) and verdict == Verdict.CONFLICT
+
+
+#: A URI's scheme (RFC 3986), two letters or more so that a drive letter ("C:") is not one.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def is_destination(target: str) -> bool:
+    """Whether `target` names a destination (a URI: https://…, smtp://…, mailto:…) rather
+    than a file. `mailto:a@b` has no "//" and was once taken for a relative file name."""
+    return _SCHEME.match(target) is not None
+
+
+# --- reconciliation --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class State:
+    """A target's state as observed or intended: exists, and its digest when it does."""
+
+    exists: bool
+    digest: str | None = None
+
+
+def same_state(a: State, b: State) -> bool:
+    return a.exists == b.exists and (not a.exists or a.digest == b.digest)
+
+
+def _as_state(x: Any) -> State:
+    if isinstance(x, State):
+        return x
+    if isinstance(x, Mapping):
+        return State(bool(x.get("exists")), x.get("digest"))
+    return State(bool(x.exists), x.digest)
+
+
+def reconcile_verdict(
+    intended: Any,
+    pre_state: Any | None,
+    observed: Any,
+    responses: Sequence[Mapping[str, Any]],
+    target: str,
+    resolve: Callable[[str], str] = lambda p: p,
+) -> tuple[Verdict, list[str]]:
+    """Intent against a current observation: the intended post-state at the authorized
+    target is present; the pre-state still there is absent; anything else is a conflict.
+    `resolve` maps a path an executor claims to its real path (the caller's I/O)."""
+    reasons: list[str] = []
+    want, seen = _as_state(intended), _as_state(observed)
+    pre = _as_state(pre_state) if pre_state is not None else None
+    elsewhere = False
+    for r in responses:
+        claimed = r.get("target") or r.get("path")
+        if claimed and resolve(str(claimed)) != target and str(claimed) != target:
+            elsewhere = True
+            reasons.append(
+                f"the executor reports writing to {claimed}, not the authorized target {target}"
+            )
+        if r.get("reported") == "reported_success":
+            reasons.append("the executor reported success (its word, not evidence)")
+    if seen.exists and want.exists and seen.digest == want.digest:
+        verdict = Verdict.PRESENT
+        reasons.append(f"the target holds the intended content {want.digest}")
+    elif not want.exists and not seen.exists:
+        verdict = Verdict.PRESENT
+        reasons.append("the target is gone, as intended")
+    elif pre is not None and same_state(seen, pre):
+        verdict = Verdict.ABSENT
+        reasons.append("the target still holds its pre-state: the effect did not happen")
+    elif not seen.exists:
+        verdict = Verdict.CONFLICT
+        reasons.append("the target is missing")
+    else:
+        verdict = Verdict.CONFLICT
+        reasons.append(
+            f"the target holds {seen.digest}, neither the intended {want.digest} nor the pre-state"
+        )
+    if verdict == Verdict.ABSENT and elsewhere:
+        # Something was written somewhere: a person must look, not a blind retry.
+        verdict = Verdict.CONFLICT
+    return verdict, reasons
+
+
+def decision_refusal(
+    target: str, computed: Verdict, decision: str | None, override: bool, note: str
+) -> Refusal | None:
+    """A hand decision is for what the store cannot settle: a destination it cannot read, or
+    a conflict. Against a file it has just hashed to a definite verdict, a different decision
+    is an override of the observation, explicit and with a reason."""
+    if decision is None:
+        if override:
+            return Refusal("override_needs_decision", "an override names the decision it makes")
+        return None
+    if not note.strip():
+        return Refusal("decision_needs_note", "a decision by hand needs a note saying why")
+    contradicts = (
+        not is_destination(target) and computed != Verdict.CONFLICT and decision != computed
+    )
+    if contradicts and not override:
+        return Refusal(
+            "observation_overrides_need_override",
+            f"the store observed the target and it is {computed}; deciding {decision} "
+            "overrides that observation: say so (override) with the reason in the note",
+        )
+    if override and not contradicts:
+        return Refusal(
+            "override_without_contradiction",
+            f"nothing to override: the observation's verdict is {computed}"
+            + (" (a conflict is decided, not overridden)" if computed == Verdict.CONFLICT else ""),
+        )
+    return None
+
+
+# --- criteria and completion -----------------------------------------------------------------
+
+
+def criterion_state(
+    status: str, evidence_digests: Iterable[str], readable: Callable[[str], bool]
+) -> CriterionState:
+    """A criterion counts as satisfied only while every piece of its evidence is present and
+    readable; otherwise its evidence is missing."""
+    if status == CriterionState.SATISFIED and not all(readable(d) for d in evidence_digests):
+        return CriterionState.EVIDENCE_MISSING
+    return CriterionState(status)
+
+
+def criterion_done(state: str) -> bool:
+    return state in {CriterionState.SATISFIED, CriterionState.WAIVED}
+
+
+@dataclass(frozen=True)
+class CriterionView:
+    criterion_id: str
+    status: str
+    evidence: tuple[tuple[str, str], ...] = ()  # (evidence id, digest) of what it was judged on
+
+
+def missing_evidence(c: CriterionView, readable: Callable[[str], bool]) -> list[tuple[str, str]]:
+    return [(eid, d) for eid, d in c.evidence if not readable(d)]
+
+
+def completion_blockers(
+    criteria: Iterable[CriterionView],
+    effects: Iterable[tuple[str, str, str | None]],
+    readable: Callable[[str], bool],
+) -> list[str]:
+    """Why the task cannot be completed now; empty when it can. `effects` are
+    (effect id, stage, outcome); `readable` says whether a blob can be read now."""
+    out: list[str] = []
+    for c in criteria:
+        state = criterion_state(c.status, (d for _, d in c.evidence), readable)
+        if state == CriterionState.EVIDENCE_MISSING:
+            gone = ", ".join(f"{eid} (blob {d})" for eid, d in missing_evidence(c, readable))
+            out.append(f"criterion {c.criterion_id} has evidence missing: {gone}")
+        elif not criterion_done(state):
+            out.append(f"criterion {c.criterion_id} is {state}")
+    for effect_id, stage, outcome in effects:
+        if effect_unresolved(stage, outcome):
+            out.append(f"effect {effect_id} is unresolved ({stage}, {outcome or 'no outcome'})")
+    return out
+
+
+def pending_work(state: Mapping[str, Any]) -> list[str]:
+    """What a checkpoint state leaves to do: none of it may remain at a final checkpoint."""
+    out = [
+        f"criterion {c['id']} is {c['status']}"
+        for c in state["criteria"]
+        if not criterion_done(c["status"])
+    ]
+    out += [
+        f"effect {e['id']} is {e['stage']}"
+        + (f" ({e['outcome']})" if e["outcome"] else "")
+        + f": {e['safe_recovery']}"
+        for e in state["unresolved_effects"]
+    ]
+    out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
+    out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
+    return out
+
+
+# --- stop ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StopPlan:
+    """What stopping the run will do: revoke these approvals, cancel these planned effects,
+    and leave these (sent, not settled) for a person to reconcile by hand."""
+
+    revoke: tuple[str, ...]
+    cancel: tuple[str, ...]
+    unresolved: tuple[str, ...]
+
+
+def stop_plan(
+    approvals: Iterable[tuple[str, str, str]],
+    effects: Iterable[tuple[str, str, str | None]],
+    now: str,
+) -> StopPlan:
+    """`approvals` are (id, state, expires_at); `effects` are (id, stage, outcome).
+    An expired request is already dead; it stays `expired` in the history."""
+    revoke = tuple(
+        aid
+        for aid, state, expires in approvals
+        if state in {ApprovalState.PENDING, ApprovalState.APPROVED} and expires > now
+    )
+    effs = list(effects)
+    cancel = tuple(
+        eid for eid, stage, _ in effs if stage in {EffectStage.PLANNED, EffectStage.APPROVED}
+    )
+    unresolved = tuple(
+        eid
+        for eid, stage, outcome in effs
+        if eid not in cancel and effect_unresolved(stage, outcome)
+    )
+    return StopPlan(revoke, cancel, unresolved)

@@ -45,6 +45,7 @@ EMPTY, TASK, NOTHING = range(3)
 COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity")
 #: The widest a column sized to its contents gets, by column (Status, Budget, Last activity).
 COLUMN_CAP = {1: 180, 3: 150, 4: 140}
+COLUMN_WIDEST = {1: "awaiting approval", 3: "100% exhausted", 4: "2026-12-03 21:10"}
 
 
 class MainWindow(ActionsMixin, QMainWindow):
@@ -471,9 +472,14 @@ class MainWindow(ActionsMixin, QMainWindow):
             # capped: the title and what needs you take the rest of the width.
             header = self.table.horizontalHeader()
             header.setResizeContentsPrecision(50)
+            fm = self.table.fontMetrics()
             for col in (STATUS, BUDGET, ACTIVITY):
                 self.table.resizeColumnToContents(col)
-                header.resizeSection(col, min(header.sectionSize(col), COLUMN_CAP[col]))
+                # Room for the longest words the column shows, beside their icon, even if
+                # no row shows them yet (an exhausted budget must not be cut off).
+                least = fm.horizontalAdvance(COLUMN_WIDEST[col]) + 36
+                width = min(max(header.sectionSize(col), least), COLUMN_CAP[col])
+                header.resizeSection(col, width)
         if result["tasks"] and self._task_view is None and self._staged:
             # Start-up: the inbox is painted before the task view, the biggest single piece of
             # the window, is built in a turn of its own (the task's record is on its way).

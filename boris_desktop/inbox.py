@@ -198,7 +198,7 @@ class InboxModel(QAbstractTableModel):
             if col == BUDGET:
                 return "the most used budget counter, against its limit"
             if col == NEEDS:
-                return f"attention score {r['attention']}"
+                return f"{needs_text(n, r['status'])}\nattention score {r['attention']}"
             return None
         if role == SORT_ROLE:
             return sort_key(r, col)

@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tab", help="with --screenshot: show this tab of the task view (e.g. Artifacts)"
     )
+    p.add_argument(
+        "--size",
+        default="1280x780",
+        help="with --screenshot: the window's size, WIDTHxHEIGHT (default 1280x780)",
+    )
     # Benchmarks: print the time of the first paint (and of the first paint with the inbox
     # filled) since the epoch, then exit.
     p.add_argument("--exit-after-paint", action="store_true", help=argparse.SUPPRESS)
@@ -62,7 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
     app.setDesktopFileName("org.boris.BorisDesktop")
     if args.screenshot:
-        return _screenshot(args.store, args.screenshot, args.tab)
+        try:
+            size = tuple(int(x) for x in args.size.lower().split("x"))
+            width, height = size
+        except ValueError:
+            print(f"boris-desktop: --size wants WIDTHxHEIGHT, not {args.size}", file=sys.stderr)
+            return 2
+        return _screenshot(args.store, args.screenshot, args.tab, (width, height))
     from .main_window import MainWindow
 
     window = MainWindow(staged=True)  # the rest is built right after the first paint
@@ -97,7 +108,11 @@ def _ask_reviewer_once(window):  # type: ignore[no-untyped-def]
     return ask
 
 
-def _screenshot(directory: str | None, png: str, tab: str | None) -> int:
+def _screenshot(
+    directory: str | None, png: str, tab: str | None, size: tuple[int, int] = (1280, 780)
+) -> int:
+    import tempfile
+
     from PySide6.QtWidgets import QApplication
 
     from store import Store, StoreError
@@ -113,8 +128,13 @@ def _screenshot(directory: str | None, png: str, tab: str | None) -> int:
     except StoreError as exc:
         print(f"boris-desktop: {exc}", file=sys.stderr)
         return 1
+    # The default layout, not the reviewer's saved one (nor saved over it on close).
+    settings_dir = None
+    if not os.environ.get("BORIS_DESKTOP_SETTINGS"):
+        settings_dir = tempfile.TemporaryDirectory()
+        os.environ["BORIS_DESKTOP_SETTINGS"] = os.path.join(settings_dir.name, "s.ini")
     window = MainWindow(store)
-    window.resize(1280, 780)
+    window.resize(*size)
     window.reload_now()
     if tab:
         titles = list(window.task_view.panels)
@@ -136,6 +156,9 @@ def _screenshot(directory: str | None, png: str, tab: str | None) -> int:
 
     QThreadPool.globalInstance().waitForDone(5000)
     store.close()
+    if settings_dir is not None:
+        del os.environ["BORIS_DESKTOP_SETTINGS"]
+        settings_dir.cleanup()
     return 0 if ok else 1
 
 

@@ -18,7 +18,9 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
+from . import text as t
 from .icons import icon, status_icon, words
 
 Index = QModelIndex | QPersistentModelIndex
@@ -29,22 +31,35 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 3
 ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 4
 
 
-def needs_text(n: dict[str, Any]) -> str:
+def exhausted_brush() -> QBrush:
+    """An exhausted budget's words: a red that reads on the palette in force (beside a
+    "failed" icon: never colour alone)."""
+    dark = QGuiApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128
+    return QBrush(QColor("#ff8a80" if dark else "#c62828"))
+
+
+def needs_text(n: dict[str, Any], status: str = "") -> str:
     """What needs the reviewer, in words, most blocking first."""
     parts = []
-    for key, one, many in (
-        ("pending_approvals", "approval pending", "approvals pending"),
-        ("unresolved_effects", "effect to reconcile", "effects to reconcile"),
-        ("missing_blobs", "missing blob", "missing blobs"),
-        ("stale_criteria", "stale criterion", "stale criteria"),
-        ("failed_criteria", "failed criterion", "failed criteria"),
+    to_reconcile = n.get("effects_to_reconcile", n.get("unresolved_effects", 0))
+    for count, one, many in (
+        (n.get("pending_approvals"), "approval pending", "approvals pending"),
+        (to_reconcile, "effect to reconcile", "effects to reconcile"),
+        (n.get("missing_blobs"), "missing blob", "missing blobs"),
+        (n.get("stale_criteria"), "stale criterion", "stale criteria"),
+        (n.get("failed_criteria"), "failed criterion", "failed criteria"),
     ):
-        count = n.get(key) or 0
         if count:
-            parts.append(f"{count} {one if count == 1 else many}")
+            parts.append(t.count(count, one, many))
     if n.get("heads", 0) > 1:
         parts.append("forked lineage")
+    if budget_exhausted(n, status):
+        parts.append("budget exhausted")
     return " · ".join(parts) or "—"
+
+
+def budget_exhausted(n: dict[str, Any], status: str = "") -> bool:
+    return status == "budget_exhausted" or n.get("budget_use", 0) >= 1
 
 
 def budget_text(use: float) -> str:
@@ -161,7 +176,7 @@ class InboxModel(QAbstractTableModel):
             return (
                 r["title"],
                 words(r["status"]),
-                needs_text(n),
+                needs_text(n, r["status"]),
                 budget_text(n["budget_use"]),
                 activity_text(r["updated_at"]),
             )[col]
@@ -170,6 +185,12 @@ class InboxModel(QAbstractTableModel):
                 return status_icon(r["status"])
             if col == NEEDS and r["attention"] > 0:
                 return icon("fork" if n["heads"] > 1 and r["attention"] <= 60 else "attention")
+            if col == BUDGET and budget_exhausted(n, r["status"]):
+                return icon("failed")  # not by colour alone
+            return None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if col == BUDGET and budget_exhausted(n, r["status"]):
+                return exhausted_brush()
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == TITLE:
@@ -177,7 +198,7 @@ class InboxModel(QAbstractTableModel):
             if col == BUDGET:
                 return "the most used budget counter, against its limit"
             if col == NEEDS:
-                return f"attention score {r['attention']}"
+                return f"{needs_text(n, r['status'])}\nattention score {r['attention']}"
             return None
         if role == SORT_ROLE:
             return sort_key(r, col)
@@ -227,7 +248,13 @@ class InboxFilter(QSortFilterProxyModel):
             return False
         if self.text:
             hay = " ".join(
-                (r["title"], r["id"], r["owner"], words(r["status"]), needs_text(r["needs"]))
+                (
+                    r["title"],
+                    r["id"],
+                    r["owner"],
+                    words(r["status"]),
+                    needs_text(r["needs"], r["status"]),
+                )
             ).casefold()
             return all(word in hay for word in self.text.split())
         return True

@@ -43,6 +43,9 @@ EMPTY, TASK, NOTHING = range(3)
 #: The inbox's column titles (inbox.COLUMNS, kept equal by a test): the first paint shows
 #: them before the inbox module and its model are loaded.
 COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity")
+#: The widest a column sized to its contents gets, by column (Status, Budget, Last activity).
+COLUMN_CAP = {1: 180, 3: 150, 4: 140}
+COLUMN_WIDEST = {1: "awaiting approval", 3: "100% exhausted", 4: "2026-12-03 21:10"}
 
 
 class MainWindow(ActionsMixin, QMainWindow):
@@ -61,6 +64,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.selected: str | None = None
         self._version: int | None = None
         self._built = False
+        self._columns_restored = False
         self._poll_ms = poll_ms
         self.setWindowTitle("Boris Desktop")
 
@@ -139,7 +143,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QPushButton, QSplitter
 
         from .icons import icon
-        from .inbox import NEEDS, InboxFilter, InboxModel
+        from .inbox import NEEDS, TITLE, InboxFilter, InboxModel
         from .task_watch import TaskFileWatcher
         from .widgets import plain_label
 
@@ -155,15 +159,33 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.table.sortByColumn(NEEDS, Qt.SortOrder.DescendingOrder)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.setColumnWidth(0, 340)
+        # Tab leaves the inbox: walking its cells would silently change the selected task.
+        self.table.setTabKeyNavigation(False)
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        # The title and what needs the reviewer share the width; status, budget and time
+        # keep theirs: at 1024 pixels every column is in sight, no horizontal scroll.
+        columns = self.table.horizontalHeader()
+        columns.setStretchLastSection(False)
+        columns.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col in (TITLE, NEEDS):
+            columns.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
-        # A filter that hid the selected task and shows it again gives it back its selection.
+        # A filter that hid the selected task and shows it again gives it back its selection;
+        # after a sort or a filter the selected row is scrolled into view.
         self._reselect = _soon(self, self._select_row)
         self.proxy.rowsInserted.connect(lambda *_: self._reselect.start())
         self.proxy.layoutChanged.connect(lambda *_: self._reselect.start())
         self.search.textChanged.connect(self.proxy.set_text)
+        self._to_selected = _soon(self, self.scroll_to_selected)
+        self.search.textChanged.connect(lambda *_: self._to_selected.start())
+        self.status_filter.currentIndexChanged.connect(lambda *_: self._to_selected.start())
+        self.table.horizontalHeader().sortIndicatorChanged.connect(
+            lambda *_: self._to_selected.start()
+        )
         self.search.returnPressed.connect(self.table.setFocus)
         self.status_filter.addItem(icon("attention"), "Needs you", InboxFilter.NEEDS_YOU)
         self.status_filter.currentIndexChanged.connect(
@@ -193,13 +215,19 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.right.setCurrentIndex(NOTHING)
 
         # The inbox spans the window's width above the task: its columns stay readable and
-        # the task's tabs get the whole width.
+        # the task's tables, previews and diffs get the whole width. The inbox is tall
+        # enough for a queue (see `_default_split`); a taller window goes to the task.
         self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setChildrenCollapsible(False)
         self.split.addWidget(self.left)
         self.split.addWidget(self.right)
+        self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([170, 610])
         self.setCentralWidget(self.split)  # the shell it replaces is deleted, empty now
+        self._layout_restored = self._restore_layout()
+        self._split_timer = _soon(self, self._default_split)
+        if not self._layout_restored:
+            self._default_split()
         self._menus()
         # The files of the task on screen: changes are marked at once and recorded.
         self.file_watch: TaskFileWatcher = TaskFileWatcher(self.loader, self)
@@ -271,10 +299,32 @@ class MainWindow(ActionsMixin, QMainWindow):
         inbox.setShortcut(QKeySequence("Ctrl+L"))
         inbox.triggered.connect(self.table.setFocus)
         view.addAction(inbox)
+        view.addSeparator()
+        # Ctrl+Tab and Ctrl+PgDown as in browsers and editors; from anywhere in the window,
+        # the inbox included.
+        for text, keys, step in (
+            ("&Next Part of the Task", ("Ctrl+Tab", "Ctrl+PgDown"), 1),
+            ("&Previous Part of the Task", ("Ctrl+Shift+Tab", "Ctrl+PgUp"), -1),
+        ):
+            act = QAction(text, self)
+            act.setShortcuts([QKeySequence(k) for k in keys])
+            act.triggered.connect(lambda _=False, step=step: self.step_tab(step))
+            view.addAction(act)
         self._actions_menu(actions)
+        keys = QAction("&Keyboard Shortcuts", self)
+        keys.setShortcut(QKeySequence("Ctrl+/"))
+        keys.triggered.connect(self.show_shortcuts)
+        help_.addAction(keys)
         about = QAction("&About Boris Desktop", self)
         about.triggered.connect(self.show_about)
         help_.addAction(about)
+
+    def step_tab(self, step: int) -> None:
+        """Show the next (1) or previous (-1) part of the task, wrapping around."""
+        if self._task_view is None or self.right.currentIndex() != TASK:
+            return
+        tabs = self._task_view.tabs
+        tabs.setCurrentIndex((tabs.currentIndex() + step) % tabs.count())
 
     def show_about(self) -> None:
         from .about import show_about
@@ -405,7 +455,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             )
 
     def _on_loaded(self, result: dict[str, Any]) -> None:
-        from .inbox import COLUMNS, ID_ROLE
+        from .inbox import ACTIVITY, BUDGET, ID_ROLE, STATUS
 
         if result.get("unchanged"):
             return
@@ -417,11 +467,19 @@ class MainWindow(ActionsMixin, QMainWindow):
         first = not self.inbox.rows
         self.inbox.set_rows(result["tasks"])
         self._status_filter_items()
-        if first and result["tasks"]:
-            # Sized once, from the first rows (sampling all of ten thousand would stall).
-            self.table.horizontalHeader().setResizeContentsPrecision(50)
-            for col in range(1, len(COLUMNS) - 1):
+        if first and result["tasks"] and not self._columns_restored:
+            # Sized once, from the first rows (sampling all of ten thousand would stall), and
+            # capped: the title and what needs you take the rest of the width.
+            header = self.table.horizontalHeader()
+            header.setResizeContentsPrecision(50)
+            fm = self.table.fontMetrics()
+            for col in (STATUS, BUDGET, ACTIVITY):
                 self.table.resizeColumnToContents(col)
+                # Room for the longest words the column shows, beside their icon, even if
+                # no row shows them yet (an exhausted budget must not be cut off).
+                least = fm.horizontalAdvance(COLUMN_WIDEST[col]) + 36
+                width = min(max(header.sectionSize(col), least), COLUMN_CAP[col])
+                header.resizeSection(col, width)
         if result["tasks"] and self._task_view is None and self._staged:
             # Start-up: the inbox is painted before the task view, the biggest single piece of
             # the window, is built in a turn of its own (the task's record is on its way).
@@ -470,7 +528,61 @@ class MainWindow(ActionsMixin, QMainWindow):
     def closeEvent(self, event: Any) -> None:
         if self._built:  # closed before `_finish`: there is no watcher yet
             self.file_watch.stop()
+            self.save_layout()
         super().closeEvent(event)
+
+    # --- room: the split and the columns, remembered -------------------------------------
+
+    #: Inbox rows in sight at the default split (when the window is tall enough).
+    INBOX_ROWS = 8.5
+
+    def inbox_height(self, rows: float) -> int:
+        """The inbox part's height that shows `rows` rows under the filters and header."""
+        frame = 2 * self.table.frameWidth()
+        lay = self.left.layout()
+        margins = lay.contentsMargins().top() + lay.contentsMargins().bottom() + lay.spacing()
+        filters = max(self.search.sizeHint().height(), self.status_filter.sizeHint().height())
+        header = self.table.horizontalHeader().sizeHint().height()
+        row = self.table.verticalHeader().defaultSectionSize()
+        return int(filters + margins + header + frame + rows * row + 1)
+
+    def _default_split(self) -> None:
+        """The inbox shows INBOX_ROWS rows, but takes at most 42% of the window's height."""
+        total = self.split.height() if self.split.isVisible() else self.height() - 60
+        inbox = min(self.inbox_height(self.INBOX_ROWS), int(total * 0.42))
+        self.split.setSizes([inbox, max(total - inbox, 1)])
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if self._built and not self._layout_restored and not self._split_moved:
+            # Once the layout has given the splitter its new height.
+            self._split_timer.start()
+
+    _split_moved = False
+
+    def _restore_layout(self) -> bool:
+        split = settings.layout("main/split")
+        columns = settings.layout("main/inbox_columns")
+        ok = False
+        if split is not None:
+            ok = self.split.restoreState(split)
+        header = self.table.horizontalHeader()
+        if columns is not None and header.restoreState(columns):
+            self._columns_restored = True
+            self.table.sortByColumn(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        self.split.splitterMoved.connect(self._moved)
+        return ok
+
+    def _moved(self, *_: Any) -> None:
+        self._split_moved = True
+
+    def save_layout(self) -> None:
+        settings.set_layouts(
+            {
+                "main/split": self.split.saveState(),
+                "main/inbox_columns": self.table.horizontalHeader().saveState(),
+            }
+        )
 
     def _select_row(self) -> None:
         row = self.inbox.row_of(self.selected)
@@ -487,6 +599,15 @@ class MainWindow(ActionsMixin, QMainWindow):
             ix.row(), QModelIndex()
         ):
             self.table.selectRow(ix.row())
+
+    def scroll_to_selected(self) -> None:
+        """After a sort or a filter: the selected task, if shown, is in sight. (Not after a
+        live update: the reviewer may be reading elsewhere in the list.)"""
+        self._select_row()
+        row = self.inbox.row_of(self.selected)
+        ix = self.proxy.mapFromSource(self.inbox.index(row, 0)) if row >= 0 else QModelIndex()
+        if ix.isValid():
+            self.table.scrollTo(ix)
 
     def _status_filter_items(self) -> None:
         statuses = sorted({r["status"] for r in self.inbox.rows})
@@ -508,8 +629,12 @@ class MainWindow(ActionsMixin, QMainWindow):
         needy = sum(r["attention"] > 0 for r in self.inbox.rows)
         where = self.store.location.describe() if self.store else "no store"
         who = getattr(self, "reviewer_label", "")
+        from . import text as t
+
+        need = "needs" if needy == 1 else "need"
         self.statusBar().showMessage(
-            f"{n} task(s), {needy} need you · {where} · live (event {self._version}) · {who}"
+            f"{t.count(n, 'task', 'tasks')}, {needy} {need} you · {where} · "
+            f"live (event {self._version}) · {who}"
         )
 
     def _failed(self, error: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QByteArray, QSettings
 
 RECENT_MAX = 8
 
@@ -45,4 +45,17 @@ def remember_store(directory: str) -> None:
     stores = [directory, *(d for d in recent_stores() if d != directory)][:RECENT_MAX]
     s = settings()
     s.setValue("stores/recent", stores)
+    s.sync()
+
+
+def layout(key: str) -> QByteArray | None:
+    """A saved splitter or header state (`layout/<key>`), or None."""
+    value = settings().value(f"layout/{key}")
+    return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+
+def set_layouts(states: dict[str, QByteArray]) -> None:
+    s = settings()
+    for key, value in states.items():
+        s.setValue(f"layout/{key}", value)
     s.sync()

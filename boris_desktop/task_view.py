@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from . import text as t
 from .loader import Loader
 from .panels.approvals import ApprovalsPanel
 from .panels.artifacts import ArtifactsPanel
@@ -76,22 +77,47 @@ class TaskView(QWidget):
         self.bundle = bundle
         self.task_id = bundle["task"]["id"]
         self.header.show_task(bundle["task"])
-        counts = self._counts(bundle["task"])
+        notes = self.tab_notes(bundle["task"])
         for i, (title, panel) in enumerate(self.panels.items()):
             panel.show_task(bundle)
-            self.tabs.setTabText(i, f"{title} ({counts[title]})" if counts.get(title) else title)
+            note = notes.get(title)
+            self.tabs.setTabText(i, f"{title} · {note}" if note else title)
 
     @staticmethod
-    def _counts(task: dict[str, Any]) -> dict[str, int]:
-        return {
-            "Criteria": sum(
-                c["status"] in {"stale", "failed", "unverified"} for c in task["criteria"]
-            ),
-            "Approvals": sum(a["state"] == "pending" for a in task["approvals"]),
-            "Effects": sum(bool(e["unresolved"]) for e in task["effects"]),
-            "Dependencies": sum(p["readiness"] == "blocked" for p in task["phases"]),
-            "Artifacts": len(task["problems"]),
+    def tab_notes(task: dict[str, Any]) -> dict[str, str]:
+        """What needs the reviewer in each part, said with what the number counts."""
+        from .inbox import budget_exhausted
+        from .panels.next_steps import effect_to_reconcile
+
+        now = task.get("now") or ""
+        open_criteria = sum(
+            c["status"] in {"stale", "failed", "unverified"} for c in task["criteria"]
+        )
+        pending = sum(
+            a["state"] == "pending" and (not now or a["expires_at"] > now)
+            for a in task["approvals"]
+        )
+        to_reconcile = sum(effect_to_reconcile(e) for e in task["effects"])
+        blocked = sum(p["readiness"] == "blocked" for p in task["phases"])
+        problems = sum(p["kind"].startswith("artifact") for p in task["problems"])
+        exhausted = sum(
+            bool(b.get("exhausted"))
+            or (b["limit_value"] is not None and b["used"] + b["reserved"] >= b["limit_value"])
+            for b in task["budgets"]
+        )
+        heads = len(task["checkpoints"]["heads"])
+        notes = {
+            "Criteria": f"{open_criteria} to check" if open_criteria else "",
+            "Approvals": f"{pending} pending" if pending else "",
+            "Effects": f"{to_reconcile} to reconcile" if to_reconcile else "",
+            "Dependencies": f"{blocked} blocked" if blocked else "",
+            "Artifacts": t.count(problems, "problem", "problems") if problems else "",
+            "Budgets": f"{exhausted} exhausted"
+            if exhausted
+            else ("exhausted" if budget_exhausted({}, task["status"]) else ""),
+            "Checkpoints": "forked" if heads > 1 else "",
         }
+        return {k: v for k, v in notes.items() if v}
 
     def show_brief(self, brief: dict[str, Any]) -> None:
         if brief["task_id"] != self.task_id:

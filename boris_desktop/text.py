@@ -6,6 +6,11 @@ from datetime import datetime
 from typing import Any
 
 
+def count(n: int, one: str, many: str) -> str:
+    """`n` and the noun in the right number: "1 criterion", "2 criteria", "0 criteria"."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def actor(a: dict[str, Any] | None) -> str:
     if not a:
         return "—"

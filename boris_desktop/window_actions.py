@@ -112,6 +112,34 @@ class ActionsMixin:
 
     # --- showing -------------------------------------------------------------------------
 
+    def shortcuts(self) -> list[tuple[str, str, str]]:
+        """(menu, action, keys) for every action of the window that has a shortcut, read
+        from the actions themselves: the list cannot drift from what the keys do."""
+        from PySide6.QtGui import QKeySequence
+
+        out = []
+        bar = self.menuBar()  # type: ignore[attr-defined]
+        for menu_action in bar.actions():
+            menu = menu_action.menu()
+            if menu is None:
+                continue
+            for act in _all_actions(menu):
+                keys = act.shortcuts()
+                if not keys:
+                    continue
+                shown = " or ".join(
+                    k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys
+                )
+                out.append((_plain(menu.title()), _plain(act.text()), shown))
+        return out
+
+    def show_shortcuts(self) -> Any:
+        from .shortcuts import ShortcutsDialog
+
+        self.shortcuts_dialog = ShortcutsDialog(self, self.shortcuts())  # type: ignore[arg-type]
+        self.shortcuts_dialog.show()
+        return self.shortcuts_dialog
+
     def _show(self, dialog: Any) -> Any:
         self.dialog = dialog
         dialog.open()
@@ -258,3 +286,18 @@ def _message_of(error: str) -> str:
     from .actions import message_of
 
     return message_of(error)
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic marks and ellipsis."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").removesuffix("…")
+
+
+def _all_actions(menu: Any) -> list[Any]:
+    out = []
+    for act in menu.actions():
+        if act.menu() is not None:
+            out += _all_actions(act.menu())
+        elif not act.isSeparator():
+            out.append(act)
+    return out

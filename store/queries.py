@@ -95,6 +95,7 @@ def list_tasks(
         r["task_id"]: {
             "pending_approvals": 0,
             "unresolved_effects": 0,
+            "effects_to_reconcile": 0,
             "stale_criteria": 0,
             "failed_criteria": 0,
             "open_criteria": 0,
@@ -128,11 +129,13 @@ def list_tasks(
     for task_id, n in pending:
         need[task_id]["pending_approvals"] = n
     effects = conn.execute(sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome))
-    from .commands import effect_unresolved
+    from .commands import effect_to_reconcile, effect_unresolved
 
     for task_id, stage, outcome in effects:
         if effect_unresolved(stage, outcome) and stage != "planned":
             need[task_id]["unresolved_effects"] += 1
+        if effect_to_reconcile(stage, outcome):
+            need[task_id]["effects_to_reconcile"] += 1
     for r in tasks:
         need[r["task_id"]]["heads"] = len(r.pop("checkpoint_heads"))
     budgets = conn.execute(

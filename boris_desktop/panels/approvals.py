@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QScrollArea, QVBoxLayout, QWidget
 
 from .. import text as t
 from ..icons import words
@@ -15,13 +15,14 @@ from ..loader import Loader
 from ..records import Node
 from ..widgets import plain_label, pretty_json
 from .base import Bundle, TreePanel
+from .next_steps import approval_next
 
 LIVE = {"pending", "approved"}
 
 
 class ApprovalsPanel(TreePanel):
     title = "Approvals"
-    headers = ("Approval", "State", "Expires", "Consequence", "Requested by")
+    headers = ("Approval", "State", "Expires", "Consequence", "Requested by", "What you can do")
     expand_all = False
 
     def __init__(self, loader: Loader) -> None:
@@ -33,6 +34,7 @@ class ApprovalsPanel(TreePanel):
         form.setContentsMargins(0, 0, 0, 4)
         self.fields: dict[str, Any] = {}
         for key, label in (
+            ("next", "What you can do"),
             ("state", "State"),
             ("expiry", "Expiry"),
             ("consequence", "Consequence"),
@@ -49,7 +51,13 @@ class ApprovalsPanel(TreePanel):
         col.addLayout(form)
         col.addWidget(plain_label("The exact prepared object the approval is bound to:"))
         col.addWidget(self.detail, 1)
-        self.split.insertWidget(1, side)
+        self.detail.setMinimumHeight(120)
+        # Scrolled when the window is short: the form's height must not squeeze the inbox.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(side)
+        self.split.insertWidget(1, scroll)
         self.detail.setAccessibleName("Prepared object (JSON)")
         self.timer = QTimer(self)
         self.timer.setInterval(1000)
@@ -78,7 +86,7 @@ class ApprovalsPanel(TreePanel):
         pending = sum(a["state"] == "pending" for a in aps)
         if not aps:
             return "No approvals requested."
-        return f"{len(aps)} approval(s), {pending} waiting for a decision."
+        return f"{t.count(len(aps), 'approval', 'approvals')}, {pending} waiting for a decision."
 
     def show_task(self, bundle: Bundle) -> None:
         task = bundle["task"]
@@ -96,6 +104,7 @@ class ApprovalsPanel(TreePanel):
                     self.expiry_text(a),
                     a["consequence"],
                     t.actor_short(a["requester"]),
+                    self.next_step(a) or "—",
                 ),
                 status=a["state"],
                 detail=a,
@@ -103,11 +112,15 @@ class ApprovalsPanel(TreePanel):
             for a in self._approvals
         ]
 
+    def next_step(self, a: dict[str, Any]) -> str:
+        return approval_next(a, expired=self.remaining(a) <= 0)
+
     def _tick(self) -> None:
         if self._approvals and self.isVisible():
             self.tree.set_nodes(self.nodes({}))
             if self._current is not None:
                 self.fields["expiry"].setText(self._expiry_line(self._current))
+                self.fields["next"].setText(self.next_step(self._current) or "nothing")
 
     def _expiry_line(self, a: dict[str, Any]) -> str:
         if a["state"] not in LIVE and a["state"] != "expired":
@@ -118,6 +131,7 @@ class ApprovalsPanel(TreePanel):
         a = node.detail
         self._current = a
         f = self.fields
+        f["next"].setText(self.next_step(a) or "nothing")
         f["state"].setText(words(a["state"]))
         f["expiry"].setText(self._expiry_line(a))
         f["consequence"].setText(a["consequence"])

@@ -60,7 +60,17 @@ class ArtifactsPanel(TreePanel):
     def summary(self, bundle: Bundle) -> str:
         arts = bundle["task"]["artifacts"]
         n = sum(len(a["versions"]) for a in arts)
-        return f"{len(arts)} artifacts, {n} versions. Select a version to preview it."
+        bad = sum(1 for a in arts if self._worst(a))
+        problems = (
+            f"; {t.count(bad, 'has a problem', 'have problems')}, listed first" if bad else ""
+        )
+        return (
+            f"{t.count(len(arts), 'artifact', 'artifacts')}, {t.count(n, 'version', 'versions')}"
+            f"{problems}. Select a version to preview it."
+        )
+
+    def _worst(self, a: dict[str, Any]) -> str | None:
+        return next((s for v in a["versions"] if (s := self._marks(a, v)[1])), None)
 
     def show_task(self, bundle: Bundle) -> None:
         self._bundle = bundle
@@ -135,7 +145,7 @@ class ArtifactsPanel(TreePanel):
                     key=a["artifact_id"],
                     cells=(
                         a["name"],
-                        f"{a['role']}, {len(a['versions'])} version(s)"
+                        f"{a['role']}, {t.count(len(a['versions']), 'version', 'versions')}"
                         + (f"; {self._marks(a, cur)[0]}" if cur and worst else ""),
                         t.digest(cur["digest"]) if cur else "—",
                         t.size(cur["size"]) if cur else "—",
@@ -148,6 +158,8 @@ class ArtifactsPanel(TreePanel):
                     children=kids,
                 )
             )
+        # Problems first: a missing blob or a changed file is what the reviewer looks for.
+        out.sort(key=lambda n: n.status is None)
         return out
 
     def _show_identity(self) -> None:

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from .. import text as t
 from ..loader import Loader
 from ..records import Node, RecordTable, RecordTree
 from ..widgets import TextPane, plain_label, pretty_json
@@ -39,6 +49,100 @@ def json_detail(value: Any) -> tuple[str, str]:
     return pretty_json(value), "json"
 
 
+@dataclass
+class FormDetail:
+    """A record shown as a readable form (field, value), its raw JSON one toggle away.
+    `lead`: rows shown first, e.g. what the reviewer can do."""
+
+    value: Any
+    lead: list[tuple[str, str]] = field(default_factory=list)
+
+
+def form_detail(value: Any, next_step: str = "") -> FormDetail:
+    return FormDetail(value, [("What you can do", next_step)] if next_step else [])
+
+
+_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
+#: Keys a form leaves out: the task is the one on screen.
+_NOISE = {"task_id", "position"}
+
+
+def _label(key: str) -> str:
+    words = key.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def _is_actor(v: Any) -> bool:
+    return isinstance(v, dict) and set(v) <= {"kind", "id", "name"} and "kind" in v
+
+
+def _is_state(v: Any) -> bool:
+    """A resource's state as the record keeps it: exists, digest, size."""
+    return isinstance(v, dict) and "exists" in v and set(v) <= {"exists", "digest", "size"}
+
+
+def scalar_text(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int | float):
+        return t.number(v)
+    if isinstance(v, str):
+        return t.when(v) if _TIME.match(v) else v
+    if _is_actor(v):
+        return t.actor(v)
+    if _is_state(v):
+        if not v.get("exists"):
+            return "absent"
+        return f"{v.get('digest') or '—'} · {t.size(v.get('size'))}"
+    if isinstance(v, list) and all(not isinstance(x, dict | list) for x in v):
+        return ", ".join(scalar_text(x) for x in v) if v else "none"
+    return ""
+
+
+def form_nodes(value: Any, path: str = "") -> list[Node]:
+    """Rows of (field, value); a nested record becomes a row with the record's fields
+    under it, a list of records a row per item."""
+    if isinstance(value, dict):
+        items: list[tuple[str, str, Any]] = [
+            (k, _label(k), v) for k, v in value.items() if k not in _NOISE
+        ]
+    elif isinstance(value, list):
+        items = [(str(i), _item_label(v, i), v) for i, v in enumerate(value)]
+    else:
+        return [Node(key="value", cells=("Value", scalar_text(value)))]
+    out = []
+    for key, label, v in items:
+        words = scalar_text(v)
+        nested = isinstance(v, dict | list) and not words and not _is_actor(v)
+        if nested and not v:
+            words, nested = "none", False
+        out.append(
+            Node(
+                key=f"{path}/{key}",
+                cells=(label, words if not nested else _gist(v)),
+                tip=words,
+                children=form_nodes(v, f"{path}/{key}") if nested else [],
+            )
+        )
+    return out
+
+
+def _item_label(v: Any, i: int) -> str:
+    if isinstance(v, dict):
+        for k in ("id", "counter", "attempt_no", "observation_id", "checkpoint_id", "kind"):
+            if v.get(k) not in (None, ""):
+                return f"{i + 1}. {v[k]}"
+    return f"{i + 1}."
+
+
+def _gist(v: Any) -> str:
+    if isinstance(v, list):
+        return t.count(len(v), "item", "items")
+    return ""
+
+
 class TreePanel(Panel):
     """A tree of the panel's rows above a pane showing the selected row in full."""
 
@@ -47,6 +151,8 @@ class TreePanel(Panel):
     expand_all = True
     #: The view of the rows: a tree, or RecordTable for a long flat list.
     view_class: type[RecordTree] | type[RecordTable] = RecordTree
+    #: Whether a row's detail is a readable form (FormDetail) with a raw-JSON toggle.
+    forms = False
 
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
@@ -56,7 +162,10 @@ class TreePanel(Panel):
         self.caption = plain_label(self.note, name=f"{self.title} summary")
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.tree)
-        self.split.addWidget(self.detail)
+        if self.forms:
+            self.split.addWidget(self._form_box())
+        else:
+            self.split.addWidget(self.detail)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
@@ -65,6 +174,50 @@ class TreePanel(Panel):
         self.extra_top(layout)
         layout.addWidget(self.split, 1)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+
+    def _form_box(self) -> QWidget:
+        self.form = RecordTree(("Field", "Value"), f"{self.title}: selected row as a form")
+        self.raw = QToolButton()
+        self.raw.setText("Raw JSON")
+        self.raw.setCheckable(True)
+        self.raw.setAccessibleName("Show the selected row as raw JSON")
+        self.raw.setToolTip("Show the selected row as the record's raw JSON")
+        self.raw.toggled.connect(lambda _on: self._show_form_or_raw())
+        self.detail_stack = QStackedWidget()
+        self.detail_stack.addWidget(self.form)
+        self.detail_stack.addWidget(self.detail)
+        self._has_form = False
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(plain_label("The selected row:", wrap=False))
+        bar.addStretch(1)
+        bar.addWidget(self.raw)
+        box = QWidget()
+        col = QVBoxLayout(box)
+        col.setContentsMargins(0, 2, 0, 0)
+        col.setSpacing(2)
+        col.addLayout(bar)
+        col.addWidget(self.detail_stack, 1)
+        return box
+
+    def show_form(self, d: FormDetail) -> None:
+        """The form, and the raw JSON behind the toggle."""
+        self.detail.show_text(pretty_json(d.value), "json")
+        lead = [Node(key=f"lead:{k}", cells=(k, v), icon_name="attention") for k, v in d.lead]
+        self.form.set_nodes(lead + form_nodes(d.value), expand_all=True)
+        self._has_form = True
+        self._show_form_or_raw()
+
+    def show_plain(self, text: str, media_type: str | None = None) -> None:
+        """Text with no form (a diff): the text pane, whatever the toggle says."""
+        self.detail.show_text(text, media_type, keep=False)
+        self._has_form = False
+        self._show_form_or_raw()
+
+    def _show_form_or_raw(self) -> None:
+        raw = self.raw.isChecked() or not self._has_form
+        self.raw.setEnabled(self._has_form)
+        self.detail_stack.setCurrentWidget(self.detail if raw else self.form)
 
     def extra_top(self, layout: QVBoxLayout) -> None:
         """Room for a panel's filters or warnings above the tree."""
@@ -93,7 +246,11 @@ class TreePanel(Panel):
 
     def show_detail(self, node: Node) -> None:
         d = node.detail
-        if isinstance(d, tuple):
+        if isinstance(d, FormDetail) and self.forms:
+            self.show_form(d)
+        elif isinstance(d, FormDetail):
+            self.detail.show_text(pretty_json(d.value), "json")
+        elif isinstance(d, tuple):
             self.detail.show_text(d[0], d[1], d[2] if len(d) > 2 else None)
         else:
             self.detail.show_text(str(d or ""))

@@ -91,7 +91,9 @@ class BriefPanel(Panel):
                     key=n["id"],
                     cells=(
                         f"{n['id']} (seq {n['seq']})",
-                        f"{len(kids)} discrepancies" if kids else "agrees with the record",
+                        t.count(len(kids), "discrepancy", "discrepancies")
+                        if kids
+                        else "agrees with the record",
                         f"{t.actor_short(n['actor'])}, {t.when(n['at'])}",
                     ),
                     icon_name="attention" if kids else "ok",
@@ -101,7 +103,8 @@ class BriefPanel(Panel):
             )
         self.narratives.set_nodes(nodes, expand_all=True)
         self.discrepancies.say(
-            f"{found} place(s) where a narrative disagrees with the record: the record wins."
+            f"{t.count(found, 'place', 'places')} where a narrative disagrees with the record: "
+            "the record wins."
             if found
             else ""
         )

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
 from .. import text as t
 from ..icons import icon
 from ..loader import Loader
-from ..widgets import heading, plain_label
+from ..widgets import heading, is_dark, plain_label
 from .base import Bundle, Panel
 
 STEPS = 1000
+
+
+def is_exhausted(b: dict[str, Any]) -> bool:
+    limit = b["limit_value"]
+    return bool(b.get("exhausted")) or (limit is not None and b["used"] + b["reserved"] >= limit)
 
 
 def budget_words(b: dict[str, Any]) -> tuple[str, str]:
@@ -22,7 +28,7 @@ def budget_words(b: dict[str, Any]) -> tuple[str, str]:
         return f"{t.number(used)} used, {t.number(reserved)} reserved; no limit", "running"
     left = limit - used - reserved
     line = f"{t.number(used)} used + {t.number(reserved)} reserved of {t.number(limit)}; {t.number(max(left, 0))} left"
-    if b.get("exhausted") or left <= 0:
+    if is_exhausted(b):
         return line + " — exhausted", "failed"
     if limit and (used + reserved) / limit >= 0.8:
         return line + " — near its limit", "attention"
@@ -83,10 +89,12 @@ class BudgetsPanel(Panel):
             mark, bar, words_, _ = self.rows[b["counter"]]
             sentence, icon_name = budget_words(b)
             limit = b["limit_value"]
+            exhausted = is_exhausted(b)
+            self._alarm(bar, words_, exhausted)
             if limit:
-                frac = min((b["used"] + b["reserved"]) / limit, 1.0)
+                frac = (b["used"] + b["reserved"]) / limit
                 bar.setEnabled(True)
-                bar.setValue(round(frac * STEPS))
+                bar.setValue(round(min(frac, 1.0) * STEPS))
                 bar.setFormat(f"{t.number(b['used'])} / {t.number(limit)}  ({frac * 100:.0f}%)")
             else:
                 bar.setEnabled(False)
@@ -96,3 +104,14 @@ class BudgetsPanel(Panel):
             words_.setText(sentence)
             mark.setPixmap(icon(icon_name).pixmap(16, 16))
             mark.setToolTip(sentence)
+
+    @staticmethod
+    def _alarm(bar: QProgressBar, words_: QLabel, exhausted: bool) -> None:
+        """An exhausted counter: a red bar and red, bold words (with the "failed" icon)."""
+        red = QColor("#ff8a80" if is_dark(bar) else "#c62828")
+        palette = QPalette()  # nothing set: the inherited palette
+        if exhausted:
+            palette.setColor(QPalette.ColorRole.Highlight, red)
+        bar.setPalette(palette)
+        bar.setProperty("exhausted", exhausted)
+        words_.setStyleSheet(f"color: {red.name()}; font-weight: bold;" if exhausted else "")

@@ -11,7 +11,7 @@ from .. import text as t
 from ..loader import Loader
 from ..records import Node
 from ..widgets import plain_label
-from .base import Bundle, TreePanel, json_detail
+from .base import Bundle, TreePanel, form_detail
 
 
 def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +41,7 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 class CheckpointsPanel(TreePanel):
     title = "Checkpoints"
     headers = ("Checkpoint", "Reason", "Head?", "Author", "Event seq", "At", "Note")
+    forms = True
 
     def __init__(self, loader: Loader) -> None:
         self.compare = QComboBox()
@@ -81,14 +82,13 @@ class CheckpointsPanel(TreePanel):
             return
         other = self._rows.get(self.compare.currentData() or "")
         if other is None:
-            text, media = json_detail({k: v for k, v in chosen.items() if k != "task_id"})
-            self.detail.show_text(text, media)
+            self.show_form(form_detail({k: v for k, v in chosen.items() if k != "task_id"}))
             return
         old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))
         self.loader.submit(
             f"checkpoint-diff:{id(self)}",
             lambda: state_diff(old, new),
-            lambda r: self.detail.show_text(r["text"], r["media_type"], keep=False),
+            lambda r: self.show_plain(r["text"], r["media_type"]),
         )
 
     def summary(self, bundle: Bundle) -> str:
@@ -101,7 +101,8 @@ class CheckpointsPanel(TreePanel):
                 f"Forked lineage: {len(heads)} heads ({', '.join(heads)}). "
                 "Each branch is shown under the checkpoint it supersedes; neither is picked."
             )
-        return f"{len(cps['checkpoints'])} checkpoint(s); head {heads[0] if heads else '—'}."
+        n = t.count(len(cps["checkpoints"]), "checkpoint", "checkpoints")
+        return f"{n}; head {heads[0] if heads else '—'}."
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         cps = bundle["task"]["checkpoints"]

@@ -9,12 +9,14 @@ from ..icons import words
 from ..preview import preview
 from ..records import Node
 from .base import Bundle, TreePanel
+from .next_steps import criterion_next
 
 
 class CriteriaPanel(TreePanel):
     title = "Criteria"
     uses_disk = True
-    headers = ("Criterion", "Status", "Checked against", "Text")
+    headers = ("Criterion", "Status", "Checked against", "Text", "What you can do")
+    TEXT_WIDTH = 380  # the text may be long: the next step stays in sight
 
     def summary(self, bundle: Bundle) -> str:
         crits = bundle["task"]["criteria"]
@@ -22,10 +24,17 @@ class CriteriaPanel(TreePanel):
         for c in crits:
             counts[c["status"]] = counts.get(c["status"], 0) + 1
         return (
-            f"{len(crits)} criteria: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+            f"{t.count(len(crits), 'criterion', 'criteria')}: "
+            + ", ".join(f"{n} {words(s)}" for s, n in counts.items())
             if crits
             else "No criteria yet."
         )
+
+    def show_task(self, bundle: Bundle) -> None:
+        super().show_task(bundle)
+        header = self.tree.header()
+        if header.sectionSize(3) > self.TEXT_WIDTH:
+            header.resizeSection(3, self.TEXT_WIDTH)
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         out = []
@@ -41,6 +50,9 @@ class CriteriaPanel(TreePanel):
             on_disk = self.disk.get("criteria", {}).get(c["criterion_id"])
             if on_disk:
                 lines.append(f"stale on disk: {on_disk}")
+            step = criterion_next(c, bool(on_disk))
+            if step:
+                lines.insert(0, f"What you can do: {step}\n")
             if c.get("judged_by"):
                 lines.append(f"judged by {t.actor(c['judged_by'])} at {t.when(c['judged_at'])}")
             if c.get("note"):
@@ -55,6 +67,7 @@ class CriteriaPanel(TreePanel):
                         words(c["status"]) + (", stale on disk" if on_disk else ""),
                         against,
                         c["text"],
+                        step or "—",
                     ),
                     status="stale" if on_disk else c["status"],
                     tip=f"stale on disk: {on_disk}" if on_disk else "",

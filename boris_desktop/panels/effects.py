@@ -8,7 +8,8 @@ from typing import Any
 from .. import text as t
 from ..icons import words
 from ..records import Node
-from .base import Bundle, TreePanel, json_detail
+from .base import Bundle, TreePanel, form_detail
+from .next_steps import effect_next, effect_to_reconcile
 
 
 def _state(s: dict[str, Any] | None) -> str:
@@ -22,19 +23,25 @@ def _state(s: dict[str, Any] | None) -> str:
 class EffectsPanel(TreePanel):
     title = "Effects"
     uses_disk = True
-    headers = ("Effect / record", "Stage", "Outcome", "What", "When")
+    headers = ("Effect / record", "Stage", "Outcome", "What", "When", "What you can do")
+    forms = True
 
     def summary(self, bundle: Bundle) -> str:
         effs = bundle["task"]["effects"]
         if not effs:
             return "No effects planned."
-        open_ = sum(bool(e["unresolved"]) for e in effs)
-        return f"{len(effs)} effect(s), {open_} unresolved. Select a row for its full record."
+        n = sum(effect_to_reconcile(e) for e in effs)
+        todo = f"{n} to reconcile" if n else "none to reconcile"
+        return (
+            f"{t.count(len(effs), 'effect', 'effects')}, {todo}. Select a row for its full record."
+        )
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         out = []
+        approvals = bundle["task"]["approvals"]
         for e in bundle["task"]["effects"]:
             intent = e["intent"]
+            step = effect_next(e, approvals)
             kids = [
                 Node(
                     key="intent",
@@ -46,7 +53,7 @@ class EffectsPanel(TreePanel):
                         t.when(e["created_at"]),
                     ),
                     icon_name="pending",
-                    detail=json_detail(
+                    detail=form_detail(
                         {
                             "consequence": e["consequence"],
                             "idempotency_key": e["idempotency_key"],
@@ -72,7 +79,7 @@ class EffectsPanel(TreePanel):
                             t.when(a["started_at"]),
                         ),
                         status=a.get("outcome") or "unknown",
-                        detail=json_detail(a),
+                        detail=form_detail(a),
                     )
                 )
             for o in e["observations"]:
@@ -87,7 +94,7 @@ class EffectsPanel(TreePanel):
                             t.when(o.get("at")),
                         ),
                         icon_name="running",
-                        detail=json_detail(o),
+                        detail=form_detail(o),
                     )
                 )
             watched = self.disk.get("effects", {}).get(e["effect_id"])
@@ -106,7 +113,7 @@ class EffectsPanel(TreePanel):
                             "",
                         ),
                         status=r.get("verdict"),
-                        detail=json_detail(r),
+                        detail=form_detail(r),
                     )
                 )
             out.append(
@@ -119,17 +126,12 @@ class EffectsPanel(TreePanel):
                         f"{e['kind']} → {e['target']}"
                         + (f" · target {watched['state']}" if watched else ""),
                         t.when(e["updated_at"]),
+                        step or "—",
                     ),
-                    status=watched["state"]
-                    if watched
-                    else "attention"
-                    if e["unresolved"] and e["stage"] != "planned"
-                    else e["stage"],
-                    icon_name=None
-                    if watched
-                    else "attention"
-                    if e["unresolved"] and e["stage"] != "planned"
-                    else None,
+                    # Attention only where a person is needed: an approved effect waits
+                    # for the agent, not for the reviewer.
+                    status=watched["state"] if watched else e["stage"],
+                    icon_name=None if watched else "attention" if step else None,
                     tip=e["consequence"]
                     + (
                         f"\nthe target {watched['state']} on disk "
@@ -137,8 +139,9 @@ class EffectsPanel(TreePanel):
                         if watched
                         else ""
                     ),
-                    detail=json_detail(
-                        {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
+                    detail=form_detail(
+                        {k: v for k, v in e.items() if k not in {"attempts", "observations"}},
+                        step,
                     ),
                     children=kids,
                 )

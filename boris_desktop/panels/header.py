@@ -119,7 +119,9 @@ class Header(QWidget):
             if obj
             else "No objective"
         )
-        self.history_button.setText(f"Amendments ({len(revs) - 1})" if len(revs) > 1 else "History")
+        self.history_button.setText(
+            t.count(len(revs) - 1, "amendment", "amendments") if len(revs) > 1 else "History"
+        )
         self.history_button.setEnabled(len(revs) > 1)
         self.history.setPlainText(
             "\n\n".join(

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from .. import text as t
 from ..records import Node
-from .base import Bundle, TreePanel, json_detail
+from .base import Bundle, TreePanel, form_detail
 
 
 class PhasesPanel(TreePanel):
     title = "Dependencies"
     headers = ("Phase / input", "Readiness", "Why")
+    forms = True
 
     def summary(self, bundle: Bundle) -> str:
         phases = bundle["task"]["phases"]
         if not phases:
             return "No phases."
         blocked = [p["phase_id"] for p in phases if p["readiness"] == "blocked"]
-        return f"{len(phases)} phase(s)" + (
+        return t.count(len(phases), "phase", "phases") + (
             f"; blocked: {', '.join(blocked)}" if blocked else "; none blocked"
         )
 
@@ -38,7 +39,7 @@ class PhasesPanel(TreePanel):
                             reason or (f"current identity {ident}" if ident else ""),
                         ),
                         status="blocked" if reason else "done",
-                        detail=json_detail({"input": i, "identity": ident, "blocks": reason}),
+                        detail=form_detail({"input": i, "identity": ident, "blocks": reason}),
                     )
                 )
             for h in reversed(p["history"]):
@@ -59,7 +60,7 @@ class PhasesPanel(TreePanel):
                         ),
                         icon_name="stopped",
                         tip="an earlier result: history only, it authorizes nothing",
-                        detail=json_detail(h),
+                        detail=form_detail(h),
                     )
                 )
             if p["result"]:
@@ -74,7 +75,7 @@ class PhasesPanel(TreePanel):
                     key=p["phase_id"],
                     cells=(p["name"], p["readiness"], why),
                     status=p["readiness"],
-                    detail=json_detail(p),
+                    detail=form_detail(p),
                     children=kids,
                 )
             )

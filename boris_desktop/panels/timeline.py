@@ -179,9 +179,10 @@ class TimelinePanel(TreePanel):
 
     def summary(self, bundle: Bundle) -> str:
         filtered = self._current_filter() != (None, None)
-        what = "matching events" if filtered else "events"
+        one, many = ("matching event", "matching events") if filtered else ("event", "events")
         more = "; scroll down for older ones" if self._more else ""
-        return f"{len(self._events)} {what} shown of {self._total}, newest first{more}."
+        shown = t.count(len(self._events), one, many)
+        return f"{shown} shown of {self._total:,}, newest first{more}."
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         return [self._row(e) for e in self._events]

@@ -1,0 +1,61 @@
+"""What the reviewer can do about a row, in words, keyed by the store's state strings.
+
+The store decides what is allowed (its commands refuse the rest); these words only point the
+reviewer at the action that fits the state. The store's resume brief words its next actions
+for the next agent ("retry effect …", "verify criterion …"), not for the person at the desk,
+so the reviewer's wording lives here, in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NOTHING = ""  # the row needs no person now
+
+
+def effect_to_reconcile(e: dict[str, Any]) -> bool:
+    """The store's rule: maybe sent and not settled (planned or approved effects have not
+    left the building; one known not to have happened is retried or cancelled)."""
+    from store.commands import effect_to_reconcile as rule
+
+    return rule(e["stage"], e.get("outcome"))
+
+
+def _is_file(target: str) -> bool:
+    return "://" not in target
+
+
+def effect_next(e: dict[str, Any], approvals: list[dict[str, Any]]) -> str:
+    if effect_to_reconcile(e):
+        verdict = (e.get("reconciliation") or {}).get("verdict")
+        look = "observe the file" if _is_file(e["target"]) else "check the destination"
+        if verdict == "conflict":
+            return f"Conflict: a person decides present / absent — {look} again (Ctrl+R)"
+        return f"Reconcile: {look} and decide (Ctrl+R)"
+    if e["stage"] == "planned" and e.get("requires_approval"):
+        pending = [
+            a for a in approvals if a.get("effect_id") == e["effect_id"] and a["state"] == "pending"
+        ]
+        if pending:
+            return f"Decide: approve or reject {pending[0]['approval_id']} (Ctrl+Return)"
+    return NOTHING
+
+
+def approval_next(a: dict[str, Any], expired: bool) -> str:
+    """`expired`: the approval's expiry has passed by the database clock."""
+    if a["state"] == "pending":
+        if expired:
+            return "Expired: it authorizes nothing; the agent must ask again"
+        return "Decide: approve or reject (Ctrl+Return)"
+    return NOTHING
+
+
+def criterion_next(c: dict[str, Any], stale_on_disk: bool = False) -> str:
+    status = c["status"]
+    if status == "stale" or stale_on_disk:
+        return "Re-check: judge it against the current version (Ctrl+J)"
+    if status == "unverified":
+        return "Verify: judge it satisfied, failed or waived, with evidence (Ctrl+J)"
+    if status == "failed":
+        return "Failed: the agent fixes it, or you waive it with a reason (Ctrl+J)"
+    return NOTHING

@@ -727,13 +727,7 @@ def _completion(tx: Tx, task_id: str) -> tuple[list[str], list[str]]:
 effect_unresolved = rules.effect_unresolved
 
 
-def effect_to_reconcile(stage: str, outcome: str | None) -> bool:
-    """Maybe sent and not settled: only a reconciliation against a fresh observation settles
-    it (the resume brief's "effect_to_reconcile" blocker). Planned or approved effects have
-    not left the building; one known not to have happened is retried or cancelled."""
-    if not effect_unresolved(stage, outcome):
-        return False
-    return outcome in {"unknown", "partial"} or stage == "observed"
+effect_to_reconcile = rules.effect_to_reconcile
 
 
 def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Actor) -> None:

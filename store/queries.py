@@ -129,7 +129,7 @@ def list_tasks(
     for task_id, n in pending:
         need[task_id]["pending_approvals"] = n
     effects = conn.execute(sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome))
-    from .commands import effect_to_reconcile, effect_unresolved
+    from .rules import effect_to_reconcile, effect_unresolved
 
     for task_id, stage, outcome in effects:
         if effect_unresolved(stage, outcome) and stage != "planned":

@@ -275,6 +275,15 @@ def effect_unresolved(stage: str, outcome: str | None) -> bool:
     return not (stage == EffectStage.RECONCILED and outcome == Outcome.SUCCEEDED)
 
 
+def effect_to_reconcile(stage: str, outcome: str | None) -> bool:
+    """Maybe sent and not settled: only a reconciliation against a fresh observation settles
+    it (the resume brief's "effect_to_reconcile" blocker). Planned or approved effects have
+    not left the building; one known not to have happened is retried or cancelled."""
+    if not effect_unresolved(stage, outcome):
+        return False
+    return outcome in {Outcome.UNKNOWN, Outcome.PARTIAL} or stage == EffectStage.OBSERVED
+
+
 def effect_uncertain(stage: str, outcome: str | None) -> bool:
     """Sent, and what happened is not known: no blind retry until reconciled."""
     return stage in {EffectStage.DISPATCHED, EffectStage.OBSERVED} and outcome in {

@@ -16,7 +16,7 @@ NOTHING = ""  # the row needs no person now
 def effect_to_reconcile(e: dict[str, Any]) -> bool:
     """The store's rule: maybe sent and not settled (planned or approved effects have not
     left the building; one known not to have happened is retried or cancelled)."""
-    from store.commands import effect_to_reconcile as rule
+    from store.rules import effect_to_reconcile as rule
 
     return rule(e["stage"], e.get("outcome"))
 

@@ -18,9 +18,9 @@ from test_store_integrity import chain_problems
 
 from store import Actor, CommandRejected, Store, StoreError, cli_archive
 from store import archive as ar
-from store.archive import export as archive_export
 from store import commands as c
 from store.approvals import DecideApproval, RequestApproval
+from store.archive import export as archive_export
 from store.canonical import GENESIS_HASH, canonical_json, chain_hash
 from store.checkpoints import WriteCheckpoint
 from store.ledger import DispatchEffect, PlanEffect

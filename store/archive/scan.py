@@ -136,7 +136,8 @@ class EventLog:
         self.conn = conn
         self.task_id = task_id
         self.limits = limits
-        self.buffer = b""
+        self.pending: list[bytes] = []
+        self.pending_size = 0
         self.count = 0
         self.prev = GENESIS_HASH
         self.formats: dict[str, int] = {}
@@ -148,31 +149,40 @@ class EventLog:
         self.batch: list[tuple[dict[str, Any], Event]] = []
 
     def feed(self, chunk: bytes) -> None:
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
+        # The line being read is kept as its pieces, joined only once its end is in view.
+        while chunk:
+            end = chunk.find(b"\n")
+            if end < 0:
+                self.pending.append(chunk)
+                self.pending_size += len(chunk)
+                if self.pending_size > self.limits.event_bytes:
+                    self._too_long()
+                return
+            self.pending.append(chunk[:end])
+            line = b"".join(self.pending)
+            self.pending, self.pending_size = [], 0
             self._line(line)
-        if len(self.buffer) > self.limits.event_bytes:
-            raise refuse(
-                f"{EVENTS} line {self.count + 1} is longer than the limit of "
-                f"{self.limits.event_bytes} bytes"
-            )
+            chunk = chunk[end + 1 :]
 
     def finish(self) -> None:
-        if self.buffer:
-            self._line(self.buffer)
-            self.buffer = b""
+        if self.pending:
+            line = b"".join(self.pending)
+            self.pending, self.pending_size = [], 0
+            self._line(line)
         self._flush()
         if not self.count:
             raise refuse(f"{EVENTS} holds no events")
         self._check_boundaries()
 
+    def _too_long(self) -> None:
+        raise refuse(
+            f"{EVENTS} line {self.count + 1} is longer than the limit of "
+            f"{self.limits.event_bytes} bytes"
+        )
+
     def _line(self, line: bytes) -> None:
         if len(line) > self.limits.event_bytes:
-            raise refuse(
-                f"{EVENTS} line {self.count + 1} is longer than the limit of "
-                f"{self.limits.event_bytes} bytes"
-            )
+            self._too_long()
         self.count += 1
         n = self.count
         row = _event_row(n, line, self.limits.event_items)

@@ -20,6 +20,7 @@ from store import Actor, CommandRejected, Store, StoreError, cli_archive
 from store import archive as ar
 from store import commands as c
 from store.approvals import DecideApproval, RequestApproval
+from store.archive import export as archive_export
 from store.canonical import GENESIS_HASH, canonical_json, chain_hash
 from store.checkpoints import WriteCheckpoint
 from store.ledger import DispatchEffect, PlanEffect
@@ -209,10 +210,10 @@ def snapshot(s: Store) -> tuple[list[str], list[str], int]:
     return s.task_ids(), files, s.data_version()
 
 
-def refused(s: Store, pkg: Path, match: str) -> ar.PackageRefused:
+def refused(s: Store, pkg: Path, match: str, limits: ar.Limits | None = None) -> ar.PackageRefused:
     before = snapshot(s)
     with pytest.raises(ar.PackageRefused, match=match) as info:
-        ar.import_package(s, pkg)
+        ar.import_package(s, pkg, limits=limits)
     assert "nothing was imported" in str(info.value)
     assert snapshot(s) == before
     return info.value
@@ -417,38 +418,39 @@ def test_duplicate_member_is_refused(src: Source, dst: Store, tmp_path: Path) ->
     refused(dst, pkg, r"'README.txt' appears twice")
 
 
-def test_member_over_the_size_limit_is_refused(
-    src: Source, dst: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(ar, "MAX_MEMBER_BYTES", 100)
-    refused(dst, src.package, r"member 'manifest.json' is larger than the limit of 100 bytes")
+def test_member_over_the_size_limit_is_refused(src: Source, dst: Store) -> None:
+    limits = ar.Limits(member_bytes=100)
+    refused(
+        dst, src.package, r"member 'manifest.json' is larger than the limit of 100 bytes", limits
+    )
 
 
-def test_too_many_members_are_refused(
-    src: Source, dst: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(ar, "MAX_MEMBERS", 3)
-    refused(dst, src.package, r"more than 3 members")
+def test_too_many_members_are_refused(src: Source, dst: Store) -> None:
+    refused(dst, src.package, r"more than 3 members", ar.Limits(members=3))
 
 
-def test_compression_bomb_stops_at_the_limit(
-    src: Source, dst: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_compression_bomb_stops_at_the_limit(src: Source, dst: Store, tmp_path: Path) -> None:
     zeros = bytes(32 * 1024 * 1024)
     name = "blobs/" + hashlib.sha256(zeros).hexdigest()
-    pkg = hostile(src, tmp_path, lambda ms: ms.insert(1, Member(name, zeros)))
+
+    def edit(ms: list[Member]) -> None:
+        ms.insert(1, Member(name, zeros))
+        fix_digests(ms)  # listed with its true size, so only the volume is at fault
+
+    pkg = hostile(src, tmp_path, edit)
     assert pkg.stat().st_size < 256 * 1024  # a small file that expands a hundredfold
     limit = 1024 * 1024
-    monkeypatch.setattr(ar, "MAX_TOTAL_BYTES", limit)
-    err = refused(dst, pkg, rf"decompresses to more than {limit} bytes \(in member '{name}'\)")
+    err = refused(
+        dst,
+        pkg,
+        rf"decompresses to more than {limit} bytes \(in member '{name}'\)",
+        ar.Limits(total_bytes=limit),
+    )
     assert isinstance(err, ar.PackageTooLarge)
     assert err.streamed <= limit + 1  # reading stopped at the limit, not at the end
 
 
-def test_oversized_extended_header_is_refused(
-    src: Source, dst: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(ar, "MAX_HEADER_BYTES", 512)
+def test_oversized_extended_header_is_refused(src: Source, dst: Store, tmp_path: Path) -> None:
     members = read_members(src.package)
     path = tmp_path / "pax.tar.gz"
     with (
@@ -461,12 +463,31 @@ def test_oversized_extended_header_is_refused(
             info.size = len(m.data)
             info.pax_headers = {"comment": "x" * 4096}
             tar.addfile(info, io.BytesIO(m.data))
-    refused(dst, path, r"extended tar header of \d+ bytes \(the limit is 512\)")
+    refused(
+        dst,
+        path,
+        r"extended tar header of \d+ bytes \(the limit is 512\)",
+        ar.Limits(header_bytes=512),
+    )
 
 
 def test_digest_mismatch_names_the_member(src: Source, dst: Store, tmp_path: Path) -> None:
+    def edit(ms: list[Member]) -> None:
+        readme = get(ms, "README.txt")
+        readme.data = b"X" + readme.data[1:]  # same size, other bytes
+
+    refused(
+        dst,
+        hostile(src, tmp_path, edit),
+        r"member 'README.txt' does not match its digest in manifest.json",
+    )
+
+
+def test_a_member_of_another_size_than_listed_is_refused_from_its_header(
+    src: Source, dst: Store, tmp_path: Path
+) -> None:
     pkg = hostile(src, tmp_path, lambda ms: setattr(get(ms, "README.txt"), "data", b"changed"))
-    refused(dst, pkg, r"member 'README.txt' does not match its digest in manifest.json")
+    refused(dst, pkg, r"member 'README.txt' has 7 bytes; manifest.json says \d+")
 
 
 def test_blob_content_not_matching_its_name_is_refused(
@@ -641,7 +662,7 @@ def test_export_is_atomic_when_it_fails_midway(
         calls.append(args)
         raise OSError("the disk is full")
 
-    monkeypatch.setattr(ar, "_write_blob", boom)
+    monkeypatch.setattr(archive_export, "_write_blob", boom)
     out = tmp_path / "t.tar.gz"
     with pytest.raises(OSError, match="disk is full"):
         ar.export_task(src.store, src.tid, out)

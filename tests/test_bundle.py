@@ -171,9 +171,11 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
 ) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QImage
 
-    directory = tmp_path / "store"  # does not exist: the bundle creates and migrates it
-    shot = directory / "shot.png"
-    _run([bundle / "boris-desktop", "--store", directory, "--screenshot", shot], env)
+    # The README's demo: the demo store under the user data dir (XDG_DATA_HOME is tmp here)
+    # does not exist; the bundle creates, migrates and fills it.
+    directory = Path(env["XDG_DATA_HOME"]) / "boris" / "demo-store"
+    shot = tmp_path / "shot.png"
+    _run([bundle / "boris-desktop", "--demo", "--screenshot", shot], env)
     data = shot.read_bytes()
     assert len(data) > 10_000
     assert data[:8] == PNG_SIGNATURE
@@ -188,6 +190,8 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
     finally:
         reference.close()
     assert {t["id"] for t in listed} == expected
+    # The user's default store beside it was not created, let alone filled.
+    assert not (directory.parent / "boris.sqlite").exists()
 
 
 @slow

@@ -63,7 +63,9 @@ def test_screenshot_leaves_an_empty_named_store_empty(home: Path, qapp) -> None:
     assert _task_ids(home / "mine") == []
 
 
-def test_demo_screenshot_fills_the_demo_store_not_the_default(home: Path, qapp, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_demo_screenshot_fills_the_demo_store_not_the_default(
+    home: Path, qapp, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     from boris_desktop.app import main
 
     own = home / "own"

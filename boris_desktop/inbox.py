@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 )
 
 from .icons import icon, status_icon, words
+from .text import tip
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
@@ -173,7 +174,7 @@ class InboxModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == TITLE:
-                return f"{r['title']}\nid {r['id']} · owner {r['owner']}"
+                return tip(f"{r['title']}\nid {r['id']} · owner {r['owner']}")
             if col == BUDGET:
                 return "the most used budget counter, against its limit"
             if col == NEEDS:

@@ -95,4 +95,4 @@ class BudgetsPanel(Panel):
             bar.setAccessibleDescription(sentence)
             words_.setText(sentence)
             mark.setPixmap(icon(icon_name).pixmap(16, 16))
-            mark.setToolTip(sentence)
+            mark.setToolTip(t.tip(sentence))

@@ -28,6 +28,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     p.add_argument("--store", help="store directory (default: BORIS_STORE or the user data dir)")
     p.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the demo tasks in a store of their own (the user data dir's demo-store, or "
+        "--store DIR), filled with them when it has no tasks; never the default store",
+    )
+    p.add_argument(
         "--screenshot",
         help="render the main window, the first task needing attention selected, to this PNG and exit",
     )
@@ -45,15 +51,50 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def demo_directory(store: str | None = None) -> str:
+    """The demo store: DIR when given, else demo-store in the user data dir. Never the default
+    store (BORIS_STORE or the user data dir itself), which holds the user's own tasks."""
+    from store.location import default_directory, resolve
+
+    directory = resolve(store).directory if store else default_directory() / "demo-store"
+    if directory == resolve(None).directory:
+        raise ValueError(f"{directory} is the default store: --demo needs a store of its own")
+    return str(directory)
+
+
+def _tab_index(tab: str) -> int | None:
+    """The task view's tab whose title starts with `tab` (any case)."""
+    from .task_view import PANELS
+
+    titles = [cls.title.lower() for cls in PANELS]
+    return next((i for i, x in enumerate(titles) if x.startswith(tab.lower())), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.tab is not None:
+        if not args.screenshot:
+            parser.error("--tab goes with --screenshot")
+        if _tab_index(args.tab) is None:
+            from .task_view import PANELS
+
+            names = ", ".join(cls.title for cls in PANELS)
+            parser.error(f"no tab {args.tab!r}; the tabs are: {names}")
+    if args.demo:
+        try:
+            args.store = demo_directory(args.store)
+        except ValueError as exc:
+            parser.error(str(exc))
+        # The demo store is SQLite in its own directory, never a team database named by URL.
+        os.environ.pop("BORIS_STORE_URL", None)
     has_display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif not has_display and not os.environ.get("QT_QPA_PLATFORM"):
         print(
             "boris-desktop: no display found. Run headless with:\n"
-            "  QT_QPA_PLATFORM=offscreen boris-desktop --screenshot out.png",
+            "  QT_QPA_PLATFORM=offscreen boris-desktop --demo --screenshot out.png",
             file=sys.stderr,
         )
         return 2
@@ -68,12 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setDesktopFileName("org.boris.BorisDesktop")
     if args.screenshot:
         try:
-            size = tuple(int(x) for x in args.size.lower().split("x"))
-            width, height = size
+            width, height = (int(x) for x in args.size.lower().split("x"))
         except ValueError:
             print(f"boris-desktop: --size wants WIDTHxHEIGHT, not {args.size}", file=sys.stderr)
             return 2
-        return _screenshot(args.store, args.screenshot, args.tab, (width, height))
+        return _screenshot(args.store, args.screenshot, args.tab, (width, height), demo=args.demo)
     from .main_window import MainWindow
 
     window = MainWindow(staged=True)  # the rest is built right after the first paint
@@ -82,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _exit_after_paint(app, window)
     window.show()
     window.open_store(args.store)
+    if args.demo:
+        window.store_opened.connect(_fill_demo_once(window))
     if not args.exit_after_paint:
         window.store_opened.connect(_ask_reviewer_once(window))
     from .runtime import freeze_startup
@@ -108,8 +150,25 @@ def _ask_reviewer_once(window):  # type: ignore[no-untyped-def]
     return ask
 
 
+def _fill_demo_once(window):  # type: ignore[no-untyped-def]
+    """Fill the demo store when it has no tasks (just created), once, on the window's worker."""
+
+    def fill() -> None:
+        if window.store is not None and not getattr(window, "_demo_asked", False):
+            window._demo_asked = True
+            if not window.store.task_ids():
+                window.load_demo()
+
+    return fill
+
+
 def _screenshot(
-    directory: str | None, png: str, tab: str | None, size: tuple[int, int] = (1280, 780)
+    directory: str | None,
+    png: str,
+    tab: str | None,
+    size: tuple[int, int] = (1280, 780),
+    *,
+    demo: bool = False,
 ) -> int:
     import tempfile
 
@@ -121,7 +180,8 @@ def _screenshot(
 
     try:
         store = Store.open(directory)
-        if not store.task_ids():
+        # Only the demo store is filled: an empty store of the user's stays empty.
+        if demo and not store.task_ids():
             from store.demo import fill_demo
 
             fill_demo(store)
@@ -137,10 +197,9 @@ def _screenshot(
     window.resize(*size)
     window.reload_now()
     if tab:
-        titles = list(window.task_view.panels)
-        match = [i for i, x in enumerate(titles) if x.lower().startswith(tab.lower())]
-        if match:
-            window.task_view.tabs.setCurrentIndex(match[0])
+        index = _tab_index(tab)
+        assert index is not None  # checked in main()
+        window.task_view.tabs.setCurrentIndex(index)
     window.show()
     deadline = time.monotonic() + 3
     # Let the workers' highlighting and previews arrive (they are never waited on when live).

@@ -22,6 +22,7 @@ from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
 from . import text as t
 from .icons import icon, status_icon, words
+from .text import tip
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
@@ -194,7 +195,7 @@ class InboxModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == TITLE:
-                return f"{r['title']}\nid {r['id']} · owner {r['owner']}"
+                return tip(f"{r['title']}\nid {r['id']} · owner {r['owner']}")
             if col == BUDGET:
                 return "the most used budget counter, against its limit"
             if col == NEEDS:

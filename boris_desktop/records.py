@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
 
 from .icons import icon, status_icon
+from .text import tip
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -178,7 +179,7 @@ class RecordTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return n.cells[col] if col < len(n.cells) else ""
         if role == Qt.ItemDataRole.ToolTipRole:
-            return n.tip or (n.cells[col] if col < len(n.cells) else None)
+            return tip(n.tip or (n.cells[col] if col < len(n.cells) else None))
         if role == Qt.ItemDataRole.DecorationRole and col == 0:
             if n.icon_name:
                 return icon(n.icon_name)

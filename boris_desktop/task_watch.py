@@ -24,12 +24,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QSize, QTimer, Signal
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from . import settings
 from .icons import icon
 from .loader import Loader
+from .text import tip as plain_tip
 from .watch import FileWatcher
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class WatchIndicator(QWidget):
         self.setAccessibleName("File watcher")
         self.icon = QLabel()
         self.text = QLabel("not watching")
+        self.text.setTextFormat(Qt.TextFormat.PlainText)  # it may name a watched file
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 0, 4, 0)
         row.setSpacing(4)
@@ -143,7 +145,7 @@ class WatchIndicator(QWidget):
     def show_state(self, text: str, icon_name: str, tip: str = "") -> None:
         self.text.setText(text)
         self.icon.setPixmap(icon(icon_name).pixmap(QSize(14, 14)))
-        self.setToolTip(tip or text)
+        self.setToolTip(plain_tip(tip or text))
         self.text.setAccessibleName(text)
 
 

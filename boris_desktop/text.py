@@ -1,9 +1,26 @@
-"""Words for record values: actors, digests, sizes, times."""
+"""Words for record values: actors, digests, sizes, times; tooltips that stay plain text."""
 
 from __future__ import annotations
 
+import html
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
+
+from PySide6.QtGui import Qt
+
+
+@overload
+def tip(text: str) -> str: ...
+@overload
+def tip(text: None) -> None: ...
+def tip(text: str | None) -> str | None:
+    """A tooltip that shows `text` literally. Qt renders a tooltip as rich text whenever
+    Qt.mightBeRichText says so (a tag on its first line: `<b>`, `<img src=…>`, `<a href=…>`):
+    such text is escaped into rich text whose rendering is exactly `text`. Every tooltip that
+    carries text from a task goes through here (widgets' setToolTip and models' ToolTipRole)."""
+    if not text or not Qt.mightBeRichText(text):
+        return text
+    return f'<p style="white-space:pre-wrap">{html.escape(text, quote=False)}</p>'
 
 
 def count(n: int, one: str, many: str) -> str:

@@ -4,7 +4,7 @@
 # AppStream metainfo and the icons. Runs on Debian 12 after packaging/setup.sh.
 #
 #   bash packaging/build-bundle.sh               # check, build, smoke-test, print the size
-#   bash packaging/build-bundle.sh --check-only  # only check system packages and metadata
+#   bash packaging/build-bundle.sh --check-only  # only check what the build needs, and metadata
 #
 # Options: --dist DIR (default dist; the bundle is DIR/boris-desktop), --work DIR (PyInstaller's
 # cache, default build/pyinstaller), --python PY (default .venv/bin/python, or
@@ -54,6 +54,37 @@ missing_from() {  # print the packages of "$@" that dpkg does not have installed
   echo "${out# }"
 }
 
+# Where the build Python's shared libpython is, as PyInstaller looks for it (linked into the
+# executable, in the prefix or LIBDIR, or in the loader's cache); empty when there is none.
+# Debian's python3 is linked statically: its libpython3.X.so.1.0 is a package of its own.
+LIBPYTHON_FIND='
+import os, subprocess, sys, sysconfig
+names = {sysconfig.get_config_var(v) or "" for v in ("INSTSONAME", "LDLIBRARY")}
+names = {n for n in names if ".so" in n}
+exe = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+try:
+    linked = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+except OSError:
+    linked = ""
+for line in linked.splitlines():
+    parts = line.split()
+    if parts and parts[0] in names and len(parts) > 2 and os.path.isfile(parts[2]):
+        print(parts[2]); sys.exit()
+libdir = sysconfig.get_config_var("LIBDIR") or ""
+arch = sysconfig.get_config_var("MULTIARCH") or ""
+for d in (sys.base_prefix, os.path.join(sys.base_prefix, "lib"), libdir, os.path.join("/usr/lib", arch)):
+    for n in names:
+        if os.path.isfile(os.path.join(d, n)):
+            print(os.path.join(d, n)); sys.exit()
+try:
+    cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+except OSError:
+    cache = ""
+for line in cache.splitlines():
+    if line.split() and line.split()[0] in names:
+        print(line.rsplit(" ", 1)[-1]); sys.exit()
+'
+
 status=0
 if [ "$SYSTEM_CHECK" = 1 ]; then
   echo "system packages the bundle needs on Debian 12:"
@@ -69,17 +100,48 @@ if [ "$SYSTEM_CHECK" = 1 ]; then
     optional=$(missing_from $WAYLAND_PKGS)
     # The build machine also needs the xcb libraries: the bundle carries its copies of them.
     # shellcheck disable=SC2086
-    [ "$CHECK_ONLY" = 1 ] || missing="$missing $(missing_from $XCB_CARRIED)"
+    missing="$missing $(missing_from $XCB_CARRIED)"
     missing=$(echo "$missing" | xargs)
     if [ -n "$missing" ]; then
       echo "build-bundle: missing system packages: $missing" >&2
-      if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo "; fi
-      echo "  install them with: ${sudo}apt-get install -y $missing" >&2
       status=1
     else
       echo "  all required packages are installed"
     fi
     [ -z "$optional" ] || echo "  not installed (optional): $optional"
+  fi
+fi
+
+# What the build itself needs: PyInstaller runs objdump (binutils) on every library, and
+# collects the shared libpython of the Python it runs on.
+build_missing=""
+if ! command -v objdump >/dev/null; then
+  echo "build-bundle: no objdump: PyInstaller needs it (package binutils)" >&2
+  build_missing="binutils"
+fi
+if [ ! -x "$PY" ]; then
+  echo "build-bundle: no $PY; run packaging/setup.sh first (or pass --python)" >&2
+  status=1
+elif [ -z "$("$PY" -c "$LIBPYTHON_FIND")" ]; then
+  py_real=$("$PY" -c 'import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))')
+  py_ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  if command -v dpkg >/dev/null && dpkg -S "$py_real" >/dev/null 2>&1; then
+    echo "build-bundle: $py_real has no shared libpython$py_ver: PyInstaller needs it (package libpython$py_ver)" >&2
+    build_missing="$build_missing libpython$py_ver"
+  else
+    echo "build-bundle: $py_real has no shared libpython$py_ver: PyInstaller needs a Python built with --enable-shared" >&2
+    status=1
+  fi
+fi
+all_missing=$(echo "${missing:-} $build_missing" | xargs)
+if [ -n "$build_missing" ] || { [ "$SYSTEM_CHECK" = 1 ] && [ -n "$all_missing" ]; }; then
+  status=1
+  if [ "$(id -u)" = 0 ]; then
+    echo "  install them with: apt-get install -y $all_missing" >&2
+  elif command -v sudo >/dev/null; then
+    echo "  install them with: sudo apt-get install -y $all_missing" >&2
+  else
+    echo "  as root (there is no sudo here), run: apt-get install -y $all_missing" >&2
   fi
 fi
 
@@ -114,10 +176,6 @@ if [ "$CHECK_ONLY" = 1 ] || [ "$status" != 0 ]; then
   exit "$status"
 fi
 
-if [ ! -x "$PY" ]; then
-  echo "build-bundle: no $PY; run packaging/setup.sh first (or pass --python)" >&2
-  exit 1
-fi
 if ! "$PY" -c "import PyInstaller" 2>/dev/null; then
   echo "installing PyInstaller into $("$PY" -c 'import sys; print(sys.prefix)')"
   "$PY" -m pip install -q "pyinstaller>=6.10,<7"

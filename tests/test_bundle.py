@@ -83,6 +83,73 @@ def test_icon_pngs_exist_at_every_size(qapp) -> None:  # type: ignore[no-untyped
         assert image.hasAlphaChannel(), path
 
 
+# --- what the build needs ------------------------------------------------------------------
+
+
+def _path_without(tmp_path: Path, *names: str) -> Path:
+    """A PATH directory with the machine's commands, all but `names`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in [*os.environ.get("PATH", "").split(os.pathsep), "/usr/sbin", "/sbin"]:
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            link = bin_dir / name
+            if name not in names and not link.exists() and os.access(Path(d) / name, os.X_OK):
+                link.symlink_to(Path(d) / name)
+    return bin_dir
+
+
+def test_setup_without_root_or_sudo_says_what_to_run_as_root(tmp_path: Path) -> None:
+    """A user who is not root on a machine without sudo, with a system package missing."""
+    bin_dir = _path_without(tmp_path, "sudo", "id", "dpkg-query")
+    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n")
+    # dpkg-query says libgl1 is not installed, every other package is.
+    (bin_dir / "dpkg-query").write_text(
+        '#!/bin/sh\nfor a; do last=$a; done\n[ "$last" = libgl1 ] || echo "install ok installed"\n'
+    )
+    for stub in ("id", "dpkg-query"):
+        (bin_dir / stub).chmod(0o755)
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "setup.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "sudo: command not found" not in proc.stderr
+    assert "no sudo" in proc.stderr
+    assert "apt-get update && apt-get install -y libgl1" in proc.stderr
+    assert "ready:" not in proc.stdout
+
+
+def test_check_only_finds_that_objdump_is_missing(tmp_path: Path) -> None:
+    """PyInstaller needs objdump (binutils): the check must say so, with the apt line, and fail."""
+    env = {**os.environ, "PATH": str(_path_without(tmp_path, "objdump"))}
+    proc = subprocess.run(
+        [
+            "bash",
+            str(ROOT / "packaging" / "build-bundle.sh"),
+            "--check-only",
+            "--python",
+            sys.executable,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "check passed" not in proc.stdout
+    assert "objdump" in proc.stderr
+    assert re.search(r"apt-get install -y (\S+ )*binutils\b", proc.stderr), proc.stderr
+
+
 # --- the bundle ----------------------------------------------------------------------------
 
 
@@ -171,9 +238,11 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
 ) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QImage
 
-    directory = tmp_path / "store"  # does not exist: the bundle creates and migrates it
-    shot = directory / "shot.png"
-    _run([bundle / "boris-desktop", "--store", directory, "--screenshot", shot], env)
+    # The README's demo: the demo store under the user data dir (XDG_DATA_HOME is tmp here)
+    # does not exist; the bundle creates, migrates and fills it.
+    directory = Path(env["XDG_DATA_HOME"]) / "boris" / "demo-store"
+    shot = tmp_path / "shot.png"
+    _run([bundle / "boris-desktop", "--demo", "--screenshot", shot], env)
     data = shot.read_bytes()
     assert len(data) > 10_000
     assert data[:8] == PNG_SIGNATURE
@@ -188,6 +257,8 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
     finally:
         reference.close()
     assert {t["id"] for t in listed} == expected
+    # The user's default store beside it was not created, let alone filled.
+    assert not (directory.parent / "boris.sqlite").exists()
 
 
 @slow

@@ -103,7 +103,7 @@ class BudgetsPanel(Panel):
             bar.setAccessibleDescription(sentence)
             words_.setText(sentence)
             mark.setPixmap(icon(icon_name).pixmap(16, 16))
-            mark.setToolTip(sentence)
+            mark.setToolTip(t.tip(sentence))
 
     @staticmethod
     def _alarm(bar: QProgressBar, words_: QLabel, exhausted: bool) -> None:

@@ -36,6 +36,8 @@ OWNER = Actor(kind="person", id="owner", name="Owner")
 # bold type, load an image and offer a link.
 MARKUP = '<b>bold</b><img src="x.png"><a href="https://e.example/">link</a>'
 WORD = "bold"  # any string showing task text contains it
+# Shown literally, every place keeps this tag as text (a file path holds only part of MARKUP).
+TAG = "<b>bold</b>"
 
 
 @pytest.fixture(autouse=True)
@@ -190,7 +192,7 @@ class Seen:
         if not isinstance(tip, str) or WORD not in tip:
             return
         shown = _rendered(tip)
-        (self.literal if MARKUP in shown else self.wrong).append(f"{where} tooltip: {tip!r}")
+        (self.literal if TAG in shown else self.wrong).append(f"{where} tooltip: {tip!r}")
 
     def label(self, where: str, label: QLabel) -> None:
         if WORD not in label.text():

@@ -559,12 +559,13 @@ def test_rolled_back_and_rewritten_log(s: Store, made: dict[str, Any]) -> None:
 def test_task_whose_log_is_gone_after_it_was_verified(s: Store, made: dict[str, Any]) -> None:
     tid = made["tid"]
     assert verify(s).ok
+    seq, _ = _head(s, tid)
     with _raw(s, unguarded=True) as conn:
         for table in ("events", "tasks", "criteria", "artifacts", "artifact_versions"):
             conn.execute(f"DELETE FROM {table} WHERE task_id = ?", (tid,))
     report = verify(s, tid)
     (msg,) = _messages(report, "head_rolled_back")
-    assert msg.endswith("the log has no events for it now")
+    assert msg.endswith(f"the log has no events for it now: seqs 1..{seq} went missing")
 
 
 # --- the command line ----------------------------------------------------------------------

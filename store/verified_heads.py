@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
+from .errors import StoreError
 from .location import DB_NAME, Location
 
 try:
@@ -60,7 +61,8 @@ def witness_path(location: Location) -> Path:
     """The file that holds what verify last found clean for this store."""
     if location.sqlite_file == location.directory / DB_NAME:
         return location.directory / "verified-heads.json"
-    url = make_url(location.url).set(password=None).render_as_string(hide_password=False)
+    # The password masked: the same database whatever the password of the day.
+    url = make_url(location.url).render_as_string(hide_password=True)
     key = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
     return location.directory / f"verified-heads-{key}.json"
 
@@ -88,11 +90,19 @@ def _read(path: Path) -> dict[str, VerifiedHead]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    data = json.loads(text)
-    return {
-        str(tid): VerifiedHead(int(h["seq"]), str(h["hash"]), str(h["verified_at"]))
-        for tid, h in data.get("tasks", {}).items()
-    }
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
+        return {
+            str(tid): VerifiedHead(int(h["seq"]), str(h["hash"]), str(h["verified_at"]))
+            for tid, h in data["tasks"].items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StoreError(
+            f"{path} (the heads verify last found clean) is damaged ({type(exc).__name__}); "
+            "move it aside to start over, and verify will compare with nothing"
+        ) from exc
 
 
 def _write(path: Path, heads: Mapping[str, VerifiedHead], location: Location) -> None:

@@ -568,6 +568,122 @@ def test_task_whose_log_is_gone_after_it_was_verified(s: Store, made: dict[str, 
     assert msg.endswith(f"the log has no events for it now: seqs 1..{seq} went missing")
 
 
+# --- an older copy of the database restored ------------------------------------------------
+
+
+def _copy_database(directory: Path, dest: Path) -> None:
+    """Copy `boris.sqlite*` of a closed store, as a user restoring a backup would."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in directory.glob("boris.sqlite*"):
+        shutil.copy2(f, dest / f.name)
+
+
+def _restore_database(backup: Path, directory: Path) -> None:
+    for f in directory.glob("boris.sqlite*"):
+        f.unlink()
+    for f in backup.glob("boris.sqlite*"):
+        shutil.copy2(f, directory / f.name)
+
+
+def _notes(s: Store, tid: str, n: int, text: str = "tick") -> None:
+    s.execute_all([c.RecordNote(task_id=tid, text=text)] * n, AGENT)
+
+
+def test_an_older_copy_of_the_database_restored_is_named_task_by_task(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, backup = tmp_path / "store", tmp_path / "backup"
+    with Store.open(d) as s:
+        made = _ledger_task(s, ws)
+        tid = made["tid"]
+        assert verify(s).ok
+        old_seq, _ = _head(s, tid)
+    _copy_database(d, backup)
+    with Store.open(d) as s:
+        _notes(s, tid, 5)
+        later: str = s.execute(c.CreateTask(title="later", owner="ana", objective="x"), AGENT)
+        _notes(s, later, 2)
+        assert verify(s).ok  # remembers both heads
+        seq, h = _head(s, tid)
+        later_seq, _ = _head(s, later)
+    _restore_database(backup, d)
+    with Store.open(d) as s:
+        # The restored database is consistent with itself: only the witness kept outside
+        # it knows that events went missing.
+        assert s.task(tid)["last_seq"] == old_seq
+        report = verify(s)
+        assert _kinds(report) == {"head_rolled_back"}
+        by_task = {p.task_id: p.message for p in report.problems}
+        assert by_task[tid].startswith(f"verify found this task clean at seq {seq} ({h}) on ")
+        assert (
+            f"the log now ends at seq {old_seq}: seqs {old_seq + 1}..{seq} went missing"
+            in (by_task[tid])
+        )
+        assert by_task[later].endswith(
+            f"the log has no events for it now: seqs 1..{later_seq} went missing"
+        )
+        assert report.remembered == []
+        # Verifying again does not forget it, and the command line names it too.
+        assert _cli(d, "verify") == 3
+        out = capsys.readouterr().out
+        assert f"{tid}: head_rolled_back:" in out and f"{later}: head_rolled_back:" in out
+        assert remembered_head(s, tid)["seq"] == seq  # type: ignore[index]
+
+
+def test_a_restored_copy_written_on_again_is_a_rewritten_history(tmp_path: Path, ws: Path) -> None:
+    d, backup = tmp_path / "store", tmp_path / "backup"
+    with Store.open(d) as s:
+        tid: str = s.execute(c.CreateTask(title="t", owner="ana", objective="x"), AGENT)
+        _notes(s, tid, 3)
+    _copy_database(d, backup)
+    with Store.open(d) as s:
+        _notes(s, tid, 4, "the history verify saw")
+        assert verify(s).ok
+        seq, h = _head(s, tid)
+    _restore_database(backup, d)
+    with Store.open(d) as s:
+        _notes(s, tid, 6, "another history")  # the log grows past the remembered seq again
+        report = verify(s)
+        (msg,) = _messages(report, "head_rewritten")
+        assert msg.startswith(f"verify found this task clean at seq {seq} ({h}) on ")
+        assert f"the event at seq {seq} now has hash {s.events(tid)[seq - 1]['hash']}" in msg
+        assert _kinds(report) == {"head_rewritten"}
+
+
+def test_the_witness_lives_outside_the_database_files_and_is_written_atomically(
+    s: Store, made: dict[str, Any]
+) -> None:
+    from store import verified_heads
+
+    assert verify(s).ok
+    path = verified_heads.witness_path(s.location)
+    assert path.parent == s.location.directory and not path.name.startswith("boris.sqlite")
+    data = json.loads(path.read_text())
+    seq, h = _head(s, made["tid"])
+    assert data["tasks"][made["tid"]] == {
+        "seq": seq,
+        "hash": h,
+        "verified_at": data["tasks"][made["tid"]]["verified_at"],
+    }
+    # No temporary file is left beside it.
+    assert [p.name for p in path.parent.glob(f".{path.name}*")] == []
+    # A head never moves back: a run that read an older snapshot keeps the newer head.
+    older = verified_heads.VerifiedHead(seq - 1, "0" * 64, "then")
+    verified_heads.remember(s.location, {made["tid"]: older})
+    assert remembered_head(s, made["tid"])["seq"] == seq  # type: ignore[index]
+
+
+def test_a_team_store_keeps_its_witness_per_url_without_the_password(tmp_path: Path) -> None:
+    from store.location import Location
+    from store.verified_heads import witness_path
+
+    a = Location("postgresql+psycopg://boris:secret@db.example:5432/boris", tmp_path)
+    b = Location("postgresql+psycopg://boris:rotated@db.example:5432/boris", tmp_path)
+    other = Location("postgresql+psycopg://boris:secret@db.example:5432/other", tmp_path)
+    assert witness_path(a) == witness_path(b) != witness_path(other)
+    assert witness_path(a).parent == tmp_path
+
+
 # --- the command line ----------------------------------------------------------------------
 
 

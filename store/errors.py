@@ -54,3 +54,8 @@ class BlobProblem(StoreError):
 
 class UnknownEventFormat(StoreError):
     """An event payload in a format this program does not know; never filled with defaults."""
+
+
+class UnsafeDestination(ScopeViolation):
+    """A destination written in a form that servers read differently (a backslash, an
+    encoded dot, slash, backslash or percent): refused before any scope comparison."""

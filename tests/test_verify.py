@@ -714,14 +714,16 @@ def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
     d = tmp_path / "store"
     with Store.open(d, url=url) as s, Store.open(d, url=url) as writer:
         tid: str = s.execute(c.CreateTask(title="big", owner="ana", objective="x"), AGENT)
-        for _ in range(3):
-            _notes(s, tid, 1000)
+        _notes(s, tid, 1500)
+        # Half-way, an event the replay must apply: verify pauses there.
+        s.execute(c.SetBudget(task_id=tid, counter="tool_calls", limit=10), AGENT)
+        _notes(s, tid, 1500)
         snapshot_seq, snapshot_hash = _head(s, tid)
-        halfway, paused, resume = snapshot_seq // 2, threading.Event(), threading.Event()
+        paused, resume = threading.Event(), threading.Event()
         real_apply = verify_module.projections.apply
 
         def apply_then_pause(conn: Any, e: Any) -> None:
-            if e.task_id == tid and e.seq == halfway and not paused.is_set():
+            if e.task_id == tid and e.type == "budget.limit_set" and not paused.is_set():
                 paused.set()
                 resume.wait(60)
             real_apply(conn, e)

@@ -27,6 +27,8 @@ def cmd_verify(store: Store, args: argparse.Namespace) -> None:
     else:
         lines = [p.line() for p in report.problems]
         lines += [f"info: {i.line()}" for i in report.info]
+        if report.remember_error is not None:
+            lines.append(f"warning: {report.remember_error}")
         if report.ok:
             lines.append("ok")
         print("\n".join(lines))

@@ -6,15 +6,16 @@ For each task, from the rows as stored:
   `canonical.chain_hash`), every `prev_hash` linked to the event before (the first to the
   genesis hash), seqs from 1 with no gap, every payload decodable;
 - the task's head: `tasks.last_seq` / `head_hash` are the log's last event;
-- the head verify last found clean (table `verified_heads`): the event at that seq must
-  still be there with the same hash, else the log was truncated, or rolled back and
-  rewritten (an attacker, or an older copy of the store restored);
+- the head verify last found clean (kept outside the database, see `store.verified_heads`):
+  the event at that seq must still be there with the same hash, else the log was truncated,
+  or rolled back (an older copy of the store restored), or rolled back and rewritten; a
+  task remembered there whose log is gone altogether is named too;
 - blobs: every blob an artifact version or evidence names exists and its content (streamed)
   hashes to its name; an effect's intended state is checked when its blob is there (the
   intent may name a state the store was never given: then its absence is only noted);
-- projections: the task's events are replayed into the projection tables inside a write
-  transaction that is always rolled back, and the replayed rows are compared with the rows
-  as they were; the real tables are never changed;
+- projections: the task's events are replayed into a scratch database (a private temporary
+  SQLite database holding only the projection tables) and the replayed rows are compared
+  with the stored ones; the real tables are never written;
 - lineage (from the `checkpoint.written` events): exactly one `initial` checkpoint when there
   is any, and it supersedes nothing; every `supersedes` / `merged` id names a checkpoint of
   the same task written earlier; no checkpoint id twice; no cycle; each checkpoint's
@@ -28,9 +29,15 @@ saying but not errors: a fork in the lineage (more than one head checkpoint, whi
 store reports and never resolves by itself), and an effect's intended-state blob that is
 not in the blob store.
 
-After a task verifies without a problem, its head (seq, hash) is remembered in
-`verified_heads` (unless `remember=False`); a task with problems keeps the head last found
-clean, so the problem is not forgotten by verifying again.
+Everything is read in one read-only snapshot of the database, with the log streamed row by
+row: verify takes no lock that a writer waits for, a writer committing meanwhile finishes
+normally (and is simply not part of what was verified), and memory is bounded by the
+task's projections, not by the length of its log.
+
+After a task verifies without a problem, its head (seq, hash) is remembered in the witness
+file (unless `remember=False`); a task with problems keeps the head last found clean, so
+the problem is not forgotten by verifying again. A head an older program recorded in the
+database's own `verified_heads` table is still compared when the file has none for a task.
 """
 
 from __future__ import annotations

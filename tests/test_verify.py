@@ -685,6 +685,52 @@ def test_a_team_store_keeps_its_witness_per_url_without_the_password(tmp_path: P
     assert witness_path(a).parent == tmp_path
 
 
+def test_a_head_an_older_program_kept_in_the_database_is_still_compared(
+    s: Store, made: dict[str, Any]
+) -> None:
+    """Before the witness file, verify remembered heads in the `verified_heads` table; such
+    a head still counts when the file has none for the task."""
+    tid = made["tid"]
+    seq, _ = _head(s, tid)
+    with _raw(s) as conn:
+        conn.execute(
+            "INSERT INTO verified_heads (task_id, seq, hash, verified_at) VALUES (?, ?, ?, ?)",
+            (tid, seq + 4, "f" * 64, "2026-01-01T00:00:00.000000Z"),
+        )
+    report = verify(s)
+    (msg,) = _messages(report, "head_rolled_back")
+    assert f"seqs {seq + 1}..{seq + 4} went missing" in msg
+
+
+def test_a_damaged_witness_file_is_a_clear_error(s: Store, made: dict[str, Any]) -> None:
+    from store import verified_heads
+
+    verified_heads.witness_path(s.location).write_text("{not json")
+    with pytest.raises(StoreError, match=r"is damaged .*move it aside"):
+        verify(s)
+
+
+def test_a_witness_that_cannot_be_written_is_said_not_hidden(
+    s: Store,
+    made: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import errno
+
+    from store import verified_heads
+
+    def refuse(*_: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(verified_heads, "remember", refuse)
+    assert _cli(s.location.directory, "verify") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "ok"
+    assert out[0].startswith("warning: the heads found clean could not be recorded in ")
+    assert out[0].endswith("verified-heads.json: Read-only file system")
+
+
 # --- verify beside writers ----------------------------------------------------------------
 
 _ENGINES = [

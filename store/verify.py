@@ -43,11 +43,12 @@ database's own `verified_heads` table is still compared when the file has none f
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -58,7 +59,7 @@ from sqlalchemy.pool import StaticPool
 from . import db, projections, verified_heads
 from . import events as ev
 from . import schema as t
-from .canonical import GENESIS_HASH, chain_hash, chain_hash_of_parts, digest_of
+from .canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
 from .errors import BlobProblem, StoreError, UnknownTask
 from .model import Actor, actor_json
 from .record import Event, stored_body
@@ -379,14 +380,15 @@ class _TaskCheck:
         bounded by the task's projections, not by the length of its log."""
         tid = self.task_id
         q = sa.select(*_LOG_COLUMNS).where(t.events.c.task_id == tid).order_by(t.events.c.seq)
-        rows = self.conn.execution_options(yield_per=_BATCH).execute(q)
-        expected_prev, expected_seq, prev_seq = GENESIS_HASH, 1, 0
+        rows = _stream(self.conn, q)
+        expected_prev, expected_seq, prev_seq, count = GENESIS_HASH, 1, 0, 0
         mem_seq = self.mem.seq if self.mem is not None else None
-        actor_texts: dict[tuple[str, str, str], str] = {}
-        actors: dict[tuple[str, str, str], Actor] = {}
+        fast_hash = _RowHasher(tid)
+        decoder = _Decoder()
         pending: Event | None = None
+        head_only = projections.only_advances_head
         for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
-            self.count += 1
+            count += 1
             if seq != expected_seq:
                 self._seq_gap(seq, expected_seq, prev_seq)
             if seq == 1 and type_ != "task.created":
@@ -399,23 +401,7 @@ class _TaskCheck:
             # The hash of the stored bytes as they are: what the writer hashed. Only when
             # that differs is the payload parsed and hashed in canonical form (the slow way),
             # so a payload stored in another but equal form is not taken for a changed one.
-            key = (akind, aid, aname)
-            actor_text = actor_texts.get(key)
-            if actor_text is None:
-                actor_text = actor_texts[key] = actor_json(
-                    Actor.model_construct(kind=akind, id=aid, name=aname)
-                )
-            fast = chain_hash_of_parts(
-                prev,
-                actor_json=actor_text,
-                at=at,
-                fmt=fmt,
-                payload_json=payload,
-                seq=seq,
-                task_id=tid,
-                type_name=type_,
-            )
-            if fast != digest:
+            if fast_hash(prev, akind, aid, aname, at, fmt, payload, seq, type_) != digest:
                 recomputed = _recompute(tid, seq, type_, fmt, payload, akind, aid, aname, at, prev)
                 if recomputed != digest:
                     self.problem(
@@ -426,18 +412,32 @@ class _TaskCheck:
             if seq == mem_seq:
                 self.hash_at_remembered = digest
             expected_prev, expected_seq, prev_seq = digest, seq + 1, seq
-            self.head = (seq, digest)
-            event = self._decode(seq, type_, fmt, payload, key, actors, at, prev, digest)
-            if event is not None:
+            try:
+                decoded, actor = decoder(type_, fmt, payload, akind, aid, aname)
+            # JSONDecodeError and pydantic's ValidationError are ValueErrors.
+            except (ValueError, StoreError) as exc:
+                self.decoded_all = self.replaying = False
+                reason = " ".join(str(exc).splitlines())[:300]
+                self.problem(
+                    "event_unreadable",
+                    f"seq {seq} ({type_}) cannot be read: {reason}; "
+                    "the task's projections were not compared with a replay",
+                )
+                continue
+            event = Event(tid, seq, type_, decoded, actor, at, prev, digest)
+            if type_ in _GATHERED:
                 self._gather(event)
-                if self.replaying:
-                    # An event that only moves the head is replayed only if no later event
-                    # moves it again (every apply moves it first): same rows, less work.
-                    if projections.only_advances_head(type_):
-                        pending = event
-                    else:
-                        pending = None
-                        self._replay(event)
+            if self.replaying:
+                # An event that only moves the head is replayed only if no later event
+                # moves it again (every apply moves it first): same rows, less work.
+                if head_only(type_):
+                    pending = event
+                else:
+                    pending = None
+                    self._replay(event)
+        self.count = count
+        if count:
+            self.head = (prev_seq, expected_prev)
         if pending is not None and self.replaying:
             self._replay(pending)
 
@@ -451,43 +451,6 @@ class _TaskCheck:
         after = f"seq {prev_seq}" if prev_seq else "the start"
         self.problem("seq_gap", f"{missing} missing: the log jumps from {after} to seq {seq}")
 
-    def _decode(
-        self,
-        seq: int,
-        type_: str,
-        fmt: int,
-        payload: str,
-        key: tuple[str, str, str],
-        actors: dict[tuple[str, str, str], Actor],
-        at: str,
-        prev: str,
-        digest: str,
-    ) -> Event | None:
-        try:
-            decoded = _decode_current(type_, fmt, payload)
-            if decoded is None:  # an older format to upcast, or an error to explain
-                data = json.loads(payload)
-                if not isinstance(data, dict):
-                    raise ValueError("the payload is not a JSON object")
-                decoded = ev.decode(type_, fmt, data)
-            actor = actors.get(key)
-            if actor is None:
-                actor = actors[key] = Actor.model_validate(
-                    {"kind": key[0], "id": key[1], "name": key[2]}
-                )
-        # JSONDecodeError and pydantic's ValidationError are ValueErrors.
-        except (ValueError, StoreError) as exc:
-            self.decoded_all = False
-            self.replaying = False
-            reason = " ".join(str(exc).splitlines())[:300]
-            self.problem(
-                "event_unreadable",
-                f"seq {seq} ({type_}) cannot be read: {reason}; "
-                "the task's projections were not compared with a replay",
-            )
-            return None
-        return Event(self.task_id, seq, type_, decoded, actor, at, prev, digest)
-
     def _replay(self, e: Event) -> None:
         try:
             projections.apply(self.scratch.conn, e)
@@ -500,8 +463,6 @@ class _TaskCheck:
             self.replaying = False
 
     def _gather(self, e: Event) -> None:
-        if e.type not in _GATHERED:
-            return
         p = e.payload
         if isinstance(p, ev.CheckpointWritten):
             digest = digest_of(p.state)
@@ -773,20 +734,108 @@ class _TaskCheck:
         return self.blob_cache[digest]
 
 
-def _decode_current(type_: str, fmt: int, payload: str) -> ev.Payload | None:
-    """A payload in its type's current format, validated straight from its JSON text (one
-    pass in pydantic's parser instead of json.loads and then validation); None when it
-    needs upcasting or does not validate, for `ev.decode` to upcast or to explain."""
+def _stream(conn: Connection, stmt: sa.Select[Any]) -> Iterator[Sequence[Any]]:
+    """The rows of `stmt`, fetched a batch at a time, inside the snapshot's transaction. On
+    SQLite straight from the driver's cursor on the snapshot's own connection (plain tuples:
+    SQLAlchemy's rows cost as much as hashing them); elsewhere through a server-side cursor
+    (`yield_per`), so a long log is never held whole in memory on either side."""
+    if conn.dialect.name != "sqlite":
+        yield from conn.execution_options(yield_per=_BATCH).execute(stmt)
+        return
+    compiled = stmt.compile(dialect=conn.dialect)
+    args = [compiled.params[name] for name in compiled.positiontup or ()]
+    raw: Any = conn.connection.driver_connection
+    cursor = raw.cursor()
     try:
-        cls = ev.payload_class(type_)
-    except StoreError:
-        return None
-    if fmt != cls.FORMAT:
-        return None
-    try:
-        return cls.model_validate_json(payload)
-    except ValueError:  # pydantic's ValidationError
-        return None
+        try:
+            cursor.execute(compiled.string, args)
+            batch = cursor.fetchmany(_BATCH)
+            while batch:
+                yield from batch
+                batch = cursor.fetchmany(_BATCH)
+        except sqlite3.Error as exc:  # the same wrapped errors as Core raises
+            raise sa.exc.DBAPIError.instance(
+                compiled.string, args, exc, sqlite3.Error, dialect=conn.dialect
+            ) from exc
+    finally:
+        cursor.close()
+
+
+class _RowHasher:
+    """`canonical.chain_hash_of_parts` of a stored row, built from its stored texts with the
+    parts that repeat along a task's log (task id, type names, actors, the time shared by
+    one transaction's events) encoded once. Verify only trusts a match: a mismatch is
+    checked again the slow way (`_recompute`)."""
+
+    def __init__(self, task_id: str) -> None:
+        self.tail = f',"task_id":{canonical_json(task_id)},"type":'
+        self.types: dict[str, str] = {}
+        self.actors: dict[tuple[str, str, str], str] = {}
+        self.last_at = ("", "")
+
+    def __call__(
+        self,
+        prev: str,
+        kind: str,
+        actor_id: str,
+        name: str,
+        at: str,
+        fmt: int,
+        payload: str,
+        seq: int,
+        type_: str,
+    ) -> str:
+        key = (kind, actor_id, name)
+        actor = self.actors.get(key)
+        if actor is None:
+            text = actor_json(Actor.model_construct(kind=kind, id=actor_id, name=name))
+            actor = self.actors[key] = f'{{"actor":{text},"at":'
+        type_text = self.types.get(type_)
+        if type_text is None:
+            type_text = self.types[type_] = canonical_json(type_) + "}"
+        if self.last_at[0] != at:
+            self.last_at = (at, canonical_json(at))
+        body = (
+            f"{prev}\n{actor}{self.last_at[1]},"
+            f'"format":{fmt},"payload":{payload},"seq":{seq}{self.tail}{type_text}'
+        )
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class _Decoder:
+    """A stored payload and actor as objects. A payload in its type's current format is
+    validated straight from its JSON text (one pass in pydantic's parser); one that needs
+    upcasting, or does not validate, goes the long way (`ev.decode`), which upcasts it or
+    explains what is wrong. Actors repeat: each is validated once."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, tuple[int, Callable[[str], ev.Payload]]] = {}
+        self.actors: dict[tuple[str, str, str], Actor] = {}
+
+    def __call__(
+        self, type_: str, fmt: int, payload: str, kind: str, actor_id: str, name: str
+    ) -> tuple[ev.Payload, Actor]:
+        decoded: ev.Payload | None = None
+        known = self.current.get(type_)
+        if known is None:
+            with contextlib.suppress(StoreError):
+                cls = ev.payload_class(type_)
+                known = self.current[type_] = (cls.FORMAT, cls.model_validate_json)
+        if known is not None and known[0] == fmt:
+            with contextlib.suppress(ValueError):  # pydantic's ValidationError
+                decoded = known[1](payload)
+        if decoded is None:
+            data = json.loads(payload)
+            if not isinstance(data, dict):
+                raise ValueError("the payload is not a JSON object")
+            decoded = ev.decode(type_, fmt, data)
+        key = (kind, actor_id, name)
+        actor = self.actors.get(key)
+        if actor is None:
+            actor = self.actors[key] = Actor.model_validate(
+                {"kind": kind, "id": actor_id, "name": name}
+            )
+        return decoded, actor
 
 
 def _recompute(
@@ -808,7 +857,10 @@ def _recompute(
     # model_construct: the hash covers what is stored, valid or not.
     actor = Actor.model_construct(kind=kind, id=actor_id, name=name)
     body = stored_body(task_id, int(seq), type_, int(fmt), payload, actor, at)
-    return chain_hash(str(prev), body)
+    try:
+        return chain_hash(str(prev), body)
+    except UnicodeEncodeError:
+        return "(the stored prev_hash is not ASCII)"
 
 
 def _add_exact(partials: list[float], x: float) -> None:

@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .errors import StoreFull, StoreReadOnly
 from .store import Store
 from .verify import VerifyFailed, verify
 
@@ -22,32 +21,14 @@ Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def cmd_verify(store: Store, args: argparse.Namespace) -> None:
-    remember = not args.no_remember
-    not_remembered = ""
-    if remember and store.read_only:
-        remember, not_remembered = False, "the store is read-only here"
-    try:
-        report = verify(store, args.task, remember=remember)
-    except (StoreFull, StoreReadOnly) as exc:
-        if not remember:
-            raise
-        # Checking needs no space; only remembering the heads found clean does. Check again
-        # without it, and say what could not be kept.
-        try:
-            report = verify(store, args.task, remember=False)
-        except StoreFull:
-            raise StoreFull(
-                "the disk holding the store is full: verify needs a little room for its "
-                "replay; free some space and run it again"
-            ) from exc
-        not_remembered = str(exc).split(";")[0]
+    report = verify(store, args.task, remember=not args.no_remember)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         lines = [p.line() for p in report.problems]
         lines += [f"info: {i.line()}" for i in report.info]
-        if not_remembered:
-            lines.append(f"info: the heads found clean were not remembered: {not_remembered}")
+        if report.remember_error is not None:
+            lines.append(f"warning: {report.remember_error}")
         if report.ok:
             lines.append("ok")
         print("\n".join(lines))

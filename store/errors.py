@@ -121,3 +121,8 @@ class StoreReadOnly(StoreError):
 class StoreFull(StoreError):
     """The disk (or quota) holding the store is full. Nothing was written; the same store
     object works again once space is freed."""
+
+
+class UnsafeDestination(ScopeViolation):
+    """A destination written in a form that servers read differently (a backslash, an
+    encoded dot, slash, backslash or percent): refused before any scope comparison."""

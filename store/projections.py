@@ -50,6 +50,12 @@ def apply(conn: Connection, event: Event) -> None:
         fn(conn, event)
 
 
+def only_advances_head(type_name: str) -> bool:
+    """Whether applying an event of this type does nothing but move the task's head (a
+    replay may then skip it when a later event moves the head again)."""
+    return type_name != "task.created" and type_name not in _APPLY
+
+
 def _actor(event: Event) -> dict[str, Any]:
     return event.actor.model_dump(mode="json")
 

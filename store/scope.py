@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .errors import ScopeViolation
+from .errors import ScopeViolation, UnsafeDestination
 from .model import Scope
 
 
@@ -62,10 +62,47 @@ def is_destination(target: str) -> bool:
     return _SCHEME.match(target) is not None
 
 
+#: In a destination's host or path: a backslash, which WHATWG URL parsers (browsers,
+#: Node, many HTTP clients) read as "/" for http(s), so `/upload/..\\admin` becomes `/admin`;
+#: or a percent-encoded dot (%2e), slash (%2f), backslash (%5c) or percent sign (%25, the
+#: start of every double encoding such as %252e%252e).
+_AMBIGUOUS = re.compile(r"\\|%2e|%2f|%5c|%25", re.IGNORECASE)
+
+
+def refuse_ambiguous_destination(target: str) -> None:
+    """Raise UnsafeDestination when the destination's host or path holds a form that one
+    reader takes for a path separator or a dot segment and another does not.
+
+    Refused rather than normalized: a normalization would have to choose one reading (RFC
+    3986's, WHATWG's, one server's that decodes %2f or decodes twice), and the HTTP client
+    that carries out the effect, a proxy or the server may choose another; the scope would
+    then approve one path and the effect reach a different one. A legitimate destination
+    never needs these forms, so refusing them makes the checked path the path that is sent.
+    A destination without a host (mailto:, tel:) is compared as a whole and not by path
+    segments, so nothing in it can climb out; it is left alone.
+    """
+    parts = urlsplit(target)
+    if not parts.netloc:
+        return
+    found = _AMBIGUOUS.search(parts.netloc + parts.path)
+    if found is not None:
+        what = "a backslash" if found.group() == "\\" else f"the encoded form {found.group()}"
+        raise UnsafeDestination(
+            f"destination {target!r} is refused: it contains {what}, which URL parsers and "
+            "servers read differently (a backslash or encoded dot, slash, backslash or "
+            "percent sign may climb out of the allowed path); write the path plainly"
+        )
+
+
 def destination_within(target: str, allowed: str) -> bool:
     """Whether the destination `target` lies within the scope's destination `allowed`: the
     same scheme and host, and a path at or below the allowed one, judged by whole segments.
-    (By string prefix, https://docs.example.org would admit https://docs.example.org.evil/.)"""
+    (By string prefix, https://docs.example.org would admit https://docs.example.org.evil/.)
+    A target in an ambiguous form (see `refuse_ambiguous_destination`) is never within."""
+    try:
+        refuse_ambiguous_destination(target)
+    except UnsafeDestination:
+        return False
     t, a = urlsplit(target), urlsplit(allowed)
     if t.scheme.lower() != a.scheme.lower() or t.netloc.lower() != a.netloc.lower():
         return False
@@ -83,6 +120,7 @@ def destination_within(target: str, allowed: str) -> bool:
 def check_target(scope: Scope, target: str) -> str:
     """A normalized effect target: a destination URI inside the scope, or a scoped path."""
     if is_destination(target):
+        refuse_ambiguous_destination(target)
         if any(destination_within(target, allowed) for allowed in scope.destinations):
             return target
         raise ScopeViolation(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -559,12 +560,252 @@ def test_rolled_back_and_rewritten_log(s: Store, made: dict[str, Any]) -> None:
 def test_task_whose_log_is_gone_after_it_was_verified(s: Store, made: dict[str, Any]) -> None:
     tid = made["tid"]
     assert verify(s).ok
+    seq, _ = _head(s, tid)
     with _raw(s, unguarded=True) as conn:
         for table in ("events", "tasks", "criteria", "artifacts", "artifact_versions"):
             conn.execute(f"DELETE FROM {table} WHERE task_id = ?", (tid,))
     report = verify(s, tid)
     (msg,) = _messages(report, "head_rolled_back")
-    assert msg.endswith("the log has no events for it now")
+    assert msg.endswith(f"the log has no events for it now: seqs 1..{seq} went missing")
+
+
+# --- an older copy of the database restored ------------------------------------------------
+
+
+def _copy_database(directory: Path, dest: Path) -> None:
+    """Copy `boris.sqlite*` of a closed store, as a user restoring a backup would."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in directory.glob("boris.sqlite*"):
+        shutil.copy2(f, dest / f.name)
+
+
+def _restore_database(backup: Path, directory: Path) -> None:
+    for f in directory.glob("boris.sqlite*"):
+        f.unlink()
+    for f in backup.glob("boris.sqlite*"):
+        shutil.copy2(f, directory / f.name)
+
+
+def _notes(s: Store, tid: str, n: int, text: str = "tick") -> None:
+    s.execute_all([c.RecordNote(task_id=tid, text=text)] * n, AGENT)
+
+
+def test_an_older_copy_of_the_database_restored_is_named_task_by_task(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, backup = tmp_path / "store", tmp_path / "backup"
+    with Store.open(d) as s:
+        made = _ledger_task(s, ws)
+        tid = made["tid"]
+        assert verify(s).ok
+        old_seq, _ = _head(s, tid)
+    _copy_database(d, backup)
+    with Store.open(d) as s:
+        _notes(s, tid, 5)
+        later: str = s.execute(c.CreateTask(title="later", owner="ana", objective="x"), AGENT)
+        _notes(s, later, 2)
+        assert verify(s).ok  # remembers both heads
+        seq, h = _head(s, tid)
+        later_seq, _ = _head(s, later)
+    _restore_database(backup, d)
+    with Store.open(d) as s:
+        # The restored database is consistent with itself: only the witness kept outside
+        # it knows that events went missing.
+        assert s.task(tid)["last_seq"] == old_seq
+        report = verify(s)
+        assert _kinds(report) == {"head_rolled_back"}
+        by_task = {p.task_id: p.message for p in report.problems}
+        assert by_task[tid].startswith(f"verify found this task clean at seq {seq} ({h}) on ")
+        assert (
+            f"the log now ends at seq {old_seq}: seqs {old_seq + 1}..{seq} went missing"
+            in (by_task[tid])
+        )
+        assert by_task[later].endswith(
+            f"the log has no events for it now: seqs 1..{later_seq} went missing"
+        )
+        assert report.remembered == []
+        # Verifying again does not forget it, and the command line names it too.
+        assert _cli(d, "verify") == 3
+        out = capsys.readouterr().out
+        assert f"{tid}: head_rolled_back:" in out and f"{later}: head_rolled_back:" in out
+        assert remembered_head(s, tid)["seq"] == seq  # type: ignore[index]
+
+
+def test_a_restored_copy_written_on_again_is_a_rewritten_history(tmp_path: Path, ws: Path) -> None:
+    d, backup = tmp_path / "store", tmp_path / "backup"
+    with Store.open(d) as s:
+        tid: str = s.execute(c.CreateTask(title="t", owner="ana", objective="x"), AGENT)
+        _notes(s, tid, 3)
+    _copy_database(d, backup)
+    with Store.open(d) as s:
+        _notes(s, tid, 4, "the history verify saw")
+        assert verify(s).ok
+        seq, h = _head(s, tid)
+    _restore_database(backup, d)
+    with Store.open(d) as s:
+        _notes(s, tid, 6, "another history")  # the log grows past the remembered seq again
+        report = verify(s)
+        (msg,) = _messages(report, "head_rewritten")
+        assert msg.startswith(f"verify found this task clean at seq {seq} ({h}) on ")
+        assert f"the event at seq {seq} now has hash {s.events(tid)[seq - 1]['hash']}" in msg
+        assert _kinds(report) == {"head_rewritten"}
+
+
+def test_the_witness_lives_outside_the_database_files_and_is_written_atomically(
+    s: Store, made: dict[str, Any]
+) -> None:
+    from store import verified_heads
+
+    assert verify(s).ok
+    path = verified_heads.witness_path(s.location)
+    assert path.parent == s.location.directory and not path.name.startswith("boris.sqlite")
+    data = json.loads(path.read_text())
+    seq, h = _head(s, made["tid"])
+    assert data["tasks"][made["tid"]] == {
+        "seq": seq,
+        "hash": h,
+        "verified_at": data["tasks"][made["tid"]]["verified_at"],
+    }
+    # No temporary file is left beside it.
+    assert [p.name for p in path.parent.glob(f".{path.name}*")] == []
+    # A head never moves back: a run that read an older snapshot keeps the newer head.
+    older = verified_heads.VerifiedHead(seq - 1, "0" * 64, "then")
+    verified_heads.remember(s.location, {made["tid"]: older})
+    assert remembered_head(s, made["tid"])["seq"] == seq  # type: ignore[index]
+
+
+def test_a_team_store_keeps_its_witness_per_url_without_the_password(tmp_path: Path) -> None:
+    from store.location import Location
+    from store.verified_heads import witness_path
+
+    a = Location("postgresql+psycopg://boris:secret@db.example:5432/boris", tmp_path)
+    b = Location("postgresql+psycopg://boris:rotated@db.example:5432/boris", tmp_path)
+    other = Location("postgresql+psycopg://boris:secret@db.example:5432/other", tmp_path)
+    assert witness_path(a) == witness_path(b) != witness_path(other)
+    assert witness_path(a).parent == tmp_path
+
+
+def test_a_head_an_older_program_kept_in_the_database_is_still_compared(
+    s: Store, made: dict[str, Any]
+) -> None:
+    """Before the witness file, verify remembered heads in the `verified_heads` table; such
+    a head still counts when the file has none for the task."""
+    tid = made["tid"]
+    seq, _ = _head(s, tid)
+    with _raw(s) as conn:
+        conn.execute(
+            "INSERT INTO verified_heads (task_id, seq, hash, verified_at) VALUES (?, ?, ?, ?)",
+            (tid, seq + 4, "f" * 64, "2026-01-01T00:00:00.000000Z"),
+        )
+    report = verify(s)
+    (msg,) = _messages(report, "head_rolled_back")
+    assert f"seqs {seq + 1}..{seq + 4} went missing" in msg
+
+
+def test_a_damaged_witness_file_is_a_clear_error(s: Store, made: dict[str, Any]) -> None:
+    from store import verified_heads
+
+    verified_heads.witness_path(s.location).write_text("{not json")
+    with pytest.raises(StoreError, match=r"is damaged .*move it aside"):
+        verify(s)
+
+
+def test_a_witness_that_cannot_be_written_is_said_not_hidden(
+    s: Store,
+    made: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import errno
+
+    from store import verified_heads
+
+    def refuse(*_: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(verified_heads, "remember", refuse)
+    assert _cli(s.location.directory, "verify") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "ok"
+    assert out[0].startswith("warning: the heads found clean could not be recorded in ")
+    assert out[0].endswith("verified-heads.json: Read-only file system")
+
+
+# --- verify beside writers ----------------------------------------------------------------
+
+_ENGINES = [
+    pytest.param(None, id="sqlite"),
+    pytest.param(
+        os.environ.get("BORIS_TEST_PG_URL"),
+        id="postgresql",
+        marks=pytest.mark.skipif(
+            not os.environ.get("BORIS_TEST_PG_URL"), reason="BORIS_TEST_PG_URL is not set"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("url", _ENGINES)
+def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str | None
+) -> None:
+    """Verify is stopped half-way through replaying a task while another store (as another
+    process would) appends to that very task: every append succeeds at once, and verify
+    reports the snapshot it began with, clean, not a head that moved under it."""
+    import threading
+    import time
+
+    from store import verify as verify_module
+
+    d = tmp_path / "store"
+    with Store.open(d, url=url) as s, Store.open(d, url=url) as writer:
+        tid: str = s.execute(c.CreateTask(title="big", owner="ana", objective="x"), AGENT)
+        _notes(s, tid, 1500)
+        # Half-way, an event the replay must apply: verify pauses there.
+        s.execute(c.SetBudget(task_id=tid, counter="tool_calls", limit=10), AGENT)
+        _notes(s, tid, 1500)
+        snapshot_seq, snapshot_hash = _head(s, tid)
+        paused, resume = threading.Event(), threading.Event()
+        real_apply = verify_module.projections.apply
+
+        def apply_then_pause(conn: Any, e: Any) -> None:
+            if e.task_id == tid and e.type == "budget.limit_set" and not paused.is_set():
+                paused.set()
+                resume.wait(60)
+            real_apply(conn, e)
+
+        monkeypatch.setattr(verify_module.projections, "apply", apply_then_pause)
+        results: list[Report] = []
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                results.append(verify(s, tid))
+            except BaseException as exc:
+                errors.append(exc)
+                paused.set()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            assert paused.wait(60) and not errors
+            t0 = time.perf_counter()
+            for i in range(20):
+                writer.execute(c.RecordNote(task_id=tid, text=f"while verify runs {i}"), AGENT)
+            elapsed = time.perf_counter() - t0
+        finally:
+            resume.set()
+            thread.join(60)
+        assert not errors
+        # 20 durable appends take milliseconds; waiting on verify's lock would take seconds
+        # (then fail with "store is busy").
+        assert elapsed < 5, elapsed
+        (report,) = results
+        assert report.ok, [p.line() for p in report.problems]
+        assert report.heads[tid] == {"seq": snapshot_seq, "hash": snapshot_hash}
+        monkeypatch.undo()
+        after = verify(s, tid)
+        assert after.ok and after.heads[tid]["seq"] == snapshot_seq + 20
 
 
 # --- the command line ----------------------------------------------------------------------

@@ -274,10 +274,9 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
     status = _require_writable(tx, cmd.task_id)
     if status in rules.TERMINAL:
         raise CommandRejected(f"task {cmd.task_id} is {status}: nothing new may be planned")
-    try:
-        target = check_target(_scope(tx, cmd.task_id), cmd.target)
-    except ScopeViolation as exc:
-        raise CommandRejected(str(exc)) from exc
+    # A ScopeViolation is a CommandRejected already: it crosses with its own type
+    # (UnsafeDestination among them), so callers can tell what was refused.
+    target = check_target(_scope(tx, cmd.task_id), cmd.target)
     effect_id = cmd.effect_id or new_id("eff")
     key = cmd.idempotency_key or f"{cmd.task_id}:{effect_id}"
     clash = tx.conn.execute(

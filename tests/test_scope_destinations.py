@@ -9,7 +9,7 @@ import pytest
 
 from store import Actor, Store
 from store import commands as c
-from store.errors import CommandRejected, ScopeViolation, UnsafeDestination
+from store.errors import ScopeViolation, UnsafeDestination
 from store.ledger import PlanEffect
 from store.scope import check_target, destination_within, make_scope
 
@@ -88,7 +88,7 @@ def test_planning_an_effect_at_an_ambiguous_destination_is_refused(
         ),
         AGENT,
     )
-    with pytest.raises(CommandRejected, match="contains a backslash"):
+    with pytest.raises(UnsafeDestination, match="contains a backslash"):
         store.execute(
             PlanEffect(
                 task_id=tid,

@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from pydantic import Field
 
 from . import events as ev
+from . import rules
 from . import schema as t
 from .canonical import digest_of
 from .commands import Ident, TaskCommand, _require_writable, handles, new_id
-from .errors import CommandRejected
+from .errors import AuthorityRefused, CommandRejected
 from .ledger import effect_row, intent_open, normalize_consequence, settle_status
 from .model import Actor
 from .tx import Tx
@@ -122,10 +123,9 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     why = why_undecidable(row, tx.now)
     if why is not None:
         raise CommandRejected(f"approval {cmd.approval_id} cannot be decided: {why}")
-    if (row.requester or {}).get("id") == actor.id and (row.requester or {}).get(
-        "kind"
-    ) == actor.kind:
-        raise CommandRejected("the requester cannot decide their own approval")
+    refused = rules.decider_refusal(row.requester, actor.kind, actor.id)
+    if refused is not None:
+        raise AuthorityRefused(refused.rule, refused.message)
     # Decided once: the same conditional update guards two reviewers deciding together.
     won = tx.conn.execute(
         t.approvals.update()

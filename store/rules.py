@@ -263,6 +263,24 @@ def is_own_request(requester: Mapping[str, Any] | None, actor_kind: str, actor_i
     return (requester or {}).get("id") == actor_id and (requester or {}).get("kind") == actor_kind
 
 
+def decider_refusal(
+    requester: Mapping[str, Any] | None, actor_kind: str, actor_id: str
+) -> Refusal | None:
+    """Who may decide an approval: a person (the authority table), never its requester. The
+    command layer refuses such a decision; verify and import report one found in a log."""
+    if actor_kind not in authority_of("decide_approval").kinds:
+        return Refusal(
+            "approval_decided_by_person",
+            f"an approval is decided by a named person, not by a {actor_kind} ({actor_id})",
+        )
+    if is_own_request(requester, actor_kind, actor_id):
+        return Refusal(
+            "approval_not_own_request",
+            f"the requester cannot decide their own approval ({actor_kind} {actor_id} asked for it)",
+        )
+    return None
+
+
 # --- effects ---------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ For each task, from the rows as stored:
   boundary seq and hash are those of the event at that seq, before the checkpoint; its
   `state_digest` is the digest of its state;
 - approvals: none consumed more than once, none consumed that the task never requested;
+  each decided once, by a person who did not request it (store.rules.decider_refusal);
 - budgets: each counter's `used` equals the sum of its `budget.charged` amounts.
 
 Problems are errors: the record is not what it claims. Info items are true and worth
@@ -56,7 +57,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import StaticPool
 
-from . import db, projections, verified_heads
+from . import db, projections, rules, verified_heads
 from . import events as ev
 from . import schema as t
 from .canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
@@ -291,6 +292,7 @@ _GATHERED = frozenset(
         ev.CheckpointWritten.TYPE,
         ev.ApprovalRequested.TYPE,
         ev.ApprovalConsumed.TYPE,
+        ev.ApprovalDecided.TYPE,
         ev.BudgetCharged.TYPE,
         ev.ArtifactVersionRecorded.TYPE,
         ev.EvidenceAttached.TYPE,
@@ -343,6 +345,9 @@ class _TaskCheck:
         # What the later checks need, gathered as the log streams by.
         self.checkpoints: list[_CheckpointSeen] = []
         self.requested: set[str] = set()
+        self.requesters: dict[str, dict[str, Any]] = {}
+        self.decided: dict[str, list[int]] = defaultdict(list)
+        self.bad_deciders: list[str] = []
         self.consumed: dict[str, list[int]] = defaultdict(list)
         self.unknown_consumed: list[str] = []
         self.charged: dict[str, tuple[int, list[float]]] = {}
@@ -483,6 +488,16 @@ class _TaskCheck:
             )
         elif isinstance(p, ev.ApprovalRequested):
             self.requested.add(p.approval_id)
+            self.requesters[p.approval_id] = {"kind": e.actor.kind, "id": e.actor.id}
+        elif isinstance(p, ev.ApprovalDecided):
+            self.decided[p.approval_id].append(e.seq)
+            refused = rules.decider_refusal(
+                self.requesters.get(p.approval_id), e.actor.kind, e.actor.id
+            )
+            if refused is not None:
+                self.bad_deciders.append(
+                    f"seq {e.seq} decides approval {p.approval_id}: {refused.message}"
+                )
         elif isinstance(p, ev.ApprovalConsumed):
             self.consumed[p.approval_id].append(e.seq)
             if p.approval_id not in self.requested:
@@ -674,6 +689,15 @@ class _TaskCheck:
     def _approvals(self) -> None:
         for message in self.unknown_consumed:
             self.problem("approval_unknown", message)
+        for message in self.bad_deciders:
+            self.problem("approval_decider", message)
+        for approval_id, seqs in self.decided.items():
+            if len(seqs) > 1:
+                self.problem(
+                    "approval_redecided",
+                    f"approval {approval_id} is decided {len(seqs)} times "
+                    f"(seqs {', '.join(map(str, seqs))}); an approval is decided once",
+                )
         for approval_id, seqs in self.consumed.items():
             if len(seqs) > 1:
                 self.problem(

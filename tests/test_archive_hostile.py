@@ -111,7 +111,12 @@ def test_an_approval_decided_by_its_requester_is_refused(
             decided[k] = requested[k]
 
     pkg = forged(dispatched, tmp_path / "self.tar.gz", self_decided)
-    refused(dst, pkg, r"approval apr-\w+ is decided by its own requester \(agent writer-7\)")
+    err = refused(
+        dst,
+        pkg,
+        r"approval_decider: seq \d+ decides approval apr-\w+: an approval is decided by a named person, not by a agent \(writer-7\)",
+    )
+    assert isinstance(err, ar.PackageFailsVerify)
 
 
 def test_an_approval_decided_twice_is_refused(dispatched: Path, dst: Store, tmp_path: Path) -> None:
@@ -119,7 +124,12 @@ def test_an_approval_decided_twice_is_refused(dispatched: Path, dst: Store, tmp_
         decided = next(r for r in rows if r["type"] == "approval.decided")
         rows.append(dict(decided, seq=len(rows) + 1))
 
-    refused(dst, forged(dispatched, tmp_path / "again.tar.gz", again), r"decided a second time")
+    err = refused(
+        dst,
+        forged(dispatched, tmp_path / "again.tar.gz", again),
+        r"approval_redecided: approval apr-\w+ is decided 2 times",
+    )
+    assert isinstance(err, ar.PackageFailsVerify)
 
 
 def test_the_untouched_package_still_imports(dispatched: Path, dst: Store) -> None:

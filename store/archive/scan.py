@@ -142,7 +142,6 @@ class EventLog:
         self.prev = GENESIS_HASH
         self.formats: dict[str, int] = {}
         self.requested: dict[str, Actor] = {}
-        self.decided: set[str] = set()
         self.refs: dict[str, BlobRef] = {}
         self.checkpoints = 0
         self.boundaries: list[tuple[int, str, int, str]] = []  # seq, checkpoint, its boundary
@@ -252,21 +251,8 @@ class EventLog:
                     f"event seq {e.seq} ({e.type}) names approval {aid}, which the task "
                     "never requested"
                 )
-        if isinstance(p, ev.ApprovalDecided):
-            aid, who, requester = p.approval_id, e.actor, self.requested[p.approval_id]
-            if (who.kind, who.id) == (requester.kind, requester.id):
-                raise refuse(
-                    f"event seq {e.seq}: approval {aid} is decided by its own requester "
-                    f"({who.kind} {who.id}); the requester cannot decide their own approval"
-                )
-            if who.kind != "person":
-                raise refuse(
-                    f"event seq {e.seq}: approval {aid} is decided by a {who.kind} "
-                    f"({who.id}); an approval is decided by a named person"
-                )
-            if aid in self.decided:
-                raise refuse(f"event seq {e.seq}: approval {aid} is decided a second time")
-            self.decided.add(aid)
+        # Who decided, and how often, is verify's to judge (store.rules.decider_refusal),
+        # and the staged import is verified before anything is written.
 
     def _checkpoint(self, e: Event) -> None:
         p = e.payload

@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pg_server import PgServer, available
 
 from store import Store
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from pg_server import PgServer, available  # noqa: E402
 
 ENGINES = ("sqlite", "postgresql")
 

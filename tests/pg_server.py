@@ -102,8 +102,17 @@ class PgServer:
         server = cls(root=root, port=_free_port(), user=user)
         subprocess.run(
             server._cmd(
-                initdb, "-D", str(server.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
-                "--no-instructions", "--locale=C",
+                initdb,
+                "-D",
+                str(server.data),
+                "-U",
+                SUPERUSER,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-instructions",
+                "--locale=C",
             ),
             check=True,
             stdout=subprocess.DEVNULL,
@@ -118,8 +127,17 @@ class PgServer:
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
         subprocess.run(
             server._cmd(
-                pg_ctl, "-D", str(server.data), "-l", str(root / "server.log"), "-w",
-                "-t", "60", "-o", " ".join(options), "start",
+                pg_ctl,
+                "-D",
+                str(server.data),
+                "-l",
+                str(root / "server.log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                " ".join(options),
+                "start",
             ),
             check=True,
             stdout=subprocess.DEVNULL,

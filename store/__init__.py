@@ -19,6 +19,7 @@ from .errors import (
     StoreError,
     StoreTooNew,
     UnknownTask,
+    WriteConflict,
 )
 from .version import __version__
 
@@ -51,5 +52,6 @@ __all__ = [
     "StoreError",
     "StoreTooNew",
     "UnknownTask",
+    "WriteConflict",
     "__version__",
 ]

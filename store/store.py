@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,14 +19,18 @@ from . import db, migrate, open_lock, projections, queries
 from . import schema as t
 from .blobs import BlobStore
 from .checkpoint_state import StateMemo
-from .errors import CommandRejected, StoreBusy, StoreCorrupt, StoreError
+from .errors import CommandRejected, StoreBusy, StoreCorrupt, StoreError, WriteConflict
 from .events import decode
 from .location import Location, resolve
 from .model import Actor
 from .record import Event
 from .tx import Tx
 
-_RETRIES = 3
+# Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
+# pause, so that they do not collide again in step: at most about 2 s in all.
+_RETRIES = 10
+_BACKOFF_S = 0.004
+_BACKOFF_CAP_S = 0.5
 
 
 def _environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
@@ -123,6 +129,9 @@ class Store:
                 if tx.learned:
                     self._states.publish(tx.learned)
         except sa.exc.DBAPIError as exc:
+            kind = db.write_conflict(exc)
+            if kind is not None:
+                raise WriteConflict(kind, str(exc.orig)) from exc
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc
@@ -137,11 +146,12 @@ class Store:
             try:
                 with self.transaction() as tx:
                     return [cmds.execute(tx, c, actor) for c in commands]
+            except WriteConflict:
+                if attempt == _RETRIES - 1:
+                    raise
             except sa.exc.IntegrityError as exc:
-                # Two writers on a shared (PostgreSQL) store took the same seq; the loser
-                # retries against the new head. On SQLite BEGIN IMMEDIATE prevents this.
-                if "uq_events_task_seq" not in str(exc.orig) or attempt == _RETRIES - 1:
-                    raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
+                raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
+            time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_S * 2**attempt)))
         raise AssertionError("unreachable")
 
     # --- reading -------------------------------------------------------------------------

@@ -122,6 +122,8 @@ class PgServer:
             "-c listen_addresses=127.0.0.1",
             f"-c unix_socket_directories={root}",
             "-c max_connections=200",
+            # Tests make deadlocks on purpose: find them sooner than the default 1 s.
+            "-c deadlock_timeout=100ms",
         ]
         if not durable:
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]

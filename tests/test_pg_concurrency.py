@@ -7,11 +7,14 @@ migrate it once, without an error. Both engines, where it applies.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from concurrent_writers import log_problems, run_writers
 
 from store import Actor, Store, StoreBusy, WriteConflict
@@ -106,3 +109,41 @@ def test_writers_taking_tasks_in_opposite_orders_all_succeed(s: Store, open_stor
         th.join(120)
     assert errors == []
     assert len(s.events(a)) == len(s.events(b)) == 1 + 4 * 15
+
+
+def _open_fresh(store_dir: str, url: str, start_at: float) -> tuple[int, str]:
+    """Open a store at a common moment; say how many migrations this process ran, or why
+    it failed."""
+    from store import migrate
+
+    ran: list[str] = []
+    upgrade = migrate._upgrade
+
+    def counted(engine: Any) -> None:
+        ran.append("upgrade")
+        upgrade(engine)
+
+    migrate._upgrade = counted
+    time.sleep(max(0.0, start_at - time.time()))
+    try:
+        Store.open(store_dir, url=url).close()
+    except Exception as exc:
+        return len(ran), f"{type(exc).__name__}: {exc}"
+    return len(ran), ""
+
+
+@pytest.mark.parametrize("round_", range(4))
+def test_three_first_openers_migrate_once_without_an_error(
+    empty_pg_url: str, tmp_path: Path, round_: int
+) -> None:
+    ctx = mp.get_context("spawn")
+    start_at = time.time() + 3.0
+    with ctx.Pool(3) as pool:
+        outcomes = pool.starmap(
+            _open_fresh, [(str(tmp_path / f"store{i}"), empty_pg_url, start_at) for i in range(3)]
+        )
+    assert [why for _, why in outcomes if why] == []
+    assert sum(ran for ran, _ in outcomes) == 1
+    with Store.open(tmp_path / "after", url=empty_pg_url) as s:
+        tid = s.execute(c.CreateTask(title="t", owner="o", objective="x"), AGENT)
+        assert s.task(tid)["title"] == "t"

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -248,12 +249,11 @@ def test_foreign_sqlite_database_is_corrupt(tmp_path: Path) -> None:
         Store.open(d)
 
 
-def test_reopen_keeps_data(tmp_path: Path) -> None:
-    d = tmp_path / "store"
-    with Store.open(d) as s:
+def test_reopen_keeps_data(open_store: Callable[..., Store]) -> None:
+    with open_store() as s:
         tid = s.execute(c.CreateTask(title="T", owner="o", objective="x"), AGENT)
         v = s.data_version()
-    with Store.open(d, create=False) as s2:
+    with open_store(create=False) as s2:
         assert s2.task(tid)["title"] == "T"
         assert s2.data_version() == v
 

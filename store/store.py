@@ -27,8 +27,9 @@ from .record import Event
 from .tx import Tx
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
-# pause, so that they do not collide again in step: at most about 2 s in all.
-_RETRIES = 10
+# pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
+# break several deadlocks in a row (each found only after its deadlock_timeout).
+_RETRY_FOR_S = 15.0
 _BACKOFF_S = 0.004
 _BACKOFF_CAP_S = 0.5
 
@@ -142,17 +143,19 @@ class Store:
 
     def execute_all(self, commands: Sequence[cmds.Command], actor: Actor) -> list[Any]:
         """All commands in one transaction: every one is written, or none is."""
-        for attempt in range(_RETRIES):
+        give_up = time.monotonic() + _RETRY_FOR_S
+        attempt = 0
+        while True:
             try:
                 with self.transaction() as tx:
                     return [cmds.execute(tx, c, actor) for c in commands]
             except WriteConflict:
-                if attempt == _RETRIES - 1:
+                if time.monotonic() >= give_up:
                     raise
             except sa.exc.IntegrityError as exc:
                 raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
             time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_S * 2**attempt)))
-        raise AssertionError("unreachable")
+            attempt += 1
 
     # --- reading -------------------------------------------------------------------------
 

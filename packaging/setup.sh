@@ -41,7 +41,7 @@ fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/python -m pip install -q -e ".[test,postgres]"
 echo "ready: .venv/bin/boris-desktop, .venv/bin/boris"
 echo "to run them as boris and boris-desktop, add them to your PATH:"
 echo "  export PATH=\"$PWD/.venv/bin:\$PATH\""

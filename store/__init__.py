@@ -23,6 +23,7 @@ from .errors import (
     StoreReadOnly,
     StoreTooNew,
     UnknownTask,
+    WriteConflict,
 )
 from .version import __version__
 
@@ -59,5 +60,6 @@ __all__ = [
     "StoreReadOnly",
     "StoreTooNew",
     "UnknownTask",
+    "WriteConflict",
     "__version__",
 ]

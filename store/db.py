@@ -281,5 +281,23 @@ def backup_sqlite(engine: Engine, dest: Path) -> None:
             os.close(dir_fd)
 
 
+#: SQLSTATEs of collisions between concurrent writers on a server: retrying can succeed.
+_CONFLICT_STATES = {"40P01": "deadlock", "40001": "serialization failure"}
+SEQ_CONSTRAINT = "uq_events_task_seq"
+
+
+def write_conflict(exc: sa.exc.DBAPIError) -> str | None:
+    """What kind of writers' collision `exc` is ("deadlock", …), or None: read from the
+    driver's SQLSTATE and constraint name, never from the message text."""
+    state = getattr(exc.orig, "sqlstate", None)
+    if state in _CONFLICT_STATES:
+        return _CONFLICT_STATES[state]
+    if state == "23505":  # unique_violation: another writer appended this seq first
+        diag = getattr(exc.orig, "diag", None)
+        if getattr(diag, "constraint_name", None) == SEQ_CONSTRAINT:
+            return "seq taken"
+    return None
+
+
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"

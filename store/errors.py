@@ -126,3 +126,14 @@ class StoreFull(StoreError):
 class UnsafeDestination(ScopeViolation):
     """A destination written in a form that servers read differently (a backslash, an
     encoded dot, slash, backslash or percent): refused before any scope comparison."""
+
+
+class WriteConflict(StoreError):
+    """Writers sharing a database server collided: a deadlock, a serialization failure, or a
+    seq another writer took first. Nothing was written; `Store.execute` retries these itself
+    and raises this only when a write keeps colliding. Never reported as "busy"."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"the write collided with another writer ({kind}); nothing was written")
+        self.kind = kind
+        self.detail = detail

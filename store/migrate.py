@@ -13,7 +13,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from . import db
+from . import db, open_lock
 from .errors import MigrationFailed, StoreCorrupt, StoreError, StoreTooNew
 from .version import __version__
 
@@ -93,6 +93,17 @@ def ensure_current(engine: Engine, backup_dir: Path | None) -> str | None:
     and `MigrationFailed` says which step failed and where the backup is.
     """
     rev = current_revision(engine)
+    if rev == HEAD:
+        return None
+    if not db.is_sqlite(engine):
+        # Several first openers of a server store at once: one migrates, the others wait and
+        # then find it current (SQLite's openers queue on open_lock.opening instead).
+        with open_lock.migrating(engine):
+            return _bring_to_head(engine, current_revision(engine), backup_dir)
+    return _bring_to_head(engine, rev, backup_dir)
+
+
+def _bring_to_head(engine: Engine, rev: str | None, backup_dir: Path | None) -> str | None:
     if rev == HEAD:
         return None
     if rev is not None and rev not in REVISIONS:

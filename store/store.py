@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from .errors import (
     StoreLocationInvalid,
     StoreMissing,
     StoreReadOnly,
+    WriteConflict,
 )
 from .events import decode
 from .location import DB_NAME, Location, resolve
@@ -33,7 +36,12 @@ from .model import Actor
 from .record import Event
 from .tx import Tx
 
-_RETRIES = 3
+# Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
+# pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
+# break several deadlocks in a row (each found only after its deadlock_timeout).
+_RETRY_FOR_S = 15.0
+_BACKOFF_S = 0.004
+_BACKOFF_CAP_S = 0.5
 
 
 def _environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
@@ -197,6 +205,9 @@ class Store:
                 if tx.learned:
                     self._states.publish(tx.learned)
         except sa.exc.DBAPIError as exc:
+            kind = db.write_conflict(exc)
+            if kind is not None:
+                raise WriteConflict(kind, str(exc.orig)) from exc
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc
@@ -229,16 +240,19 @@ class Store:
         """All commands in one transaction: every one is written, or none is."""
         for c in commands:
             cmds.prepare(self, c)  # slow reads of the world (hashing), before the write lock
-        for attempt in range(_RETRIES):
+        give_up = time.monotonic() + _RETRY_FOR_S
+        attempt = 0
+        while True:
             try:
                 with self.transaction() as tx:
                     return [cmds.execute(tx, c, actor) for c in commands]
+            except WriteConflict:
+                if time.monotonic() >= give_up:
+                    raise
             except sa.exc.IntegrityError as exc:
-                # Two writers on a shared (PostgreSQL) store took the same seq; the loser
-                # retries against the new head. On SQLite BEGIN IMMEDIATE prevents this.
-                if "uq_events_task_seq" not in str(exc.orig) or attempt == _RETRIES - 1:
-                    raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
-        raise AssertionError("unreachable")
+                raise CommandRejected(f"the store refused the write: {exc.orig}") from exc
+            time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_S * 2**attempt)))
+            attempt += 1
 
     def check(self, command: cmds.Command, actor: Actor) -> None:
         """Whether the command layer would accept this command from this actor now: every

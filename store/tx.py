@@ -62,10 +62,14 @@ def _decoded(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+# FOR UPDATE: on a server, concurrent writers to one task queue on its row, so each reads the
+# head the previous one committed and takes the next seq (READ COMMITTED re-reads a row it
+# waited for). SQLite has no row locks and needs none: BEGIN IMMEDIATE already serialized us,
+# and its compiler leaves the clause out.
 _SELECT_TASK = db.Prepared(
-    sa.select(*(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields)).where(
-        t.tasks.c.task_id == sa.bindparam("task_id")
-    )
+    sa.select(*(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields))
+    .where(t.tasks.c.task_id == sa.bindparam("task_id"))
+    .with_for_update()
 )
 
 
@@ -83,15 +87,23 @@ class Tx:
     # this transaction adds to it once it commits.
     memo: StateMemo | None = None
     learned: dict[str, KnownState] = field(default_factory=dict)
+    _waited: bool = False
 
     def __post_init__(self) -> None:
         self.now = db.database_now(self.conn)
+        # Only a server makes us wait for a task's row lock; SQLite waited at BEGIN.
+        self._waited = self.conn.dialect.name == "sqlite"
 
     def _task_row(self, task_id: str) -> TaskRow | None:
         row = self._rows.get(task_id)
         if row is not None:
             return row
         rows = _SELECT_TASK.run(self.conn, {"task_id": task_id})
+        if not self._waited:
+            # We may have queued behind other writers for the lock: our events are later than
+            # theirs, and their times should say so.
+            self._waited = True
+            self.now = db.database_now(self.conn)
         if not rows:
             return None
         row = self._rows[task_id] = TaskRow(*rows[0])

@@ -1,13 +1,161 @@
-"""Shared fixtures: temporary stores and workspaces, never the user's directories."""
+"""Shared fixtures: temporary stores and workspaces, never the user's directories.
+
+The `store` fixture (and `s`, and `store_url`) runs each test on both engines: the embedded
+SQLite file and a PostgreSQL database created for that test on a throw-away server (the one
+BORIS_TEST_PG_URL names, as .ci/run starts it, else one started here). A test about the
+SQLite file itself is marked `sqlite_only`. Without a server the PostgreSQL half is skipped on
+a developer's machine and fails under CI (CI=true): a store test never passes by not running.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pg_server import PgServer, available
 
 from store import Store
+
+ENGINES = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: about the SQLite file itself; the store fixture uses SQLite only"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_engine" in metafunc.fixturenames:
+        # The desktop's tests open "another process's" store by directory and watch the
+        # SQLite file for changes; windows on a server store (LISTEN/NOTIFY) are not built
+        # yet, so they run on SQLite only.
+        only = metafunc.definition.get_closest_marker("sqlite_only") or (
+            metafunc.module.__name__.startswith("test_desktop_")
+        )
+        metafunc.parametrize("store_engine", ["sqlite"] if only else ENGINES, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_user_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A user's BORIS_STORE_URL must never send a test's store to their database.
+    monkeypatch.delenv("BORIS_STORE_URL", raising=False)
+    monkeypatch.delenv("BORIS_STORE", raising=False)
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------
+
+
+class PgCluster:
+    """A running server we may create and drop databases on."""
+
+    def __init__(self, admin_url: str) -> None:
+        from sqlalchemy.engine import make_url
+
+        self.admin_url = admin_url
+        self._url = make_url(admin_url)
+        self._names = itertools.count()
+        self.template: str | None = None
+
+    def url(self, database: str) -> str:
+        return self._url.set(database=database).render_as_string(hide_password=False)
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        plain = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def create(self, *, migrated: bool = True) -> str:
+        """A new database: a copy of the migrated template, or empty (`migrated=False`)."""
+        name = f"boris_t{os.getpid()}_{next(self._names)}"
+        if migrated and self.template is None:
+            template = f"boris_tmpl{os.getpid()}"
+            self._admin(f"CREATE DATABASE {template} TEMPLATE template0")
+            with tempfile.TemporaryDirectory() as blobs:
+                Store.open(blobs, url=self.url(template)).close()
+            self.template = template
+        source = self.template if migrated else "template0"
+        self._admin(f"CREATE DATABASE {name} TEMPLATE {source}")
+        return name
+
+    def drop(self, name: str) -> None:
+        self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    given = os.environ.get("BORIS_TEST_PG_URL")
+    server: PgServer | None = None
+    if given:
+        cluster = PgCluster(given)
+    elif available():
+        server = PgServer.start()
+        cluster = PgCluster(server.url())
+    else:
+        message = "no PostgreSQL: set BORIS_TEST_PG_URL or install initdb/pg_ctl"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield cluster
+    finally:
+        if cluster.template is not None:
+            cluster.drop(cluster.template)
+        if server is not None:
+            server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh PostgreSQL database at this program's schema, dropped after the test."""
+    name = pg_cluster.create()
+    yield pg_cluster.url(name)
+    pg_cluster.drop(name)
+
+
+@pytest.fixture
+def empty_pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database (no schema yet), dropped after the test."""
+    name = pg_cluster.create(migrated=False)
+    yield pg_cluster.url(name)
+    pg_cluster.drop(name)
+
+
+# --- stores on both engines ----------------------------------------------------------------
+
+
+@pytest.fixture
+def store_engine(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def store_url(store_engine: str, request: pytest.FixtureRequest) -> str | None:
+    """The test store's database URL: None for SQLite (the file in the store's directory)."""
+    if store_engine == "sqlite":
+        return None
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def open_store(store_dir: Path, store_url: str | None) -> Callable[..., Store]:
+    """Open the test's store (again): the same directory and database as `store`."""
+
+    def opener(directory: Path | None = None, **kw: object) -> Store:
+        return Store.open(directory or store_dir, url=store_url, **kw)  # type: ignore[arg-type]
+
+    return opener
 
 
 @pytest.fixture
@@ -19,8 +167,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store.open(tmp_path / "store")
+def store(open_store: Callable[..., Store]) -> Iterator[Store]:
+    s = open_store()
     yield s
     s.close()
 

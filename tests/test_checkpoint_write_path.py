@@ -92,25 +92,25 @@ def test_a_reused_state_is_the_state_the_projections_hold(s: Store, ws: Path) ->
     assert third["state"] == fresh_state(s, tid)
 
 
-def _add_criterion(store_dir: str, tid: str) -> None:
-    with Store.open(store_dir, create=False) as other:
+def _add_criterion(store_dir: str, url: str | None, tid: str) -> None:
+    with Store.open(store_dir, url=url, create=False) as other:
         other.execute(c.AddCriterion(task_id=tid, text="added elsewhere"), AGENT)
 
 
-def test_another_process_s_event_is_never_missed(tmp_path: Path, ws: Path) -> None:
-    with Store.open(tmp_path / "store") as s:
-        tid = new_task(s, ws)
-        checkpoint(s, tid)
-        p = mp.get_context("spawn").Process(
-            target=_add_criterion, args=(str(tmp_path / "store"), tid)
-        )
-        p.start()
-        p.join(60)
-        assert p.exitcode == 0
-        head = checkpoint(s, tid)
-        texts = {cr["id"] for cr in head["state"]["criteria"]}  # type: ignore[index]
-        assert len(texts) == 2
-        assert head["state"] == fresh_state(s, tid)
+def test_another_process_s_event_is_never_missed(s: Store, ws: Path) -> None:
+    tid = new_task(s, ws)
+    checkpoint(s, tid)
+    url = None if s.location.sqlite_file else s.location.url
+    p = mp.get_context("spawn").Process(
+        target=_add_criterion, args=(str(s.location.directory), url, tid)
+    )
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    head = checkpoint(s, tid)
+    texts = {cr["id"] for cr in head["state"]["criteria"]}  # type: ignore[index]
+    assert len(texts) == 2
+    assert head["state"] == fresh_state(s, tid)
 
 
 def test_an_approval_expiring_ends_the_reuse(s: Store, ws: Path) -> None:

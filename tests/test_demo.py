@@ -145,10 +145,8 @@ def test_note_mail_awaits_an_approval_that_expires_in_hours(demo: Store) -> None
 
 
 def test_demo_chains_verify_and_rebuild_equals_incremental(demo: Store) -> None:
-    db_file = demo.location.sqlite_file
-    assert db_file is not None
     for tid in ("guide", "note"):
-        assert chain_problems(db_file, tid) == []
+        assert chain_problems(demo, tid) == []
         incremental = demo.projection_dump(tid)
         demo.rebuild(tid)
         assert demo.projection_dump(tid) == incremental

@@ -5,6 +5,7 @@ Each case leaves different evidence in the record, and none lets the task be com
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -236,13 +237,15 @@ def test_partial_outcome_forbids_a_blind_retry(s: Store, ws: Path) -> None:
     assert_not_completable(s, tid)
 
 
-def test_timeout_after_dispatch_is_still_unknown_after_restart(tmp_path: Path, ws: Path) -> None:
-    with Store.open(tmp_path / "store") as s:
+def test_timeout_after_dispatch_is_still_unknown_after_restart(
+    open_store: Callable[..., Store], ws: Path
+) -> None:
+    with open_store() as s:
         tid = new_task(s, ws)
         eid = plan_write(s, tid)
         s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:upload"), AGENT)
         s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="timeout"), AGENT)
-    with Store.open(tmp_path / "store") as s:
+    with open_store() as s:
         e = effect(s, tid, eid)
         assert (e["stage"], e["outcome"]) == ("dispatched", "unknown")
         assert e["attempts"][0]["response"] == {"reported": "timeout"}
@@ -250,7 +253,7 @@ def test_timeout_after_dispatch_is_still_unknown_after_restart(tmp_path: Path, w
         with pytest.raises(CommandRejected, match="unknown: reconcile"):
             s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:upload"), AGENT)
         assert_not_completable(s, tid)
-        assert chain_problems(tmp_path / "store" / "boris.sqlite", tid) == []
+        assert chain_problems(s, tid) == []
 
 
 def test_targets_outside_the_scope_are_refused(s: Store, ws: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,17 +38,26 @@ def _populated(s: Store) -> str:
     return tid
 
 
-def chain_problems(db_file: Path, task_id: str) -> list[int]:
-    """Seqs whose stored hash or prev link does not match a recomputation from stored rows."""
-    conn = sqlite3.connect(db_file)
-    try:
-        rows = conn.execute(
-            "SELECT task_id, seq, type, format, payload, actor_kind, actor_id, actor_name, at,"
-            " prev_hash, hash FROM events WHERE task_id = ? ORDER BY seq",
-            (task_id,),
-        ).fetchall()
-    finally:
-        conn.close()
+_CHAIN_ROWS = (
+    "SELECT task_id, seq, type, format, payload, actor_kind, actor_id, actor_name, at,"
+    " prev_hash, hash FROM events WHERE task_id = :task_id ORDER BY seq"
+)
+
+
+def chain_problems(db: Path | Store, task_id: str) -> list[int]:
+    """Seqs whose stored hash or prev link does not match a recomputation from stored rows:
+    read from an SQLite file with sqlite3, or from a store (either engine) with its own reads."""
+    if isinstance(db, Store):
+        import sqlalchemy as sa
+
+        with db.read() as sa_conn:
+            rows = [tuple(r) for r in sa_conn.execute(sa.text(_CHAIN_ROWS), {"task_id": task_id})]
+    else:
+        conn = sqlite3.connect(db)
+        try:
+            rows = conn.execute(_CHAIN_ROWS, {"task_id": task_id}).fetchall()
+        finally:
+            conn.close()
     bad: list[int] = []
     prev = GENESIS_HASH
     for tid, seq, typ, fmt, payload, ak, aid, aname, at, prev_hash, h in rows:
@@ -68,24 +78,21 @@ def _sha(path: Path) -> str:
 
 
 def test_events_table_refuses_update_and_delete(s: Store) -> None:
+    import sqlalchemy as sa
+
     tid = _populated(s)
-    db_file = s.location.sqlite_file
-    assert db_file is not None
-    conn = sqlite3.connect(db_file)
-    try:
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-            conn.execute("UPDATE events SET payload = '{}' WHERE task_id = ? AND seq = 1", (tid,))
-        conn.rollback()
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-            conn.execute("DELETE FROM events WHERE task_id = ?", (tid,))
-        conn.rollback()
-        assert (
-            conn.execute("SELECT count(*) FROM events WHERE task_id = ?", (tid,)).fetchone()[0] >= 5
-        )
-    finally:
-        conn.close()
+    for sql in (
+        "UPDATE events SET payload = '{}' WHERE task_id = :tid AND seq = 1",
+        "DELETE FROM events WHERE task_id = :tid",
+    ):
+        # Straight through a connection of the engine, around every command of the store.
+        with pytest.raises(sa.exc.DatabaseError, match="append-only"), s.engine.begin() as conn:
+            conn.execute(sa.text(sql), {"tid": tid})
+    assert len(s.events(tid)) >= 5
+    assert chain_problems(s, tid) == []
 
 
+@pytest.mark.sqlite_only
 def test_hash_chain_verifies_and_detects_tampering(s: Store) -> None:
     tid = _populated(s)
     db_file = s.location.sqlite_file
@@ -242,12 +249,11 @@ def test_foreign_sqlite_database_is_corrupt(tmp_path: Path) -> None:
         Store.open(d)
 
 
-def test_reopen_keeps_data(tmp_path: Path) -> None:
-    d = tmp_path / "store"
-    with Store.open(d) as s:
+def test_reopen_keeps_data(open_store: Callable[..., Store]) -> None:
+    with open_store() as s:
         tid = s.execute(c.CreateTask(title="T", owner="o", objective="x"), AGENT)
         v = s.data_version()
-    with Store.open(d, create=False) as s2:
+    with open_store(create=False) as s2:
         assert s2.task(tid)["title"] == "T"
         assert s2.data_version() == v
 

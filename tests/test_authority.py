@@ -145,7 +145,8 @@ def test_show_json_names_the_blob_and_its_owner(
     cid = satisfied_criterion(s, tid)
     ev = s.task(tid)["criteria"][0]["evidence"][0]
     s.blobs.path_of(ev["digest"]).write_bytes(b"garbage")
-    rc = main(["--store", str(s.location.directory), "show", tid, "--json"])
+    url = [] if s.location.sqlite_file else ["--url", s.location.url]
+    rc = main(["--store", str(s.location.directory), *url, "show", tid, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc in (0, None)
     assert [(p["digest"], p["owner"]["criterion_id"]) for p in out["problems"]] == [

@@ -220,6 +220,10 @@ class ActionDialog(QDialog):
         if not any(self.body.stretch(i) for i in range(self.body.count())):
             self.body.addStretch(1)
         super().showEvent(event)
+        # QDialogButtonBox makes its first accept button the default when it is shown:
+        # undo that, so that Return in a field never presses a button.
+        for button in self.findChildren(QPushButton):
+            no_default(button)
         field = self.first_field()
         if field is not None:
             field.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -380,7 +380,7 @@ class ReconcileDialog(ActionDialog):
         self.next_step.setText(what_next(e))  # type: ignore[attr-defined]
         if e["stage"] not in {rules.EffectStage.DISPATCHED, rules.EffectStage.OBSERVED}:
             rec = e.get("reconciliation") or {}
-            who = rec.get("actor") or rec.get("decided_by")
+            who = rec.get("by")
             self.gone = f"it is {words(e['stage'])}" + (
                 f" ({rec.get('verdict')})" if rec.get("verdict") else ""
             )

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 
 class _Version(argparse.Action):
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
-    app.setDesktopFileName("org.boris.BorisDesktop")
+    app.setDesktopFileName("org.boris.BorisDesktop")  # type: ignore[attr-defined]
     if args.screenshot:
         return _screenshot(args.store, args.screenshot, args.tab)
     from .main_window import MainWindow
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(rc)
 
 
-def _ask_reviewer_once(window):  # type: ignore[no-untyped-def]
+def _ask_reviewer_once(window: Any) -> Any:
     def ask() -> None:
         from . import settings
 

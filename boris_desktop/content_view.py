@@ -233,9 +233,9 @@ class ContentView(QWidget):
         for b in (self.prev, self.next):
             b.setAutoDefault(False)
             b.setDefault(False)
+        self._page: int = 0
         self.prev.clicked.connect(lambda: self.show_page(self._page - 1))
         self.next.clicked.connect(lambda: self.show_page(self._page + 1))
-        self._page = 0
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(self.digest)

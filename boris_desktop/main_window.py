@@ -227,8 +227,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             self._task_view.set_store(self.store)
             placeholder = self.right.widget(TASK)
             self.right.insertWidget(TASK, self._task_view)
-            self.right.removeWidget(placeholder)
-            placeholder.deleteLater()
+            if placeholder is not None:
+                self.right.removeWidget(placeholder)
+                placeholder.deleteLater()
             for panel in self._task_view.panels.values():
                 tree = getattr(panel, "tree", None)
                 if tree is not None:
@@ -265,7 +266,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         view.addAction(reload_)
         find = QAction("&Find Task", self)
         find.setShortcut(QKeySequence.StandardKey.Find)
-        find.triggered.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
+        find.triggered.connect(self._find_task)
         view.addAction(find)
         inbox = QAction("Go to &Inbox", self)
         inbox.setShortcut(QKeySequence("Ctrl+L"))
@@ -275,6 +276,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         about = QAction("&About Boris Desktop", self)
         about.triggered.connect(self.show_about)
         help_.addAction(about)
+
+    def _find_task(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
 
     def show_about(self) -> None:
         from .about import show_about
@@ -435,8 +440,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         ids = [r["id"] for r in self.inbox.rows]
         if self.selected not in ids and ids:
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
-            first = self.proxy.index(0, 0)
-            self.selected = first.data(ID_ROLE) if first.isValid() else ids[0]
+            top = self.proxy.index(0, 0)
+            self.selected = top.data(ID_ROLE) if top.isValid() else ids[0]
             self._select_row()
             self.reload()
             return
@@ -453,7 +458,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             changed = bundle != self.task_view.bundle
             self.task_view.show_bundle(bundle)
             self.file_watch.set_task(self.store, bundle["task"])
-            if changed:
+            if changed and self.selected is not None:
                 store, task_id = self.store, self.selected
                 self.loader.submit(
                     "brief", lambda: jobs.brief(store, task_id), self.task_view.show_brief

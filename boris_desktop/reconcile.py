@@ -247,7 +247,7 @@ class ReconcileDialog(ActionDialog):
         if self.file_target:
             self.watcher.watch([e["target"]])
         self.follower = Follower(host, task_id, self._task_changed, self)
-        self.finished.connect(lambda _r: (self.watcher.stop(), self.follower.stop()))
+        self.finished.connect(self._stop_following)
         # The dialog records its own observations of this effect; the window's watcher must
         # not slip one in between the reviewer's observation and decision.
         hold = getattr(getattr(host, "file_watch", None), "hold", None)
@@ -260,6 +260,10 @@ class ReconcileDialog(ActionDialog):
 
     def first_field(self) -> QWidget:
         return self.note
+
+    def _stop_following(self, _result: int) -> None:
+        self.watcher.stop()
+        self.follower.stop()
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)

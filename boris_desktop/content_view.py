@@ -223,7 +223,7 @@ class ContentView(QWidget):
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
-        self.digest = plain_label("", name="Digest")
+        self.digest = plain_label("", wrap=False, name="Digest")
         self.pane = TextPane(host.loader, name)
         self.note = plain_label("", name="How much is shown")
         self.prev = QPushButton("◀ Previous page")

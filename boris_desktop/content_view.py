@@ -20,7 +20,7 @@ from .host import Host
 from .preview import HEX_CAP, _hexdump, _looks_binary
 from .widgets import TextPane, plain_label
 
-PAGE = 256 * 1024
+PAGE = 64 * 1024
 DIFF_CAP = 1024 * 1024
 _serial = itertools.count(1)
 

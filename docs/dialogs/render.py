@@ -1,6 +1,6 @@
 """Render each decision dialog on the demo store to docs/dialogs/*.png (offscreen).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python docs/dialogs/render.py
+QT_QPA_PLATFORM=offscreen .venv/bin/python docs/dialogs/render.py
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def main() -> None:
     fill_demo(store)
     # A file write that needs approval, for the diff.
     agent = Actor(kind="agent", id="drafter-7", name="Drafting agent")
-    note = Path(next(e for e in store.task("note")["effects"] if e["kind"] == "file_write")["target"])
+    note = Path(
+        next(e for e in store.task("note")["effects"] if e["kind"] == "file_write")["target"]
+    )
     store.execute(
         lg.PlanEffect(task_id="note", effect_id="tidy-note", kind="file_write", target=str(note),
                       consequence="Tidy the project note's heading",

@@ -2,26 +2,47 @@
 
 `ActionDialog` is the shape every action dialog shares: what will happen, the fields the
 reviewer fills in, a red line for the store's refusal, and buttons that are disabled while the
-command runs. A refusal (`CommandRejected`) is shown in the dialog, and the window reloads so
-the reviewer sees why; success closes the dialog and reloads.
+command runs. A refusal reaches the dialog as the store's typed exception (`CommandRejected`
+and its kinds: `TargetChanged`, `AuthorityRefused`, …), handled by its type, never by
+reading its words; the window reloads so the reviewer sees why. Success closes the dialog.
+
+Decisions that cannot be undone (approve, reject, a reconciliation verdict, stop, a final
+checkpoint) are made deliberately: no button is the default (Return in a field never
+presses one), focus starts in the note, and the decision buttons are armed only a second
+after the dialog opened or the content it shows last changed. Browsers arm their install
+prompts the same way: a reviewer typing a note when the dialog appears, or pressing Space a
+moment after the content changed under them, cannot decide by accident; a reviewer who
+reads and then clicks never notices the delay.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from . import settings
+from .host import Host
 from .widgets import error_label
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
-
 _serial = itertools.count(1)
+
+#: How long after the dialog opened, or its content last changed, a decision is armed.
+ARM_MS = 1000
+
+
+class Bug(Exception):
+    """Something other than the store's refusal went wrong on the worker (its first line)."""
 
 
 def reviewer_actor() -> Any:
@@ -36,19 +57,52 @@ def reviewer_actor() -> Any:
 
 
 def message_of(error: str) -> str:
-    """The store's words for a refusal, without the exception's class name or traceback."""
+    """The first line of a worker's failure report, without the exception's class name."""
     first = error.splitlines()[0] if error else "failed"
-    for prefix in ("CommandRejected: ", "ScopeViolation: ", "UnknownTask: ", "StoreBusy: "):
-        if first.startswith(prefix):
-            return first[len(prefix) :]
-    return first
+    name, sep, rest = first.partition(": ")
+    return rest if sep and name.isidentifier() else first
+
+
+class Refused:
+    """A worker's result that is the store's refusal: the exception itself, by type."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def attempt(fn: Callable[[], Any]) -> Any:
+    """On a worker: `fn()`, or the store's refusal as a `Refused` (kept as its type)."""
+    from store.errors import StoreError
+
+    try:
+        return fn()
+    except StoreError as exc:
+        return Refused(exc)
+
+
+def submit_typed(
+    host: Host,
+    kind: str,
+    fn: Callable[[], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[Exception], None],
+) -> None:
+    """`host.loader.submit`, with the store's refusals delivered as exceptions."""
+
+    def done(result: Any) -> None:
+        if isinstance(result, Refused):
+            on_error(result.error)
+        else:
+            on_done(result)
+
+    host.loader.submit(kind, lambda: attempt(fn), done, lambda err: on_error(Bug(message_of(err))))
 
 
 def run_command(
-    window: MainWindow,
+    host: Host,
     make: Callable[[], Any],
     on_done: Callable[[Any], None],
-    on_error: Callable[[str], None],
+    on_error: Callable[[Exception], None],
 ) -> bool:
     """Build the command (a validation error is a refusal too) and execute it on a worker.
 
@@ -56,55 +110,72 @@ def run_command(
     """
     from pydantic import ValidationError
 
-    store = window.store
+    from store.errors import CommandRejected, StoreError
+
+    store = host.store
     actor = reviewer_actor()
     if store is None:
-        on_error("no store is open")
+        on_error(StoreError("no store is open"))
         return False
     if actor is None:
-        on_error("say who you are first (File → Reviewer…): decisions are attributed to you")
-        window.ask_reviewer()
+        on_error(
+            StoreError("say who you are first (File → Reviewer…): decisions are attributed to you")
+        )
+        host.ask_reviewer()
         return False
     try:
         command = make()
     except ValidationError as exc:
         errs = exc.errors()
-        on_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errs))
+        on_error(
+            CommandRejected("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errs))
+        )
         return False
     except ValueError as exc:
-        on_error(str(exc))
+        on_error(CommandRejected(str(exc)))
         return False
 
     def done(result: Any) -> None:
         on_done(result)
-        window.reload()
+        host.reload()
 
-    def failed(error: str) -> None:
-        on_error(message_of(error))
-        window.reload()
+    def failed(error: Exception) -> None:
+        on_error(error)
+        host.reload()
 
-    window.loader.submit(
-        f"act:{next(_serial)}", lambda: store.execute(command, actor), done, failed
-    )
+    submit_typed(host, f"act:{next(_serial)}", lambda: store.execute(command, actor), done, failed)
     return True
+
+
+def no_default(button: QPushButton) -> QPushButton:
+    """A button Return never presses: only a click, Space on it, or its mnemonic."""
+    button.setAutoDefault(False)
+    button.setDefault(False)
+    return button
 
 
 class ActionDialog(QDialog):
     """A non-modal dialog for one action; `act()` runs it, the store's refusal stays visible."""
 
-    def __init__(self, window: MainWindow, title: str, ok_text: str) -> None:
-        super().__init__(window)
-        self.window_ = window
+    #: A decision that cannot be undone: armed only ARM_MS after the content last changed.
+    irreversible = False
+
+    def __init__(self, host: Host, title: str, ok_text: str) -> None:
+        super().__init__(host if isinstance(host, QWidget) else None)
+        self.host = host
         self.setWindowTitle(title)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.result_value: Any = None
         self.running = False
         self.error = error_label("Why the store refused")
         self.error.hide()
+        self.last_error: Exception | None = None
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.ok = QPushButton(ok_text)
-        self.ok.setAccessibleName(ok_text)
-        self.ok.setDefault(True)
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        if cancel is not None:
+            no_default(cancel)
+        self.ok = no_default(QPushButton(ok_text))
+        self.ok.setAccessibleName(ok_text.replace("&", ""))
         self.buttons.addButton(self.ok, QDialogButtonBox.ButtonRole.AcceptRole)
         self.ok.clicked.connect(self.act)
         self.buttons.rejected.connect(self.reject)
@@ -113,10 +184,35 @@ class ActionDialog(QDialog):
         layout.addLayout(self.body, 1)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
+        self.armed = not self.irreversible
+        self._arm_timer = QTimer(self)
+        self._arm_timer.setSingleShot(True)
+        self._arm_timer.setInterval(ARM_MS)
+        self._arm_timer.timeout.connect(self._arm)
+        if self.irreversible:
+            self._arm_timer.start()
+
+    @property
+    def window_(self) -> Host:
+        """The host (kept under its old name for callers that used it)."""
+        return self.host
 
     def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
         self.body.addWidget(widget, stretch)
         return widget
+
+    def add_button(self, text: str, tip: str = "") -> QPushButton:
+        """A further button beside OK that Return never presses."""
+        b = no_default(QPushButton(text))
+        b.setAccessibleName(text.replace("&", ""))
+        if tip:
+            b.setToolTip(tip)
+        self.buttons.addButton(b, QDialogButtonBox.ButtonRole.ActionRole)
+        return b
+
+    def first_field(self) -> QWidget | None:
+        """Where focus starts: the note (or the first field), never a decision button."""
+        return None
 
     def showEvent(self, event: Any) -> None:
         # A dialog of labels and one-line fields keeps them together at the top when made
@@ -124,6 +220,34 @@ class ActionDialog(QDialog):
         if not any(self.body.stretch(i) for i in range(self.body.count())):
             self.body.addStretch(1)
         super().showEvent(event)
+        # QDialogButtonBox makes its first accept button the default when it is shown:
+        # undo that, so that Return in a field never presses a button.
+        for button in self.findChildren(QPushButton):
+            no_default(button)
+        field = self.first_field()
+        if field is not None:
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def fit(self, min_width: int = 480, max_width: int = 900) -> None:
+        """Size the dialog to its content: wide enough for its lines and placeholders."""
+        self.adjustSize()
+        hint = self.sizeHint()
+        self.resize(max(min_width, min(hint.width(), max_width)), hint.height())
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    # --- arming --------------------------------------------------------------------------
+
+    def rearm(self) -> None:
+        """The content shown changed: decisions wait ARM_MS again before they are armed."""
+        if not self.irreversible:
+            return
+        self.armed = False
+        self._arm_timer.start()
+        self.refresh_buttons()
+
+    def _arm(self) -> None:
+        self.armed = True
+        self.refresh_buttons()
 
     # --- to override ---------------------------------------------------------------------
 
@@ -137,8 +261,11 @@ class ActionDialog(QDialog):
 
     # --- running -------------------------------------------------------------------------
 
+    def can_decide(self) -> bool:
+        return not self.running and self.armed and self.ready()
+
     def refresh_buttons(self) -> None:
-        self.ok.setEnabled(not self.running and self.ready())
+        self.ok.setEnabled(self.can_decide())
 
     def refuse(self, message: str) -> None:
         self.error.setText(message)
@@ -148,23 +275,24 @@ class ActionDialog(QDialog):
         self.run(self.command)
 
     def run(self, make: Callable[[], Any]) -> None:
-        if self.running:
+        if self.running or not self.can_decide():
             return
         self.running = True
         self.refresh_buttons()
         self.error.hide()
-        if not run_command(self.window_, make, self._done, self._failed):
+        if not run_command(self.host, make, self._done, self._failed):
             self.running = False
             self.refresh_buttons()
 
     def _done(self, result: Any) -> None:
         self.running = False
         self.result_value = result
-        self.window_.statusBar().showMessage(f"{self.windowTitle()}: done", 5000)
+        self.host.statusBar().showMessage(f"{self.windowTitle()}: done", 5000)
         self.accept()
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, error: Exception) -> None:
         self.running = False
-        self.refuse(message)
+        self.last_error = error
+        self.refuse(str(error))
         self.refresh_buttons()
-        self.window_.statusBar().showMessage(f"{self.windowTitle()}: refused — {message}", 10000)
+        self.host.statusBar().showMessage(f"{self.windowTitle()}: refused — {error}", 10000)

@@ -10,7 +10,8 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 class _Version(argparse.Action):
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
-    app.setDesktopFileName("org.boris.BorisDesktop")
+    app.setDesktopFileName("org.boris.BorisDesktop")  # type: ignore[attr-defined]
     if args.screenshot:
         try:
             width, height = (int(x) for x in args.size.lower().split("x"))
@@ -139,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(rc)
 
 
-def _ask_reviewer_once(window):  # type: ignore[no-untyped-def]
+def _ask_reviewer_once(window: Any) -> Any:
     def ask() -> None:
         from . import settings
 
@@ -150,7 +151,7 @@ def _ask_reviewer_once(window):  # type: ignore[no-untyped-def]
     return ask
 
 
-def _fill_demo_once(window):  # type: ignore[no-untyped-def]
+def _fill_demo_once(window: Any) -> Callable[[], None]:
     """Fill the demo store when it has no tasks (just created), once, on the window's worker."""
 
     def fill() -> None:

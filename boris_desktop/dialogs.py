@@ -1,100 +1,185 @@
 """The reviewer's action dialogs: approve / reject, stop, checkpoint, and the edits.
 
-Each shows what the action rests on (from the task state the window loaded), takes the
-reviewer's note or reason, and runs one store command on a worker (see `actions`).
+Each shows what the action rests on, takes the reviewer's note or reason, and runs one store
+command on a worker (see `actions`). What may be done is the store's rule (`store.rules`),
+asked here, never copied: why a request cannot be decided, what stopping will do, what work
+is pending. The deciding dialogs follow the store while open (`follow.Follower`): a request
+decided elsewhere, expired or revoked, a changed stop plan or new pending work is shown in
+place, with who did it, and what is no longer allowed is disabled before the reviewer clicks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
     QFormLayout,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
     QWidget,
 )
 
-from . import text as t
-from .actions import ActionDialog
-from .icons import words
-from .widgets import TextPane, heading, plain_label, pretty_json
+from store import rules
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
+from . import text as t
+from .actions import ActionDialog, no_default
+from .content_view import ContentView, subject_of
+from .follow import Follower
+from .host import Host
+from .icons import words
+from .widgets import TextPane, heading, notice_banner, plain_label, pretty_json
 
 
 def _note_edit(placeholder: str, name: str) -> QPlainTextEdit:
+    """A note: Return is a new line in it (never a decision), Tab leaves it."""
     edit = QPlainTextEdit()
     edit.setPlaceholderText(placeholder)
     edit.setAccessibleName(name)
     edit.setTabChangesFocus(True)
-    edit.setMaximumHeight(90)
+    edit.setMinimumHeight(60)
+    edit.setMaximumHeight(110)
     return edit
 
 
 def why_not_decidable(a: dict[str, Any], now: str | None) -> str | None:
-    """Why the loaded request cannot be decided (the store re-checks: this only warns)."""
-    if a["state"] == "pending" and now and a["expires_at"] <= now:
-        return f"it expired at {t.when(a['expires_at'])}; ask for a new request"
-    if a["state"] == "expired":
-        return f"it expired at {t.when(a['expires_at'])}; ask for a new request"
-    if a["state"] == "stale":
-        return "its payload changed after it was requested; a new request is needed"
-    if a["state"] == "revoked":
-        return "it was revoked (the run stopped or the effect was cancelled)"
-    if a["state"] != "pending":
-        return f"it was already {words(a['state'])} by {t.actor(a.get('decided_by'))}"
-    return None
+    """Why the loaded request cannot be decided (`rules.why_undecidable`; the store checks
+    again when it is decided)."""
+    return rules.why_undecidable(a["state"], a["expires_at"], now or "", a.get("decided_by"))
 
 
-class ApproveDialog(ActionDialog):
-    """The exact prepared object with its digest, consequence, policy, requester, expiry."""
+class _Following(ActionDialog):
+    """A dialog about one task that reads the task again whenever the store changes."""
 
-    def __init__(self, window: MainWindow, task_id: str, approval: dict[str, Any], now: str):
-        super().__init__(window, f"Decide approval {approval['approval_id']}", "&Approve")
+    def follow(self, task_id: str, now: str | None = None) -> None:
+        self.changed = notice_banner("What changed while this was open")
+        self.changed.hide()
+        self.follower = Follower(self.host, task_id, self._guarded, self)
+        self.finished.connect(lambda _r: self.follower.stop())
+        self._now = now
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if not self.follower._timer.isActive():
+            self.follower.start()
+
+    def _guarded(self, task: dict[str, Any]) -> None:
+        if self.isVisible() or not self.result():
+            self._now = task.get("now") or self._now
+            self.task_changed(task)
+
+    def task_changed(self, task: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def tell_change(self, text: str) -> None:
+        self.changed.setText(text)
+        self.changed.show()
+
+
+class ApproveDialog(_Following):
+    """What the request authorizes, as the reviewer will recognise it (the email, the diff,
+    the upload), its digest beside it; the consequence, policy, requester and expiry."""
+
+    irreversible = True
+
+    def __init__(self, host: Host, task_id: str, approval: dict[str, Any], now: str):
+        super().__init__(host, f"Decide approval {approval['approval_id']}", "&Approve")
         self.task_id, self.approval = task_id, approval
-        self.reject_button = QPushButton("&Reject")
-        self.reject_button.setAccessibleName("Reject")
-        self.buttons.addButton(self.reject_button, self.buttons.ButtonRole.ActionRole)
+        self.follow(task_id, now)
+        self.reject_button = self.add_button("&Reject", "Reject this request (with a note)")
         self.reject_button.clicked.connect(lambda: self.decide("rejected"))
-        self.ok.setToolTip("Approve this exact object (Ctrl+Return)")
-        self.ok.setShortcut("Ctrl+Return")
+        self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
+        self.final_refusal: Exception | None = None
         a = approval
         form = QFormLayout()
         self.fields = {}
-        for key, label, value in (
-            ("consequence", "Consequence", a["consequence"]),
-            ("digest", "Digest", a["payload_digest"]),
-            ("policy", "Policy", a["policy"]),
-            (
-                "requester",
-                "Requested by",
-                f"{t.actor(a['requester'])} at {t.when(a['requested_at'])}",
-            ),
-            ("expiry", "Expires", f"{t.when(a['expires_at'])} (database clock)"),
-            ("state", "State", words(a["state"])),
+        for key, label in (
+            ("consequence", "Consequence"),
+            ("policy", "Policy"),
+            ("requester", "Requested by"),
+            ("expiry", "Expires"),
+            ("state", "State"),
+            ("digest", "Payload digest"),
         ):
-            self.fields[key] = plain_label(value, name=label)
+            self.fields[key] = plain_label("", name=label)
             form.addRow(label + ":", self.fields[key])
         box = QWidget()
         box.setLayout(form)
+        self.add(self.changed)
         self.add(box)
-        self.add(plain_label("The exact prepared object you are approving:"))
-        self.payload = TextPane(window.loader, "Prepared object (JSON)")
-        self.payload.show_text(pretty_json(a["payload"]), "json")
+        self.content = ContentView(host)
+        self.add(self.content, 1)
+        self.raw_toggle = no_default(QPushButton("Show the prepared object (JSON)"))
+        self.raw_toggle.setCheckable(True)
+        self.raw_toggle.setAccessibleName("Show the prepared object")
+        self.payload = TextPane(host.loader, "Prepared object (JSON)")
+        self.payload.hide()
+        self.raw_toggle.toggled.connect(self.payload.setVisible)
+        self.add(self.raw_toggle)
         self.add(self.payload, 1)
         self.note = _note_edit("A note for the record (optional)", "Note")
+        self.add(plain_label("Note:"))
         self.add(self.note)
-        why = why_not_decidable(a, now)
-        if why:
-            self.refuse(f"This request cannot be decided: {why}.")
-            self.ok.setEnabled(False)
-            self.reject_button.setEnabled(False)
+        self.why: str | None = None
+        self._show(a, now)
+        self.follower.at(a["expires_at"], now)
+        self.resize(860, 760)
+
+    def first_field(self) -> QWidget:
+        return self.note
+
+    def _show(self, a: dict[str, Any], now: str) -> None:
+        self.approval = a
+        self.fields["consequence"].setText(a["consequence"])
+        self.fields["policy"].setText(a["policy"])
+        self.fields["requester"].setText(
+            f"{t.actor(a['requester'])} at {t.when(a['requested_at'])}"
+        )
+        self.fields["expiry"].setText(f"{t.when(a['expires_at'])} (database clock)")
+        self.fields["digest"].setText(a["payload_digest"])
+        self.fields["state"].setText(words(a["state"]))
+        self.payload.show_text(pretty_json(a["payload"]), "json")
+        self.content.show_subject(subject_of(a["payload"]))
+        self.why = why_not_decidable(a, now)
+        if self.why:
+            self.refuse(f"This request cannot be decided: {self.why}.")
+        self.refresh_buttons()
+
+    def task_changed(self, task: dict[str, Any]) -> None:
+        aid = self.approval["approval_id"]
+        a = next((x for x in task["approvals"] if x["approval_id"] == aid), None)
+        if a is None:
+            return
+        old = self.approval
+        now = task.get("now") or ""
+        if a["state"] != old["state"]:
+            if a["state"] == rules.ApprovalState.EXPIRED:
+                self.tell_change(f"It expired at {t.when(a['expires_at'])} while this was open.")
+            elif a.get("decided_by"):
+                self.tell_change(
+                    f"{words(a['state']).capitalize()} by {t.actor(a['decided_by'])} at "
+                    f"{t.when(a.get('decided_at'))}, while this was open"
+                    + (f": “{a['note']}”" if a.get("note") else ".")
+                )
+            else:
+                self.tell_change(f"It became {words(a['state'])} while this was open.")
+        if a["payload_digest"] != old["payload_digest"]:
+            self.rearm()  # different content: read it before deciding
+        self._show(a, now)
+        self.follower.at(a["expires_at"], now)
+
+    def ready(self) -> bool:
+        return self.why is None and self.final_refusal is None
+
+    def refresh_buttons(self) -> None:
+        super().refresh_buttons()
+        self.reject_button.setEnabled(self.ok.isEnabled())
 
     def command(self) -> Any:
         return self._command("approved")
@@ -112,58 +197,102 @@ class ApproveDialog(ActionDialog):
     def decide(self, decision: str) -> None:
         self.run(lambda: self._command(decision))
 
-    def refresh_buttons(self) -> None:
-        super().refresh_buttons()
-        self.reject_button.setEnabled(self.ok.isEnabled())
+    def _failed(self, error: Exception) -> None:
+        from store.errors import CommandRejected
 
-    def _failed(self, message: str) -> None:
-        super()._failed(message)
-        # Decided, expired or stale meanwhile: it cannot become decidable again.
-        self.ok.setEnabled(False)
-        self.reject_button.setEnabled(False)
+        if isinstance(error, CommandRejected):
+            # Decided, expired, stale, or not the reviewer's to decide: a refusal of the
+            # command, which cannot become decidable again. (StoreBusy and the like can.)
+            self.final_refusal = error
+            self.follower.force()
+        super()._failed(error)
 
 
-def stop_plan(task: dict[str, Any]) -> dict[str, list[str]]:
-    """What StopRun will do, computed from the loaded state (the store decides for real)."""
-    now = task.get("now") or ""
-    revoke = [
-        a["approval_id"]
-        for a in task["approvals"]
-        if a["state"] in {"pending", "approved"} and a["expires_at"] > now
+def stop_plan(task: dict[str, Any]) -> rules.StopPlan:
+    """What StopRun will do, by the store's rule (`rules.stop_plan`) over the loaded state."""
+    return rules.stop_plan(
+        [(a["approval_id"], a["state"], a["expires_at"]) for a in task["approvals"]],
+        [(e["effect_id"], e["stage"], e["outcome"]) for e in task["effects"]],
+        task.get("now") or "",
+    )
+
+
+def _plan_lines(plan: rules.StopPlan) -> list[str]:
+    return [
+        "Approvals revoked: " + (", ".join(plan.revoke) or "none"),
+        "Planned effects cancelled: " + (", ".join(plan.cancel) or "none"),
+        "Sent effects whose outcome is not settled, left for you to reconcile: "
+        + (", ".join(plan.unresolved) or "none"),
+        "A stopped checkpoint and an account of the stop are written.",
     ]
-    cancel = [e["effect_id"] for e in task["effects"] if e["stage"] in {"planned", "approved"}]
-    stay = [
-        e["effect_id"]
-        for e in task["effects"]
-        if e["effect_id"] not in cancel and e.get("unresolved")
-    ]
-    return {"revoke": revoke, "cancel": cancel, "stay": stay}
 
 
-class StopDialog(ActionDialog):
-    def __init__(self, window: MainWindow, task: dict[str, Any]) -> None:
-        super().__init__(window, f"Stop the run of {task['id']}", "&Stop the run")
+class StopDialog(_Following):
+    """Stop the run. Stopping revokes and cancels at once and only a person reopens the run,
+    so besides the reason it asks for the task id (or the word stop) typed out: a keystroke
+    meant for another window, or a Return, cannot stop a run, and typing the id also says
+    which run the reviewer means when several windows are open."""
+
+    irreversible = True
+
+    def __init__(self, host: Host, task: dict[str, Any]) -> None:
+        super().__init__(host, f"Stop the run of {task['id']}", "&Stop the run")
         self.task = task
+        self.follow(task["id"], task.get("now"))
         self.plan = stop_plan(task)
+        self.add(self.changed)
         self.add(heading("What stopping will do"))
-        lines = [
-            "Approvals revoked: " + (", ".join(self.plan["revoke"]) or "none"),
-            "Planned effects cancelled: " + (", ".join(self.plan["cancel"]) or "none"),
-            "Unknown or unresolved effects that stay for manual reconciliation: "
-            + (", ".join(self.plan["stay"]) or "none"),
-            "A stopped checkpoint and an account of the stop are written.",
-        ]
-        self.what = self.add(plain_label("\n".join(f"• {x}" for x in lines), name="Stop plan"))
+        self.what = self.add(plain_label(name="Stop plan"))
+        self._show_plan()
         self.reason = QLineEdit()
         self.reason.setAccessibleName("Reason")
         self.reason.setPlaceholderText("Why you are stopping the run (required)")
         self.reason.textChanged.connect(self.refresh_buttons)
         self.add(plain_label("Reason:"))
         self.add(self.reason)
+        self.confirm = QLineEdit()
+        self.confirm.setAccessibleName("Type the task id or stop to confirm")
+        self.confirm.setPlaceholderText(f"{task['id']}  or  stop")
+        self.confirm.textChanged.connect(self.refresh_buttons)
+        self.add(plain_label(f"To confirm, type the task id ({task['id']}) or the word stop:"))
+        self.add(self.confirm)
+        self.closed: str | None = None
+        self.refresh_buttons()
+        self.fit(560)
+
+    def first_field(self) -> QWidget:
+        return self.reason
+
+    def _show_plan(self) -> None:
+        self.what.setText("\n".join(f"• {x}" for x in _plan_lines(self.plan)))  # type: ignore[attr-defined]
+
+    def task_changed(self, task: dict[str, Any]) -> None:
+        self.task = task
+        plan = stop_plan(task)
+        if task["status"] in rules.TERMINAL:
+            self.closed = f"the run is already {words(task['status'])}"
+            self.tell_change(
+                f"The run became {words(task['status'])} while this was open"
+                + (f" ({task['status_reason']})" if task.get("status_reason") else "")
+                + ": there is nothing to stop."
+            )
+        elif plan != self.plan:
+            self.tell_change(
+                "What stopping will do changed while this was open (new or decided work); "
+                "the plan below is the current one."
+            )
+            self.rearm()
+        self.plan = plan
+        self._show_plan()
         self.refresh_buttons()
 
     def ready(self) -> bool:
-        return bool(self.reason.text().strip())
+        typed = self.confirm.text().strip()
+        return (
+            self.closed is None
+            and bool(self.reason.text().strip())
+            and (typed == self.task["id"] or typed.lower() == "stop")
+        )
 
     def command(self) -> Any:
         from store.checkpoints import StopRun
@@ -171,48 +300,62 @@ class StopDialog(ActionDialog):
         return StopRun(task_id=self.task["id"], reason=self.reason.text().strip())
 
 
+def checkpoint_view(task: dict[str, Any]) -> dict[str, Any]:
+    """The loaded task in the shape `rules.pending_work` reads (a checkpoint state)."""
+    return {
+        "criteria": [
+            {"id": c["criterion_id"], "status": c.get("state") or c["status"]}
+            for c in task["criteria"]
+        ],
+        "unresolved_effects": [
+            {
+                "id": e["effect_id"],
+                "stage": e["stage"],
+                "outcome": e["outcome"],
+                "safe_recovery": rules.recovery(
+                    e["stage"], e["outcome"], bool(e.get("requires_approval"))
+                ),
+            }
+            for e in task["effects"]
+            if rules.effect_unresolved(e["stage"], e["outcome"])
+        ],
+        "open_approvals": [
+            {"id": a["approval_id"], "state": a["state"]}
+            for a in task["approvals"]
+            if a["state"]
+            in {
+                rules.ApprovalState.PENDING,
+                rules.ApprovalState.APPROVED,
+                rules.ApprovalState.EXPIRED,
+            }
+        ],
+        "pending_phases": [
+            {"id": p["phase_id"], "status": p["readiness"]}
+            for p in task.get("phases", [])
+            if p.get("readiness") != "done"
+        ],
+    }
+
+
 def pending_work(task: dict[str, Any]) -> list[str]:
-    """The loaded state's pending work, in the store's words (`checkpoints.pending_work`)."""
-    now = task.get("now") or ""
-    out = [
-        f"criterion {c['criterion_id']} is {c['status']}"
-        for c in task["criteria"]
-        if c["status"] not in {"satisfied", "waived"}
-    ]
-    out += [
-        f"effect {e['effect_id']} is {e['stage']}" + (f" ({e['outcome']})" if e["outcome"] else "")
-        for e in task["effects"]
-        if e.get("unresolved")
-    ]
-    out += [
-        f"approval {a['approval_id']} is " + ("expired" if a["expires_at"] <= now else a["state"])
-        for a in task["approvals"]
-        if a["state"] in {"pending", "approved"}
-    ]
-    out += [
-        f"phase {p['phase_id']} is {p['readiness']}"
-        for p in task.get("phases", [])
-        if p.get("readiness") != "done"
-    ]
-    return out
+    """The loaded state's pending work, by the store's rule (`rules.pending_work`)."""
+    return rules.pending_work(checkpoint_view(task))
 
 
-class CheckpointDialog(ActionDialog):
+class CheckpointDialog(_Following):
     """A final checkpoint, or a handoff (or milestone) with the reviewer's note."""
 
     REASONS = ("final", "handoff", "milestone")
+    irreversible = True
 
-    def __init__(self, window: MainWindow, task: dict[str, Any]) -> None:
-        super().__init__(window, f"Checkpoint {task['id']}", "&Write checkpoint")
+    def __init__(self, host: Host, task: dict[str, Any]) -> None:
+        super().__init__(host, f"Checkpoint {task['id']}", "&Write checkpoint")
         self.task = task
+        self.follow(task["id"], task.get("now"))
         self.pending = pending_work(task)
+        self.add(self.changed)
         self.add(heading("Pending work"))
-        self.pending_label = self.add(
-            plain_label(
-                "\n".join(f"• {x}" for x in self.pending) or "None: the task can be final.",
-                name="Pending work",
-            )
-        )
+        self.pending_label = self.add(plain_label(name="Pending work"))
         self.note = _note_edit("Your note for whoever resumes (required)", "Note")
         self.group = QButtonGroup(self)
         self.radios: dict[str, QRadioButton] = {}
@@ -230,18 +373,9 @@ class CheckpointDialog(ActionDialog):
             self.add(r)
             r.toggled.connect(self.refresh_buttons)
         self.final_why = self.add(plain_label(name="Why final is unavailable"))
-        if self.pending:
-            self.radios["final"].setEnabled(False)
-            self.radios["final"].setToolTip("Pending work remains")
-            self.final_why.setText(
-                "Final is unavailable while work is pending. Write a handoff to pass it on, "
-                "or stop the run (stopped)."
-            )
-            self.radios["handoff"].setChecked(True)
-        else:
-            self.final_why.hide()
-            self.radios["final"].setChecked(True)
-        self.stop_button = QPushButton("Stop the run instead…")
+        self._show_pending()
+        self.radios["handoff" if self.pending else "final"].setChecked(True)
+        self.stop_button = no_default(QPushButton("Stop the run instead…"))
         self.stop_button.setAccessibleName("Stop the run instead")
         self.stop_button.clicked.connect(self._stop_instead)
         self.add(self.stop_button)
@@ -249,11 +383,53 @@ class CheckpointDialog(ActionDialog):
         self.add(plain_label("Note:"))
         self.add(self.note)
         self.refresh_buttons()
+        self.fit(560)
+
+    def first_field(self) -> QWidget:
+        return self.note
+
+    def _show_pending(self) -> None:
+        self.pending_label.setText(  # type: ignore[attr-defined]
+            "\n".join(f"• {x}" for x in self.pending) or "None: the task can be final."
+        )
+        final = self.radios["final"]
+        final.setEnabled(not self.pending)
+        if self.pending:
+            final.setToolTip("Pending work remains")
+            self.final_why.setText(  # type: ignore[attr-defined]
+                "Final is unavailable while work is pending. Write a handoff to pass it on, "
+                "or stop the run (stopped)."
+            )
+            self.final_why.show()
+            if final.isChecked():
+                self.radios["handoff"].setChecked(True)
+        else:
+            final.setToolTip("")
+            self.final_why.hide()
+
+    def task_changed(self, task: dict[str, Any]) -> None:
+        self.task = task
+        pending = pending_work(task)
+        if pending != self.pending:
+            new = [x for x in pending if x not in self.pending]
+            done = [x for x in self.pending if x not in pending]
+            parts = []
+            if new:
+                parts.append("new pending work: " + "; ".join(new))
+            if done:
+                parts.append("no longer pending: " + "; ".join(done))
+            self.tell_change("While this was open — " + " · ".join(parts) + ".")
+            self.pending = pending
+            self._show_pending()
+            self.rearm()
+        self.refresh_buttons()
 
     def reason(self) -> str:
         return next((r for r, b in self.radios.items() if b.isChecked()), "handoff")
 
     def ready(self) -> bool:
+        if self.reason() == "final" and self.pending:
+            return False
         return bool(self.note.toPlainText().strip())
 
     def command(self) -> Any:
@@ -272,12 +448,12 @@ class CheckpointDialog(ActionDialog):
 
     def _stop_instead(self) -> None:
         self.reject()
-        self.window_.stop_task()
+        self.host.stop_task()
 
 
 class AmendDialog(ActionDialog):
-    def __init__(self, window: MainWindow, task: dict[str, Any]) -> None:
-        super().__init__(window, f"Amend the objective of {task['id']}", "&Amend")
+    def __init__(self, host: Host, task: dict[str, Any]) -> None:
+        super().__init__(host, f"Amend the objective of {task['id']}", "&Amend")
         self.task = task
         self.text = QPlainTextEdit(task["objective"]["text"])
         self.text.setAccessibleName("Objective")
@@ -290,6 +466,10 @@ class AmendDialog(ActionDialog):
         self.text.textChanged.connect(self.refresh_buttons)
         self.reason.textChanged.connect(self.refresh_buttons)
         self.refresh_buttons()
+        self.fit(600)
+
+    def first_field(self) -> QWidget:
+        return self.text
 
     def ready(self) -> bool:
         return bool(self.text.toPlainText().strip() and self.reason.text().strip())
@@ -308,10 +488,10 @@ class CriterionDialog(ActionDialog):
     """Add a criterion, or change the wording of one."""
 
     def __init__(
-        self, window: MainWindow, task: dict[str, Any], criterion: dict[str, Any] | None = None
+        self, host: Host, task: dict[str, Any], criterion: dict[str, Any] | None = None
     ) -> None:
         title = "Change criterion" if criterion else "Add a criterion"
-        super().__init__(window, f"{title} of {task['id']}", "&Save" if criterion else "&Add")
+        super().__init__(host, f"{title} of {task['id']}", "&Save" if criterion else "&Add")
         self.task, self.criterion = task, criterion
         self.text = QLineEdit(criterion["text"] if criterion else "")
         self.text.setAccessibleName("Criterion")
@@ -321,10 +501,15 @@ class CriterionDialog(ActionDialog):
         self.add(self.text)
         self.reason = QLineEdit()
         self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("Why the wording changes")
         if criterion:
             self.add(plain_label("Reason:"))
             self.add(self.reason)
         self.refresh_buttons()
+        self.fit(520)
+
+    def first_field(self) -> QWidget:
+        return self.text
 
     def ready(self) -> bool:
         return bool(self.text.text().strip())
@@ -346,10 +531,11 @@ class CriterionDialog(ActionDialog):
 
 
 class JudgeDialog(ActionDialog):
-    """Satisfied (against the current artifact, with evidence ids), failed, or waived."""
+    """Satisfied (against the current artifact, on evidence picked from the criterion's
+    list), failed, or waived."""
 
-    def __init__(self, window: MainWindow, task: dict[str, Any], criterion: dict[str, Any]) -> None:
-        super().__init__(window, f"Judge criterion {criterion['criterion_id']}", "&Judge")
+    def __init__(self, host: Host, task: dict[str, Any], criterion: dict[str, Any]) -> None:
+        super().__init__(host, f"Judge criterion {criterion['criterion_id']}", "&Judge")
         self.task, self.criterion = task, criterion
         self.add(plain_label(criterion["text"], name="Criterion"))
         self.status = QComboBox()
@@ -362,16 +548,39 @@ class JudgeDialog(ActionDialog):
             self.artifact.addItem(f"{a['artifact_id']} v{a['current_version']}", a["artifact_id"])
         if criterion.get("artifact_id"):
             self.artifact.setCurrentIndex(max(self.artifact.findData(criterion["artifact_id"]), 0))
-        self.evidence = QLineEdit(", ".join(criterion.get("evidence_ids") or []))
-        self.evidence.setAccessibleName("Evidence ids")
-        self.evidence.setPlaceholderText("evidence ids, comma separated")
+        self.evidence = QListWidget()
+        self.evidence.setAccessibleName("Evidence")
+        chosen = set(criterion.get("evidence_ids") or [])
+        for e in criterion.get("evidence") or []:
+            what = e.get("description") or e.get("kind") or ""
+            problem = f" — ⚠ {e['blob_problem']}" if e.get("blob_problem") else ""
+            item = QListWidgetItem(
+                f"{e['evidence_id']}: {what} ({e.get('kind')}, {t.size(e.get('size'))}, "
+                f"{t.when(e.get('at'))}){problem}"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, e["evidence_id"])
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(
+                Qt.CheckState.Checked if e["evidence_id"] in chosen else Qt.CheckState.Unchecked
+            )
+            self.evidence.addItem(item)
+        rows = max(self.evidence.count(), 1)
+        self.evidence.setMaximumHeight(min(rows, 6) * 24 + 8)
+        self.no_evidence = plain_label(
+            "No evidence is attached to this criterion: an agent (or you, with `boris "
+            "evidence`) attaches it before it can be judged satisfied.",
+            name="No evidence",
+        )
+        self.no_evidence.setVisible(self.evidence.count() == 0)
+        self.evidence.itemChanged.connect(lambda _i: self.refresh_buttons())
         self.note = QLineEdit()
         self.note.setAccessibleName("Note or reason")
-        self.note.setPlaceholderText("a note; a waiver needs its reason")
+        self.note.setPlaceholderText("A note; a waiver needs its reason")
         form = QFormLayout()
         form.addRow("Judgement:", self.status)
         form.addRow("Against:", self.artifact)
         form.addRow("Evidence:", self.evidence)
+        form.addRow("", self.no_evidence)
         form.addRow("Note / reason:", self.note)
         box = QWidget()
         box.setLayout(form)
@@ -379,9 +588,21 @@ class JudgeDialog(ActionDialog):
         self.status.currentIndexChanged.connect(self._status_changed)
         self.note.textChanged.connect(self.refresh_buttons)
         self._status_changed()
+        self.fit(600)
+
+    def first_field(self) -> QWidget:
+        return self.status
 
     def set_status(self, status: str) -> None:
         self.status.setCurrentIndex(self.status.findData(status))
+
+    def evidence_ids(self) -> list[str]:
+        out = []
+        for i in range(self.evidence.count()):
+            item = self.evidence.item(i)
+            if item.checkState() == Qt.CheckState.Checked:
+                out.append(str(item.data(Qt.ItemDataRole.UserRole)))
+        return out
 
     def _status_changed(self) -> None:
         satisfied = self.status.currentData() == "satisfied"
@@ -390,7 +611,12 @@ class JudgeDialog(ActionDialog):
         self.refresh_buttons()
 
     def ready(self) -> bool:
-        return self.status.currentData() != "waived" or bool(self.note.text().strip())
+        status = self.status.currentData()
+        if status == "waived":
+            return bool(self.note.text().strip())
+        if status == "satisfied":
+            return bool(self.evidence_ids())
+        return True
 
     def command(self) -> Any:
         from store.commands import JudgeCriterion
@@ -402,9 +628,7 @@ class JudgeDialog(ActionDialog):
             criterion_id=self.criterion["criterion_id"],
             status=status,
             artifact_id=self.artifact.currentData() if satisfied else None,
-            evidence_ids=[
-                x.strip() for x in self.evidence.text().split(",") if x.strip() and satisfied
-            ],
+            evidence_ids=self.evidence_ids() if satisfied else [],
             note=self.note.text().strip(),
         )
 
@@ -413,11 +637,11 @@ class EditArtifactDialog(ActionDialog):
     """A new version of a text artifact, written in the built-in editor, by the reviewer."""
 
     def __init__(
-        self, window: MainWindow, task: dict[str, Any], artifact: dict[str, Any], text: str
+        self, host: Host, task: dict[str, Any], artifact: dict[str, Any], text: str
     ) -> None:
         cur = artifact["current"]
         super().__init__(
-            window, f"Edit {artifact['name']} (v{cur['version']})", "&Save as a new version"
+            host, f"Edit {artifact['name']} (v{cur['version']})", "&Save as a new version"
         )
         self.task, self.artifact, self.original = task, artifact, text
         self.editor = QPlainTextEdit(text)
@@ -436,6 +660,9 @@ class EditArtifactDialog(ActionDialog):
         self.editor.textChanged.connect(self.refresh_buttons)
         self.resize(760, 560)
         self.refresh_buttons()
+
+    def first_field(self) -> QWidget:
+        return self.editor
 
     def ready(self) -> bool:
         return self.editor.toPlainText() != self.original

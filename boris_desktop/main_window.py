@@ -255,8 +255,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             self._task_view.set_store(self.store)
             placeholder = self.right.widget(TASK)
             self.right.insertWidget(TASK, self._task_view)
-            self.right.removeWidget(placeholder)
-            placeholder.deleteLater()
+            if placeholder is not None:
+                self.right.removeWidget(placeholder)
+                placeholder.deleteLater()
             for panel in self._task_view.panels.values():
                 tree = getattr(panel, "tree", None)
                 if tree is not None:
@@ -293,7 +294,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         view.addAction(reload_)
         find = QAction("&Find Task", self)
         find.setShortcut(QKeySequence.StandardKey.Find)
-        find.triggered.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
+        find.triggered.connect(self._find_task)
         view.addAction(find)
         inbox = QAction("Go to &Inbox", self)
         inbox.setShortcut(QKeySequence("Ctrl+L"))
@@ -302,12 +303,12 @@ class MainWindow(ActionsMixin, QMainWindow):
         view.addSeparator()
         # Ctrl+Tab and Ctrl+PgDown as in browsers and editors; from anywhere in the window,
         # the inbox included.
-        for text, keys, step in (
+        for text, sequences, step in (
             ("&Next Part of the Task", ("Ctrl+Tab", "Ctrl+PgDown"), 1),
             ("&Previous Part of the Task", ("Ctrl+Shift+Tab", "Ctrl+PgUp"), -1),
         ):
             act = QAction(text, self)
-            act.setShortcuts([QKeySequence(k) for k in keys])
+            act.setShortcuts([QKeySequence(k) for k in sequences])
             act.triggered.connect(lambda _=False, step=step: self.step_tab(step))
             view.addAction(act)
         self._actions_menu(actions)
@@ -325,6 +326,10 @@ class MainWindow(ActionsMixin, QMainWindow):
             return
         tabs = self._task_view.tabs
         tabs.setCurrentIndex((tabs.currentIndex() + step) % tabs.count())
+
+    def _find_task(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
 
     def show_about(self) -> None:
         from .about import show_about
@@ -493,8 +498,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         ids = [r["id"] for r in self.inbox.rows]
         if self.selected not in ids and ids:
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
-            first = self.proxy.index(0, 0)
-            self.selected = first.data(ID_ROLE) if first.isValid() else ids[0]
+            top = self.proxy.index(0, 0)
+            self.selected = top.data(ID_ROLE) if top.isValid() else ids[0]
             self._select_row()
             self.reload()
             return
@@ -511,7 +516,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             changed = bundle != self.task_view.bundle
             self.task_view.show_bundle(bundle)
             self.file_watch.set_task(self.store, bundle["task"])
-            if changed:
+            if changed and self.selected is not None:
                 store, task_id = self.store, self.selected
                 self.loader.submit(
                     "brief", lambda: jobs.brief(store, task_id), self.task_view.show_brief
@@ -540,6 +545,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         """The inbox part's height that shows `rows` rows under the filters and header."""
         frame = 2 * self.table.frameWidth()
         lay = self.left.layout()
+        assert lay is not None  # set in __init__
         margins = lay.contentsMargins().top() + lay.contentsMargins().bottom() + lay.spacing()
         filters = max(self.search.sizeHint().height(), self.status_filter.sizeHint().height())
         header = self.table.horizontalHeader().sizeHint().height()

@@ -1,40 +1,43 @@
 """Reconcile an uncertain effect: intent, attempts, a current observation, a decision.
 
-The target is hashed on a worker (with progress) and the observation is recorded in the
-store (ObserveEffect) so the decision rests on exactly what the reviewer saw: ReconcileEffect
-names that observation's id. While the dialog is open a watchdog watcher follows the target;
-if a fresh hash differs from the observation shown, the decisions are disabled and a banner
-says what changed and when, until the reviewer observes again.
+A file target is observed by the store itself (`ledger.observe_and_judge`: hashed once,
+outside the write lock, recorded as an observation) and the verdict it supports is shown
+beside a diff of the intended content against the file as it is now. The decision names that
+observation, so it rests on exactly what the reviewer saw. Deciding other than the store's
+verdict is an override of its observation: offered only as such, explicitly, with the
+reason in the note (`rules.decision_refusal` says which decisions need it).
+
+A destination (https://…, smtp://…, mailto:…; `rules.is_destination`) is not readable by
+the store: the reviewer checks it by hand, and the decision records what they found.
+
+While the dialog is open a watchdog watcher follows a file target; if a fresh hash differs
+from the observation shown, the decisions are disabled and a banner says what changed, until
+the reviewer observes again. The dialog also follows the store: an effect reconciled or
+observed by someone else meanwhile is said so, and the decisions are disabled.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QWidget
+
+from store import rules
 
 from . import text as t
-from .actions import ActionDialog, message_of, reviewer_actor
-from .runtime import paused
+from .actions import ActionDialog, reviewer_actor, submit_typed
+from .content_view import DIFF_CAP, _file_diff
+from .follow import Follower
+from .host import Host
 from .watch import FileWatcher
 from .widgets import TextPane, heading, notice_banner, plain_label, pretty_json
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
-
 CHUNK = 1 << 20
-DIFF_CAP = 2_000_000  # bytes of each side compared as text
 _serial = itertools.count(1)
-
-
-class _Progress(QObject):
-    progress = Signal(int, int)  # bytes done, total (signals carry ints up to 2**31: KiB)
 
 
 def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -57,87 +60,131 @@ def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> di
 def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     if a is None or b is None:
         return False
-    return bool(a.get("exists")) == bool(b.get("exists")) and (
-        not a.get("exists") or a.get("digest") == b.get("digest")
+    return rules.same_state(
+        rules.State(bool(a.get("exists")), a.get("digest")),
+        rules.State(bool(b.get("exists")), b.get("digest")),
     )
 
 
-def _diff(intended: bytes | None, current: bytes | None, target: str) -> str:
-    if intended is None:
-        return "(the intended content is not in the blob store: no diff)"
-    if current is None:
-        return "(the target is missing: nothing to compare with the intended content)"
-    try:
-        a = intended[:DIFF_CAP].decode("utf-8").splitlines(keepends=True)
-        b = current[:DIFF_CAP].decode("utf-8").splitlines(keepends=True)
-    except UnicodeDecodeError:
-        return "(binary content: no text diff)"
-    with paused():  # difflib makes a container per line: see runtime
-        out = "".join(
-            difflib.unified_diff(a, b, fromfile="intended", tofile=f"current {target}", n=3)
-        )
-    return out or "(the current file is the intended content)"
-
-
-def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any], report: Any) -> Any:
-    """On a worker: hash the target, record the store's observation, diff with the intent."""
-    from store.events import FileState
-    from store.ledger import ObserveEffect, compute_verdict
-
+def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:
     target = effect["target"]
-    seen = hash_file(target, report)
-    obs_id = store.execute(
-        ObserveEffect(task_id=task_id, effect_id=effect["effect_id"], purpose="reconcile"), actor
-    )
-    task = store.task(task_id)
-    eff = next(x for x in task["effects"] if x["effect_id"] == effect["effect_id"])
-    obs = next(o for o in eff["observations"] if o["observation_id"] == obs_id)
-    recorded = {"exists": bool(obs["exists"]), "digest": obs["digest"], "size": obs["size"]}
-    intended_digest = (effect["intent"].get("intended") or {}).get("digest")
-    blob = None
-    if intended_digest:
-        try:
-            blob = store.blobs.read(intended_digest)
-        except Exception:
-            blob = None
+    digest = (effect["intent"].get("intended") or {}).get("digest")
+    if not digest:
+        return "(the intent has no content: nothing to compare)"
+    try:
+        with open(store.blobs.path_of(digest), "rb") as f:
+            intended = f.read(DIFF_CAP + 1)
+    except OSError:
+        return "(the intended content is not in the blob store: no diff)"
     current = None
-    if recorded["exists"]:
+    if exists:
         try:
             with open(target, "rb") as f:
-                current = f.read(DIFF_CAP)
+                current = f.read(DIFF_CAP + 1)
         except OSError:
             current = None
-    responses = [a["response"] for a in eff["attempts"] if a.get("response")]
-    verdict, reasons = compute_verdict(
-        eff["intent"], FileState.model_validate(recorded), responses, target
-    )
+    cut = len(intended) > DIFF_CAP or (current is not None and len(current) > DIFF_CAP)
+    try:
+        return _file_diff(
+            intended[:DIFF_CAP], None if current is None else current[:DIFF_CAP], target, cut
+        )
+    except UnicodeDecodeError:
+        return "(binary content: no text diff)"
+
+
+def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any]) -> dict[str, Any]:
+    """On a worker: the store observes the target (one hash), records it and judges it; the
+    diff of the intended content against the file as it is now."""
+    from store.ledger import observe_and_judge
+
+    obs = observe_and_judge(store, actor, task_id, effect["effect_id"])
+    state = obs.state.model_dump(mode="json")
     return {
-        "observation_id": obs_id,
-        "at": obs.get("at"),
-        "state": recorded,
-        "hashed": seen,
-        "diff": _diff(blob, current, os.path.basename(target)),
-        "verdict": verdict,
-        "reasons": reasons,
+        "observation_id": obs.observation_id,
+        "at": obs.at,
+        "state": state,
+        "verdict": obs.verdict,
+        "reasons": list(obs.reasons),
+        "diff": _diff(store, effect, bool(state["exists"])),
     }
+
+
+def decide_destination(
+    store: Any, actor: Any, task_id: str, effect: dict[str, Any], decision: str, note: str
+) -> Any:
+    """On a worker: a destination the store cannot read, reconciled by the reviewer's hand
+    decision. It rests on the latest observation there; when there is none, the reviewer's
+    own finding is recorded as the observation first (what they saw: the intended content,
+    the pre-state, or something else)."""
+    from store.events import FileState
+    from store.ledger import ObserveEffect, ReconcileEffect
+
+    obs = effect.get("observations") or []
+    obs_id = obs[-1]["observation_id"] if obs else None
+    if obs_id is None:
+        intent = effect["intent"]
+        seen = {
+            "present": intent.get("intended"),
+            "absent": intent.get("pre_state") or {"exists": False},
+        }.get(decision) or {"exists": True, "digest": None}
+        obs_id = store.execute(
+            ObserveEffect(
+                task_id=task_id,
+                effect_id=effect["effect_id"],
+                purpose="reconcile",
+                state=FileState.model_validate(seen),
+            ),
+            actor,
+        )
+    return store.execute(
+        ReconcileEffect(
+            task_id=task_id,
+            effect_id=effect["effect_id"],
+            observation_id=obs_id,
+            decision=decision,  # type: ignore[arg-type]
+            note=note,
+        ),
+        actor,
+    )
+
+
+def what_next(effect: dict[str, Any]) -> str:
+    """What the reviewer can do about this effect, from the rules the brief uses."""
+    rec = effect.get("reconciliation") or {}
+    stage, outcome = effect["stage"], effect["outcome"]
+    if rules.conflict_undecided(stage, outcome, rec.get("verdict")):
+        why = "; ".join(rec.get("reasons") or [])
+        return (
+            "Reconciling found a conflict" + (f" ({why})" if why else "") + ". A person decides "
+            f"it: inspect {effect['target']}, then decide Present (the intended content is "
+            "there), Absent (it did not happen: a new attempt is allowed) or Conflict (it "
+            "stays for someone to sort out), with a note saying what you found."
+        )
+    return "Next: " + rules.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
 
 
 class ReconcileDialog(ActionDialog):
     DECISIONS = ("present", "absent", "conflict")
+    irreversible = True
 
-    def __init__(self, window: MainWindow, task_id: str, effect: dict[str, Any]) -> None:
-        super().__init__(window, f"Reconcile effect {effect['effect_id']}", "&Present")
+    def __init__(self, host: Host, task_id: str, effect: dict[str, Any]) -> None:
+        super().__init__(host, f"Reconcile effect {effect['effect_id']}", "&Present")
         self.task_id, self.effect = task_id, effect
         self.observation: dict[str, Any] | None = None
         self.changed_note: str | None = None
+        self.gone: str | None = None
         self._hint_since_observe = False
         self._id = next(_serial)
-        self.file_target = "://" not in effect["target"]
+        self.file_target = not rules.is_destination(effect["target"])
         e = effect
         self.add(heading(f"{e['kind']} → {e['target']}"))
         self.add(plain_label(e["consequence"], name="Consequence"))
+        self.next_step = self.add(plain_label(what_next(e), name="What you can do next"))
+        self.store_changed = notice_banner("Changed in the store")
+        self.store_changed.hide()
+        self.add(self.store_changed)
         intent = e["intent"]
-        self.intent = TextPane(window.loader, "Intent, attempts and responses")
+        self.intent = TextPane(host.loader, "Intent, attempts and responses")
         self.intent.show_text(
             pretty_json(
                 {
@@ -159,10 +206,10 @@ class ReconcileDialog(ActionDialog):
         rl.setContentsMargins(0, 0, 0, 0)
         self.obs_label = plain_label("Observing the target…", name="Current observation")
         self.progress = QProgressBar()
-        self.progress.setAccessibleName("Hashing the target")
+        self.progress.setAccessibleName("Observing the target")
         self.progress.setRange(0, 0)
-        self.again = QPushButton("&Observe again")
-        self.again.setAccessibleName("Observe again")
+        self.again = self.add_button("&Observe again", "Observe the target again")
+        self.buttons.removeButton(self.again)
         self.again.clicked.connect(self.observe)
         rl.addWidget(self.obs_label, 1)
         rl.addWidget(self.progress)
@@ -171,102 +218,117 @@ class ReconcileDialog(ActionDialog):
         self.banner = notice_banner("Target changed")
         self.banner.hide()
         self.add(self.banner)
-        self.diff = TextPane(window.loader, "Intended content against the current file")
+        self.diff = TextPane(host.loader, "Intended content against the current file")
         self.add(self.diff, 2)
+        self.override = QCheckBox(
+            "Over&ride the store's observation: I decide otherwise, for the reason in my note"
+        )
+        self.override.setAccessibleName("Override the observation")
+        self.override.toggled.connect(self.refresh_buttons)
+        self.override.hide()
+        self.add(self.override)
         self.note = QLineEdit()
         self.note.setAccessibleName("Note")
-        self.note.setPlaceholderText("Why you decide so (required)")
+        self.note.setPlaceholderText("What you found and why you decide so (required)")
         self.note.textChanged.connect(self.refresh_buttons)
         self.add(self.note)
-        self.decide_buttons: dict[str, QPushButton] = {"present": self.ok}
+        self.decide_buttons = {"present": self.ok}
         self.ok.setToolTip("The intended post-state is at the target")
-        for d, tip in (
-            ("absent", "The effect did not happen"),
-            ("conflict", "Something else is there: a person must sort it out"),
+        # Mnemonics: Alt+P, Alt+B, Alt+N; never Alt+C, which is Cancel's.
+        for d, label, tip in (
+            ("absent", "A&bsent", "The effect did not happen"),
+            ("conflict", "Co&nflict", "Something else is there: it stays for a person to sort out"),
         ):
-            b = QPushButton(f"&{d.capitalize()}")
-            b.setAccessibleName(d.capitalize())
-            b.setToolTip(tip)
+            b = self.add_button(label, tip)
             b.clicked.connect(lambda _=False, d=d: self.decide(d))
-            self.buttons.addButton(b, self.buttons.ButtonRole.ActionRole)
             self.decide_buttons[d] = b
-        self._relay = _Progress(self)
-        self._relay.progress.connect(self._progress)
         self.watcher = FileWatcher(self)
         self.watcher.changed.connect(self._target_changed)
         if self.file_target:
             self.watcher.watch([e["target"]])
-        self.finished.connect(lambda _r: self.watcher.stop())
+        self.follower = Follower(host, task_id, self._task_changed, self)
+        self.finished.connect(self._stop_following)
         # The dialog records its own observations of this effect; the window's watcher must
         # not slip one in between the reviewer's observation and decision.
-        hold = getattr(getattr(window, "file_watch", None), "hold", None)
+        hold = getattr(getattr(host, "file_watch", None), "hold", None)
         if hold is not None:
             hold.add(e["effect_id"])
             self.finished.connect(lambda _r: hold.discard(e["effect_id"]))
-        self.resize(820, 680)
+        self.resize(860, 720)
         self.refresh_buttons()
         self.observe()
+
+    def first_field(self) -> QWidget:
+        return self.note
+
+    def _stop_following(self, _result: int) -> None:
+        self.watcher.stop()
+        self.follower.stop()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self.follower.start()
 
     # --- observing -----------------------------------------------------------------------
 
     def observe(self) -> None:
-        store, actor = self.window_.store, reviewer_actor()
+        store, actor = self.host.store, reviewer_actor()
+        self.observation = None
+        self.changed_note = None
+        self._hint_since_observe = False
+        self.banner.hide()
+        self.error.hide()
+        if not self.file_target:
+            self._observed_destination()
+            return
         if store is None or actor is None:
             # The observation is recorded in the reviewer's name: none is made without one.
             self.progress.hide()
             self.obs_label.setText("Not observed yet: say who you are, then Observe again.")
             self.refuse("say who you are first (File → Reviewer…)")
             return
-        self.observation = None
-        self.changed_note = None
-        self._hint_since_observe = False
-        self.banner.hide()
-        self.error.hide()
         self.progress.setRange(0, 0)
         self.progress.show()
-        self.obs_label.setText("Observing the target…")
+        self.obs_label.setText("The store is observing the target…")
         self.refresh_buttons()
-        if not self.file_target:
-            self._observed_destination()
-            return
-        relay, effect, task_id = self._relay, self.effect, self.task_id
-
-        def report(done: int, total: int) -> None:
-            relay.progress.emit(done, total)
-
-        self.window_.loader.submit(
+        effect, task_id = self.effect, self.task_id
+        submit_typed(
+            self.host,
             f"observe:{self._id}",
-            lambda: observe(store, actor, task_id, effect, report),
+            lambda: observe(store, actor, task_id, effect),
             self._observed,
-            lambda err: self._observe_failed(message_of(err)),
+            self._observe_failed,
         )
 
     def _observed_destination(self) -> None:
         obs = (self.effect.get("observations") or [None])[-1]
         self.progress.hide()
+        self.again.hide()
         if obs is None:
             self.obs_label.setText(
-                "The store cannot read this destination itself and nothing was observed there "
-                "yet: check it by hand; the decision rests on your note."
+                f"The store cannot read {self.effect['target']} itself and nothing was observed "
+                "there yet: check it by hand; your decision records what you found, and your "
+                "note says how you checked."
             )
-            self.observation = {"observation_id": None, "state": None}
+            self.observation = {"observation_id": None, "state": None, "verdict": None}
         else:
-            self.observation = {"observation_id": obs["observation_id"], "state": obs}
+            self.observation = {
+                "observation_id": obs["observation_id"],
+                "state": obs,
+                "verdict": None,
+            }
             self.obs_label.setText(
                 f"Latest observation {obs['observation_id']} at {t.when(obs.get('at'))}: "
                 + ("absent" if not obs.get("exists") else t.digest(obs.get("digest")))
+                + ". The store cannot read this destination: decide by hand, with a note."
             )
-        self.diff.show_text("(a destination: no file to compare)")
-        self.refresh_buttons()
+        self.diff.show_text("(a destination: the store cannot read it, so there is no diff)")
+        self.rearm()
 
-    def _progress(self, done: int, total: int) -> None:
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
-
-    def _observe_failed(self, message: str) -> None:
+    def _observe_failed(self, error: Exception) -> None:
         self.progress.hide()
         self.obs_label.setText("Could not observe the target.")
-        self.refuse(message)
+        self.refuse(str(error))
         self.refresh_buttons()
 
     def _observed(self, result: dict[str, Any]) -> None:
@@ -276,14 +338,14 @@ class ReconcileDialog(ActionDialog):
         what = "missing" if not s["exists"] else f"{t.digest(s['digest'])}, {t.size(s['size'])}"
         self.obs_label.setText(
             f"Observation {result['observation_id']} at {t.when(result['at'])}: {what}. "
-            f"Suggested: {result['verdict']} — {'; '.join(result['reasons'])}"
+            f"The store's verdict: {result['verdict']} — {'; '.join(result['reasons'])}"
         )
         self.diff.show_text(result["diff"], "diff")
-        if not same(result["hashed"], s):
-            self._mark_changed("changed while it was being observed")
-        elif self._hint_since_observe:
+        self.override.setVisible(result["verdict"] != rules.Verdict.CONFLICT)
+        self.override.setChecked(False)
+        if self._hint_since_observe:
             self._rehash("modified")
-        self.refresh_buttons()
+        self.rearm()
 
     # --- the watchdog --------------------------------------------------------------------
 
@@ -301,7 +363,7 @@ class ReconcileDialog(ActionDialog):
                 now = "missing" if not state["exists"] else t.digest(state["digest"])
                 self._mark_changed(f"{what}; it now holds {now}")
 
-        self.window_.loader.submit(f"rehash:{self._id}", lambda: hash_file(target), fresh)
+        self.host.loader.submit(f"rehash:{self._id}", lambda: hash_file(target), fresh)
 
     def _mark_changed(self, what: str) -> None:
         self.changed_note = what
@@ -312,26 +374,80 @@ class ReconcileDialog(ActionDialog):
         self.banner.show()
         self.refresh_buttons()
 
+    # --- following the store -------------------------------------------------------------
+
+    def _task_changed(self, task: dict[str, Any]) -> None:
+        eid = self.effect["effect_id"]
+        e = next((x for x in task["effects"] if x["effect_id"] == eid), None)
+        if e is None:
+            return
+        self.next_step.setText(what_next(e))  # type: ignore[attr-defined]
+        if e["stage"] not in {rules.EffectStage.DISPATCHED, rules.EffectStage.OBSERVED}:
+            rec = e.get("reconciliation") or {}
+            who = rec.get("by")
+            self.gone = f"it is {words(e['stage'])}" + (
+                f" ({rec.get('verdict')})" if rec.get("verdict") else ""
+            )
+            self.store_changed.setText(
+                f"While this was open the effect became {words(e['stage'])}"
+                + (f", verdict {rec['verdict']}" if rec.get("verdict") else "")
+                + (f", by {t.actor(who)}" if who else "")
+                + ": there is nothing left to decide here."
+            )
+            self.store_changed.show()
+        else:
+            mine = (self.observation or {}).get("observation_id")
+            obs = e.get("observations") or []
+            latest = obs[-1] if obs else None
+            if mine and latest and latest["observation_id"] != mine and self.file_target:
+                self._mark_changed(
+                    f"a newer observation {latest['observation_id']} was recorded at "
+                    f"{t.when(latest.get('at'))} by {t.actor(latest.get('actor'))}"
+                )
+        self.effect = e if self.gone is None else self.effect
+        self.refresh_buttons()
+
     # --- deciding ------------------------------------------------------------------------
 
     def ready(self) -> bool:
         return (
-            self.observation is not None
+            self.gone is None
+            and self.observation is not None
             and self.changed_note is None
             and bool(self.note.text().strip())
         )
 
+    def allowed(self, decision: str) -> bool:
+        """Whether the store's rules accept this decision now (`rules.decision_refusal`)."""
+        obs = self.observation
+        if obs is None:
+            return False
+        computed = obs.get("verdict") or rules.Verdict.CONFLICT
+        override = self.override.isChecked() and self.override.isVisible()
+        return (
+            rules.decision_refusal(
+                self.effect["target"], rules.Verdict(computed), decision, override,
+                self.note.text(),
+            )
+            is None
+        )  # fmt: skip
+
     def refresh_buttons(self) -> None:
         super().refresh_buttons()
-        on = self.ok.isEnabled()
-        for b in getattr(self, "decide_buttons", {}).values():
-            b.setEnabled(on)
+        on = self.can_decide()
+        for d, b in getattr(self, "decide_buttons", {}).items():
+            b.setEnabled(on and self.allowed(d))
         if hasattr(self, "again"):
-            self.again.setEnabled(not self.running and self.window_.loader.busy(
-                f"observe:{self._id}") is False)  # fmt: skip
+            self.again.setEnabled(
+                not self.running and not self.host.loader.busy(f"observe:{self._id}")
+            )
 
     def decide(self, decision: str) -> None:
-        self.run(lambda: self._command(decision))
+        if self.allowed(decision):
+            self.run(lambda: self._command(decision))
+
+    def act(self) -> None:
+        self.decide("present")
 
     def command(self) -> Any:
         return self._command("present")
@@ -340,15 +456,68 @@ class ReconcileDialog(ActionDialog):
         from store.ledger import ReconcileEffect
 
         assert self.observation is not None
+        if not self.file_target:
+            return _DestinationDecision(self.task_id, self.effect, decision, self.note.text())
+        computed = self.observation.get("verdict")
         return ReconcileEffect(
             task_id=self.task_id,
             effect_id=self.effect["effect_id"],
             observation_id=self.observation["observation_id"],
             decision=decision,  # type: ignore[arg-type]
+            override=bool(self.override.isChecked() and decision != computed),
             note=self.note.text().strip(),
         )
 
-    def _failed(self, message: str) -> None:
-        super()._failed(message)
-        if "changed since observation" in message:
+    def run(self, make: Callable[[], Any]) -> None:
+        if self.file_target:
+            super().run(make)
+            return
+        # A destination with no observation needs two writes (the reviewer's finding, then
+        # the decision): one worker call.
+        if self.running or not self.can_decide():
+            return
+        store, actor = self.host.store, reviewer_actor()
+        if store is None or actor is None:
+            super().run(make)  # says why (no store, no reviewer)
+            return
+        d = make()
+        self.running = True
+        self.refresh_buttons()
+        self.error.hide()
+
+        def done(r: Any) -> None:
+            self._done(r)
+            self.host.reload()
+
+        def failed(err: Exception) -> None:
+            self._failed(err)
+            self.host.reload()
+
+        submit_typed(
+            self.host,
+            f"decide:{self._id}",
+            lambda: decide_destination(store, actor, d.task_id, d.effect, d.decision, d.note),
+            done,
+            failed,
+        )
+
+    def _failed(self, error: Exception) -> None:
+        from store.errors import TargetChanged
+
+        super()._failed(error)
+        if isinstance(error, TargetChanged):
             self._mark_changed("the store saw it differ when deciding")
+
+
+class _DestinationDecision:
+    def __init__(self, task_id: str, effect: dict[str, Any], decision: str, note: str) -> None:
+        self.task_id, self.effect, self.decision, self.note = (
+            task_id,
+            effect,
+            decision,
+            note.strip(),
+        )
+
+
+def words(s: str | None) -> str:
+    return (s or "—").replace("_", " ")

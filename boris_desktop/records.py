@@ -291,7 +291,7 @@ class RecordTree(QTreeView):
                     self.expand(ix)
                     self._expand(ix, expanded)
 
-    def find(self, path: tuple[str, ...]) -> QModelIndex:
+    def find(self, path: tuple[str, ...]) -> QModelIndex:  # type: ignore[override]
         model, parent, nodes = self.records, QModelIndex(), self.records.roots
         for key in path:
             row = next((i for i, n in enumerate(nodes) if n.key == key), None)
@@ -348,7 +348,7 @@ class RecordTable(QTableView):
         bar.setValue(scroll[0])
         self.horizontalScrollBar().setValue(scroll[1])
 
-    def find(self, path: tuple[str, ...]) -> QModelIndex:
+    def find(self, path: tuple[str, ...]) -> QModelIndex:  # type: ignore[override]
         if len(path) != 1:
             return QModelIndex()
         row = next((i for i, n in enumerate(self.records.roots) if n.key == path[0]), None)

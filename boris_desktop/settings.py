@@ -38,7 +38,7 @@ def recent_stores() -> list[str]:
     value = settings().value("stores/recent", [])
     if isinstance(value, str):  # QSettings returns a lone entry as a string
         value = [value]
-    return [str(v) for v in value or []]
+    return [str(v) for v in value or []]  # type: ignore[attr-defined]
 
 
 def remember_store(directory: str) -> None:

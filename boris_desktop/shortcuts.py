@@ -57,6 +57,6 @@ class ShortcutsDialog(QDialog):
         """(keys, what, menu) as shown."""
         t = self.table
         return [
-            tuple(t.item(r, c).text() for c in range(3))  # type: ignore[misc]
+            tuple(t.item(r, c).text() for c in range(3))  # type: ignore[misc,union-attr]
             for r in range(t.rowCount())
         ]

@@ -39,7 +39,11 @@ WATCH_ACTOR_ID = "boris-desktop-watch"
 
 
 def is_file_target(target: str) -> bool:
-    return bool(target) and "://" not in target
+    """A file the store can hash, not a destination (`rules.is_destination`: https://…,
+    smtp://…, mailto:…). Imported here, not at the top: the store loads after the first paint."""
+    from store.rules import is_destination
+
+    return bool(target) and not is_destination(target)
 
 
 def _state(s: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -49,10 +53,14 @@ def _state(s: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """The same state by the store's rule (`rules.same_state`)."""
+    from store import rules
+
     if a is None or b is None:
         return False
-    return bool(a.get("exists")) == bool(b.get("exists")) and (
-        not a.get("exists") or a.get("digest") == b.get("digest")
+    return rules.same_state(
+        rules.State(bool(a.get("exists")), a.get("digest")),
+        rules.State(bool(b.get("exists")), b.get("digest")),
     )
 
 

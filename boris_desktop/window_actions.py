@@ -34,6 +34,16 @@ class ActionsMixin:
     store: Any
     loader: Any
     selected: str | None
+    # Made by `_actions_menu` from ACTIONS.
+    approve_action: Any
+    reconcile_action: Any
+    stop_action: Any
+    checkpoint_action: Any
+    amend_action: Any
+    add_criterion_action: Any
+    source_action: Any
+    judge_action: Any
+    edit_artifact_action: Any
 
     def _actions_menu(self, menu: Any) -> None:
         from PySide6.QtGui import QAction, QKeySequence
@@ -46,7 +56,7 @@ class ActionsMixin:
                 menu.addSeparator()
                 continue
             attr, label, keys, tip, method = spec
-            act = QAction(label, self)  # type: ignore[arg-type]
+            act = QAction(label, self)  # type: ignore[call-overload]
             act.setShortcut(QKeySequence(keys))
             shown = QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
             act.setToolTip(f"{tip} ({shown})")
@@ -64,7 +74,8 @@ class ActionsMixin:
         tv = getattr(self, "_task_view", None)
         if tv is None or tv.bundle is None or tv.task_id != self.selected:
             return None
-        return tv.bundle["task"]
+        task: dict[str, Any] = tv.bundle["task"]
+        return task
 
     def _current(self, panel: str) -> Any:
         """The selected row's top-level key in a panel (an effect id, an approval id…)."""
@@ -149,7 +160,7 @@ class ActionsMixin:
         from PySide6.QtWidgets import QMessageBox
 
         """A non-modal message (a refusal, or why nothing can be done)."""
-        box = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self)  # type: ignore[arg-type]
+        box: QMessageBox = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self)  # type: ignore[call-overload]
         box.setTextFormat(box.textFormat().PlainText)
         self.message_box = box
         box.open()
@@ -238,6 +249,9 @@ class ActionsMixin:
             result["value"] = r
             self.statusBar().showMessage(f"Recorded {name} as a source", 5000)  # type: ignore[attr-defined]
 
+        def refused(error: Exception) -> None:
+            self.tell("Supply a source", f"Not recorded: {error}")
+
         from .actions import run_command
 
         run_command(
@@ -250,7 +264,7 @@ class ActionsMixin:
                 note="supplied by the reviewer",
             ),
             done,
-            lambda msg: self.tell("Supply a source", f"Not recorded: {msg}"),
+            refused,
         )
         return result
 

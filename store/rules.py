@@ -247,7 +247,9 @@ def why_undecidable(
     state: str, expires_at: str, now: str, decided_by: Mapping[str, Any] | None = None
 ) -> str | None:
     """Why this request cannot be decided now, in words a reviewer can act on."""
-    if state == ApprovalState.PENDING and expires_at <= now:
+    # A read model reports `expired` (judged when read): the same words as a pending one
+    # whose time ran out.
+    if state == ApprovalState.EXPIRED or (state == ApprovalState.PENDING and expires_at <= now):
         return f"it expired at {expires_at}; ask for a new request"
     if state == ApprovalState.STALE:
         return "its payload changed after it was requested; a new request is needed"

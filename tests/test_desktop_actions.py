@@ -50,6 +50,11 @@ def select_task(qtbot, w, task_id: str) -> None:
     settle(qtbot, w)
 
 
+def armed(qtbot, button) -> None:
+    """A decision button is armed a moment after the dialog opened (see actions.ARM_MS)."""
+    qtbot.waitUntil(button.isEnabled, timeout=5000)
+
+
 def done(qtbot, w, dialog) -> None:
     """Wait for the dialog's command to come back (accepted, or refused and shown)."""
     qtbot.waitUntil(lambda: not dialog.running, timeout=5000)
@@ -77,15 +82,16 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
         assert "Email this week's project note" in d1.fields["consequence"].text()
         assert d1.fields["digest"].text().startswith("sha256:")
         assert '"kind": "send"' in d1.payload.toPlainText()
-        assert d1.ok.isEnabled() and d2.ok.isEnabled()
+        armed(qtbot, d1.ok)
+        armed(qtbot, d2.ok)
         d1.note.setPlainText("fine to send")
         d1.ok.click()
         done(qtbot, w1, d1)
         assert d1.result() == d1.DialogCode.Accepted
-        d2.ok.click()
+        d2.ok.click()  # refused by the store, or already disabled by the dialog following it
         done(qtbot, w2, d2)
         assert d2.isVisible()
-        assert "cannot be decided" in d2.error.text() or "meanwhile" in d2.error.text()
+        qtbot.waitUntil(lambda: "cannot be decided" in d2.error.text(), timeout=5000)
         assert "rita" in d2.error.text() or "meanwhile" in d2.error.text()
         assert not d2.ok.isEnabled() and not d2.reject_button.isEnabled()
         a = next(x for x in demo.task("note")["approvals"] if x["approval_id"] == "apr-note-mail")
@@ -105,6 +111,7 @@ def test_reject_with_note(qtbot, demo: Store) -> None:
     w.approve_action.trigger()
     d = w.dialog
     d.note.setPlainText("not before Friday")
+    armed(qtbot, d.reject_button)
     d.reject_button.click()
     done(qtbot, w, d)
     a = demo.task("note")["approvals"][0]
@@ -132,8 +139,8 @@ def test_expired_request_cannot_be_approved(qtbot, store: Store, ws: Path) -> No
     qtbot.addWidget(d)
     assert "expired" in d.error.text()
     assert not d.ok.isEnabled()
-    # Even if forced, the store refuses and the dialog says why.
-    d.running = False
+    # Even if forced past the dialog's own rule, the store refuses and the dialog says why.
+    d.why, d.armed = None, True
     d.run(d.command)
     done(qtbot, w, d)
     assert "expired" in d.error.text()
@@ -154,11 +161,11 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     d = w.dialog
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     first = d.observation["observation_id"]
-    assert "intended" in d.diff.toPlainText()
+    assert "as it will be" in d.diff.toPlainText()
     assert "Decisions this week" in d.diff.toPlainText()  # intended lines missing from file
     assert '"pre_state"' in d.intent.toPlainText() and "reported_success" in d.intent.toPlainText()
     d.note.setText("the file still holds the old note")
-    assert d.decide_buttons["absent"].isEnabled()
+    armed(qtbot, d.decide_buttons["absent"])
     # An atomic save: a temp file renamed over the target.
     target = _note_file(demo)
     tmp = target.with_name(".project-note.md.tmp")
@@ -174,7 +181,7 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     )
     second = d.observation["observation_id"]
     assert not d.banner.isVisible()
-    assert d.decide_buttons["conflict"].isEnabled()
+    armed(qtbot, d.decide_buttons["conflict"])
     d.note.setText("someone else rewrote the note: sort it out with them")
     d.decide_buttons["conflict"].click()
     done(qtbot, w, d)
@@ -294,9 +301,12 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     w.stop_action.trigger()
     d = w.dialog
     assert "upload-guide" in d.what.text()  # stays for manual reconciliation
-    assert d.plan["stay"] == ["upload-guide"] and d.plan["cancel"] == []
-    assert not d.ok.isEnabled()  # a reason is required
+    assert d.plan.unresolved == ("upload-guide",) and d.plan.cancel == ()
     d.reason.setText("the owner takes it from here")
+    qtbot.wait(1200)
+    assert not d.ok.isEnabled()  # the task id (or "stop") typed out is required too
+    d.confirm.setText("guide")
+    armed(qtbot, d.ok)
     d.ok.click()
     done(qtbot, w, d)
     task = demo.task("guide")
@@ -318,15 +328,21 @@ def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> 
     assert "save-note" in d.pending_label.text()
     assert not d.radios["final"].isEnabled() and d.radios["handoff"].isChecked()
     assert "unavailable" in d.final_why.text()
-    # Forced, the store refuses a final checkpoint with pending work, and the dialog says so.
+    # Forced past the dialog's rule, the store refuses a final checkpoint with pending work,
+    # and the dialog says so. (After the dialog's first read of the store, which would show
+    # the pending work again.)
+    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
+    d.pending = []
     d.radios["final"].setEnabled(True)
     d.radios["final"].setChecked(True)
     d.note.setPlainText("done, I think")
+    armed(qtbot, d.ok)
     d.ok.click()
     done(qtbot, w, d)
     assert "pending work" in d.error.text() and d.isVisible()
     d.radios["handoff"].setChecked(True)
     d.note.setPlainText("handing over: the save is unknown, the mail awaits approval")
+    armed(qtbot, d.ok)
     d.ok.click()
     done(qtbot, w, d)
     cps = demo.task("note")["checkpoints"]["checkpoints"]

@@ -153,7 +153,7 @@ class BriefPanel(Panel):
                 if cursor.isNull():
                     break
                 sel = QTextEdit.ExtraSelection()
-                sel.cursor = cursor  # type: ignore[misc]
-                sel.format = fmt  # type: ignore[misc]
+                sel.cursor = cursor
+                sel.format = fmt
                 marks.append(sel)
         self.narrative_text.setExtraSelections(marks)

@@ -67,8 +67,8 @@ class BudgetsPanel(Panel):
         if list(self.rows) != names:
             while self.grid.count():
                 item = self.grid.takeAt(0)
-                if item.widget():
-                    item.widget().deleteLater()
+                if item is not None and (w := item.widget()) is not None:
+                    w.deleteLater()
             self.rows = {}
             for r, name in enumerate(names):
                 mark = QLabel()

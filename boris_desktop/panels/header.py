@@ -90,7 +90,7 @@ class Header(QWidget):
             if isinstance(widget, QHBoxLayout):
                 grid.addLayout(widget, row, 1)
             else:
-                grid.addWidget(widget, row, 1)
+                grid.addWidget(widget, row, 1)  # type: ignore[call-overload]
         grid.setColumnStretch(1, 1)
 
         obj_row = QHBoxLayout()

@@ -63,7 +63,7 @@ class TimelinePanel(TreePanel):
         for col, width in enumerate((60, 150, 170, 210)):
             self.tree.setColumnWidth(col, width)
         bar = self.tree.verticalScrollBar()
-        bar.valueChanged.connect(lambda v: v and v == bar.maximum() and self.load_older())
+        bar.valueChanged.connect(lambda v: self.load_older() if v and v == bar.maximum() else None)
 
     # --- the task's newest page, with the record -----------------------------------------
 
@@ -104,7 +104,7 @@ class TimelinePanel(TreePanel):
 
     def _current_filter(self) -> Filter:
         actor = self.actor_filter.currentData()
-        return (self.type_filter.currentData(), tuple(actor) if actor else None)  # type: ignore[return-value]
+        return (self.type_filter.currentData(), tuple(actor) if actor else None)
 
     def _take(self, page: dict[str, Any], replace: bool = False) -> None:
         """Merge a page: the newest page puts new events on top, an older one goes below;

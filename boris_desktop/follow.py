@@ -1,0 +1,98 @@
+"""An open dialog follows the store: its task's record, read again whenever anything is written.
+
+The follower asks the store for its data version (one cheap read, on a worker) every
+FOLLOW_MS, and only when it grew reads the task's record again and hands it to the dialog:
+another reviewer's decision, an expiry, a stop or new work reaches an open screen within a
+second, from any process. An approval's expiry writes nothing, so a dialog also asks for a
+fresh read at the moment a request expires (`at`). Nothing here blocks the GUI thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+
+from .host import Host
+
+FOLLOW_MS = 250
+_serial = itertools.count(1)
+
+
+def _read(store: Any, task_id: str, known: int | None) -> tuple[int, dict[str, Any] | None]:
+    """On a worker: the data version, and the task's record when it changed."""
+    version = store.data_version()
+    if known is not None and version == known:
+        return version, None
+    return version, store.task(task_id)
+
+
+def _parse(at: str) -> datetime:
+    return datetime.fromisoformat(at.replace("Z", "+00:00"))
+
+
+class Follower(QObject):
+    """Calls `on_task(task)` with the task's fresh record whenever the store changed."""
+
+    def __init__(
+        self,
+        host: Host,
+        task_id: str,
+        on_task: Callable[[dict[str, Any]], None],
+        parent: QObject,
+        *,
+        interval_ms: int = FOLLOW_MS,
+    ) -> None:
+        super().__init__(parent)
+        self.host, self.task_id, self.on_task = host, task_id, on_task
+        self.version: int | None = None
+        self._kind = f"follow:{next(_serial)}"
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.poll)
+        self._deadline = QTimer(self)
+        self._deadline.setSingleShot(True)
+        self._deadline.timeout.connect(self.force)
+
+    def start(self, version: int | None = None) -> None:
+        self.version = version
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self._deadline.stop()
+        self.host.loader.cancel(self._kind)
+
+    def poll(self, *, force: bool = False) -> None:
+        store = self.host.store
+        if store is None or (self.host.loader.busy(self._kind) and not force):
+            return
+        known = None if force else self.version
+        task_id = self.task_id
+        self.host.loader.submit(
+            self._kind, lambda: _read(store, task_id, known), self._got, lambda _e: None
+        )
+
+    def force(self) -> None:
+        """Read the record now even if nothing was written (an expiry is not a write)."""
+        self.poll(force=True)
+
+    def at(self, when: str | None, now: str | None) -> None:
+        """Read again just after `when` (database clock; `now` is the clock's last reading)."""
+        self._deadline.stop()
+        if not when or not now:
+            return
+        left = _parse(when) - _parse(now) + timedelta(milliseconds=50)
+        ms = int(left.total_seconds() * 1000)
+        if ms < 0 or ms > 7 * 24 * 3600 * 1000:
+            return
+        self._deadline.start(max(ms, 0))
+
+    def _got(self, result: tuple[int, dict[str, Any] | None]) -> None:
+        version, task = result
+        self.version = version
+        if task is not None:
+            self.on_task(task)

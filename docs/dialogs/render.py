@@ -1,0 +1,115 @@
+"""Render each decision dialog on the demo store to docs/dialogs/*.png (offscreen).
+
+QT_QPA_PLATFORM=offscreen .venv/bin/python docs/dialogs/render.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+
+def main() -> None:
+    tmp = tempfile.mkdtemp()
+    os.environ["BORIS_DESKTOP_SETTINGS"] = os.path.join(tmp, "settings.ini")
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop import settings
+    from boris_desktop.main_window import MainWindow
+    from store import Actor, Store
+    from store import approvals as ap
+    from store import commands as c
+    from store import ledger as lg
+    from store.demo import fill_demo
+
+    app = QApplication.instance() or QApplication([])
+    settings.set_reviewer("Rita Reviewer", "rita")
+    store = Store.open(os.path.join(tmp, "store"))
+    fill_demo(store)
+    # A file write that needs approval, for the diff.
+    agent = Actor(kind="agent", id="drafter-7", name="Drafting agent")
+    note = Path(
+        next(e for e in store.task("note")["effects"] if e["kind"] == "file_write")["target"]
+    )
+    store.execute(
+        lg.PlanEffect(task_id="note", effect_id="tidy-note", kind="file_write", target=str(note),
+                      consequence="Tidy the project note's heading",
+                      content=c.Content(text=note.read_text().replace("# Project note",
+                                                                      "# Project note (week 49)")),
+                      requires_approval=True, policy="edits to shared notes need the owner"),
+        agent,
+    )  # fmt: skip
+    store.execute(ap.RequestApproval(task_id="note", approval_id="apr-tidy", effect_id="tidy-note",
+                                     policy="edits to shared notes need the owner",
+                                     expires_in_seconds=3600), agent)  # fmt: skip
+
+    def spin(ms: int) -> None:
+        end = time.monotonic() + ms / 1000
+        while time.monotonic() < end:
+            app.processEvents()
+            time.sleep(0.01)
+
+    w = MainWindow(store)
+    w.resize(1280, 800)
+    w.show()
+    w.reload_now()
+    spin(500)
+
+    def select(task_id: str) -> None:
+        w.selected = task_id
+        w.reload_now()
+        spin(400)
+
+    def shot(d, name: str, setup=None) -> None:
+        d.show()
+        spin(400)
+        if setup:
+            setup(d)
+        spin(1300)
+        d.grab().save(str(HERE / f"{name}.png"))
+        print(name, d.width(), "x", d.height())
+        d.reject()
+
+    from boris_desktop.dialogs import (
+        AmendDialog,
+        ApproveDialog,
+        CheckpointDialog,
+        CriterionDialog,
+        JudgeDialog,
+        StopDialog,
+    )
+    from boris_desktop.reconcile import ReconcileDialog
+
+    select("note")
+    task = store.task("note")
+    mail = next(a for a in task["approvals"] if a["approval_id"] == "apr-note-mail")
+    tidy = next(a for a in task["approvals"] if a["approval_id"] == "apr-tidy")
+    shot(ApproveDialog(w, "note", mail, task["now"]), "approve-email",
+         lambda d: d.note.setPlainText("Checked the recipients and the body."))  # fmt: skip
+    shot(ApproveDialog(w, "note", tidy, task["now"]), "approve-file-diff")
+    save = next(e for e in task["effects"] if e["effect_id"] == "save-note")
+    shot(ReconcileDialog(w, "note", save), "reconcile",
+         lambda d: d.note.setText("The file still holds last week's note."))  # fmt: skip
+    shot(CheckpointDialog(w, task), "checkpoint")
+    select("guide")
+    guide = store.task("guide")
+    shot(StopDialog(w, guide), "stop", lambda d: d.reason.setText("The owner takes it from here"))
+    crit = next(x for x in guide["criteria"] if x["evidence"])
+    shot(JudgeDialog(w, guide, crit), "judge")
+    shot(CriterionDialog(w, guide), "add-criterion")
+    shot(AmendDialog(w, guide), "amend")
+    upload = next(e for e in guide["effects"] if e["effect_id"] == "upload-guide")
+    shot(ReconcileDialog(w, "guide", upload), "reconcile-destination")
+    w.close()
+    store.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -21,7 +21,8 @@ def _all(cls: type) -> list[type]:
 
 
 def test_every_dialog_says_which_command_it_sends() -> None:
-    dialogs = _all(ActionDialog)
+    # Private intermediate bases (a dialog that follows the store) send nothing themselves.
+    dialogs = [d for d in _all(ActionDialog) if not d.__name__.startswith("_")]
     assert len(dialogs) >= 8
     assert all(d.command is not ActionDialog.command for d in dialogs)
 

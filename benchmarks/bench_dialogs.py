@@ -133,6 +133,11 @@ def main() -> None:
     args = ap_.parse_args()
     from PySide6.QtWidgets import QApplication
 
+    # The interpreter as the app sets it up (see boris_desktop/runtime.py): without the
+    # shorter switch interval a worker's lexing holds the GUI thread for 60-80 ms here.
+    from boris_desktop.runtime import share_the_gil
+
+    share_the_gil()
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as d:
         os.environ["BORIS_DESKTOP_SETTINGS"] = os.path.join(d, "settings.ini")

@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from . import settings
+from . import text as t
 from .icons import icon
 from .loader import Loader
 from .text import tip as plain_tip
@@ -236,15 +237,16 @@ class TaskFileWatcher(QObject):
 
     def _show_state(self) -> None:
         n = len(self.files)
+        files = t.count(n, "file", "files")
         state = self.watcher.state
         if self.error is not None:
             text, name = f"watcher stopped: {self.error}", "failed"
         elif state == "watching":
-            text, name = f"watching {n} files (inotify)", "ok"
+            text, name = f"watching {files} (inotify)", "ok"
         elif state.startswith("polling"):
             why = state.partition("(")[2].rstrip(")")
             text = (
-                f"watching {n} files (polling: {why})" if why else f"watching {n} files (polling)"
+                f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
             )
             name = "attention"
         elif not n:
@@ -253,7 +255,8 @@ class TaskFileWatcher(QObject):
             text, name = "watcher off", "stopped"
         tip = text
         if self.handler_errors:
-            tip += f"\n{self.handler_errors} handler error(s) logged; the watcher went on"
+            errors = t.count(self.handler_errors, "handler error", "handler errors")
+            tip += f"\n{errors} logged; the watcher went on"
         self.indicator.show_state(text, name, tip)
 
     # --- hints and fresh hashes ----------------------------------------------------------

@@ -227,3 +227,11 @@ def test_without_a_reviewer_the_system_observes(
     who = watch_observations(store)[0]["observer"]
     assert (who["kind"], who["id"]) == ("system", "boris-desktop-watch")
     w.close()
+
+
+def test_the_indicator_counts_one_file_in_the_singular(qtbot, store: Store, task) -> None:
+    w = open_window(qtbot, store)
+    one = dict(list(w.file_watch.files.items())[:1])
+    w.file_watch.files = one
+    w.file_watch._show_state()
+    assert w.file_watch.indicator.text.text() == "watching 1 file (inotify)"

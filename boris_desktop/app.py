@@ -71,6 +71,14 @@ def _tab_index(tab: str) -> int | None:
     return next((i for i, x in enumerate(titles) if x.startswith(tab.lower())), None)
 
 
+def _warm_lexing() -> None:
+    import threading
+
+    from .lexing import warm
+
+    threading.Thread(target=warm, name="warm-lexing", daemon=True).start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -131,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # Once the first task is on screen, start-up's objects are there for good: see runtime.
     window.loaded.connect(freeze_startup)
+    # The lexing process starts while the reviewer reads the inbox, not at the first preview.
+    window.loaded.connect(_warm_lexing)
     rc = app.exec()
     from PySide6.QtCore import QThreadPool
 

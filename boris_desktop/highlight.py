@@ -1,13 +1,10 @@
-"""Syntax colours from Pygments tokens, applied by a QSyntaxHighlighter.
+"""Syntax colours applied by a QSyntaxHighlighter from spans that `lexing` computed.
 
-Pygments runs on a worker (`lex`, ~1 MB/s): it returns spans per line in UTF-16 columns,
-and the highlighter only maps them to formats. Text is never turned into HTML. Only the
-first `HIGHLIGHT_CAP` characters are coloured; the rest stays plain.
+The highlighter only maps spans to formats: Pygments runs in another process (see
+`lexing`). Text is never turned into HTML.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import (
@@ -19,105 +16,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-HIGHLIGHT_CAP = 200_000
-
-Spans = dict[int, list[tuple[int, int, str]]]  # line -> [(utf-16 column, length, style)]
-
-# Pygments token type (by name prefix) -> our style; the longest matching prefix wins.
-_STYLES = (
-    ("Token.Name.Tag", "key"),
-    ("Token.Name.Attribute", "key"),
-    ("Token.Name.Function", "name"),
-    ("Token.Name.Class", "name"),
-    ("Token.Name.Builtin", "builtin"),
-    ("Token.Name.Decorator", "builtin"),
-    ("Token.Keyword", "keyword"),
-    ("Token.Literal.String", "string"),
-    ("Token.Literal.Number", "number"),
-    ("Token.Comment", "comment"),
-    ("Token.Generic.Heading", "heading"),
-    ("Token.Generic.Subheading", "heading"),
-    ("Token.Generic.Inserted", "inserted"),
-    ("Token.Generic.Deleted", "deleted"),
-    ("Token.Generic.Strong", "strong"),
-    ("Token.Generic.Emph", "emph"),
-    ("Token.Generic.Prompt", "comment"),
-)
-
-
-def normalize(text: str) -> str:
-    """Line ends as QPlainTextEdit splits blocks, so line numbers agree with blocks."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2029", "\n")
-
-
-def _lexer(media_type: str | None, name: str | None, text: str) -> Any:
-    from pygments.lexers import TextLexer, get_lexer_for_filename, get_lexer_for_mimetype
-    from pygments.util import ClassNotFound
-
-    opts = {"stripnl": False, "ensurenl": False, "stripall": False}
-    aliases = {
-        "diff": "diff",
-        "json": "json",
-        "markdown": "markdown",
-        "text/markdown": "markdown",
-        "text/x-markdown": "markdown",
-        "application/json": "json",
-    }
-    if media_type in aliases:
-        from pygments.lexers import get_lexer_by_name
-
-        return get_lexer_by_name(aliases[media_type], **opts)
-    for finder, arg in ((get_lexer_for_mimetype, media_type), (get_lexer_for_filename, name)):
-        if arg:
-            try:
-                return finder(arg, **opts)
-            except ClassNotFound:
-                pass
-    if media_type and media_type.endswith("+json"):
-        from pygments.lexers import JsonLexer
-
-        return JsonLexer(**opts)
-    return TextLexer(**opts)
-
-
-def _style_of(ttype: Any, cache: dict[Any, str | None]) -> str | None:
-    if ttype not in cache:
-        name = str(ttype)
-        best = None
-        for prefix, style in _STYLES:
-            if (name == prefix or name.startswith(prefix + ".")) and (
-                best is None or len(prefix) > len(best[0])
-            ):
-                best = (prefix, style)
-        cache[ttype] = best[1] if best else None
-    return cache[ttype]
-
-
-def lex(text: str, media_type: str | None = None, name: str | None = None) -> Spans:
-    """Spans for the first HIGHLIGHT_CAP characters of `text` (already normalized)."""
-    from .runtime import paused
-
-    with paused():  # a tuple per token: see runtime
-        return _lex(text, media_type, name)
-
-
-def _lex(text: str, media_type: str | None, name: str | None) -> Spans:
-    head = text[:HIGHLIGHT_CAP]
-    lexer = _lexer(media_type, name, head)
-    spans: Spans = {}
-    cache: dict[Any, str | None] = {}
-    line, col16 = 0, 0
-    for ttype, value in lexer.get_tokens(head):
-        style = _style_of(ttype, cache)
-        parts = value.split("\n")
-        for i, part in enumerate(parts):
-            if i:
-                line, col16 = line + 1, 0
-            n = len(part) if part.isascii() else len(part.encode("utf-16-le")) // 2
-            if style and n:
-                spans.setdefault(line, []).append((col16, n, style))
-            col16 += n
-    return spans
+from .lexing import Spans
 
 
 def _formats(palette: QPalette) -> dict[str, QTextCharFormat]:

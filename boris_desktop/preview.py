@@ -40,7 +40,7 @@ def _hexdump(data: bytes) -> str:
 
 def preview(store: Any, digest: str, media_type: str | None, name: str | None) -> dict[str, Any]:
     """{"text", "media_type", "note"}: the start of the blob, decoded as text."""
-    from .highlight import normalize
+    from .lexing import normalize
 
     try:
         data, total = _read_head(store, digest, PREVIEW_CAP)

@@ -50,7 +50,7 @@ def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> N
 
 
 def test_lex_spans_per_line_and_never_html() -> None:
-    from boris_desktop.highlight import lex
+    from boris_desktop.lexing import lex
 
     spans = lex('{\n  "a": "x<b>",\n  "n": 1\n}', "json")
     assert {s[2] for line in spans.values() for s in line} >= {"key", "string", "number"}
@@ -61,7 +61,8 @@ def test_lex_spans_per_line_and_never_html() -> None:
 
 
 def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
-    from boris_desktop.highlight import HIGHLIGHT_CAP, SpanHighlighter, lex
+    from boris_desktop.highlight import SpanHighlighter
+    from boris_desktop.lexing import HIGHLIGHT_CAP, lex
     from boris_desktop.loader import Loader
     from boris_desktop.widgets import TextPane
 

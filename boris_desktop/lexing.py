@@ -1,0 +1,165 @@
+"""Pygments tokens as spans per line, off the GUI thread and off its GIL.
+
+Pygments (`lex`, about 0.5 MB/s of Python here) returns spans per line in UTF-16 columns;
+the highlighter only maps them to formats. Only the first `HIGHLIGHT_CAP` characters are
+coloured; the rest stays plain. No Qt here: this module is what the lexing process imports.
+
+Why a process: a worker thread lexing a 64 KiB page holds the GIL for ~150 ms, and the GUI
+thread then waits up to a switch interval each time it calls into Python (every block the
+highlighter formats, every model cell), so opening an approval over a 20 MB upload stalled
+the window 70-95 ms (benchmarks/bench_dialogs.py). In its own process Pygments runs beside
+the GUI on another core and the stall fell to the GUI thread's own work. Where a process
+cannot be started, lexing falls back to the worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+HIGHLIGHT_CAP = 200_000
+
+Spans = dict[int, list[tuple[int, int, str]]]  # line -> [(utf-16 column, length, style)]
+
+# Pygments token type (by name prefix) -> our style; the longest matching prefix wins.
+_STYLES = (
+    ("Token.Name.Tag", "key"),
+    ("Token.Name.Attribute", "key"),
+    ("Token.Name.Function", "name"),
+    ("Token.Name.Class", "name"),
+    ("Token.Name.Builtin", "builtin"),
+    ("Token.Name.Decorator", "builtin"),
+    ("Token.Keyword", "keyword"),
+    ("Token.Literal.String", "string"),
+    ("Token.Literal.Number", "number"),
+    ("Token.Comment", "comment"),
+    ("Token.Generic.Heading", "heading"),
+    ("Token.Generic.Subheading", "heading"),
+    ("Token.Generic.Inserted", "inserted"),
+    ("Token.Generic.Deleted", "deleted"),
+    ("Token.Generic.Strong", "strong"),
+    ("Token.Generic.Emph", "emph"),
+    ("Token.Generic.Prompt", "comment"),
+)
+
+
+def normalize(text: str) -> str:
+    """Line ends as QPlainTextEdit splits blocks, so line numbers agree with blocks."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2029", "\n")
+
+
+def _lexer(media_type: str | None, name: str | None, text: str) -> Any:
+    from pygments.lexers import TextLexer, get_lexer_for_filename, get_lexer_for_mimetype
+    from pygments.util import ClassNotFound
+
+    opts = {"stripnl": False, "ensurenl": False, "stripall": False}
+    aliases = {
+        "diff": "diff",
+        "json": "json",
+        "markdown": "markdown",
+        "text/markdown": "markdown",
+        "text/x-markdown": "markdown",
+        "application/json": "json",
+    }
+    if media_type in aliases:
+        from pygments.lexers import get_lexer_by_name
+
+        return get_lexer_by_name(aliases[media_type], **opts)
+    for finder, arg in ((get_lexer_for_mimetype, media_type), (get_lexer_for_filename, name)):
+        if arg:
+            try:
+                return finder(arg, **opts)
+            except ClassNotFound:
+                pass
+    if media_type and media_type.endswith("+json"):
+        from pygments.lexers import JsonLexer
+
+        return JsonLexer(**opts)
+    return TextLexer(**opts)
+
+
+def _style_of(ttype: Any, cache: dict[Any, str | None]) -> str | None:
+    if ttype not in cache:
+        name = str(ttype)
+        best = None
+        for prefix, style in _STYLES:
+            if (name == prefix or name.startswith(prefix + ".")) and (
+                best is None or len(prefix) > len(best[0])
+            ):
+                best = (prefix, style)
+        cache[ttype] = best[1] if best else None
+    return cache[ttype]
+
+
+def lex(text: str, media_type: str | None = None, name: str | None = None) -> Spans:
+    """Spans for the first HIGHLIGHT_CAP characters of `text` (already normalized), from
+    the lexing process; on the calling thread where there is none."""
+    pool = _pool()
+    if pool is not None:
+        try:
+            result: Spans = pool.submit(spans_of, text, media_type, name).result()
+            return result
+        except (BrokenProcessPool, OSError, RuntimeError):
+            _give_up()
+    from .runtime import paused
+
+    with paused():  # a tuple per token: see runtime
+        return spans_of(text, media_type, name)
+
+
+def warm() -> None:
+    """Start the lexing process and its Pygments before the first preview needs them (call
+    it from a worker: it waits for the process)."""
+    pool = _pool()
+    if pool is not None:
+        try:
+            pool.submit(spans_of, "x = 1\n", None, "warm.py").result()
+        except (BrokenProcessPool, OSError, RuntimeError):
+            _give_up()
+
+
+_lock = threading.Lock()
+_executor: ProcessPoolExecutor | None = None
+_unavailable = False
+
+
+def _pool() -> ProcessPoolExecutor | None:
+    global _executor
+    with _lock:
+        if _executor is None and not _unavailable:
+            import multiprocessing
+
+            # spawn, not fork: a forked copy of a process running Qt threads may hold their
+            # locks forever.
+            _executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return _executor
+
+
+def _give_up() -> None:
+    global _executor, _unavailable
+    with _lock:
+        _unavailable = True
+        pool, _executor = _executor, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def spans_of(text: str, media_type: str | None, name: str | None) -> Spans:
+    head = text[:HIGHLIGHT_CAP]
+    lexer = _lexer(media_type, name, head)
+    spans: Spans = {}
+    cache: dict[Any, str | None] = {}
+    line, col16 = 0, 0
+    for ttype, value in lexer.get_tokens(head):
+        style = _style_of(ttype, cache)
+        parts = value.split("\n")
+        for i, part in enumerate(parts):
+            if i:
+                line, col16 = line + 1, 0
+            n = len(part) if part.isascii() else len(part.encode("utf-16-le")) // 2
+            if style and n:
+                spans.setdefault(line, []).append((col16, n, style))
+            col16 += n
+    return spans

@@ -119,7 +119,7 @@ def record_watch(
     """On a worker: the store observes the target itself and records it as the reviewer's;
     nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
     from store import Actor
-    from store.ledger import ObserveEffect
+    from store.commands.effects import ObserveEffect
 
     from .reconcile import hash_file
 
@@ -245,9 +245,7 @@ class TaskFileWatcher(QObject):
             text, name = f"watching {files} (inotify)", "ok"
         elif state.startswith("polling"):
             why = state.partition("(")[2].rstrip(")")
-            text = (
-                f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
-            )
+            text = f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
             name = "attention"
         elif not n:
             text, name = "not watching: no files on screen", "pending"

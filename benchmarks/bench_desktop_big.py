@@ -44,8 +44,8 @@ BIG_EVENTS = 100_000
 def generate(directory: Path) -> None:
     from store import Actor, Store
     from store import commands as c
-    from store.approvals import RequestApproval
-    from store.ledger import PlanEffect
+    from store.commands.approvals import RequestApproval
+    from store.commands.effects import PlanEffect
 
     agent = Actor(kind="agent", id="bench-agent", name="Bench agent")
     scope = directory / "workspace"

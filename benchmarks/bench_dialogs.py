@@ -45,9 +45,9 @@ def run_once(mib: float, tmp: Path, app) -> dict[str, float]:
     from boris_desktop.dialogs import ApproveDialog
     from boris_desktop.main_window import MainWindow
     from store import Actor, Store
-    from store import approvals as ap
     from store import commands as c
-    from store import ledger as lg
+    from store.commands import approvals as ap
+    from store.commands import effects as lg
     from store.events import FileState
 
     agent = Actor(kind="agent", id="a")

@@ -40,11 +40,11 @@ import sqlalchemy as sa
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
 from store.canonical import canonical_json
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect
-from store.reads import head_reader
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect
+from store.reads.heads import head_reader
 
 AGENT = Actor(kind="agent", id="bench")
 REVIEWER = Actor(kind="person", id="rev")

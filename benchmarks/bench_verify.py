@@ -19,7 +19,7 @@ from pathlib import Path
 
 from store import Actor, Store
 from store import commands as c
-from store.verify import verify
+from store.services.verify import verify
 
 AGENT = Actor(kind="agent", id="bench")
 

@@ -193,7 +193,7 @@ def _screenshot(
         store = Store.open(directory)
         # Only the demo store is filled: an empty store of the user's stays empty.
         if demo and not store.task_ids():
-            from store.demo import fill_demo
+            from store.services.demo import fill_demo
 
             fill_demo(store)
     except StoreError as exc:

@@ -185,7 +185,7 @@ class ApproveDialog(_Following):
         return self._command("approved")
 
     def _command(self, decision: str) -> Any:
-        from store.approvals import DecideApproval
+        from store.commands.approvals import DecideApproval
 
         return DecideApproval(
             task_id=self.task_id,
@@ -295,7 +295,7 @@ class StopDialog(_Following):
         )
 
     def command(self) -> Any:
-        from store.checkpoints import StopRun
+        from store.commands.checkpoints import StopRun
 
         return StopRun(task_id=self.task["id"], reason=self.reason.text().strip())
 
@@ -433,7 +433,7 @@ class CheckpointDialog(_Following):
         return bool(self.note.toPlainText().strip())
 
     def command(self) -> Any:
-        from store.checkpoints import WriteCheckpoint
+        from store.commands.checkpoints import WriteCheckpoint
 
         heads = list((self.task.get("checkpoints") or {}).get("heads") or [])
         kw: dict[str, Any] = {}

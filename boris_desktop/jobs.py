@@ -22,7 +22,7 @@ def open_store(directory: str | None) -> Any:
 
 
 def fill_demo(store: Any) -> list[str]:
-    from store.demo import fill_demo as fill
+    from store.services.demo import fill_demo as fill
 
     return fill(store)
 
@@ -66,7 +66,7 @@ def timeline_page(
 
 
 def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
-    from store.narrative import narratives
+    from store.services.narratives import narratives
 
     return {
         "task": store.task(task_id),
@@ -96,8 +96,8 @@ def task_only(store: Any, task_id: str) -> dict[str, Any]:
 
 def brief(store: Any, task_id: str) -> dict[str, Any]:
     """The resume brief hashes the task's files: never on the GUI thread."""
-    from store.narrative import summary_markdown
-    from store.resume import brief_markdown, resume_brief
+    from store.services.narratives import summary_markdown
+    from store.services.resume import brief_markdown, resume_brief
 
     b = resume_brief(store, task_id)
     return {

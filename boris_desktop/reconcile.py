@@ -1,6 +1,6 @@
 """Reconcile an uncertain effect: intent, attempts, a current observation, a decision.
 
-A file target is observed by the store itself (`ledger.observe_and_judge`: hashed once,
+A file target is observed by the store itself (`store.services.reconcile.observe_and_judge`: hashed once,
 outside the write lock, recorded as an observation) and the verdict it supports is shown
 beside a diff of the intended content against the file as it is now. The decision names that
 observation, so it rests on exactly what the reviewer saw. Deciding other than the store's
@@ -95,7 +95,7 @@ def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:
 def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any]) -> dict[str, Any]:
     """On a worker: the store observes the target (one hash), records it and judges it; the
     diff of the intended content against the file as it is now."""
-    from store.ledger import observe_and_judge
+    from store.services.reconcile import observe_and_judge
 
     obs = observe_and_judge(store, actor, task_id, effect["effect_id"])
     state = obs.state.model_dump(mode="json")
@@ -116,8 +116,8 @@ def decide_destination(
     decision. It rests on the latest observation there; when there is none, the reviewer's
     own finding is recorded as the observation first (what they saw: the intended content,
     the pre-state, or something else)."""
+    from store.commands.effects import ObserveEffect, ReconcileEffect
     from store.events import FileState
-    from store.ledger import ObserveEffect, ReconcileEffect
 
     obs = effect.get("observations") or []
     obs_id = obs[-1]["observation_id"] if obs else None
@@ -453,7 +453,7 @@ class ReconcileDialog(ActionDialog):
         return self._command("present")
 
     def _command(self, decision: str) -> Any:
-        from store.ledger import ReconcileEffect
+        from store.commands.effects import ReconcileEffect
 
         assert self.observation is not None
         if not self.file_target:

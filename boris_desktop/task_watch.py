@@ -119,7 +119,7 @@ def record_watch(
     """On a worker: the store observes the target itself and records it as the reviewer's;
     nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
     from store import Actor
-    from store.ledger import ObserveEffect
+    from store.commands.effects import ObserveEffect
 
     from .reconcile import hash_file
 

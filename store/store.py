@@ -15,10 +15,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from . import commands as cmds
-from . import db, migrate, open_lock, projections, queries
+from . import db, migrate, open_lock, projections
 from . import schema as t
 from .blobs import BlobStore
-from .checkpoint_state import StateMemo
 from .errors import (
     CommandRejected,
     StoreBusy,
@@ -33,8 +32,9 @@ from .errors import (
 from .events import decode
 from .location import DB_NAME, Location, resolve
 from .model import Actor
+from .reads import queries
 from .record import Event
-from .tx import Tx
+from .tx import StateMemo, Tx
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
 # pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
@@ -291,7 +291,7 @@ class Store:
             return queries.list_tasks(conn, db.database_now(conn), self.blobs.has)
 
     def task(self, task_id: str) -> dict[str, Any]:
-        from .state import task_state
+        from .reads.state import task_state
 
         with self.read() as conn:
             return task_state(conn, self.blobs, task_id, db.database_now(conn))
@@ -324,7 +324,7 @@ class Store:
         if db.is_sqlite(self.engine):
             # Asked often (resuming, polling views): a kept connection and the events index,
             # see store.reads.
-            from .reads import head_reader
+            from .reads.heads import head_reader
 
             try:
                 return head_reader(self).head_checkpoint(task_id)
@@ -333,7 +333,7 @@ class Store:
                 if env is not None:
                     raise env from exc
                 raise
-        from .checkpoint_reads import head_checkpoint
+        from .reads.checkpoints import head_checkpoint
 
         with self.read() as conn:
             return head_checkpoint(conn, task_id)

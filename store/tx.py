@@ -8,6 +8,7 @@ connections until then, and a rejected command rolls the whole transaction back.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -24,7 +25,6 @@ from .record import Event
 
 if TYPE_CHECKING:
     from .blobs import BlobStore
-    from .checkpoint_state import KnownState, StateMemo
 
 _EVENT_COLUMNS = [c.name for c in t.events.columns if c.name != "id"]
 _INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
@@ -177,3 +177,54 @@ class Tx:
 def payload_json(event_row: Row[Any]) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(event_row.payload)
     return data
+
+
+# --- the checkpoint state a transaction learned, kept per store -------------------------------
+
+
+@dataclass(frozen=True)
+class KnownState:
+    """A task's checkpoint state as of one head of its log.
+
+    Every change to what the state is built from is an event, and every event moves the
+    head; so while the head is the same, so is the state, but for open approvals turning
+    expired with time: it holds until `valid_until`, the first of their expiries.
+    """
+
+    head: tuple[int, str]
+    state: dict[str, Any]
+    state_json: str  # its canonical JSON, as the event stores it
+    digest: str
+    valid_until: str | None
+
+    def holds(self, head: tuple[int, str], now: str) -> bool:
+        return head == self.head and (self.valid_until is None or now < self.valid_until)
+
+
+class StateMemo:
+    """The state each task's last committed checkpoint was written with, per store.
+
+    A checkpoint's own event changes nothing the state is built from, so the state it
+    recorded is still the state at the head it made. A checkpoint written next, with no
+    other event between (a loop checkpointing while it waits, a handoff after a milestone,
+    a stop with nothing to revoke), reuses it instead of querying every part again. The head
+    is compared inside the write transaction, under the write lock, so another process's
+    events are never missed: they moved the head.
+    """
+
+    _KEEP = 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, KnownState] = {}
+
+    def get(self, task_id: str) -> KnownState | None:
+        with self._lock:
+            return self._known.get(task_id)
+
+    def publish(self, learned: dict[str, KnownState]) -> None:
+        """What a committed transaction learned (never a rolled-back one's)."""
+        with self._lock:
+            if len(self._known) + len(learned) > self._KEEP:
+                self._known.clear()
+            self._known.update(learned)

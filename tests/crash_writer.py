@@ -27,9 +27,9 @@ from typing import Any, NoReturn
 
 from store import Actor, Store
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect, RecordResponse
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse
 
 AGENT = Actor(kind="agent", id="writer-crash")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")

@@ -11,10 +11,10 @@ import pytest
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
 from store.canonical import digest_of
-from store.checkpoints import StopRun, WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect, RecordResponse, ReviseEffect
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import StopRun, WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse, ReviseEffect
 
 AGENT = Actor(kind="agent", id="writer-7")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")

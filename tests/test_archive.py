@@ -16,16 +16,17 @@ from typing import Any
 import pytest
 from test_store_integrity import chain_problems
 
-from store import Actor, CommandRejected, Store, StoreError, cli_archive
-from store import archive as ar
+from store import Actor, CommandRejected, Store, StoreError
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
-from store.archive import export as archive_export
 from store.canonical import GENESIS_HASH, canonical_json, chain_hash
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect
+from store.cli import archive as cli_archive
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect
 from store.migrate import HEAD
 from store.record import stored_body
+from store.services import archive as ar
+from store.services.archive import export as archive_export
 
 AGENT = Actor(kind="agent", id="writer-7")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")

@@ -30,12 +30,12 @@ from test_archive import (
 )
 
 from store import Store
-from store import archive as ar
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
-from store.archive.tarstream import HeaderTooLarge, TarFormatError, TarReader
-from store.ledger import DispatchEffect, PlanEffect
-from store.verify import verify
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.effects import DispatchEffect, PlanEffect
+from store.services import archive as ar
+from store.services.archive.tarstream import HeaderTooLarge, TarFormatError, TarReader
+from store.services.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -198,7 +198,7 @@ def test_members_of_zeros_are_refused_in_bounded_memory(dst: Store, tmp_path: Pa
         """
         import sys
         from store import Store
-        from store.archive import PackageRefused, import_package
+        from store.services.archive import PackageRefused, import_package
         with Store.open(sys.argv[2]) as s:
             try:
                 import_package(s, sys.argv[1])

@@ -9,8 +9,8 @@ import pytest
 
 from store import Actor, Store
 from store import commands as c
-from store import ledger as lg
-from store.checkpoints import StopRun, WriteCheckpoint
+from store.commands import effects as lg
+from store.commands.checkpoints import StopRun, WriteCheckpoint
 from store.errors import (
     AuthorityRefused,
     BudgetBinds,
@@ -19,7 +19,7 @@ from store.errors import (
     ObservationOverride,
     TargetChanged,
 )
-from store.resume import resume_brief
+from store.services.resume import resume_brief
 
 AGENT = Actor(kind="agent", id="agent-1", name="Worker")
 ANA = Actor(kind="person", id="ana", name="Ana")

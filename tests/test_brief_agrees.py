@@ -17,11 +17,11 @@ from hypothesis import strategies as hs
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
-from store import ledger as lg
-from store.approvals import DecideApproval, RequestApproval
-from store.checkpoints import StopRun
-from store.cli import _command_adapter
-from store.resume import resume_brief
+from store.cli.app import _command_adapter
+from store.commands import effects as lg
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import StopRun
+from store.services.resume import resume_brief
 
 AGENT = Actor(kind="agent", id="agent-1", name="Worker")
 PERSON = Actor(kind="person", id="ana", name="Ana")

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from store.demo import fill_demo
+from store.services.demo import fill_demo
 from store.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent

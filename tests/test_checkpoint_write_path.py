@@ -12,11 +12,11 @@ import pytest
 from store import Actor, Store
 from store import commands as c
 from store import events as ev
-from store.approvals import RequestApproval
 from store.canonical import canonical_json, digest_of
-from store.checkpoint_state import task_checkpoint_state
-from store.checkpoints import WriteCheckpoint, payload_json
-from store.ledger import PlanEffect
+from store.commands.approvals import RequestApproval
+from store.commands.checkpoint_state import task_checkpoint_state
+from store.commands.checkpoints import WriteCheckpoint, payload_json
+from store.commands.effects import PlanEffect
 
 AGENT = Actor(kind="agent", id="writer-7")
 
@@ -72,7 +72,7 @@ def test_stored_checkpoint_events_verify_and_decode(s: Store, ws: Path) -> None:
     for _ in range(3):
         head = checkpoint(s, tid)
         assert head["state_digest"] == digest_of(head["state"])
-    from store.verify import verify
+    from store.services.verify import verify
 
     assert verify(s, tid).ok
 

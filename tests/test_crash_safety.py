@@ -28,12 +28,12 @@ from test_store_integrity import chain_problems
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
 from store.blobs import hash_file
 from store.canonical import digest_of
-from store.checkpoint_state import task_checkpoint_state
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, ReconcileEffect, RecordResponse
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoint_state import task_checkpoint_state
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, ReconcileEffect, RecordResponse
 from store.location import DB_NAME
 
 # Long enough for a fork server's first start on a loaded machine; a broken writer fails at

@@ -11,10 +11,10 @@ import pytest
 from test_store_integrity import chain_problems
 
 from store import Actor, CommandRejected, Store
-from store import checkpoints as k
-from store import ledger as e
 from store.blobs import hash_file
-from store.demo import DOCS_SITE, NOTE_V1, NOTE_V2, OWNER, fill_demo
+from store.commands import checkpoints as k
+from store.commands import effects as e
+from store.services.demo import DOCS_SITE, NOTE_V1, NOTE_V2, OWNER, fill_demo
 
 AGENT = Actor(kind="agent", id="drafter-7", name="Drafting agent")
 
@@ -163,7 +163,7 @@ def test_demo_again_adds_fresh_tasks_and_leaves_the_first_alone(demo: Store) -> 
 
 
 def test_guide_narrative_is_a_claim_the_record_contradicts(demo: Store) -> None:
-    from store.narrative import narratives
+    from store.services.narratives import narratives
 
     (narrative,) = narratives(demo, "guide")
     assert narrative["actor"]["id"] == "drafter-7b"

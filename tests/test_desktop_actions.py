@@ -12,7 +12,7 @@ import pytest
 
 from store import Actor, Store
 from store import commands as c
-from store.demo import fill_demo
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 
@@ -121,7 +121,7 @@ def test_reject_with_note(qtbot, demo: Store) -> None:
 def test_expired_request_cannot_be_approved(qtbot, store: Store, ws: Path) -> None:
     store.execute(c.CreateTask(task_id="t", title="T", owner="o", objective="x",
                                scope_paths=[str(ws)]), AGENT)  # fmt: skip
-    from store.approvals import RequestApproval
+    from store.commands.approvals import RequestApproval
 
     store.execute(
         RequestApproval(task_id="t", approval_id="ap", payload={"x": 1}, consequence="Do x",

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 from store import Store
-from store.demo import fill_demo
+from store.services.demo import fill_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 

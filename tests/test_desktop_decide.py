@@ -17,11 +17,11 @@ from PySide6.QtWidgets import QAbstractButton, QPushButton
 from test_desktop_actions import armed, done, open_window
 
 from store import Actor, Store
-from store import approvals as ap
 from store import commands as c
-from store import ledger as lg
-from store.demo import fill_demo
+from store.commands import approvals as ap
+from store.commands import effects as lg
 from store.events import FileState
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 OWNER = Actor(kind="person", id="olga", name="Olga Owner")

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 
 from store import Actor, Store
 from store import commands as c
-from store.demo import fill_demo
+from store.commands.narrative import ClaimIn, RecordNarrative
 from store.model import PhaseInput
-from store.narrative import ClaimIn, RecordNarrative
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 TABS = (

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from store import Store
-from store.demo import fill_demo
+from store.services.demo import fill_demo
 
 
 @pytest.fixture(autouse=True)

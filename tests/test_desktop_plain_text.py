@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from store import Actor, Store
-from store import approvals as a
-from store import checkpoints as k
 from store import commands as c
-from store import ledger as e
-from store.narrative import ClaimIn, RecordNarrative
+from store.commands import approvals as a
+from store.commands import checkpoints as k
+from store.commands import effects as e
+from store.commands.narrative import ClaimIn, RecordNarrative
 
 AGENT = Actor(kind="agent", id="a")
 OWNER = Actor(kind="person", id="owner", name="Owner")

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from store import Actor, Store
 from store import commands as c
-from store.demo import fill_demo
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 

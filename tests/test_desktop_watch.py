@@ -11,7 +11,7 @@ import pytest
 
 from store import Actor, Store
 from store import commands as c
-from store import ledger as L
+from store.commands import effects as L
 
 AGENT = Actor(kind="agent", id="a")
 

@@ -14,9 +14,9 @@ from PySide6.QtGui import QColor, QPalette
 
 from store import Actor, Store
 from store import commands as c
-from store.approvals import DecideApproval
-from store.demo import fill_demo
-from store.ledger import ReconcileEffect
+from store.commands.approvals import DecideApproval
+from store.commands.effects import ReconcileEffect
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 PERSON = Actor(kind="person", id="maria", name="Maria Keller")

@@ -15,7 +15,7 @@ from test_store_integrity import chain_problems
 from store import Actor, CommandRejected, Store
 from store import commands as c
 from store.blobs import hash_file
-from store.ledger import (
+from store.commands.effects import (
     CancelEffect,
     DispatchEffect,
     ObserveEffect,

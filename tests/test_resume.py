@@ -12,11 +12,12 @@ from typing import Any
 
 from store import Actor, Store
 from store import commands as c
-from store.approvals import DecideApproval, RequestApproval
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect, RecordResponse
-from store.narrative import ClaimIn, RecordNarrative, narratives, record_summary
-from store.resume import brief_markdown, resume_brief
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse
+from store.commands.narrative import ClaimIn, RecordNarrative
+from store.services.narratives import narratives, record_summary
+from store.services.resume import brief_markdown, resume_brief
 
 AGENT = Actor(kind="agent", id="drafter")
 MARIA = Actor(kind="person", id="maria", name="Maria Keller")

@@ -9,8 +9,8 @@ import pytest
 
 from store import Actor, Store
 from store import commands as c
+from store.commands.effects import PlanEffect
 from store.errors import ScopeViolation, UnsafeDestination
-from store.ledger import PlanEffect
 from store.scope import check_target, destination_within, make_scope
 
 UPLOAD = "https://docs.example.org/upload/"

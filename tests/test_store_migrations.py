@@ -543,8 +543,8 @@ def test_checkpoints_read_the_same_after_schema_0004(tmp_path: Path) -> None:
     """A store written at 0003 whose lineages fork, merge and stop: after the upgrade every
     task's checkpoints, heads and forks read exactly as 0003 read them, the head reads agree,
     the record verifies, and the next checkpoint continues from the head."""
-    from store.checkpoints import WriteCheckpoint
-    from store.verify import verify
+    from store.commands.checkpoints import WriteCheckpoint
+    from store.services.verify import verify
 
     store_dir = tmp_path / "store"
     store_dir.mkdir()

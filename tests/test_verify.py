@@ -22,12 +22,12 @@ import pytest
 from store import Actor, Store, StoreError, UnknownTask, db
 from store import commands as c
 from store import events as ev
-from store.approvals import DecideApproval, RequestApproval
 from store.canonical import canonical_json, chain_hash, digest_of
-from store.checkpoints import WriteCheckpoint
-from store.ledger import DispatchEffect, PlanEffect, RecordResponse
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse
 from store.record import stored_body
-from store.verify import Report, VerifyFailed, remembered_head, verify
+from store.services.verify import Report, VerifyFailed, remembered_head, verify
 
 AGENT = Actor(kind="agent", id="writer-7")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")
@@ -255,7 +255,7 @@ def test_one_task_or_an_unknown_one(s: Store, made: dict[str, Any]) -> None:
 
 
 def test_demo_store_names_its_missing_build_log_and_its_fork(s: Store) -> None:
-    from store.demo import fill_demo
+    from store.services.demo import fill_demo
 
     fill_demo(s)
     report = verify(s)
@@ -670,7 +670,7 @@ def test_a_restored_copy_written_on_again_is_a_rewritten_history(tmp_path: Path,
 def test_the_witness_lives_outside_the_database_files_and_is_written_atomically(
     s: Store, made: dict[str, Any]
 ) -> None:
-    from store import verified_heads
+    from store.services import verified_heads
 
     assert verify(s).ok
     path = verified_heads.witness_path(s.location)
@@ -692,7 +692,7 @@ def test_the_witness_lives_outside_the_database_files_and_is_written_atomically(
 
 def test_a_team_store_keeps_its_witness_per_url_without_the_password(tmp_path: Path) -> None:
     from store.location import Location
-    from store.verified_heads import witness_path
+    from store.services.verified_heads import witness_path
 
     a = Location("postgresql+psycopg://boris:secret@db.example:5432/boris", tmp_path)
     b = Location("postgresql+psycopg://boris:rotated@db.example:5432/boris", tmp_path)
@@ -719,7 +719,7 @@ def test_a_head_an_older_program_kept_in_the_database_is_still_compared(
 
 
 def test_a_damaged_witness_file_is_a_clear_error(s: Store, made: dict[str, Any]) -> None:
-    from store import verified_heads
+    from store.services import verified_heads
 
     verified_heads.witness_path(s.location).write_text("{not json")
     with pytest.raises(StoreError, match=r"is damaged .*move it aside"):
@@ -734,7 +734,7 @@ def test_a_witness_that_cannot_be_written_is_said_not_hidden(
 ) -> None:
     import errno
 
-    from store import verified_heads
+    from store.services import verified_heads
 
     def refuse(*_: object) -> None:
         raise OSError(errno.EROFS, "Read-only file system")
@@ -760,7 +760,7 @@ def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
     import threading
     import time
 
-    from store import verify as verify_module
+    from store.services import verify as verify_module
 
     d = tmp_path / "store"
     with Store.open(d, url=store_url) as s, Store.open(d, url=store_url) as writer:

@@ -24,10 +24,10 @@ def main() -> None:
     from boris_desktop import settings
     from boris_desktop.main_window import MainWindow
     from store import Actor, Store
-    from store import approvals as ap
     from store import commands as c
-    from store import ledger as lg
-    from store.demo import fill_demo
+    from store.commands import approvals as ap
+    from store.commands import effects as lg
+    from store.services.demo import fill_demo
 
     app = QApplication.instance() or QApplication([])
     settings.set_reviewer("Rita Reviewer", "rita")

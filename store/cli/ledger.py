@@ -1,0 +1,326 @@
+"""`boris` subcommands for the effect ledger, approvals, checkpoints and stop.
+
+Writes go through the same command layer as every other caller; reads print the rows of
+`store.state` (each with a stable `id`) as JSON with `--json`, else one line per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .. import commands as c
+from .. import db
+from ..commands import approvals as ap
+from ..commands import checkpoints as ck
+from ..commands import effects as lg
+from ..errors import StoreError
+from ..events import FileState
+from ..reads import queries, state
+from ..store import Store
+from .output import _print, _write
+
+Add = Callable[[str, Any, str], argparse.ArgumentParser]
+
+
+def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
+    """A JSON object argument, or a one-line StoreError saying what is wrong with it."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{flag} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise StoreError(f"{flag} must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+# --- effects -------------------------------------------------------------------------------
+
+
+def _content(args: argparse.Namespace, *, stdin: bool) -> c.Content | None:
+    if args.file:
+        return c.Content(path=args.file)
+    if args.text is not None:
+        return c.Content(text=args.text)
+    if stdin and args.intended_digest is None:
+        return c.Content(text=sys.stdin.read())
+    return None
+
+
+def _intended(args: argparse.Namespace) -> FileState | None:
+    if args.intended_digest is None:
+        return None
+    if args.file or args.text is not None:
+        raise StoreError("give the intended content (--text/--file) or --intended-digest, not both")
+    return FileState(exists=True, digest=args.intended_digest)
+
+
+def _plan(a: argparse.Namespace) -> c.Command:
+    intended = _intended(a)
+    return lg.PlanEffect(
+        task_id=a.task,
+        effect_id=a.id,
+        kind=a.kind,
+        target=a.target,
+        consequence=a.consequence,
+        content=_content(a, stdin=True),
+        intended=intended,
+        requires_approval=a.requires_approval,
+        policy=a.policy,
+        idempotency_key=a.idempotency_key,
+    )
+
+
+def _revise(a: argparse.Namespace) -> c.Command:
+    intended = _intended(a)
+    return lg.ReviseEffect(
+        task_id=a.task,
+        effect_id=a.effect,
+        reason=a.reason,
+        consequence=a.consequence,
+        content=_content(a, stdin=False),
+        intended=intended,
+    )
+
+
+def _request(a: argparse.Namespace) -> c.Command:
+    if (a.effect is None) == (a.payload_json is None):
+        raise StoreError("request-approval needs --effect ID or --payload-json JSON (one of them)")
+    if a.payload_json is not None and not a.consequence:
+        raise StoreError("an approval of a payload needs --consequence")
+    return ap.RequestApproval(
+        task_id=a.task,
+        approval_id=a.id,
+        effect_id=a.effect,
+        payload=_json_object(a.payload_json, "--payload-json"),
+        consequence=a.consequence,
+        policy=a.policy,
+        expires_in_seconds=a.expires_in,
+    )
+
+
+def _observe(a: argparse.Namespace) -> c.Command:
+    given = _json_object(a.state_json, "--state-json")
+    return lg.ObserveEffect(
+        task_id=a.task,
+        effect_id=a.effect,
+        purpose=a.purpose,
+        state=None if given is None else FileState.model_validate(given),
+    )
+
+
+def cmd_effects(store: Store, args: argparse.Namespace) -> None:
+    with store.read() as conn:
+        queries.task_row(conn, args.task)
+        rows = state.effects(conn, args.task)
+    lines = []
+    for e in rows:
+        n = len(e["attempts"])
+        lines.append(
+            f"{e['id']:<14} {e['kind']:<10} {e['stage']:<10} {e['outcome'] or '-':<9} "
+            f"{n} attempt{'s' if n != 1 else ''}  {e['target']}  — {e['consequence']}"
+        )
+    _print(args, rows, "\n".join(lines) or "(no effects)")
+
+
+def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
+    with store.read() as conn:
+        if args.task is not None:
+            queries.task_row(conn, args.task)
+        rows = state.approvals(conn, args.task, db.database_now(conn))
+    lines = [
+        f"{r['id']:<14} {r['task_id']:<14} {r['state']:<9} expires {r['expires_at']}  "
+        + (f"effect {r['effect_id']}  " if r["effect_id"] else "")
+        + f"— {r['consequence']}"
+        for r in rows
+    ]
+    _print(args, rows, "\n".join(lines) or "(no approvals)")
+
+
+def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
+    with store.read() as conn:
+        queries.task_row(conn, args.task)
+        value = state.checkpoints(conn, args.task)
+    lines = []
+    for r in value["checkpoints"]:
+        lines.append(
+            f"{r['id']:<14} {r['reason']:<9} seq {r['seq']:<5} "
+            + (f"supersedes {', '.join(r['supersedes'])}  " if r["supersedes"] else "")
+            + (f"merged {', '.join(r['merged'])}  " if r["merged"] else "")
+            + ("superseded" if r["superseded"] else "head")
+        )
+    if not lines:
+        lines.append("(no checkpoints)")
+    for fork in value["forks"]:
+        lines.append(
+            f"FORK: heads {', '.join(fork)} (name the head to continue from, merge the others)"
+        )
+    _print(args, value, "\n".join(lines))
+
+
+# --- registration --------------------------------------------------------------------------
+
+
+def register(add: Add) -> None:
+    sp = add("plan-effect", _write(_plan), "record an effect's intent before any dispatch")
+    sp.add_argument("task")
+    sp.add_argument("--target", required=True, help="a path in the task's scope, or a URL")
+    sp.add_argument("--consequence", required=True, help="one line: what it does to the world")
+    sp.add_argument(
+        "--kind", choices=["file_write", "upload", "send", "other"], default="file_write"
+    )
+    sp.add_argument("--text", help="the content it will write (else --file, else stdin)")
+    sp.add_argument("--file", help="a file in scope holding the content it will write")
+    sp.add_argument("--intended-digest", help="the intended post-state's sha256:… digest")
+    sp.add_argument("--requires-approval", action="store_true")
+    sp.add_argument("--policy", default="", help="the policy that asks for approval")
+    sp.add_argument("--id")
+    sp.add_argument("--idempotency-key")
+
+    sp = add("revise-effect", _write(_revise), "revise an undispatched effect's intent")
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument("--reason", required=True)
+    sp.add_argument("--consequence")
+    sp.add_argument("--text")
+    sp.add_argument("--file")
+    sp.add_argument("--intended-digest")
+
+    sp = add(
+        "cancel-effect",
+        _write(lambda a: lg.CancelEffect(task_id=a.task, effect_id=a.effect, reason=a.reason)),
+        "cancel an undispatched effect",
+    )
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument("--reason", required=True)
+
+    sp = add("request-approval", _write(_request), "ask a person to approve an exact payload")
+    sp.add_argument("task")
+    sp.add_argument("--effect", help="the effect whose prepared object is approved")
+    sp.add_argument("--payload-json", help="the object to approve, when it is not an effect")
+    sp.add_argument("--consequence")
+    sp.add_argument("--policy", required=True)
+    sp.add_argument("--expires-in", type=float, default=3600, help="seconds (default 3600)")
+    sp.add_argument("--id")
+
+    for name, decision in (("approve", "approved"), ("reject", "rejected")):
+        sp = add(
+            name,
+            _write(
+                lambda a, d=decision: ap.DecideApproval(
+                    task_id=a.task, approval_id=a.approval, decision=d, note=a.note
+                )
+            ),
+            f"decide an approval: {decision} (a person, never the requester)",
+        )
+        sp.add_argument("task")
+        sp.add_argument("approval")
+        sp.add_argument("--note", default="")
+
+    sp = add(
+        "dispatch",
+        _write(
+            lambda a: lg.DispatchEffect(
+                task_id=a.task,
+                effect_id=a.effect,
+                executor=a.executor,
+                approval_id=a.approval,
+                inputs=_json_object(a.inputs_json, "--inputs-json"),
+            )
+        ),
+        "record an attempt before the executor runs; prints the attempt number",
+    )
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument("--executor", required=True)
+    sp.add_argument("--approval")
+    sp.add_argument("--inputs-json", help="the inputs handed over (default: the prepared object)")
+
+    sp = add(
+        "record-response",
+        _write(
+            lambda a: lg.RecordResponse(
+                task_id=a.task,
+                effect_id=a.effect,
+                attempt_no=a.attempt,
+                reported=a.reported,
+                response=_json_object(a.response_json, "--response-json"),
+                error=a.error,
+            )
+        ),
+        "record what the executor reported (its word, not evidence)",
+    )
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument("reported", choices=["reported_success", "failed", "partial", "timeout"])
+    sp.add_argument("--attempt", type=int)
+    sp.add_argument("--response-json")
+    sp.add_argument("--error")
+
+    sp = add("observe", _write(_observe), "observe an effect's target; prints the observation id")
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument(
+        "--purpose", choices=["reconcile", "post_dispatch", "watch"], default="reconcile"
+    )
+    sp.add_argument("--state-json", help="what was observed at a destination the store cannot read")
+
+    sp = add(
+        "reconcile",
+        _write(
+            lambda a: lg.ReconcileEffect(
+                task_id=a.task,
+                effect_id=a.effect,
+                observation_id=a.observation,
+                decision=a.decision,
+                note=a.note,
+            )
+        ),
+        "settle an effect against an observation; prints the verdict",
+    )
+    sp.add_argument("task")
+    sp.add_argument("effect")
+    sp.add_argument("--observation")
+    sp.add_argument("--decision", choices=["present", "absent", "conflict"])
+    sp.add_argument("--note", default="")
+
+    sp = add(
+        "stop",
+        _write(lambda a: ck.StopRun(task_id=a.task, reason=a.reason)),
+        "stop the run: revoke approvals, cancel planned effects; prints the checkpoint id",
+    )
+    sp.add_argument("task")
+    sp.add_argument("--reason", required=True)
+
+    sp = add(
+        "checkpoint",
+        _write(
+            lambda a: ck.WriteCheckpoint(
+                task_id=a.task,
+                reason=a.reason,
+                note=a.note,
+                supersedes=a.supersedes,
+                merge=a.merge,
+                checkpoint_id=a.id,
+            )
+        ),
+        "write a checkpoint; prints its id",
+    )
+    sp.add_argument("task")
+    sp.add_argument("reason", choices=["initial", "milestone", "handoff", "final"])
+    sp.add_argument("--note", default="")
+    sp.add_argument("--supersedes", action="append", help="the head it continues from")
+    sp.add_argument("--merge", action="append", default=[], help="another head it merges")
+    sp.add_argument("--id")
+
+    add("effects", cmd_effects, "a task's effects with their attempts").add_argument("task")
+    add("approvals", cmd_approvals, "approvals, of one task or all").add_argument("task", nargs="?")
+    add("checkpoints", cmd_checkpoints, "a task's checkpoints, heads and forks").add_argument(
+        "task"
+    )

@@ -1,0 +1,82 @@
+"""`boris resume`, `summary` and `narrative`: accounts of a task for the next actor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..commands.narrative import ClaimIn, RecordNarrative
+from ..model import Actor
+from ..services.narratives import narratives, record_summary, summary_markdown
+from ..services.resume import brief_markdown, resume_brief
+from ..store import Store
+from .output import _actor
+
+
+def _dump(value: Any) -> None:
+    print(json.dumps(value, indent=2, default=str, sort_keys=True))
+
+
+def cmd_resume(store: Store, args: argparse.Namespace) -> None:
+    brief = resume_brief(store, args.task)
+    if args.json:
+        _dump(brief)
+    else:
+        print(brief_markdown(brief), end="")
+
+
+def cmd_summary(store: Store, args: argparse.Namespace) -> None:
+    if args.record:
+        result = record_summary(store, args.task, _actor(args.actor))
+        if args.json:
+            _dump(result)
+        else:
+            print(f"summary v{result['version']} recorded ({result['digest']})")
+        return
+    text = summary_markdown(store, args.task)
+    if args.json:
+        _dump({"task_id": args.task, "markdown": text})
+    else:
+        print(text, end="")
+
+
+def _claim(text: str) -> ClaimIn:
+    criterion, sep, status = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"a claim is CRITERION=STATUS, not {text!r}")
+    return ClaimIn.model_validate({"criterion_id": criterion, "status": status})
+
+
+def cmd_narrative(store: Store, args: argparse.Namespace) -> None:
+    if args.text is None:
+        found = narratives(store, args.task)
+        if args.json:
+            _dump(found)
+            return
+        for n in found:
+            print(f"{n['id']} seq {n['seq']} by {n['actor']['kind']}:{n['actor']['id']}")
+            for d in n["discrepancies"]:
+                print(f"  DISAGREES: {d['message']}")
+        return
+    actor: Actor = _actor(args.actor)
+    nid = store.execute(
+        RecordNarrative(task_id=args.task, text=args.text, claims=list(args.claim)), actor
+    )
+    if args.json:
+        _dump({"result": nid})
+    else:
+        print(nid)
+
+
+def register(add: Any) -> None:
+    add("resume", cmd_resume, "the resume brief: next actions, blockers, forbidden").add_argument(
+        "task"
+    )
+    sp = add("summary", cmd_summary, "a summary generated from the record")
+    sp.add_argument("task")
+    sp.add_argument("--record", action="store_true", help="keep it as a new artifact version")
+    sp = add("narrative", cmd_narrative, "record an agent's narrative, or list them with checks")
+    sp.add_argument("task")
+    sp.add_argument("--text", help="the narrative to record (omit to list)")
+    sp.add_argument("--claim", action="append", type=_claim, default=[], help="CRITERION=STATUS")

@@ -1,0 +1,143 @@
+"""Approvals: permission bound to the exact prepared object, decided once, used at most once.
+
+A request binds the digest of the object's canonical JSON, its one-line consequence, the
+policy that asked, the requester and an expiry on the database's clock. `expired` is never
+written: it is judged at read time, so it cannot lag. Consumption is in `ledger.dispatch`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import Field
+
+from .. import events as ev
+from .. import rules
+from .. import schema as t
+from ..canonical import digest_of
+from ..errors import AuthorityRefused, CommandRejected
+from ..model import Actor
+from ..tx import Tx
+from .core import Ident, TaskCommand, _require_writable, handles, new_id, settle_status
+from .effects import effect_row, intent_open, normalize_consequence
+
+
+class RequestApproval(TaskCommand):
+    type: Literal["request_approval"] = "request_approval"
+    approval_id: Ident | None = None
+    effect_id: Ident | None = None
+    # The object to approve; for an effect it defaults to (and must equal) its prepared one.
+    payload: dict[str, Any] | None = None
+    consequence: str | None = None
+    policy: str = Field(min_length=1)
+    expires_in_seconds: float = Field(default=3600, gt=0, le=366 * 86400)
+
+
+class DecideApproval(TaskCommand):
+    type: Literal["decide_approval"] = "decide_approval"
+    approval_id: Ident
+    decision: Literal["approved", "rejected"]
+    note: str = ""
+
+
+def _plus_seconds(iso: str, seconds: float) -> str:
+    start = dt.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    return f"{start + dt.timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S.%f}Z"
+
+
+@handles(RequestApproval)
+def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    status = str(tx.task(cmd.task_id).status)
+    if status in {"stopped", "failed"}:
+        raise CommandRejected(f"task {cmd.task_id} is {status}: no approval can be requested")
+    payload = cmd.payload
+    consequence = cmd.consequence
+    if cmd.effect_id is not None:
+        row = effect_row(tx, cmd.task_id, cmd.effect_id)
+        if not intent_open(row):
+            raise CommandRejected(
+                f"effect {cmd.effect_id} is {row.stage} ({row.outcome}): nothing to approve"
+            )
+        prepared = dict(row.intent)["prepared"]
+        if payload is not None and digest_of(payload) != digest_of(prepared):
+            raise CommandRejected(
+                f"the payload differs from effect {cmd.effect_id}'s prepared object: "
+                "revise the effect, then ask"
+            )
+        payload = prepared
+        consequence = consequence or row.consequence
+    if payload is None:
+        raise CommandRejected("an approval needs the payload it approves (or an effect)")
+    if not consequence:
+        raise CommandRejected("an approval needs the consequence a reviewer is agreeing to")
+    approval_id = cmd.approval_id or new_id("apr")
+    if tx.conn.execute(
+        sa.select(t.approvals.c.approval_id).where(t.approvals.c.approval_id == approval_id)
+    ).first():
+        raise CommandRejected(f"approval {approval_id} already exists")
+    tx.emit(
+        cmd.task_id,
+        ev.ApprovalRequested(
+            approval_id=approval_id,
+            effect_id=cmd.effect_id,
+            payload=payload,
+            payload_digest=digest_of(payload),
+            consequence=normalize_consequence(consequence),
+            policy=cmd.policy,
+            expires_at=_plus_seconds(tx.now, cmd.expires_in_seconds),
+        ),
+        actor,
+    )
+    settle_status(tx, cmd.task_id, actor)
+    return approval_id
+
+
+def why_undecidable(row: Any, now: str) -> str | None:
+    """Why this request cannot be decided now, in words a reviewer can act on."""
+    if row.state == "pending" and row.expires_at <= now:
+        return f"it expired at {row.expires_at}; ask for a new request"
+    if row.state == "stale":
+        return "its payload changed after it was requested; a new request is needed"
+    if row.state == "revoked":
+        return "it was revoked (the run stopped or the effect was cancelled)"
+    if row.state != "pending":
+        who = (row.decided_by or {}).get("id", "someone")
+        return f"it was already {row.state} by {who}"
+    return None
+
+
+@handles(DecideApproval)
+def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
+    if actor.kind != "person":
+        raise CommandRejected("an approval is decided by a named person, not an agent")
+    row = tx.conn.execute(
+        sa.select(t.approvals).where(
+            t.approvals.c.approval_id == cmd.approval_id, t.approvals.c.task_id == cmd.task_id
+        )
+    ).first()
+    if row is None:
+        raise CommandRejected(f"task {cmd.task_id} has no approval {cmd.approval_id!r}")
+    why = why_undecidable(row, tx.now)
+    if why is not None:
+        raise CommandRejected(f"approval {cmd.approval_id} cannot be decided: {why}")
+    refused = rules.decider_refusal(row.requester, actor.kind, actor.id)
+    if refused is not None:
+        raise AuthorityRefused(refused.rule, refused.message)
+    # Decided once: the same conditional update guards two reviewers deciding together.
+    won = tx.conn.execute(
+        t.approvals.update()
+        .where(t.approvals.c.approval_id == cmd.approval_id, t.approvals.c.state == "pending")
+        .values(state=cmd.decision)
+    ).rowcount
+    if won != 1:
+        raise CommandRejected(f"approval {cmd.approval_id} was decided meanwhile")
+    tx.emit(
+        cmd.task_id,
+        ev.ApprovalDecided(approval_id=cmd.approval_id, decision=cmd.decision, note=cmd.note),
+        actor,
+    )
+    settle_status(tx, cmd.task_id, actor)
+    return cmd.decision

@@ -1,0 +1,171 @@
+"""The structured state a checkpoint holds: what another process needs to continue.
+
+Identities and digests, not content, so a typical checkpoint stays well under 10 KB. It is
+read inside the checkpoint's own write transaction, one small query per part, on the driver
+(`db.Prepared`): a checkpoint is written often and the reads are fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import db, rules
+from .. import schema as t
+from ..canonical import canonical_json, sha256_hex
+from ..tx import KnownState, Tx
+
+_TASK: sa.BindParameter[str] = sa.bindparam("task_id")
+_c, _a, _v = t.criteria, t.artifacts, t.artifact_versions
+
+_OBJECTIVE = db.Prepared(
+    sa.select(t.objective_revisions.c.rev, t.objective_revisions.c.text)
+    .where(t.objective_revisions.c.task_id == _TASK)
+    .order_by(t.objective_revisions.c.rev.desc())
+    .limit(1)
+)
+_ARTIFACTS = db.Prepared(
+    sa.select(_a.c.artifact_id, _a.c.current_version, _v.c.digest, _v.c.size)
+    .select_from(
+        _a.outerjoin(
+            _v,
+            sa.and_(
+                _v.c.task_id == _a.c.task_id,
+                _v.c.artifact_id == _a.c.artifact_id,
+                _v.c.version == _a.c.current_version,
+            ),
+        )
+    )
+    .where(_a.c.task_id == _TASK)
+    .order_by(_a.c.position)
+)
+_CRITERIA = db.Prepared(
+    sa.select(_c.c.criterion_id, _c.c.status, _c.c.artifact_id, _c.c.artifact_version)
+    .where(_c.c.task_id == _TASK)
+    .order_by(_c.c.position)
+)
+_EFFECTS = db.Prepared(
+    sa.select(
+        t.effects.c.effect_id,
+        t.effects.c.kind,
+        t.effects.c.target,
+        t.effects.c.stage,
+        t.effects.c.outcome,
+        t.effects.c.idempotency_key,
+        t.effects.c.requires_approval,
+    )
+    .where(t.effects.c.task_id == _TASK)
+    .order_by(t.effects.c.position)
+)
+_APPROVALS = db.Prepared(
+    sa.select(
+        t.approvals.c.approval_id,
+        t.approvals.c.effect_id,
+        t.approvals.c.state,
+        t.approvals.c.payload_digest,
+        t.approvals.c.expires_at,
+    )
+    .where(
+        t.approvals.c.task_id == _TASK,
+        # Spelled out, not IN (...): an expanding IN cannot be compiled once for the driver.
+        sa.or_(t.approvals.c.state == "pending", t.approvals.c.state == "approved"),
+    )
+    .order_by(t.approvals.c.requested_at)
+)
+_BUDGETS = db.Prepared(
+    sa.select(t.budgets.c.counter, t.budgets.c.used, t.budgets.c.limit_value, t.budgets.c.reserved)
+    .where(t.budgets.c.task_id == _TASK)
+    .order_by(t.budgets.c.counter)
+)
+_HAS_PHASES = db.Prepared(
+    sa.select(t.phases.c.phase_id).where(t.phases.c.task_id == _TASK).limit(1)
+)
+
+
+recovery = rules.recovery
+pending_work = rules.pending_work
+
+
+def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
+    from ..reads.queries import derive_phases
+
+    task = tx.task(task_id)
+    key = {"task_id": task_id}
+    rev, text = _OBJECTIVE.run(tx.conn, key)[0]
+    state: dict[str, Any] = {
+        "status": task.status,
+        "objective": {
+            "rev": rev,
+            "digest": "sha256:" + sha256_hex(text.encode("utf-8")),
+            # Objectives are short; a long one is kept by digest only.
+            "text": text if len(text) <= 2000 else None,
+        },
+        "criteria": [
+            {"id": cid, "status": status, "artifact_id": aid, "artifact_version": version}
+            for cid, status, aid, version in _CRITERIA.run(tx.conn, key)
+        ],
+        "artifacts": [
+            {"id": aid, "version": version, "digest": digest, "size": size}
+            for aid, version, digest, size in _ARTIFACTS.run(tx.conn, key)
+        ],
+        "unresolved_effects": [
+            {
+                "id": eid,
+                "kind": kind,
+                "target": target,
+                "stage": stage,
+                "outcome": outcome,
+                "idempotency_key": ikey,
+                "safe_recovery": recovery(stage, outcome, bool(needs_approval)),
+            }
+            for eid, kind, target, stage, outcome, ikey, needs_approval in _EFFECTS.run(
+                tx.conn, key
+            )
+            if rules.effect_unresolved(stage, outcome)
+        ],
+        "open_approvals": [
+            {
+                "id": aid,
+                "effect_id": eid,
+                "state": str(rules.approval_state(astate, expires, tx.now)),
+                "payload_digest": digest,
+                "expires_at": expires,
+            }
+            for aid, eid, astate, digest, expires in _APPROVALS.run(tx.conn, key)
+        ],
+        "budgets": [
+            {"counter": counter, "used": used, "limit": limit, "reserved": reserved}
+            for counter, used, limit, reserved in _BUDGETS.run(tx.conn, key)
+        ],
+        "pending_phases": [],
+    }
+    if _HAS_PHASES.run(tx.conn, key):
+        state["pending_phases"] = [
+            {"id": p["phase_id"], "status": p["readiness"], "blocked_by": p["blocked_by"]}
+            for p in derive_phases(tx.conn, task_id).values()
+            if p["readiness"] != "done"
+        ]
+    state["pending_work"] = pending_work(state)
+    return state
+
+
+# --- the state as last written ---------------------------------------------------------------
+
+
+def known_state(tx: Tx, task_id: str) -> KnownState:
+    """The task's checkpoint state at the transaction's current head, reused when it holds."""
+    head = tx._head(task_id)
+    known = tx.learned.get(task_id) or (tx.memo.get(task_id) if tx.memo else None)
+    if known is not None and known.holds(head, tx.now):
+        return known
+    state = task_checkpoint_state(tx, task_id)
+    text = canonical_json(state)
+    expiries = [a["expires_at"] for a in state["open_approvals"] if a["state"] != "expired"]
+    return KnownState(
+        head,
+        state,
+        text,
+        "sha256:" + sha256_hex(text.encode("utf-8")),
+        min(expiries) if expiries else None,
+    )

@@ -1,0 +1,279 @@
+"""Checkpoints and stop: the state another actor resumes from, and how a run ends by decision.
+
+A checkpoint is written in the same transaction as its event, and names the boundary it was
+taken at (the last event before it, by seq and chain hash). Each later checkpoint supersedes
+the head it was written from; checkpoints nothing supersedes are heads, and two heads are a
+fork: reported, never silently resolved. A merge supersedes the branch kept and records the
+other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import Field
+
+from .. import db, rules
+from .. import events as ev
+from .. import schema as t
+from .. import status as st
+from ..canonical import canonical_json, canonical_object
+from ..errors import CommandRejected, EvidenceMissing
+from ..model import Actor
+from ..tx import Tx
+from .checkpoint_state import known_state
+from .core import TaskCommand, _require_writable, handles, new_id
+
+Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
+
+
+class WriteCheckpoint(TaskCommand):
+    type: Literal["write_checkpoint"] = "write_checkpoint"
+    reason: Reason
+    note: str = ""
+    # The head this continues from; by default the one head there is.
+    supersedes: list[str] | None = None
+    # Other heads this checkpoint merges (they are superseded and recorded as merged).
+    merge: list[str] = Field(default_factory=list)
+    checkpoint_id: str | None = None
+
+
+class StopRun(TaskCommand):
+    type: Literal["stop_run"] = "stop_run"
+    reason: str = Field(min_length=1)
+    # On a forked lineage: the head the stop continues from; the other heads are merged
+    # into the stopped checkpoint and named in its account. By default, the newest head.
+    supersedes: str | None = None
+
+
+# --- the structured state ------------------------------------------------------------------
+
+
+def _rows(tx: Tx, table: sa.Table, task_id: str, *order: Any) -> list[Any]:
+    return list(
+        tx.conn.execute(sa.select(table).where(table.c.task_id == task_id).order_by(*order))
+    )
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+_CK = t.checkpoints
+_ONE = db.Prepared(
+    sa.select(_CK.c.checkpoint_id).where(
+        _CK.c.task_id == sa.bindparam("task_id"),
+        _CK.c.checkpoint_id == sa.bindparam("checkpoint_id"),
+    )
+)
+
+
+def heads(tx: Tx, task_id: str) -> list[str]:
+    """The task's heads, oldest first, as its row in this transaction has them."""
+    return tx.task(task_id).checkpoint_heads
+
+
+def _exists(tx: Tx, task_id: str, checkpoint_id: str) -> bool:
+    return bool(_ONE.run(tx.conn, {"task_id": task_id, "checkpoint_id": checkpoint_id}))
+
+
+def write_checkpoint(
+    tx: Tx,
+    task_id: str,
+    reason: str,
+    actor: Actor,
+    *,
+    note: str = "",
+    supersedes: list[str] | None = None,
+    merge: list[str] | None = None,
+    checkpoint_id: str | None = None,
+) -> str:
+    current = heads(tx, task_id)
+    # Every checkpoint is a head until a later one supersedes it, so a lineage with any
+    # checkpoint has a head.
+    if reason == "initial" and current:
+        raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
+    if not current and reason != "initial":
+        # The first checkpoint of a record is its initial one; the requested one follows it.
+        write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
+        current = heads(tx, task_id)
+    merge = list(merge or [])
+    if supersedes is None:
+        if len(current) > 1 and not merge:
+            raise CommandRejected(
+                f"the lineage has forked (heads {', '.join(current)}): name the head this "
+                "continues from and merge the others"
+            )
+        supersedes = [h for h in current if h not in merge][:1]
+    for ref in (*supersedes, *merge):
+        if ref not in current and not _exists(tx, task_id, ref):
+            raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
+    for ref in merge:
+        if ref not in current:
+            raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
+    known = known_state(tx, task_id)
+    state = known.state
+    if reason == "final":
+        pending = list(state["pending_work"])
+        missing = _evidence_missing(tx, task_id)
+        pending += [f"criterion {cid} has evidence missing" for cid in missing]
+        if pending:
+            message = (
+                "a final checkpoint needs no pending work, and there is: "
+                + "; ".join(pending)
+                + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
+            )
+            if missing:
+                raise EvidenceMissing(missing, message)
+            raise CommandRejected(message)
+    if actor.kind == "person" and not note.strip():
+        raise CommandRejected("a person's checkpoint carries their note")
+    seq, chain = tx._head(task_id)
+    # A generated id is not looked up: in the rare clash the table's key refuses the write
+    # and nothing is committed.
+    cid = checkpoint_id or new_id("ckpt")
+    if checkpoint_id is not None and (cid in current or _exists(tx, task_id, cid)):
+        raise CommandRejected(f"checkpoint {cid} already exists")
+    payload = ev.CheckpointWritten(
+        checkpoint_id=cid,
+        reason=reason,  # type: ignore[arg-type]
+        supersedes=tuple(supersedes),
+        merged=tuple(merge),
+        boundary_seq=seq,
+        boundary_hash=chain,
+        state=state,
+        state_digest=known.digest,
+        note=note,
+    )
+    written = tx.emit(task_id, payload, actor, payload_json(payload, known.state_json))
+    # Its own event changes nothing the state is built from: the state holds at the new head.
+    tx.learned[task_id] = replace(known, head=(written.seq, written.hash))
+    return cid
+
+
+def _evidence_missing(tx: Tx, task_id: str) -> list[str]:
+    """Criteria judged satisfied whose evidence cannot be read now: not done, whatever the
+    stored status says (the blob check is the caller's I/O, the rule is `rules`')."""
+    from .core import criterion_views, readable_in
+
+    readable = readable_in(tx)
+    return [
+        v.criterion_id
+        for v in criterion_views(tx, task_id)
+        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
+        == rules.CriterionState.EVIDENCE_MISSING
+    ]
+
+
+def payload_json(payload: ev.CheckpointWritten, state_json: str) -> str:
+    """The event's canonical JSON around the state's, which is encoded once (it is most of
+    the event) and reused while the state holds."""
+    members = {
+        k: canonical_json(v) for k, v in payload.model_dump(mode="json", exclude={"state"}).items()
+    }
+    members["state"] = state_json
+    return canonical_object(members)
+
+
+@handles(WriteCheckpoint)
+def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    if cmd.reason == "stopped":
+        raise CommandRejected("a stopped checkpoint is written by the stop command")
+    return write_checkpoint(
+        tx,
+        cmd.task_id,
+        cmd.reason,
+        actor,
+        note=cmd.note,
+        supersedes=cmd.supersedes,
+        merge=cmd.merge,
+        checkpoint_id=cmd.checkpoint_id,
+    )
+
+
+@handles(StopRun)
+def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
+    current = _require_writable(tx, cmd.task_id)
+    if not st.allowed(current, "stopped"):
+        raise CommandRejected(f"a run that is {current} cannot be stopped")
+    approvals = tx.conn.execute(
+        sa.select(t.approvals.c.approval_id, t.approvals.c.state, t.approvals.c.expires_at).where(
+            t.approvals.c.task_id == cmd.task_id
+        )
+    )
+    effects = _rows(tx, t.effects, cmd.task_id, t.effects.c.position)
+    plan = rules.stop_plan(
+        [(a, s, x) for a, s, x in approvals],
+        [(e.effect_id, e.stage, e.outcome) for e in effects],
+        tx.now,
+    )
+    open_approvals, cancel = list(plan.revoke), list(plan.cancel)
+    unresolved = [e for e in effects if e.effect_id in plan.unresolved]
+    if open_approvals:
+        tx.emit(
+            cmd.task_id,
+            ev.ApprovalRetired(
+                approval_ids=tuple(open_approvals), state="revoked", reason=f"stopped: {cmd.reason}"
+            ),
+            actor,
+        )
+    for effect_id in cancel:
+        tx.emit(
+            cmd.task_id,
+            ev.EffectCancelled(effect_id=effect_id, reason=f"stopped: {cmd.reason}"),
+            actor,
+        )
+    current_heads = heads(tx, cmd.task_id)
+    keep = cmd.supersedes or (current_heads[-1] if current_heads else None)
+    if keep is not None and current_heads and keep not in current_heads:
+        raise CommandRejected(f"checkpoint {keep} is not a head of task {cmd.task_id}")
+    merge = [h for h in current_heads if h != keep]
+    account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
+    if merge:
+        account += (
+            f" The lineage was forked; this stopped checkpoint continues from {keep} and "
+            f"merges {', '.join(merge)}."
+        )
+    tx.emit(
+        cmd.task_id,
+        ev.RunStopped(
+            from_status=current,
+            reason=cmd.reason,
+            revoked_approvals=tuple(open_approvals),
+            cancelled_effects=tuple(cancel),
+            unresolved_effects=tuple(e.effect_id for e in unresolved),
+            account=account,
+        ),
+        actor,
+    )
+    return write_checkpoint(
+        tx,
+        cmd.task_id,
+        "stopped",
+        actor,
+        note=account,
+        supersedes=[keep] if keep else None,
+        merge=merge,
+    )
+
+
+def stop_account(
+    actor: Actor, reason: str, revoked: list[str], cancelled: list[str], unresolved: list[Any]
+) -> str:
+    lines = [f"Stopped by {actor.label()}: {reason}."]
+    lines.append("Approvals revoked: " + (", ".join(revoked) or "none") + ".")
+    lines.append("Planned effects cancelled: " + (", ".join(cancelled) or "none") + ".")
+    if unresolved:
+        lines.append(
+            "Still unresolved, to reconcile by hand: "
+            + "; ".join(
+                f"{e.effect_id} ({e.stage}, {e.outcome or 'no outcome'}) at {e.target}"
+                for e in unresolved
+            )
+            + "."
+        )
+    else:
+        lines.append("Nothing is left unresolved.")
+    return " ".join(lines)

@@ -1,0 +1,798 @@
+"""The command layer: every write, from every caller, goes through `execute`.
+
+A command is a pydantic model (its JSON Schema is what `boris schema` prints for writers in
+other languages). Its handler checks every invariant against the current projections inside
+the write transaction, then emits events. A rejected command raises `CommandRejected` and
+the transaction, with anything it emitted, is rolled back.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+import re
+import secrets
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol, TypeVar
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.engine import Connection
+
+from .. import events as ev
+from .. import rules
+from .. import schema as t
+from .. import status as st
+from ..errors import AuthorityRefused, BudgetBinds, CommandRejected, EvidenceMissing
+from ..model import (
+    BUDGET_COUNTERS,
+    Actor,
+    ArtifactRole,
+    EvidenceKind,
+    PhaseInput,
+    Scope,
+)
+from ..scope import make_scope, resolve_path
+from ..tx import Tx
+
+
+class Reading(Protocol):
+    """What a preparer needs of the store: a read connection (the `Store` is one)."""
+
+    def read(self) -> AbstractContextManager[Connection]: ...
+
+
+_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+Ident = Annotated[str, Field(pattern=_ID)]
+
+
+class Command(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TaskCommand(Command):
+    task_id: Ident
+
+
+# --- models ----------------------------------------------------------------------------------
+
+
+class CreateTask(Command):
+    type: Literal["create_task"] = "create_task"
+    task_id: Ident | None = None
+    title: str = Field(min_length=1)
+    owner: str = Field(min_length=1)
+    objective: str = Field(min_length=1)
+    scope_paths: list[str] = Field(default_factory=list)
+    destinations: list[str] = Field(default_factory=list)
+
+
+class AmendObjective(TaskCommand):
+    type: Literal["amend_objective"] = "amend_objective"
+    text: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class AddCriterion(TaskCommand):
+    type: Literal["add_criterion"] = "add_criterion"
+    text: str = Field(min_length=1)
+    criterion_id: Ident | None = None
+
+
+class ChangeCriterion(TaskCommand):
+    type: Literal["change_criterion"] = "change_criterion"
+    criterion_id: Ident
+    text: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class Content(Command):
+    """Where new bytes come from: a file inside the task's scope, text, or base64."""
+
+    path: str | None = None
+    text: str | None = None
+    base64: str | None = None
+    media_type: str | None = None
+
+
+class RecordArtifact(TaskCommand):
+    type: Literal["record_artifact"] = "record_artifact"
+    artifact_id: Ident | None = None
+    name: str = Field(min_length=1)
+    role: ArtifactRole = "draft"
+    content: Content
+    note: str = ""
+    effect_id: str | None = None
+    attempt_no: int | None = None
+
+
+class AttachEvidence(TaskCommand):
+    type: Literal["attach_evidence"] = "attach_evidence"
+    criterion_id: Ident
+    kind: EvidenceKind
+    content: Content
+    evidence_id: Ident | None = None
+    description: str = ""
+    locator: str = ""
+
+
+class JudgeCriterion(TaskCommand):
+    type: Literal["judge_criterion"] = "judge_criterion"
+    criterion_id: Ident
+    status: Literal["satisfied", "failed", "waived", "unverified"]
+    artifact_id: str | None = None
+    artifact_version: int | None = None
+    evidence_ids: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class AddPhase(TaskCommand):
+    type: Literal["add_phase"] = "add_phase"
+    phase_id: Ident
+    name: str = Field(min_length=1)
+    inputs: list[PhaseInput] = Field(default_factory=list)
+
+
+class CompletePhase(TaskCommand):
+    type: Literal["complete_phase"] = "complete_phase"
+    phase_id: Ident
+    ok: bool = True
+    summary: str = ""
+
+
+class SetBudget(TaskCommand):
+    type: Literal["set_budget"] = "set_budget"
+    counter: str
+    limit: float | None = Field(default=None, ge=0)
+
+
+class ChargeBudget(TaskCommand):
+    type: Literal["charge_budget"] = "charge_budget"
+    counter: str
+    amount: float = Field(gt=0)
+    note: str = ""
+
+
+class ReserveBudget(TaskCommand):
+    type: Literal["reserve_budget"] = "reserve_budget"
+    counter: str
+    amount: float = Field(gt=0)
+
+
+class ReleaseBudget(TaskCommand):
+    type: Literal["release_budget"] = "release_budget"
+    counter: str
+    amount: float = Field(gt=0)
+
+
+class SetStatus(TaskCommand):
+    type: Literal["set_status"] = "set_status"
+    status: st.RunStatus
+    reason: str = ""
+
+
+class RecordNote(TaskCommand):
+    type: Literal["record_note"] = "record_note"
+    text: str = Field(min_length=1)
+    kind: Literal["note", "message"] = "note"
+
+
+# --- dispatch --------------------------------------------------------------------------------
+
+C = TypeVar("C", bound=Command)
+Handler = Callable[[Tx, Any, Actor], Any]
+_HANDLERS: dict[type[Command], Handler] = {}
+Preparer = Callable[[Reading, Any], None]
+_PREPARERS: dict[type[Command], Preparer] = {}
+
+
+def handles(
+    cls: type[C],
+) -> Callable[[Callable[[Tx, C, Actor], Any]], Callable[[Tx, C, Actor], Any]]:
+    def register(fn: Callable[[Tx, C, Actor], Any]) -> Callable[[Tx, C, Actor], Any]:
+        _HANDLERS[cls] = fn
+        return fn
+
+    return register
+
+
+def prepares(
+    cls: type[C],
+) -> Callable[[Callable[[Reading, C], None]], Callable[[Reading, C], None]]:
+    """Register work a command needs done before the write lock is taken (hashing a file):
+    it is kept on the command and re-validated cheaply inside the transaction."""
+
+    def register(fn: Callable[[Reading, C], None]) -> Callable[[Reading, C], None]:
+        _PREPARERS[cls] = fn
+        return fn
+
+    return register
+
+
+def command_classes() -> list[type[Command]]:
+    return list(_HANDLERS)
+
+
+def prepare(store: Reading, command: Command) -> None:
+    """Outside any transaction: the slow reading of the world a command rests on."""
+    fn = _PREPARERS.get(type(command))
+    if fn is not None:
+        fn(store, command)
+
+
+def authorize(tx: Tx, command: Command, actor: Actor) -> None:
+    """The authority table (`store.rules.AUTHORITY`), enforced for every caller."""
+    ctype = str(getattr(command, "type", ""))
+    if ctype not in rules.AUTHORITY or actor.kind == "person":
+        return
+    status = ""
+    limit: float | None = None
+    task_id = getattr(command, "task_id", None)
+    if ctype == "set_status" and task_id:
+        status = str(tx.task(task_id).status)
+    if ctype == "set_budget" and task_id:
+        row = _budget(tx, task_id, str(getattr(command, "counter", "")))
+        limit = None if row is None else row.limit_value
+    refusal = rules.authority_refusal(
+        ctype, command.model_dump(), actor.kind, status=status, current_limit=limit
+    )
+    if refusal is not None:
+        raise AuthorityRefused(refusal.rule, refusal.message)
+
+
+def execute(tx: Tx, command: Command, actor: Actor) -> Any:
+    """Run one command inside `tx`. Returns what the handler returns (usually an id)."""
+    handler = _HANDLERS.get(type(command))
+    if handler is None:
+        raise CommandRejected(f"no handler for {type(command).__name__}")
+    authorize(tx, command, actor)
+    return handler(tx, command, actor)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(4)}"
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text.strip()).strip("-._").lower()
+    return (s or "item")[:48]
+
+
+def _scope(tx: Tx, task_id: str) -> Scope:
+    return Scope.model_validate(tx.task(task_id).scope)
+
+
+def _require_writable(tx: Tx, task_id: str) -> str:
+    status = str(tx.task(task_id).status)
+    if status in {"completed", "superseded"}:
+        raise CommandRejected(f"task {task_id} is {status}; its record is closed")
+    return status
+
+
+# --- handlers: the task contract -------------------------------------------------------------
+
+
+@handles(CreateTask)
+def _create_task(tx: Tx, cmd: CreateTask, actor: Actor) -> str:
+    task_id = cmd.task_id or new_id("task")
+    for p in cmd.scope_paths:
+        if not Path(p).expanduser().is_absolute():
+            raise CommandRejected(f"scope path {p!r} must be absolute")
+    scope = make_scope(cmd.scope_paths, tuple(cmd.destinations))
+    tx.emit(
+        task_id,
+        ev.TaskCreated(title=cmd.title, owner=cmd.owner, objective=cmd.objective, scope=scope),
+        actor,
+    )
+    return task_id
+
+
+@handles(AmendObjective)
+def _amend(tx: Tx, cmd: AmendObjective, actor: Actor) -> int:
+    _require_writable(tx, cmd.task_id)
+    rev = int(tx.task(cmd.task_id).objective_rev) + 1
+    tx.emit(cmd.task_id, ev.ObjectiveAmended(rev=rev, text=cmd.text, reason=cmd.reason), actor)
+    return rev
+
+
+def _criterion(tx: Tx, task_id: str, criterion_id: str) -> Any:
+    row = tx.conn.execute(
+        sa.select(t.criteria).where(
+            t.criteria.c.task_id == task_id, t.criteria.c.criterion_id == criterion_id
+        )
+    ).first()
+    if row is None:
+        raise CommandRejected(f"task {task_id} has no criterion {criterion_id!r}")
+    return row
+
+
+@handles(AddCriterion)
+def _add_criterion(tx: Tx, cmd: AddCriterion, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    if cmd.criterion_id is None:
+        n = tx.conn.execute(
+            sa.select(sa.func.count()).where(t.criteria.c.task_id == cmd.task_id)
+        ).scalar_one()
+        cid = f"C{n + 1}"
+    else:
+        cid = cmd.criterion_id
+    exists = tx.conn.execute(
+        sa.select(t.criteria.c.criterion_id).where(
+            t.criteria.c.task_id == cmd.task_id, t.criteria.c.criterion_id == cid
+        )
+    ).first()
+    if exists:
+        raise CommandRejected(f"task {cmd.task_id} already has a criterion {cid!r}")
+    tx.emit(cmd.task_id, ev.CriterionAdded(criterion_id=cid, text=cmd.text), actor)
+    return cid
+
+
+@handles(ChangeCriterion)
+def _change_criterion(tx: Tx, cmd: ChangeCriterion, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    _criterion(tx, cmd.task_id, cmd.criterion_id)
+    tx.emit(
+        cmd.task_id,
+        ev.CriterionChanged(criterion_id=cmd.criterion_id, text=cmd.text, reason=cmd.reason),
+        actor,
+    )
+    return cmd.criterion_id
+
+
+def _guess_media_type(name: str, data_head: bytes) -> str:
+    guessed, _ = mimetypes.guess_type(name)
+    if guessed:
+        return guessed
+    try:
+        data_head.decode("utf-8")
+        return "text/plain"
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+
+
+def store_content(tx: Tx, task_id: str, content: Content, name: str) -> dict[str, Any]:
+    """Put the content in the blob store; return its identity (digest, size, media, path)."""
+    given = [x is not None for x in (content.path, content.text, content.base64)]
+    if sum(given) != 1:
+        raise CommandRejected("give exactly one of content.path, content.text, content.base64")
+    path: str | None = None
+    if content.path is not None:
+        real = resolve_path(_scope(tx, task_id), content.path)
+        if not real.is_file():
+            raise CommandRejected(f"{content.path!r} is not a readable file")
+        try:
+            digest, size = tx.blobs.put_file(real)
+            with open(real, "rb") as f:
+                head = f.read(4096)
+        except OSError as exc:
+            raise CommandRejected(f"cannot read {content.path!r}: {exc.strerror}") from exc
+        path, label = str(real), real.name
+    else:
+        if content.text is not None:
+            data = content.text.encode("utf-8")
+        else:
+            try:
+                data = base64.b64decode(content.base64 or "", validate=True)
+            except binascii.Error as exc:
+                raise CommandRejected(f"content.base64 is not valid base64: {exc}") from exc
+        digest, size = tx.blobs.put_bytes(data)
+        head, label = data[:4096], name
+    media = content.media_type or _guess_media_type(label, head)
+    return {"digest": digest, "size": size, "media_type": media, "path": path}
+
+
+@handles(RecordArtifact)
+def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any]:
+    _require_writable(tx, cmd.task_id)
+    artifact_id = cmd.artifact_id or slug(cmd.name)
+    row = tx.conn.execute(
+        sa.select(t.artifacts).where(
+            t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == artifact_id
+        )
+    ).first()
+    identity = store_content(tx, cmd.task_id, cmd.content, cmd.name)
+    if row is not None:
+        current = tx.conn.execute(
+            sa.select(t.artifact_versions.c.digest).where(
+                t.artifact_versions.c.task_id == cmd.task_id,
+                t.artifact_versions.c.artifact_id == artifact_id,
+                t.artifact_versions.c.version == row.current_version,
+            )
+        ).scalar_one()
+        if current == identity["digest"]:
+            # The same bytes again are not a new version: recording them must not turn
+            # criteria checked against the current version stale.
+            return {
+                "artifact_id": artifact_id,
+                "version": int(row.current_version),
+                "digest": current,
+                "unchanged": True,
+            }
+    version = 1 if row is None else int(row.current_version) + 1
+    role = cmd.role if row is None else row.role
+    producer = ev.Producer(actor=actor, effect_id=cmd.effect_id, attempt_no=cmd.attempt_no)
+    tx.emit(
+        cmd.task_id,
+        ev.ArtifactVersionRecorded(
+            artifact_id=artifact_id,
+            name=cmd.name,
+            role=role,
+            version=version,
+            producer=producer,
+            note=cmd.note,
+            **identity,
+        ),
+        actor,
+    )
+    _charge_artifact_bytes(tx, cmd.task_id, identity["size"], actor)
+    return {
+        "artifact_id": artifact_id,
+        "version": version,
+        "digest": identity["digest"],
+        "unchanged": False,
+    }
+
+
+@handles(AttachEvidence)
+def _attach_evidence(tx: Tx, cmd: AttachEvidence, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    _criterion(tx, cmd.task_id, cmd.criterion_id)
+    evidence_id = cmd.evidence_id or new_id("ev")
+    exists = tx.conn.execute(
+        sa.select(t.evidence.c.evidence_id).where(
+            t.evidence.c.task_id == cmd.task_id, t.evidence.c.evidence_id == evidence_id
+        )
+    ).first()
+    if exists:
+        raise CommandRejected(f"task {cmd.task_id} already has evidence {evidence_id!r}")
+    identity = store_content(tx, cmd.task_id, cmd.content, evidence_id)
+    identity.pop("path")
+    tx.emit(
+        cmd.task_id,
+        ev.EvidenceAttached(
+            evidence_id=evidence_id,
+            criterion_id=cmd.criterion_id,
+            kind=cmd.kind,
+            description=cmd.description,
+            locator=cmd.locator or (cmd.content.path or ""),
+            **identity,
+        ),
+        actor,
+    )
+    return evidence_id
+
+
+@handles(JudgeCriterion)
+def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    _criterion(tx, cmd.task_id, cmd.criterion_id)
+    version = cmd.artifact_version
+    if cmd.status == "satisfied":
+        if not cmd.artifact_id:
+            raise CommandRejected("satisfied needs the artifact it was checked against")
+        if not cmd.evidence_ids:
+            raise CommandRejected("satisfied needs at least one piece of evidence")
+        art = tx.conn.execute(
+            sa.select(t.artifacts).where(
+                t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == cmd.artifact_id
+            )
+        ).first()
+        if art is None:
+            raise CommandRejected(f"task {cmd.task_id} has no artifact {cmd.artifact_id!r}")
+        version = version or int(art.current_version)
+        if not 1 <= version <= int(art.current_version):
+            raise CommandRejected(f"artifact {cmd.artifact_id} has no version {version}")
+        if version != int(art.current_version):
+            raise CommandRejected(
+                f"{cmd.artifact_id} v{version} is not current (v{art.current_version}): "
+                "a criterion is satisfied against the current version only"
+            )
+    if cmd.status == "waived" and not cmd.note.strip():
+        raise CommandRejected("waiving a criterion needs a reason")
+    for eid in cmd.evidence_ids:
+        row = tx.conn.execute(
+            sa.select(t.evidence.c.criterion_id).where(
+                t.evidence.c.task_id == cmd.task_id, t.evidence.c.evidence_id == eid
+            )
+        ).first()
+        if row is None:
+            raise CommandRejected(f"task {cmd.task_id} has no evidence {eid!r}")
+        if row.criterion_id != cmd.criterion_id:
+            raise CommandRejected(f"evidence {eid} was attached to {row.criterion_id}, not here")
+    tx.emit(
+        cmd.task_id,
+        ev.CriterionJudged(
+            criterion_id=cmd.criterion_id,
+            status=cmd.status,
+            artifact_id=cmd.artifact_id if cmd.status == "satisfied" else None,
+            artifact_version=version if cmd.status == "satisfied" else None,
+            evidence_ids=tuple(cmd.evidence_ids),
+            note=cmd.note,
+        ),
+        actor,
+    )
+    return cmd.criterion_id
+
+
+# --- phases ----------------------------------------------------------------------------------
+
+
+def phase_readiness(tx_conn: Any, task_id: str) -> dict[str, dict[str, Any]]:
+    """Each phase's readiness and the identity of each input, derived from projections."""
+    from ..reads.queries import derive_phases
+
+    return derive_phases(tx_conn, task_id)
+
+
+@handles(AddPhase)
+def _add_phase(tx: Tx, cmd: AddPhase, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    known = {
+        r.phase_id
+        for r in tx.conn.execute(
+            sa.select(t.phases.c.phase_id).where(t.phases.c.task_id == cmd.task_id)
+        )
+    }
+    if cmd.phase_id in known:
+        raise CommandRejected(f"task {cmd.task_id} already has a phase {cmd.phase_id!r}")
+    for i in cmd.inputs:
+        if i.kind == "phase" and i.ref not in known:
+            raise CommandRejected(f"phase input {i.ref!r} is not a phase of this task")
+    tx.emit(
+        cmd.task_id,
+        ev.PhaseAdded(phase_id=cmd.phase_id, name=cmd.name, inputs=tuple(cmd.inputs)),
+        actor,
+    )
+    return cmd.phase_id
+
+
+@handles(CompletePhase)
+def _complete_phase(tx: Tx, cmd: CompletePhase, actor: Actor) -> str:
+    _require_writable(tx, cmd.task_id)
+    phases = phase_readiness(tx.conn, cmd.task_id)
+    phase = phases.get(cmd.phase_id)
+    if phase is None:
+        raise CommandRejected(f"task {cmd.task_id} has no phase {cmd.phase_id!r}")
+    if phase["blocked_by"]:
+        raise CommandRejected(f"phase {cmd.phase_id} is not ready: {phase['blocked_by'][0]}")
+    tx.emit(
+        cmd.task_id,
+        ev.PhaseCompleted(
+            phase_id=cmd.phase_id,
+            ok=cmd.ok,
+            summary=cmd.summary,
+            input_identities=phase["input_identities"],
+        ),
+        actor,
+    )
+    return cmd.phase_id
+
+
+# --- budgets ---------------------------------------------------------------------------------
+
+
+def _check_counter(counter: str) -> None:
+    if counter not in BUDGET_COUNTERS:
+        raise CommandRejected(
+            f"unknown budget counter {counter!r}; one of {', '.join(BUDGET_COUNTERS)}"
+        )
+
+
+def _budget(tx: Tx, task_id: str, counter: str) -> Any:
+    return tx.conn.execute(
+        sa.select(t.budgets).where(t.budgets.c.task_id == task_id, t.budgets.c.counter == counter)
+    ).first()
+
+
+def _exhausted(tx: Tx, task_id: str) -> list[str]:
+    rows = tx.conn.execute(
+        sa.select(t.budgets.c.counter, t.budgets.c.used, t.budgets.c.limit_value).where(
+            t.budgets.c.task_id == task_id
+        )
+    )
+    return rules.exhausted_counters(
+        {"counter": c, "used": u, "limit_value": lim} for c, u, lim in rows
+    )
+
+
+@handles(SetBudget)
+def _set_budget(tx: Tx, cmd: SetBudget, actor: Actor) -> None:
+    _check_counter(cmd.counter)
+    status = _require_writable(tx, cmd.task_id)
+    tx.emit(cmd.task_id, ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit), actor)
+    if status == rules.RunStatus.BUDGET_EXHAUSTED and not _exhausted(tx, cmd.task_id):
+        # Raising the limit (a person's, by the authority table) is what lets the run go on.
+        change_status(
+            tx,
+            cmd.task_id,
+            rules.RunStatus.RUNNING,
+            f"{actor.label()} raised the {cmd.counter} limit to "
+            + ("none" if cmd.limit is None else f"{cmd.limit:g}"),
+            actor,
+        )
+        settle_status(tx, cmd.task_id, actor)
+
+
+def charge(tx: Tx, task_id: str, counter: str, amount: float, actor: Actor, note: str = "") -> None:
+    """Record spending. A charge past the limit is recorded (it happened) and the run moves to
+    budget_exhausted, so nobody can miss it. While the run is budget_exhausted, a counter
+    that is exhausted takes no more (`rules.spend_refusal`)."""
+    status = str(tx.task(task_id).status)
+    if status == rules.RunStatus.BUDGET_EXHAUSTED:
+        refusal = rules.spend_refusal(status, counter, _exhausted(tx, task_id))
+        if refusal is not None:
+            raise BudgetBinds(counter, refusal.message)
+    tx.emit(task_id, ev.BudgetCharged(counter=counter, amount=amount, note=note), actor)
+    row = _budget(tx, task_id, counter)
+    if row is not None and row.limit_value is not None and row.used >= row.limit_value:
+        status = str(tx.task(task_id).status)
+        if st.allowed(status, "budget_exhausted"):
+            tx.emit(
+                task_id,
+                ev.RunStatusChanged(
+                    from_status=status,
+                    to_status="budget_exhausted",
+                    reason=f"{counter} used {row.used:g} of {row.limit_value:g}",
+                ),
+                actor,
+            )
+
+
+def _charge_artifact_bytes(tx: Tx, task_id: str, size: int, actor: Actor) -> None:
+    row = _budget(tx, task_id, "artifact_bytes")
+    if row is not None and size > 0:
+        charge(tx, task_id, "artifact_bytes", float(size), actor, "artifact version")
+
+
+@handles(ChargeBudget)
+def _charge(tx: Tx, cmd: ChargeBudget, actor: Actor) -> None:
+    _check_counter(cmd.counter)
+    _require_writable(tx, cmd.task_id)
+    charge(tx, cmd.task_id, cmd.counter, cmd.amount, actor, cmd.note)
+
+
+@handles(ReserveBudget)
+def _reserve(tx: Tx, cmd: ReserveBudget, actor: Actor) -> None:
+    _check_counter(cmd.counter)
+    _require_writable(tx, cmd.task_id)
+    row = _budget(tx, cmd.task_id, cmd.counter)
+    if row is not None and row.limit_value is not None:
+        free = row.limit_value - row.used - row.reserved
+        if cmd.amount > free:
+            raise CommandRejected(
+                f"cannot reserve {cmd.amount:g} {cmd.counter}: only {max(free, 0):g} left"
+            )
+    tx.emit(cmd.task_id, ev.BudgetReserved(counter=cmd.counter, amount=cmd.amount), actor)
+
+
+@handles(ReleaseBudget)
+def _release(tx: Tx, cmd: ReleaseBudget, actor: Actor) -> None:
+    _check_counter(cmd.counter)
+    _require_writable(tx, cmd.task_id)
+    row = _budget(tx, cmd.task_id, cmd.counter)
+    if row is None or row.reserved < cmd.amount:
+        raise CommandRejected(f"cannot release more {cmd.counter} than is reserved")
+    tx.emit(cmd.task_id, ev.BudgetReleased(counter=cmd.counter, amount=cmd.amount), actor)
+
+
+# --- run status ------------------------------------------------------------------------------
+
+
+def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
+    """Each criterion with the evidence it rests on (id, digest), for the rules."""
+    evidence: dict[str, list[tuple[str, str]]] = {}
+    for eid, cid, digest in tx.conn.execute(
+        sa.select(t.evidence.c.evidence_id, t.evidence.c.criterion_id, t.evidence.c.digest)
+        .where(t.evidence.c.task_id == task_id)
+        .order_by(t.evidence.c.at)
+    ):
+        evidence.setdefault(cid, []).append((eid, digest))
+    return [
+        rules.CriterionView(cid, status, tuple(evidence.get(cid, ())))
+        for cid, status in tx.conn.execute(
+            sa.select(t.criteria.c.criterion_id, t.criteria.c.status)
+            .where(t.criteria.c.task_id == task_id)
+            .order_by(t.criteria.c.position)
+        )
+    ]
+
+
+def readable_in(tx: Tx) -> Callable[[str], bool]:
+    """Whether a blob is present and hashes to its digest now (the I/O the rules leave out)."""
+    from ..reads.state import blob_problem
+
+    return lambda digest: blob_problem(tx.blobs, digest) is None
+
+
+def completion_blockers(tx: Tx, task_id: str) -> list[str]:
+    """Why the task cannot be completed now; empty when it can."""
+    return _completion(tx, task_id)[0]
+
+
+def _completion(tx: Tx, task_id: str) -> tuple[list[str], list[str]]:
+    """The blockers, and the criteria among them whose evidence is missing."""
+    effects = tx.conn.execute(
+        sa.select(t.effects.c.effect_id, t.effects.c.stage, t.effects.c.outcome)
+        .where(t.effects.c.task_id == task_id)
+        .order_by(t.effects.c.position)
+    )
+    views, readable = criterion_views(tx, task_id), readable_in(tx)
+    blockers = rules.completion_blockers(views, [(e, s, o) for e, s, o in effects], readable)
+    missing = [
+        v.criterion_id
+        for v in views
+        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
+        == rules.CriterionState.EVIDENCE_MISSING
+    ]
+    return blockers, missing
+
+
+effect_unresolved = rules.effect_unresolved
+
+
+effect_to_reconcile = rules.effect_to_reconcile
+
+
+def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Actor) -> None:
+    current = str(tx.task(task_id).status)
+    if current == to_status:
+        return
+    if not st.allowed(current, to_status):
+        raise CommandRejected(f"a run that is {current} cannot become {to_status}")
+    if to_status == "completed":
+        blockers, missing = _completion(tx, task_id)
+        if blockers:
+            message = "cannot complete: " + "; ".join(blockers)
+            if missing:
+                raise EvidenceMissing(missing, message)
+            raise CommandRejected(message)
+    tx.emit(
+        task_id, ev.RunStatusChanged(from_status=current, to_status=to_status, reason=reason), actor
+    )
+
+
+def settle_status(tx: Tx, task_id: str, actor: Actor) -> None:
+    """Move an active run between running, awaiting approval and outcome unknown as the
+    ledger dictates; any other status is a decision somebody made and is left alone."""
+    current = str(tx.task(task_id).status)
+    if current not in {"running", "awaiting_approval", "outcome_unknown"}:
+        return
+    uncertain = tx.conn.execute(
+        sa.select(t.effects.c.effect_id).where(
+            t.effects.c.task_id == task_id,
+            t.effects.c.stage.in_(("dispatched", "observed")),
+            t.effects.c.outcome.in_(("unknown", "partial")),
+        )
+    ).first()
+    pending = tx.conn.execute(
+        sa.select(t.approvals.c.approval_id).where(
+            t.approvals.c.task_id == task_id,
+            t.approvals.c.state == "pending",
+            t.approvals.c.expires_at > tx.now,
+        )
+    ).first()
+    if uncertain is not None:
+        wanted, why = "outcome_unknown", f"effect {uncertain.effect_id} has an unknown outcome"
+    elif pending is not None:
+        wanted, why = "awaiting_approval", f"approval {pending.approval_id} is pending"
+    else:
+        wanted, why = "running", "nothing is waiting on the world or a reviewer"
+    if wanted != current and st.allowed(current, wanted):
+        change_status(tx, task_id, wanted, why, actor)
+
+
+@handles(SetStatus)
+def _set_status(tx: Tx, cmd: SetStatus, actor: Actor) -> str:
+    if cmd.status == "stopped":
+        raise CommandRejected("use the stop command: it revokes approvals and writes a checkpoint")
+    change_status(tx, cmd.task_id, cmd.status, cmd.reason, actor)
+    return cmd.status
+
+
+@handles(RecordNote)
+def _note(tx: Tx, cmd: RecordNote, actor: Actor) -> None:
+    tx.task(cmd.task_id)
+    tx.emit(cmd.task_id, ev.NoteRecorded(text=cmd.text, kind=cmd.kind), actor)

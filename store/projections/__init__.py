@@ -1,0 +1,13 @@
+"""Projections: current state folded from events, one small function per event type.
+
+`apply` runs inside the transaction that appends the event, and again, unchanged, when a
+rebuild replays the log; so a rebuild gives the same rows by construction. `core` holds the
+registry and the task's own tables, `ledger` the effect ledger's, approvals' and
+checkpoints'; importing this package registers both. Modules inside it import `.core`,
+never this package.
+"""
+
+from . import ledger as _ledger  # noqa: F401  (registers the ledger's apply functions)
+from .core import Apply, applies, apply, clear, dump, only_advances_head
+
+__all__ = ["Apply", "applies", "apply", "clear", "dump", "only_advances_head"]

@@ -1,0 +1,293 @@
+"""Reads: what the CLI prints with --json and what the desktop app shows.
+
+Every function takes a connection and returns plain JSON-able values, so the same shapes
+serve `boris show --json`, the Qt models and the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .. import schema as t
+from ..errors import UnknownTask
+
+
+def _rows(conn: Connection, table: sa.Table, task_id: str, *order: Any) -> list[dict[str, Any]]:
+    q = sa.select(table).where(table.c.task_id == task_id)
+    if order:
+        q = q.order_by(*order)
+    return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def derive_phases(conn: Connection, task_id: str) -> dict[str, dict[str, Any]]:
+    """Readiness of each phase, naming the input that blocks it.
+
+    A phase is `done` when it has a current result, `ready` when every input is available
+    now, otherwise `blocked` with a reason per missing input.
+    """
+    phases = _rows(conn, t.phases, task_id, t.phases.c.position)
+    artifacts = {r["artifact_id"]: r["current_version"] for r in _rows(conn, t.artifacts, task_id)}
+    approvals = {r["approval_id"]: r["state"] for r in _rows(conn, t.approvals, task_id)}
+    by_id = {p["phase_id"]: p for p in phases}
+    out: dict[str, dict[str, Any]] = {}
+    for p in phases:
+        blocked: list[str] = []
+        identities: dict[str, str] = {}
+        for i in p["inputs"]:
+            key = f"{i['kind']}:{i['ref']}"
+            if i["kind"] == "artifact":
+                if i["ref"] not in artifacts:
+                    blocked.append(f"artifact {i['ref']} has no version yet")
+                else:
+                    identities[key] = f"v{artifacts[i['ref']]}"
+            elif i["kind"] == "phase":
+                dep = by_id.get(i["ref"])
+                result = dep and dep["result"]
+                if not result:
+                    blocked.append(f"phase {i['ref']} has no current result")
+                elif not result["ok"]:
+                    blocked.append(f"phase {i['ref']} failed")
+                else:
+                    identities[key] = f"seq:{result['seq']}"
+            else:
+                state = approvals.get(i["ref"])
+                if state != "approved":
+                    blocked.append(f"approval {i['ref']} is {state or 'not requested'}")
+                else:
+                    identities[key] = "approved"
+        result = p["result"]
+        readiness = "done" if result else ("ready" if not blocked else "blocked")
+        out[p["phase_id"]] = {
+            "phase_id": p["phase_id"],
+            "name": p["name"],
+            "inputs": p["inputs"],
+            "readiness": readiness,
+            "blocked_by": blocked if not result else [],
+            "input_identities": identities,
+            "result": result,
+            "history": p["history"],
+        }
+    return out
+
+
+def task_row(conn: Connection, task_id: str) -> dict[str, Any]:
+    row = conn.execute(sa.select(t.tasks).where(t.tasks.c.task_id == task_id)).first()
+    if row is None:
+        raise UnknownTask(task_id)
+    return dict(row._mapping)
+
+
+def list_tasks(
+    conn: Connection, now: str, blob_exists: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """Every task with what needs the reviewer, in one pass per table (no N+1).
+
+    With `blob_exists`, evidence and current artifact versions whose blob is gone count as
+    missing: nothing may be accepted on the word of a record that cannot be shown.
+    """
+    tasks = [dict(r._mapping) for r in conn.execute(sa.select(t.tasks))]
+    need: dict[str, dict[str, Any]] = {
+        r["task_id"]: {
+            "pending_approvals": 0,
+            "unresolved_effects": 0,
+            "effects_to_reconcile": 0,
+            "stale_criteria": 0,
+            "failed_criteria": 0,
+            "open_criteria": 0,
+            "heads": 0,
+            "budget_use": 0.0,
+            "missing_blobs": 0,
+        }
+        for r in tasks
+    }
+    if blob_exists is not None:
+        for task_id, digest in _retained_digests(conn):
+            if not blob_exists(digest):
+                need[task_id]["missing_blobs"] += 1
+    crit = conn.execute(
+        sa.select(t.criteria.c.task_id, t.criteria.c.status, sa.func.count()).group_by(
+            t.criteria.c.task_id, t.criteria.c.status
+        )
+    )
+    for task_id, status, n in crit:
+        if status == "stale":
+            need[task_id]["stale_criteria"] += n
+        elif status == "failed":
+            need[task_id]["failed_criteria"] += n
+        if status in {"stale", "failed", "unverified"}:
+            need[task_id]["open_criteria"] += n
+    pending = conn.execute(
+        sa.select(t.approvals.c.task_id, sa.func.count())
+        .where(t.approvals.c.state == "pending", t.approvals.c.expires_at > now)
+        .group_by(t.approvals.c.task_id)
+    )
+    for task_id, n in pending:
+        need[task_id]["pending_approvals"] = n
+    effects = conn.execute(sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome))
+    from ..rules import effect_to_reconcile, effect_unresolved
+
+    for task_id, stage, outcome in effects:
+        if effect_unresolved(stage, outcome) and stage != "planned":
+            need[task_id]["unresolved_effects"] += 1
+        if effect_to_reconcile(stage, outcome):
+            need[task_id]["effects_to_reconcile"] += 1
+    for r in tasks:
+        need[r["task_id"]]["heads"] = len(r.pop("checkpoint_heads"))
+    budgets = conn.execute(
+        sa.select(t.budgets.c.task_id, t.budgets.c.used, t.budgets.c.limit_value).where(
+            t.budgets.c.limit_value.is_not(None)
+        )
+    )
+    for task_id, used, limit in budgets:
+        frac = used / limit if limit else (1.0 if used else 0.0)
+        need[task_id]["budget_use"] = max(need[task_id]["budget_use"], frac)
+    out = []
+    for r in tasks:
+        n = need[r["task_id"]]
+        out.append(
+            {
+                "id": r["task_id"],
+                "title": r["title"],
+                "owner": r["owner"],
+                "status": r["status"],
+                "updated_at": r["updated_at"],
+                "last_seq": r["last_seq"],
+                "needs": n,
+                "forked": n["heads"] > 1,
+                "attention": attention_score(r["status"], n),
+            }
+        )
+    out.sort(key=lambda x: (-x["attention"], x["updated_at"]), reverse=False)
+    return out
+
+
+def _retained_digests(conn: Connection) -> list[tuple[str, str]]:
+    """(task, digest) of every evidence blob and every current artifact version's blob."""
+    ev_rows = conn.execute(sa.select(t.evidence.c.task_id, t.evidence.c.digest)).all()
+    cur = conn.execute(
+        sa.select(t.artifact_versions.c.task_id, t.artifact_versions.c.digest).join(
+            t.artifacts,
+            sa.and_(
+                t.artifacts.c.task_id == t.artifact_versions.c.task_id,
+                t.artifacts.c.artifact_id == t.artifact_versions.c.artifact_id,
+                t.artifacts.c.current_version == t.artifact_versions.c.version,
+            ),
+        )
+    ).all()
+    return [(str(a), str(b)) for a, b in (*ev_rows, *cur)]
+
+
+def attention_score(status: str, n: dict[str, Any]) -> int:
+    """How much a task needs a person now: what blocks progress first."""
+    score = 0
+    score += 100 * n["pending_approvals"]
+    score += 80 * n["unresolved_effects"]
+    score += 60 if n["heads"] > 1 else 0
+    score += 40 * (n["stale_criteria"] + n["failed_criteria"])
+    score += 70 * n.get("missing_blobs", 0)
+    score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
+    score += 20 if n["budget_use"] >= 0.8 else 0
+    if status in {"completed", "superseded", "stopped"} and score == 0:
+        score = -1
+    return score
+
+
+def objective(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+    return _rows(conn, t.objective_revisions, task_id, t.objective_revisions.c.rev)
+
+
+def artifacts(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+    arts = _rows(conn, t.artifacts, task_id, t.artifacts.c.position)
+    versions = _rows(
+        conn,
+        t.artifact_versions,
+        task_id,
+        t.artifact_versions.c.artifact_id,
+        t.artifact_versions.c.version,
+    )
+    by_art: dict[str, list[dict[str, Any]]] = {}
+    for v in versions:
+        by_art.setdefault(v["artifact_id"], []).append(v)
+    for a in arts:
+        a["versions"] = by_art.get(a["artifact_id"], [])
+        a["current"] = next(
+            (v for v in a["versions"] if v["version"] == a["current_version"]), None
+        )
+    return arts
+
+
+def events(
+    conn: Connection,
+    task_id: str,
+    after_seq: int = 0,
+    limit: int | None = None,
+    types: list[str] | None = None,
+    newest_first: bool = False,
+    before_seq: int | None = None,
+    actor: tuple[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The task's events in seq order (or newest first), optionally a page of them: those
+    after `after_seq` and before `before_seq`, of `types`, by `actor` (kind, id)."""
+    q = sa.select(t.events).where(t.events.c.task_id == task_id, t.events.c.seq > after_seq)
+    if before_seq is not None:
+        q = q.where(t.events.c.seq < before_seq)
+    if types:
+        q = q.where(t.events.c.type.in_(types))
+    if actor is not None:
+        q = q.where(t.events.c.actor_kind == actor[0], t.events.c.actor_id == actor[1])
+    q = q.order_by(t.events.c.seq.desc() if newest_first else t.events.c.seq)
+    if limit is not None:
+        q = q.limit(limit)
+    out = []
+    for r in conn.execute(q):
+        d = dict(r._mapping)
+        d.pop("id", None)
+        d["payload"] = json.loads(d["payload"])
+        d["actor"] = {
+            "kind": d.pop("actor_kind"),
+            "id": d.pop("actor_id"),
+            "name": d.pop("actor_name"),
+        }
+        out.append(d)
+    return out
+
+
+def event_count(conn: Connection, task_id: str) -> int:
+    q = sa.select(sa.func.count()).where(t.events.c.task_id == task_id)
+    return int(conn.execute(q).scalar_one())
+
+
+def event_facets(conn: Connection, task_id: str) -> dict[str, Any]:
+    """What a task's events can be filtered by: their types and actors, each once."""
+    ev = t.events.c
+    types = conn.execute(
+        sa.select(ev.type).where(ev.task_id == task_id).distinct().order_by(ev.type)
+    )
+    actors = conn.execute(
+        sa.select(ev.actor_kind, ev.actor_id, ev.actor_name)
+        .where(ev.task_id == task_id)
+        .distinct()
+        .order_by(ev.actor_kind, ev.actor_id, ev.actor_name)
+    )
+    return {
+        "types": [r[0] for r in types],
+        "actors": [{"kind": k, "id": i, "name": n} for k, i, n in actors],
+    }
+
+
+def event_type_counts(conn: Connection, task_id: str, after_seq: int = 0) -> dict[str, int]:
+    """How many events of each type the task has after `after_seq`: counted by the
+    database, not by reading a hundred thousand events into Python."""
+    ev = t.events.c
+    q = (
+        sa.select(ev.type, sa.func.count())
+        .where(ev.task_id == task_id, ev.seq > after_seq)
+        .group_by(ev.type)
+        .order_by(ev.type)
+    )
+    return {str(k): int(n) for k, n in conn.execute(q)}

@@ -1,0 +1,146 @@
+"""What export and import share: the package's names and limits, its errors, and what a
+task's events reference."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from ... import events as ev
+from ... import schema as t
+from ...errors import CommandRejected
+from ...record import Event
+
+FORMAT = "boris-task-package"
+#: The package layout this program writes; it reads this and every older one.
+FORMAT_VERSION = 1
+
+# Limits on what an import reads. The sizes a header states are checked before anything is
+# read; the bytes actually decompressed are counted too, so a lying header gains nothing.
+MAX_MEMBERS = 100_000
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
+#: A pax or GNU long-name header is read whole into memory: keep it small.
+MAX_HEADER_BYTES = 64 * 1024
+#: The manifest is parsed whole; it lists every member (about 200 bytes each).
+MAX_MANIFEST_BYTES = 32 * 1024 * 1024
+#: One line of events.jsonl is parsed whole (the log itself is read a line at a time).
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+#: JSON values (counted from its commas, colons, braces and brackets) one parse may build:
+#: a small text can expand into many objects, this bounds the memory a parse can take.
+MAX_JSON_ITEMS = 1_000_000
+#: The same budget for one event line (its payload included).
+MAX_EVENT_ITEMS = 250_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What one import may read; the defaults are the module's MAX_* values."""
+
+    members: int = MAX_MEMBERS
+    member_bytes: int = MAX_MEMBER_BYTES
+    total_bytes: int = MAX_TOTAL_BYTES
+    header_bytes: int = MAX_HEADER_BYTES
+    manifest_bytes: int = MAX_MANIFEST_BYTES
+    event_bytes: int = MAX_EVENT_BYTES
+    json_items: int = MAX_JSON_ITEMS
+    event_items: int = MAX_EVENT_ITEMS
+
+
+MANIFEST = "manifest.json"
+EVENTS = "events.jsonl"
+CHECKPOINTS = "checkpoints.json"
+README = "README.txt"
+TEXT_MEMBERS = (MANIFEST, README, EVENTS, CHECKPOINTS)
+BLOB_MEMBER = re.compile(r"blobs/([0-9a-f]{64})")
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+HASH = re.compile(r"[0-9a-f]{64}")
+
+EVENT_COLUMNS = tuple(c.name for c in t.events.columns if c.name != "id")
+INT_COLUMNS = frozenset({"seq", "format"})
+RETIRE_REASON = "imported from an archive: approvals are history here"
+
+
+class PackageRefused(CommandRejected):
+    """An import refused before anything was written; the message names what is wrong."""
+
+
+class PackageTooLarge(PackageRefused):
+    """The package decompresses to more than its limit; `streamed` is how many bytes had
+    been decompressed when reading stopped."""
+
+    def __init__(self, message: str, streamed: int) -> None:
+        super().__init__(message)
+        self.streamed = streamed
+
+
+class PackageFailsVerify(PackageRefused):
+    """The package's record, staged aside, has problems `boris verify` reports; `problems`
+    are verify's findings (kind and message), named in the message too."""
+
+    def __init__(self, message: str, problems: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+def refuse(message: str) -> PackageRefused:
+    return PackageRefused(f"{message}; nothing was imported")
+
+
+def pretty(value: Any) -> bytes:
+    """How checkpoints.json and manifest.json are written (and checkpoints.json compared)."""
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+# --- what a task's events reference ---------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class BlobRef:
+    owner: str
+    # Artifact versions and evidence must travel with the record; an effect's intended
+    # content or an observed state travels when the store holds it.
+    required: bool
+    size: int | None
+    seq: int
+
+
+def blob_refs(events: Iterable[Event]) -> dict[str, BlobRef]:
+    """Every blob digest the events name, with its first owner (a required one wins)."""
+    refs: dict[str, BlobRef] = {}
+
+    def note(digest: str | None, owner: str, required: bool, size: int | None, seq: int) -> None:
+        if digest is None or (not required and not DIGEST.fullmatch(digest)):
+            return
+        old = refs.get(digest)
+        if old is None or (required and not old.required):
+            refs[digest] = BlobRef(owner, required, size, seq)
+
+    for e in events:
+        p = e.payload
+        if isinstance(p, ev.ArtifactVersionRecorded):
+            note(p.digest, f"artifact {p.artifact_id} v{p.version}", True, p.size, e.seq)
+        elif isinstance(p, ev.EvidenceAttached):
+            note(p.digest, f"evidence {p.evidence_id}", True, p.size, e.seq)
+        elif isinstance(p, ev.EffectPlanned | ev.EffectRevised):
+            owner = f"effect {p.effect_id}'s intended content"
+            note(p.intended.digest, owner, False, p.intended.size, e.seq)
+            if isinstance(p, ev.EffectPlanned) and p.pre_state is not None:
+                pre = p.pre_state
+                note(pre.digest, f"effect {p.effect_id}'s pre-state", False, pre.size, e.seq)
+        elif isinstance(p, ev.ObservationRecorded):
+            note(p.state.digest, f"observation {p.observation_id}", False, p.state.size, e.seq)
+    return refs
+
+
+def checkpoint_rows_json(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+    """The task's checkpoint rows as JSON values, in a stable order."""
+    from ...reads.checkpoints import checkpoint_rows
+
+    out: list[dict[str, Any]] = json.loads(json.dumps(checkpoint_rows(conn, task_id)))
+    return out

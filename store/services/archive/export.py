@@ -1,0 +1,263 @@
+"""Export: a task's whole record written to one package, atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+import sqlalchemy as sa
+
+from ... import db, migrate, tempfiles
+from ... import schema as t
+from ...blobs import PREFIX
+from ...canonical import canonical_json
+from ...errors import BlobProblem, StoreError
+from ...reads import queries
+from ...store import Store
+from ...version import __version__
+from .common import (
+    CHECKPOINTS,
+    EVENT_COLUMNS,
+    EVENTS,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    README,
+    BlobRef,
+    blob_refs,
+    checkpoint_rows_json,
+    pretty,
+)
+
+
+class ExportFailed(StoreError):
+    """The package could not be written; no file was left at its name."""
+
+
+def export_task(
+    store: Store, task_id: str, out_path: str | os.PathLike[str], *, force: bool = False
+) -> Path:
+    """Write the task's package to `out_path` (refusing to replace a file unless `force`)."""
+    path, _ = export_with_manifest(store, task_id, out_path, force=force)
+    return path
+
+
+def export_with_manifest(
+    store: Store, task_id: str, out_path: str | os.PathLike[str], *, force: bool = False
+) -> tuple[Path, dict[str, Any]]:
+    """`export_task`, also returning the manifest written."""
+    out = Path(out_path)
+    if out.is_dir():
+        raise ExportFailed(f"{out} is a directory: give the package's file name")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise ExportFailed(f"{out} already exists; nothing was written (--force replaces it)")
+    if not out.parent.is_dir():
+        raise ExportFailed(f"the directory {out.parent} does not exist; nothing was written")
+    with store.read() as conn:
+        task = queries.task_row(conn, task_id)
+        rows = [
+            {n: r._mapping[n] for n in EVENT_COLUMNS}
+            for r in conn.execute(
+                sa.select(t.events).where(t.events.c.task_id == task_id).order_by(t.events.c.seq)
+            )
+        ]
+        events = list(store.load_events(conn, task_id))
+        checkpoints = checkpoint_rows_json(conn, task_id)
+        now = db.database_now(conn)
+    blobs: list[tuple[str, int, BlobRef]] = []
+    for digest, ref in sorted(blob_refs(events).items()):
+        problem = store.blobs.problem(digest, verify=False)
+        if problem is not None:
+            if ref.required:
+                raise ExportFailed(
+                    f"cannot export task {task_id}: "
+                    f"{BlobProblem(digest, problem, ref.owner)}; nothing was written"
+                )
+            continue
+        blobs.append((digest, store.blobs.path_of(digest).stat().st_size, ref))
+
+    events_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in rows)
+    checkpoints_bytes = pretty(checkpoints)
+    formats: dict[str, int] = {}
+    for r in rows:
+        formats[r["type"]] = max(formats.get(r["type"], 0), int(r["format"]))
+    last = rows[-1]
+    counts = {"events": len(rows), "blobs": len(blobs), "checkpoints": len(checkpoints)}
+    readme = _readme(task, counts, now, out.name).encode("utf-8")
+    members: dict[str, dict[str, Any]] = {
+        README: _member_digest(readme),
+        EVENTS: _member_digest(events_bytes),
+        CHECKPOINTS: _member_digest(checkpoints_bytes),
+    }
+    for digest, size, _ in blobs:
+        members[f"blobs/{digest[len(PREFIX) :]}"] = {"sha256": digest[len(PREFIX) :], "size": size}
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "boris_version": __version__,
+        "schema_revision": migrate.HEAD,
+        "event_formats": dict(sorted(formats.items())),
+        "task_id": task_id,
+        "title": task["title"],
+        "exported_at": now,
+        "counts": counts,
+        "event_count": len(rows),
+        "head_seq": last["seq"],
+        "head_hash": last["hash"],
+        "members": members,
+    }
+    fd, partial_name = _partial(out)
+    partial = Path(partial_name)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            _write_package(store, raw, manifest, readme, events_bytes, checkpoints_bytes, blobs)
+            raw.flush()
+            os.fsync(raw.fileno())
+        _install(partial, out, force=force)
+    except BlobProblem as exc:
+        partial.unlink(missing_ok=True)
+        raise ExportFailed(f"cannot export task {task_id}: {exc}; nothing was written") from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return out, manifest
+
+
+def _member_digest(data: bytes) -> dict[str, Any]:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+
+
+def _partial(out: Path) -> tuple[int, str]:
+    # Created readable by its owner only (mkstemp's 0600), as the store's own files are: a
+    # task's record may hold anything the agent saw.
+    # Locked while written, so a later export sweeps only what a killed one left.
+    tempfiles.sweep_exports(out)
+    return tempfiles.create(out.parent, f"{out.name}.partial-")
+
+
+def _install(partial: Path, out: Path, *, force: bool) -> None:
+    """Rename the finished package into place; without `force`, never over a file that
+    appeared meanwhile (a hard link fails if the name exists, where the system has them)."""
+    if force:
+        os.replace(partial, out)
+    else:
+        try:
+            os.link(partial, out)
+        except FileExistsError:
+            raise ExportFailed(f"{out} already exists; nothing was written") from None
+        except OSError:
+            if out.exists():
+                raise ExportFailed(f"{out} already exists; nothing was written") from None
+            os.replace(partial, out)
+        else:
+            partial.unlink()
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(out.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+class _Hashing:
+    """Reads a blob file while hashing it, so what went into the package is what was checked."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._f.read(n)
+        self.sha.update(data)
+        self.size += len(data)
+        return data
+
+
+def _tar_info(name: str, size: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mode = 0o644
+    info.mtime = int(time.time())
+    info.type = tarfile.REGTYPE
+    return info
+
+
+def _write_member(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    tar.addfile(_tar_info(name, len(data)), io.BytesIO(data))
+
+
+def _write_blob(tar: tarfile.TarFile, store: Store, digest: str, size: int, owner: str) -> None:
+    hexpart = digest[len(PREFIX) :]
+    try:
+        f = open(store.blobs.path_of(digest), "rb")
+    except FileNotFoundError:
+        raise BlobProblem(digest, "missing", owner) from None
+    with f:
+        reader = _Hashing(f)
+        try:
+            tar.addfile(_tar_info(f"blobs/{hexpart}", size), reader)
+        except OSError as exc:
+            # tarfile's copy says so when the file is shorter than the size it was given.
+            if "unexpected end of data" in str(exc):
+                raise BlobProblem(digest, "changed while it was exported", owner) from None
+            raise
+    if reader.sha.hexdigest() != hexpart or reader.size != size:
+        raise BlobProblem(digest, "corrupt (content does not match its digest)", owner)
+
+
+def _write_package(
+    store: Store,
+    raw: BinaryIO,
+    manifest: dict[str, Any],
+    readme: bytes,
+    events_bytes: bytes,
+    checkpoints_bytes: bytes,
+    blobs: list[tuple[str, int, BlobRef]],
+) -> None:
+    # No file name or time in the gzip header: the partial file's name is not the package's.
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+        tarfile.open(fileobj=cast(Any, gz), mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        # The manifest first: a reader streaming the package sees what to expect.
+        _write_member(tar, MANIFEST, pretty(manifest))
+        _write_member(tar, README, readme)
+        _write_member(tar, EVENTS, events_bytes)
+        _write_member(tar, CHECKPOINTS, checkpoints_bytes)
+        for digest, size, ref in blobs:
+            _write_blob(tar, store, digest, size, ref.owner)
+
+
+def _readme(task: dict[str, Any], counts: dict[str, int], now: str, name: str) -> str:
+    return f"""This is a Boris task package: the whole durable record of one task.
+
+Task:         {task["task_id"]}
+Title:        {task["title"]}
+Owner:        {task["owner"]}
+Status:       {task["status"]}
+Exported at:  {now} by Boris {__version__} (schema {migrate.HEAD})
+Contents:     {counts["events"]} events, {counts["checkpoints"]} checkpoints, {counts["blobs"]} blobs
+
+Members:
+  manifest.json     versions, counts, the head hash, and the sha256 of every other member
+  events.jsonl      the task's event log, one stored event a line, hash-chained from genesis
+  checkpoints.json  the task's checkpoints (also recorded in the events)
+  blobs/<sha256>    artifact versions, evidence and other content the events name by digest
+
+To import it into a store:
+
+  boris import {name}
+
+The import checks every member's digest, the schema and event versions, and the whole hash
+chain before it writes anything, and refuses a package that fails any check. Importing the
+same package again changes nothing. Approvals that were pending or approved arrive as
+history: they are revoked on import and cannot authorize anything in the new store.
+"""

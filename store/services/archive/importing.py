@@ -1,0 +1,309 @@
+"""Import: a package verified completely, staged aside and verified as `boris verify` would,
+and only then written into the store in one transaction.
+
+1. The first pass (`scan.Scan`) streams every member once: hostile members are refused from
+   their headers, each member is hashed and compared with the manifest, and the event log is
+   checked a line at a time (rows, seqs, the hash chain, formats, approvals, checkpoints) while
+   it is written into a staging store in a temporary directory and replayed into the staging
+   projections; checkpoints.json must be exactly what that replay gives.
+2. `verify` runs on the staging store's copy of the task. Anything it reports refuses the
+   package (`PackageFailsVerify`, naming the problems): a forged history re-chained so that
+   its hashes hold (an approval consumed twice, say) never reaches the store.
+3. Then, in one transaction of the real store: the rows copied from the staging store as they
+   are, replayed into the projections, pending or approved approvals retired, and a second pass
+   over the package puts each blob (hashed again while it streams to a temporary file, so the
+   package cannot change in between) before the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from ... import events as ev
+from ... import projections
+from ... import schema as t
+from ...blobs import PREFIX
+from ...errors import StoreError
+from ...model import SYSTEM
+from ...store import Store
+from ...tx import Tx
+from .common import (
+    BLOB_MEMBER,
+    CHECKPOINTS,
+    EVENT_COLUMNS,
+    MANIFEST,
+    RETIRE_REASON,
+    Limits,
+    PackageFailsVerify,
+    checkpoint_rows_json,
+    pretty,
+    refuse,
+)
+from .scan import BATCH, Scan, Scanned, event_of
+from .tarstream import Entry
+from .walk import walk
+
+#: verify's findings about blobs are about the staging store, which is given no blobs: the
+#: first pass already proved every blob the events need is in the package with its digest.
+_STAGING_BLOB_KINDS = frozenset({"blob_missing", "blob_corrupt"})
+#: How many of verify's problems the refusal names before counting the rest.
+_PROBLEMS_NAMED = 5
+
+
+def import_package(
+    store: Store, pkg_path: str | os.PathLike[str], *, limits: Limits | None = None
+) -> dict[str, Any]:
+    """Verify a package completely, then write its task into `store` in one transaction.
+
+    Returns the task id, how many events were imported, the blobs, the approvals revoked and
+    whether the task was already here (then nothing is written). Raises `PackageRefused`
+    naming the member, event, version or verify problem at fault; nothing is written then.
+    """
+    limits = limits or Limits()
+    pkg = Path(pkg_path)
+    label = str(pkg)
+    if not pkg.exists():
+        raise StoreError(f"no package at {pkg}")
+    if not pkg.is_file():  # a directory, device or pipe: never opened
+        raise StoreError(f"{pkg} is not a regular file, so not a package")
+    with (
+        open(pkg, "rb") as raw,
+        tempfile.TemporaryDirectory(prefix="boris-import-") as tmp,
+        Store.open(Path(tmp) / "staging") as staging,
+    ):
+        scanned = _stage(staging, label, raw, limits)
+        _verify_staged(staging, scanned)
+        return _write(store, staging, scanned, label, raw, limits, Path(tmp))
+
+
+def _stage(staging: Store, label: str, raw: BinaryIO, limits: Limits) -> Scanned:
+    with staging.transaction() as tx:
+        scan = Scan(tx.conn, limits)
+        walk(label, raw, limits, scan.visit)
+        scanned = scan.finish()
+        rebuilt = pretty(checkpoint_rows_json(tx.conn, scanned.task_id))
+        if hashlib.sha256(rebuilt).hexdigest() != scanned.digests[CHECKPOINTS][0]:
+            raise refuse(f"{CHECKPOINTS} does not match the checkpoints its events record")
+    return scanned
+
+
+def _verify_staged(staging: Store, scanned: Scanned) -> None:
+    from ..verify import verify
+
+    report = verify(staging, scanned.task_id, remember=False)
+    problems = [p for p in report.problems if p.kind not in _STAGING_BLOB_KINDS]
+    if not problems:
+        return
+    named = "; ".join(f"{p.kind}: {p.message}" for p in problems[:_PROBLEMS_NAMED])
+    more = len(problems) - _PROBLEMS_NAMED
+    if more > 0:
+        named += f"; and {more} more"
+    raise PackageFailsVerify(
+        f"task {scanned.task_id} in the package fails verify ({named}); nothing was imported",
+        [(p.kind, p.message) for p in problems],
+    )
+
+
+def _hash_at(staging: Store, task_id: str, seq: int) -> str | None:
+    with staging.read() as conn:
+        found = conn.execute(
+            sa.select(t.events.c.hash).where(t.events.c.task_id == task_id, t.events.c.seq == seq)
+        ).scalar()
+    return None if found is None else str(found)
+
+
+def _already_there(conn: Connection, plan: Scanned, staging: Store) -> bool:
+    """True when this store holds the package's history (perhaps with later events); refuses a
+    different history under the same task id."""
+    row = conn.execute(
+        sa.select(t.tasks.c.last_seq, t.tasks.c.head_hash).where(t.tasks.c.task_id == plan.task_id)
+    ).first()
+    if row is None:
+        stray = conn.execute(
+            sa.select(sa.func.count()).where(t.events.c.task_id == plan.task_id)
+        ).scalar_one()
+        if stray:
+            raise refuse(
+                f"this store has events of task {plan.task_id} but no task row: "
+                "rebuild its projections first"
+            )
+        return False
+    local = conn.execute(
+        sa.select(t.events.c.hash).where(
+            t.events.c.task_id == plan.task_id, t.events.c.seq == plan.head_seq
+        )
+    ).scalar()
+    if local == plan.head_hash:
+        return True
+    mine = int(row.last_seq)
+    if mine < plan.head_seq and _hash_at(staging, plan.task_id, mine) == row.head_hash:
+        raise refuse(
+            f"the package continues task {plan.task_id} past this store's copy (seq {mine} "
+            f"{row.head_hash} to seq {plan.head_seq} {plan.head_hash}); extending a task "
+            "already here is not supported"
+        )
+    raise refuse(
+        f"task {plan.task_id} already exists in this store with a different history: its head "
+        f"is seq {row.last_seq} {row.head_hash}, the package's is seq {plan.head_seq} "
+        f"{plan.head_hash}"
+    )
+
+
+def _approval_clash(conn: Connection, plan: Scanned) -> None:
+    if not plan.approvals:
+        return
+    clash = sorted(
+        r.approval_id
+        for r in conn.execute(
+            sa.select(t.approvals.c.approval_id).where(
+                t.approvals.c.approval_id.in_(sorted(plan.approvals))
+            )
+        )
+    )
+    if clash:
+        raise refuse(
+            f"approval ids {', '.join(clash)} of task {plan.task_id} already belong to "
+            "another task in this store"
+        )
+
+
+def _copy_events(conn: Connection, staging: Store, task_id: str) -> None:
+    """The staged rows, as they are, into the store, replayed into its projections; a batch
+    at a time, so memory does not grow with the log."""
+
+    def flush(batch: list[Any]) -> None:
+        conn.execute(t.events.insert(), [{n: r._mapping[n] for n in EVENT_COLUMNS} for r in batch])
+        for r in batch:
+            projections.apply(conn, event_of(r))
+
+    with staging.read() as source:
+        rows = source.execute(
+            sa.select(t.events).where(t.events.c.task_id == task_id).order_by(t.events.c.seq)
+        )
+        batch: list[Any] = []
+        for r in rows:
+            batch.append(r)
+            if len(batch) >= BATCH:
+                flush(batch)
+                batch = []
+        flush(batch)
+
+
+def _retire_approvals(store_tx: Tx, task_id: str) -> list[str]:
+    from ...commands.core import settle_status
+
+    ids = [
+        r.approval_id
+        for r in store_tx.conn.execute(
+            sa.select(t.approvals.c.approval_id)
+            .where(
+                t.approvals.c.task_id == task_id,
+                t.approvals.c.state.in_(("pending", "approved")),
+            )
+            .order_by(t.approvals.c.requested_at, t.approvals.c.approval_id)
+        )
+    ]
+    if ids:
+        store_tx.emit(
+            task_id,
+            ev.ApprovalRetired(approval_ids=tuple(ids), state="revoked", reason=RETIRE_REASON),
+            SYSTEM,
+        )
+        # As when a run's approvals are revoked in place: a run awaiting approval is not.
+        settle_status(store_tx, task_id, SYSTEM)
+    return ids
+
+
+def _put_blobs(
+    store: Store, label: str, raw: BinaryIO, scanned: Scanned, limits: Limits, tmp: Path
+) -> int:
+    """Second pass: each blob the store lacks, streamed to a temporary file while hashed again
+    (the package file could have changed since the first pass), then put into the store."""
+    written = 0
+
+    def visit(entry: Entry, chunks: Any) -> None:
+        nonlocal written
+        name = entry.name
+        if name == MANIFEST:
+            return
+        if scanned.digests.get(name, (None, -1))[1] != entry.size:
+            raise refuse(f"the package changed while it was imported (member {name!r})")
+        if not BLOB_MEMBER.fullmatch(name):
+            return  # text members were read in the first pass; the reader skips them
+        digest = PREFIX + scanned.digests[name][0]
+        if store.blobs.has(digest):
+            return
+        h = hashlib.sha256()
+        part = tmp / "blob"
+        with open(part, "wb") as out:
+            for chunk in chunks:
+                h.update(chunk)
+                out.write(chunk)
+        if (h.hexdigest(), entry.size) != scanned.digests[name]:
+            raise refuse(f"the package changed while it was imported (member {name!r})")
+        got, _ = store.blobs.put_file(part)
+        part.unlink()
+        if got != digest:  # pragma: no cover - put_file hashes what it keeps
+            raise refuse(f"member {name!r} was stored as {got}")
+        written += 1
+
+    walk(label, raw, limits, visit)
+    return written
+
+
+def _write(
+    store: Store,
+    staging: Store,
+    scanned: Scanned,
+    label: str,
+    raw: BinaryIO,
+    limits: Limits,
+    tmp: Path,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "task_id": scanned.task_id,
+        "head_seq": scanned.head_seq,
+        "head_hash": scanned.head_hash,
+        "blobs": len(scanned.blobs),
+    }
+    with store.read() as conn:
+        if _already_there(conn, scanned, staging):
+            return {**result, **_nothing_done()}
+        _approval_clash(conn, scanned)
+    try:
+        with store.transaction() as tx:
+            # Checked again under the write lock: another importer may have been first.
+            if _already_there(tx.conn, scanned, staging):
+                return {**result, **_nothing_done()}
+            _approval_clash(tx.conn, scanned)
+            _copy_events(tx.conn, staging, scanned.task_id)
+            revoked = _retire_approvals(tx, scanned.task_id)
+            appended = len(tx.emitted)
+            written = _put_blobs(store, label, raw, scanned, limits, tmp)
+    except sa.exc.IntegrityError as exc:
+        raise refuse(f"the store refused the package's rows: {exc.orig}") from exc
+    return {
+        **result,
+        "already_imported": False,
+        "events_imported": scanned.event_count,
+        "events_appended": appended,
+        "approvals_revoked": revoked,
+        "blobs_written": written,
+    }
+
+
+def _nothing_done() -> dict[str, Any]:
+    return {
+        "already_imported": True,
+        "events_imported": 0,
+        "events_appended": 0,
+        "approvals_revoked": [],
+        "blobs_written": 0,
+    }

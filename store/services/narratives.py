@@ -1,0 +1,151 @@
+"""Narratives and summaries: accounts of a task, never the task's truth.
+
+An agent's narrative (recorded by `commands.narrative.RecordNarrative`) is checked against
+the record: where they disagree, the discrepancy is reported and the record wins. A summary
+is generated from the record alone, carries its provenance (checkpoint and event seq), and
+recording it makes a new artifact version; nothing in the record is overwritten.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import commands as c
+from ..errors import StoreError
+from ..model import SYSTEM, Actor
+from ..store import Store
+
+
+def narratives(store: Store, task_id: str) -> list[dict[str, Any]]:
+    """Every narrative of the task with its discrepancies against the current record."""
+    state = store.task(task_id)
+    criteria = {cr["criterion_id"]: cr for cr in state["criteria"]}
+    out = []
+    for e in store.events(task_id, types=["narrative.recorded"]):
+        p = e["payload"]
+        problem: str | None = None
+        try:
+            text = store.blobs.read(p["digest"], owner=f"narrative {p['narrative_id']}").decode(
+                "utf-8", "replace"
+            )
+        except StoreError as exc:  # a missing blob is named, not fatal to the list
+            text, problem = "", str(exc)
+        out.append(
+            {
+                "id": p["narrative_id"],
+                "seq": e["seq"],
+                "at": e["at"],
+                "actor": e["actor"],
+                "digest": p["digest"],
+                "text": text,
+                "blob_problem": problem,
+                "claims": p["claims"],
+                "discrepancies": discrepancies(p["claims"], criteria),
+            }
+        )
+    return out
+
+
+def discrepancies(
+    claims: list[dict[str, Any]], criteria: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    out = []
+    for cl in claims:
+        cr = criteria.get(cl["criterion_id"])
+        if cr is None:
+            out.append(
+                {
+                    "criterion_id": cl["criterion_id"],
+                    "claimed": cl["status"],
+                    "record": None,
+                    "message": f"the narrative claims {cl['criterion_id']} is {cl['status']}; "
+                    "the record has no such criterion",
+                }
+            )
+        elif cr["status"] != cl["status"]:
+            against = (
+                f" (checked against {cr['artifact_id']} v{cr['artifact_version']})"
+                if cr["artifact_id"]
+                else ""
+            )
+            out.append(
+                {
+                    "criterion_id": cl["criterion_id"],
+                    "claimed": cl["status"],
+                    "record": cr["status"],
+                    "message": f"the narrative claims {cl['criterion_id']} is {cl['status']}; "
+                    f"the record says {cr['status']}{against}. The record wins.",
+                }
+            )
+    return out
+
+
+def summary_markdown(store: Store, task_id: str) -> str:
+    """A human account generated from the record alone, with its provenance."""
+    s = store.task(task_id)
+    lineage = s["checkpoints"]
+    head = max(
+        (x for x in lineage["checkpoints"] if x["checkpoint_id"] in lineage["heads"]),
+        key=lambda x: (x["seq"], x["at"]),
+        default=None,
+    )
+    lines = [f"# {s['title']}", ""]
+    lines.append(
+        f"Generated from the record of task {s['id']} at event seq {s['last_seq']} "
+        f"(head hash {s['head_hash'][:16]}…)"
+        + (f", head checkpoint {head['checkpoint_id']} ({head['reason']})." if head else ".")
+    )
+    if len(lineage["heads"]) > 1:
+        lines.append(f"The checkpoint lineage is forked: heads {', '.join(lineage['heads'])}.")
+    lines += ["", f"Status: {s['status']}. Objective (rev {s['objective']['rev']}):"]
+    lines += [s["objective"]["text"], "", "## Artifacts (current identities)"]
+    for a in s["artifacts"]:
+        cur = a["current"]
+        mark = f" — blob {cur['blob_problem']}" if cur and cur["blob_problem"] else ""
+        lines.append(
+            f"- {a['artifact_id']} v{a['current_version']}: {cur['digest'] if cur else '?'}, "
+            f"{cur['size'] if cur else '?'} bytes{mark}"
+        )
+    lines += ["", "## Criteria"]
+    for cr in s["criteria"]:
+        against = (
+            f" against {cr['artifact_id']} v{cr['artifact_version']}" if cr["artifact_id"] else ""
+        )
+        lines.append(f"- {cr['criterion_id']}: {cr['status']}{against} — {cr['text']}")
+    unresolved = [e for e in s["effects"] if e["unresolved"]]
+    lines += ["", "## Unresolved"]
+    lines += [
+        f"- effect {e['effect_id']} ({e['kind']} → {e['target']}): {e['stage']}, "
+        f"{e['outcome'] or 'no outcome'}"
+        for e in unresolved
+    ]
+    lines += [
+        f"- approval {a['approval_id']}: {a['state']}, expires {a['expires_at']}"
+        for a in s["approvals"]
+        if a["state"] == "pending"
+    ]
+    lines += [f"- {p['kind']} {p['id']}: blob {p['problem']}" for p in s["problems"]]
+    if len(lines) and lines[-1] == "## Unresolved":
+        lines.append("- nothing")
+    found = [d for n in narratives(store, task_id) for d in n["discrepancies"]]
+    if found:
+        lines += ["", "## Where the agent's narrative disagrees with the record"]
+        lines += [f"- {d['message']}" for d in found]
+    return "\n".join(lines) + "\n"
+
+
+def record_summary(store: Store, task_id: str, actor: Actor = SYSTEM) -> dict[str, Any]:
+    """Generate the summary and keep it as a new version of the task's `summary` artifact."""
+    text = summary_markdown(store, task_id)
+    result: dict[str, Any] = store.execute(
+        c.RecordArtifact(
+            task_id=task_id,
+            artifact_id="summary",
+            name="summary",
+            role="other",
+            content=c.Content(text=text, media_type="text/markdown"),
+            note="generated from the record",
+        ),
+        actor,
+    )
+    return result

@@ -1,0 +1,998 @@
+"""`verify`: the whole record checked against itself, in the spirit of `git fsck`.
+
+For each task, from the rows as stored:
+
+- the hash chain: every event's hash recomputed from its stored row (`record.stored_body`,
+  `canonical.chain_hash`), every `prev_hash` linked to the event before (the first to the
+  genesis hash), seqs from 1 with no gap, every payload decodable;
+- the task's head: `tasks.last_seq` / `head_hash` are the log's last event;
+- the head verify last found clean (kept outside the database, see `store.verified_heads`):
+  the event at that seq must still be there with the same hash, else the log was truncated,
+  or rolled back (an older copy of the store restored), or rolled back and rewritten; a
+  task remembered there whose log is gone altogether is named too;
+- blobs: every blob an artifact version or evidence names exists and its content (streamed)
+  hashes to its name; an effect's intended state is checked when its blob is there (the
+  intent may name a state the store was never given: then its absence is only noted);
+- projections: the task's events are replayed into a scratch database (a private temporary
+  SQLite database holding only the projection tables) and the replayed rows are compared
+  with the stored ones; the real tables are never written;
+- lineage (from the `checkpoint.written` events): exactly one `initial` checkpoint when there
+  is any, and it supersedes nothing; every `supersedes` / `merged` id names a checkpoint of
+  the same task written earlier; no checkpoint id twice; no cycle; each checkpoint's
+  boundary seq and hash are those of the event at that seq, before the checkpoint; its
+  `state_digest` is the digest of its state;
+- approvals: none consumed more than once, none consumed that the task never requested;
+  each decided once, by a person who did not request it (store.rules.decider_refusal);
+- budgets: each counter's `used` equals the sum of its `budget.charged` amounts.
+
+Problems are errors: the record is not what it claims. Info items are true and worth
+saying but not errors: a fork in the lineage (more than one head checkpoint, which the
+store reports and never resolves by itself), and an effect's intended-state blob that is
+not in the blob store.
+
+Everything is read in one read-only snapshot of the database, with the log streamed row by
+row: verify takes no lock that a writer waits for, a writer committing meanwhile finishes
+normally (and is simply not part of what was verified), and memory is bounded by the
+task's projections, not by the length of its log.
+
+After a task verifies without a problem, its head (seq, hash) is remembered in the witness
+file (unless `remember=False`); a task with problems keeps the head last found clean, so
+the problem is not forgotten by verifying again. A head an older program recorded in the
+database's own `verified_heads` table is still compared when the file has none for a task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import StaticPool
+
+from .. import db, projections, rules
+from .. import events as ev
+from .. import schema as t
+from ..canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
+from ..errors import BlobProblem, StoreError, UnknownTask
+from ..model import Actor, actor_json
+from ..record import Event, stored_body
+from ..store import Store, _environment_error
+from . import verified_heads
+from .verified_heads import VerifiedHead
+
+#: How many differing rows of one projection table are named before the rest are counted.
+MAX_ROWS_NAMED = 10
+_FLOAT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing verify found. `kind` is a stable word for scripts; `message` names the seq,
+    digest, checkpoint or approval concerned."""
+
+    task_id: str
+    kind: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.task_id}: {self.kind}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    #: The tasks verified, in order.
+    tasks: list[str] = field(default_factory=list)
+    #: Errors: any one of them makes the store not clean.
+    problems: list[Finding] = field(default_factory=list)
+    #: Reported, not errors: forks, intended-state blobs the store was never given.
+    info: list[Finding] = field(default_factory=list)
+    #: Each task's log head as verified: {"seq": ..., "hash": ...}.
+    heads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Tasks whose head was found clean and remembered by this run.
+    remembered: list[str] = field(default_factory=list)
+    #: Why the heads found clean could not be remembered (the store directory read-only).
+    remember_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        n = len(self.tasks)
+        tasks = f"{n} task{'s' if n != 1 else ''}"
+        if self.ok:
+            return f"verified {tasks}: ok"
+        bad = len({p.task_id for p in self.problems})
+        k = len(self.problems)
+        return f"verified {tasks}: {k} problem{'s' if k != 1 else ''} in {bad} of them"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "summary": self.summary(),
+            "tasks": list(self.tasks),
+            "problems": [p.to_json() for p in self.problems],
+            "info": [i.to_json() for i in self.info],
+            "heads": dict(self.heads),
+            "remembered": list(self.remembered),
+            "remember_error": self.remember_error,
+        }
+
+
+class VerifyFailed(StoreError):
+    """Verify found problems; the message is the report's one-line summary."""
+
+    #: The exit code `boris verify` means to give when the store is not clean (1 is the CLI's
+    #: code for any StoreError).
+    exit_code = 3
+
+    def __init__(self, report: Report) -> None:
+        super().__init__(report.summary())
+        self.report = report
+
+
+# --- the whole store ---------------------------------------------------------------------
+
+
+def verify(store: Store, task_id: str | None = None, *, remember: bool = True) -> Report:
+    """Verify one task, or every task the store knows (by its tasks, events or remembered
+    heads). Raises UnknownTask for a task id the store has never heard of.
+
+    Everything is read in one read-only snapshot (see `_snapshot`), and the replay runs in
+    a scratch database: verify takes no lock a writer waits for, and a writer that commits
+    meanwhile is simply not part of what was verified."""
+    report = Report()
+    # Read before the snapshot: a head another verify remembers meanwhile is then never
+    # newer than the snapshot this run compares it with.
+    witness = verified_heads.load(store.location)
+    clean: dict[str, VerifiedHead] = {}
+    with _snapshot(store) as conn:
+        legacy = {
+            str(r.task_id): VerifiedHead(int(r.seq), str(r.hash), str(r.verified_at))
+            for r in conn.execute(sa.select(t.verified_heads))
+        }
+        ids = _task_ids(conn, set(witness) | set(legacy))
+        if task_id is not None:
+            if task_id not in ids:
+                raise UnknownTask(task_id)
+            ids = [task_id]
+        now = db.database_now(conn)
+        blob_cache: dict[str, str | None] = {}
+        with _Scratch() as scratch:
+            for tid in ids:
+                mem = witness.get(tid) or legacy.get(tid)
+                found = _TaskCheck(store, conn, scratch, tid, blob_cache, mem).run()
+                report.tasks.append(tid)
+                report.problems.extend(found.problems)
+                report.info.extend(found.info)
+                if found.head is not None:
+                    report.heads[tid] = {"seq": found.head[0], "hash": found.head[1]}
+                    if not found.problems:
+                        clean[tid] = VerifiedHead(found.head[0], found.head[1], now)
+    if remember and clean:
+        try:
+            verified_heads.remember(store.location, clean)
+            report.remembered = list(clean)
+        except OSError as exc:
+            report.remember_error = (
+                f"the heads found clean could not be recorded in "
+                f"{verified_heads.witness_path(store.location)}: {exc.strerror or exc}"
+            )
+    return report
+
+
+@contextlib.contextmanager
+def _snapshot(store: Store) -> Iterator[Connection]:
+    """One read transaction over the whole run: a consistent snapshot that no writer waits
+    for. SQLite in WAL: a deferred BEGIN (the store's engine issues a plain BEGIN for a
+    reader) takes its snapshot at the first SELECT and never blocks or is blocked by a
+    writer. PostgreSQL: REPEATABLE READ is one snapshot for every statement (READ COMMITTED,
+    the default, is a new one per statement), READ ONLY, and only plain SELECTs, so no row
+    lock is ever taken."""
+    engine = store.engine
+    if engine.dialect.name == "postgresql":
+        engine = engine.execution_options(
+            isolation_level="REPEATABLE READ", postgresql_readonly=True
+        )
+    try:
+        with engine.connect() as conn, conn.begin():
+            yield conn
+    except sa.exc.DBAPIError as exc:
+        env = _environment_error(exc)
+        if env is not None:
+            raise env from exc
+        raise
+
+
+def _task_ids(conn: Connection, remembered: set[str]) -> list[str]:
+    ids: set[str] = set(remembered)
+    ids.update(r[0] for r in conn.execute(sa.select(t.tasks.c.task_id)))
+    ids.update(r[0] for r in conn.execute(sa.select(t.events.c.task_id).distinct()))
+    return sorted(ids)
+
+
+def remembered_head(store: Store, task_id: str) -> dict[str, Any] | None:
+    """The head verify last found clean for a task: seq, hash and when; None if never.
+    The witness file outside the database first; a head an older program recorded in the
+    database's own `verified_heads` table otherwise."""
+    head = verified_heads.load(store.location).get(task_id)
+    if head is not None:
+        return {"task_id": task_id, **head.to_json()}
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.verified_heads).where(t.verified_heads.c.task_id == task_id)
+        ).first()
+        return None if row is None else dict(row._mapping)
+
+
+class _Scratch:
+    """A private temporary SQLite database holding only the projection tables: where a
+    task's log is replayed, so the live tables are never written and no write lock is
+    taken. SQLite keeps such a database in memory and spills it to a temporary file as it
+    grows, so a large task's replay does not have to fit in memory. Each task's replay is
+    one transaction, rolled back when the task is done."""
+
+    def __init__(self) -> None:
+        def connect() -> sqlite3.Connection:
+            raw = sqlite3.connect("", check_same_thread=False, isolation_level=None)
+            raw.execute("PRAGMA journal_mode=MEMORY")
+            raw.execute("PRAGMA synchronous=OFF")
+            return raw
+
+        self.engine = sa.create_engine("sqlite://", creator=connect, poolclass=StaticPool)
+        t.metadata.create_all(self.engine, tables=list(t.PROJECTIONS))
+        self.conn = self.engine.connect()
+        self._raw: Any = self.conn.connection.driver_connection
+
+    def __enter__(self) -> _Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+        self.engine.dispose()
+
+    def begin(self) -> None:
+        self._raw.execute("BEGIN")
+
+    def discard(self) -> None:
+        self.conn.rollback()
+        if self._raw.in_transaction:
+            self._raw.execute("ROLLBACK")
+
+
+# --- one task ------------------------------------------------------------------------------
+
+_LOG_COLUMNS = (
+    t.events.c.seq,
+    t.events.c.type,
+    t.events.c.format,
+    t.events.c.payload,
+    t.events.c.actor_kind,
+    t.events.c.actor_id,
+    t.events.c.actor_name,
+    t.events.c.at,
+    t.events.c.prev_hash,
+    t.events.c.hash,
+)
+#: Rows fetched at a time while the log streams (a server-side cursor on PostgreSQL).
+_BATCH = 2000
+#: The event types whose payloads the checks after the stream need (see `_gather`).
+_GATHERED = frozenset(
+    {
+        ev.CheckpointWritten.TYPE,
+        ev.ApprovalRequested.TYPE,
+        ev.ApprovalConsumed.TYPE,
+        ev.ApprovalDecided.TYPE,
+        ev.BudgetCharged.TYPE,
+        ev.ArtifactVersionRecorded.TYPE,
+        ev.EvidenceAttached.TYPE,
+        ev.EffectPlanned.TYPE,
+        ev.EffectRevised.TYPE,
+    }
+)
+#: Checkpoint boundary seqs looked up per query.
+_LOOKUP = 500
+
+
+@dataclass
+class _CheckpointSeen:
+    """What lineage needs of a checkpoint.written event (its state is not kept)."""
+
+    seq: int
+    checkpoint_id: str
+    reason: str
+    supersedes: tuple[str, ...]
+    merged: tuple[str, ...]
+    boundary_seq: int
+    boundary_hash: str
+    digest_problem: str | None
+
+
+class _TaskCheck:
+    def __init__(
+        self,
+        store: Store,
+        conn: Connection,
+        scratch: _Scratch,
+        task_id: str,
+        blob_cache: dict[str, str | None],
+        remembered: VerifiedHead | None,
+    ) -> None:
+        self.store = store
+        self.conn = conn
+        self.scratch = scratch
+        self.task_id = task_id
+        self.blob_cache = blob_cache
+        self.mem = remembered
+        self.problems: list[Finding] = []
+        self.info: list[Finding] = []
+        self.head: tuple[int, str] | None = None
+        self.count = 0
+        self.hash_at_remembered: str | None = None
+        self.decoded_all = True
+        self.replaying = True
+        self.replay_error: str | None = None
+        # What the later checks need, gathered as the log streams by.
+        self.checkpoints: list[_CheckpointSeen] = []
+        self.requested: set[str] = set()
+        self.requesters: dict[str, dict[str, Any]] = {}
+        self.decided: dict[str, list[int]] = defaultdict(list)
+        self.bad_deciders: list[str] = []
+        self.consumed: dict[str, list[int]] = defaultdict(list)
+        self.unknown_consumed: list[str] = []
+        self.charged: dict[str, tuple[int, list[float]]] = {}
+        self.blob_refs: dict[tuple[str, bool], str] = {}
+
+    def problem(self, kind: str, message: str) -> None:
+        self.problems.append(Finding(self.task_id, kind, message))
+
+    def note(self, kind: str, message: str) -> None:
+        self.info.append(Finding(self.task_id, kind, message))
+
+    def run(self) -> _TaskCheck:
+        self.scratch.begin()
+        try:
+            self._stream_log()
+            task = self.conn.execute(
+                sa.select(t.tasks).where(t.tasks.c.task_id == self.task_id)
+            ).first()
+            self._task_head(task)
+            self._remembered()
+            self._projections()
+        finally:
+            self.scratch.discard()
+        self._lineage()
+        self._approvals()
+        self._budgets()
+        self._blobs()
+        return self
+
+    # --- the log ---------------------------------------------------------------------------
+
+    def _stream_log(self) -> None:
+        """One pass over the log, row by row: the chain, decoding, the replay into the
+        scratch database, and what lineage, approvals, budgets and blobs need. Memory stays
+        bounded by the task's projections, not by the length of its log."""
+        tid = self.task_id
+        q = sa.select(*_LOG_COLUMNS).where(t.events.c.task_id == tid).order_by(t.events.c.seq)
+        rows = _stream(self.conn, q)
+        expected_prev, expected_seq, prev_seq, count = GENESIS_HASH, 1, 0, 0
+        mem_seq = self.mem.seq if self.mem is not None else None
+        fast_hash = _RowHasher(tid)
+        decoder = _Decoder()
+        pending: Event | None = None
+        head_only = projections.only_advances_head
+        for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
+            count += 1
+            if seq != expected_seq:
+                self._seq_gap(seq, expected_seq, prev_seq)
+            if seq == 1 and type_ != "task.created":
+                self.problem("event_hash", f"seq 1 is {type_}, not task.created")
+            if prev != expected_prev:
+                before = (
+                    f"seq {prev_seq}'s hash {expected_prev}" if prev_seq else "the genesis hash"
+                )
+                self.problem("chain_link", f"seq {seq}: prev_hash {prev} is not {before}")
+            # The hash of the stored bytes as they are: what the writer hashed. Only when
+            # that differs is the payload parsed and hashed in canonical form (the slow way),
+            # so a payload stored in another but equal form is not taken for a changed one.
+            if fast_hash(prev, akind, aid, aname, at, fmt, payload, seq, type_) != digest:
+                recomputed = _recompute(tid, seq, type_, fmt, payload, akind, aid, aname, at, prev)
+                if recomputed != digest:
+                    self.problem(
+                        "event_hash",
+                        f"seq {seq} ({type_}): stored hash {digest} does not match its content "
+                        f"(recomputed {recomputed}): the event was changed after it was written",
+                    )
+            if seq == mem_seq:
+                self.hash_at_remembered = digest
+            expected_prev, expected_seq, prev_seq = digest, seq + 1, seq
+            try:
+                decoded, actor = decoder(type_, fmt, payload, akind, aid, aname)
+            # JSONDecodeError and pydantic's ValidationError are ValueErrors.
+            except (ValueError, StoreError) as exc:
+                self.decoded_all = self.replaying = False
+                reason = " ".join(str(exc).splitlines())[:300]
+                self.problem(
+                    "event_unreadable",
+                    f"seq {seq} ({type_}) cannot be read: {reason}; "
+                    "the task's projections were not compared with a replay",
+                )
+                continue
+            event = Event(tid, seq, type_, decoded, actor, at, prev, digest)
+            if type_ in _GATHERED:
+                self._gather(event)
+            if self.replaying:
+                # An event that only moves the head is replayed only if no later event
+                # moves it again (every apply moves it first): same rows, less work.
+                if head_only(type_):
+                    pending = event
+                else:
+                    pending = None
+                    self._replay(event)
+        self.count = count
+        if count:
+            self.head = (prev_seq, expected_prev)
+        if pending is not None and self.replaying:
+            self._replay(pending)
+
+    def _seq_gap(self, seq: int, expected_seq: int, prev_seq: int) -> None:
+        if seq < 1:
+            self.problem("seq_gap", f"seq {seq}: seqs start at 1")
+            return
+        missing = (
+            f"seq {expected_seq}" if seq == expected_seq + 1 else f"seqs {expected_seq}..{seq - 1}"
+        )
+        after = f"seq {prev_seq}" if prev_seq else "the start"
+        self.problem("seq_gap", f"{missing} missing: the log jumps from {after} to seq {seq}")
+
+    def _replay(self, e: Event) -> None:
+        try:
+            projections.apply(self.scratch.conn, e)
+        except Exception as exc:  # a broken log can make any apply function fail
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).splitlines())
+            self.replay_error = (
+                f"replaying the log failed at seq {e.seq} ({e.type}): "
+                f"{type(exc).__name__}: {reason}"
+            )
+            self.replaying = False
+
+    def _gather(self, e: Event) -> None:
+        p = e.payload
+        if isinstance(p, ev.CheckpointWritten):
+            digest = digest_of(p.state)
+            self.checkpoints.append(
+                _CheckpointSeen(
+                    e.seq,
+                    p.checkpoint_id,
+                    p.reason,
+                    tuple(p.supersedes),
+                    tuple(p.merged),
+                    p.boundary_seq,
+                    p.boundary_hash,
+                    None
+                    if digest == p.state_digest
+                    else f"checkpoint {p.checkpoint_id} (seq {e.seq}): state_digest "
+                    f"{p.state_digest} is not the digest of its state ({digest})",
+                )
+            )
+        elif isinstance(p, ev.ApprovalRequested):
+            self.requested.add(p.approval_id)
+            self.requesters[p.approval_id] = {"kind": e.actor.kind, "id": e.actor.id}
+        elif isinstance(p, ev.ApprovalDecided):
+            self.decided[p.approval_id].append(e.seq)
+            refused = rules.decider_refusal(
+                self.requesters.get(p.approval_id), e.actor.kind, e.actor.id
+            )
+            if refused is not None:
+                self.bad_deciders.append(
+                    f"seq {e.seq} decides approval {p.approval_id}: {refused.message}"
+                )
+        elif isinstance(p, ev.ApprovalConsumed):
+            self.consumed[p.approval_id].append(e.seq)
+            if p.approval_id not in self.requested:
+                self.unknown_consumed.append(
+                    f"seq {e.seq} consumes approval {p.approval_id}, which this task never "
+                    "requested before it"
+                )
+        elif isinstance(p, ev.BudgetCharged):
+            n, partials = self.charged.get(p.counter, (0, []))
+            _add_exact(partials, p.amount)
+            self.charged[p.counter] = (n + 1, partials)
+        for digest, owner, required in _referenced_blobs((e,)):
+            self.blob_refs.setdefault((digest, required), owner)
+
+    def _task_head(self, task: Any) -> None:
+        if task is None and self.head is not None:
+            self.problem(
+                "task_head",
+                f"the log has {self.count} events up to seq {self.head[0]} but no tasks row",
+            )
+        elif task is not None and self.head is None:
+            self.problem("task_head", "the tasks row exists but the log has no events")
+        elif task is not None and self.head is not None:
+            seq, h = self.head
+            if (task.last_seq, task.head_hash) != (seq, h):
+                self.problem(
+                    "task_head",
+                    f"tasks row says the head is seq {task.last_seq} ({task.head_hash}); "
+                    f"the log ends at seq {seq} ({h})",
+                )
+
+    def _remembered(self) -> None:
+        mem = self.mem
+        if mem is None:
+            return
+        seq, h = mem.seq, mem.hash
+        said = f"verify found this task clean at seq {seq} ({h}) on {mem.verified_at}"
+        if self.hash_at_remembered is None:
+            if self.head is None:
+                now = f"the log has no events for it now: {_seqs(1, seq)} went missing"
+            elif self.head[0] < seq:
+                now = (
+                    f"the log now ends at seq {self.head[0]}: {_seqs(self.head[0] + 1, seq)} "
+                    "went missing; the store was truncated or rolled back (or an older copy "
+                    "of it restored)"
+                )
+            else:
+                now = f"the event at seq {seq} is gone"
+            self.problem("head_rolled_back", f"{said}; {now}")
+        elif self.hash_at_remembered != h:
+            self.problem(
+                "head_rewritten",
+                f"{said}; the event at seq {seq} now has hash {self.hash_at_remembered}: the "
+                "log was rolled back and rewritten",
+            )
+
+    # --- projections ---------------------------------------------------------------------
+
+    def _projections(self) -> None:
+        if self.replay_error is not None:
+            self.problem("replay_failed", self.replay_error)
+            return
+        if not self.decoded_all:
+            return
+        for table in t.PROJECTIONS:
+            before = _dump_table(self.conn, table, self.task_id)
+            after = _dump_table(self.scratch.conn, table, self.task_id)
+            if before != after:
+                for message in _row_differences(table, before, after):
+                    self.problem("projection", message)
+
+    # --- lineage -------------------------------------------------------------------------
+
+    def _boundary_hashes(self) -> dict[int, str]:
+        """The hash of each event a checkpoint names as its boundary, from the snapshot:
+        looked up afterwards, so the stream need not keep every hash of the log."""
+        wanted = sorted({c.boundary_seq for c in self.checkpoints})
+        found: dict[int, str] = {}
+        ev_t = t.events
+        for i in range(0, len(wanted), _LOOKUP):
+            chunk = wanted[i : i + _LOOKUP]
+            rows = self.conn.execute(
+                sa.select(ev_t.c.seq, ev_t.c.hash).where(
+                    ev_t.c.task_id == self.task_id, ev_t.c.seq.in_(chunk)
+                )
+            )
+            found.update((int(r.seq), str(r.hash)) for r in rows)
+        return found
+
+    def _lineage(self) -> None:
+        if not self.checkpoints:
+            return
+        hashes = self._boundary_hashes()
+        written: dict[str, _CheckpointSeen] = {}
+        for c in self.checkpoints:
+            cid = c.checkpoint_id
+            if cid in written:
+                self.problem(
+                    "lineage_duplicate",
+                    f"checkpoint {cid} is written twice (seq {written[cid].seq} and seq {c.seq})",
+                )
+                continue
+            written[cid] = c
+            named = f"checkpoint {cid} (seq {c.seq}) names boundary seq {c.boundary_seq}"
+            if c.boundary_seq >= c.seq:
+                self.problem("checkpoint_boundary", f"{named}, which is not before it")
+            elif c.boundary_seq not in hashes:
+                self.problem("checkpoint_boundary", f"{named}, which is not in the log")
+            elif hashes[c.boundary_seq] != c.boundary_hash:
+                self.problem(
+                    "checkpoint_boundary",
+                    f"{named} with hash {c.boundary_hash}; the event there has hash "
+                    f"{hashes[c.boundary_seq]}",
+                )
+            if c.digest_problem is not None:
+                self.problem("checkpoint_digest", c.digest_problem)
+        initial = [cid for cid, c in written.items() if c.reason == "initial"]
+        if len(initial) != 1:
+            listed = ", ".join(f"{i} (seq {written[i].seq})" for i in initial)
+            self.problem(
+                "lineage_initial",
+                f"{len(initial)} initial checkpoints ({listed}); a task has exactly one"
+                if initial
+                else f"no initial checkpoint among {len(written)} checkpoints",
+            )
+        for cid in initial:
+            c = written[cid]
+            if c.supersedes or c.merged:
+                self.problem(
+                    "lineage_initial",
+                    f"initial checkpoint {cid} (seq {c.seq}) supersedes "
+                    f"{', '.join((*c.supersedes, *c.merged))}; an initial checkpoint has no parent",
+                )
+        edges: dict[str, list[str]] = defaultdict(list)
+        replaced: set[str] = set()
+        unresolved: list[tuple[str, int, str, str]] = []
+        for cid, c in written.items():
+            seq = c.seq
+            for how, refs in (("supersedes", c.supersedes), ("merges", c.merged)):
+                for ref in refs:
+                    replaced.add(ref)
+                    if ref == cid:
+                        self.problem("lineage_cycle", f"checkpoint {cid} (seq {seq}) {how} itself")
+                    elif ref in written:
+                        edges[cid].append(ref)
+                        if written[ref].seq > seq:
+                            self.problem(
+                                "lineage_forward",
+                                f"checkpoint {cid} (seq {seq}) {how} {ref}, which is written "
+                                f"only later (seq {written[ref].seq})",
+                            )
+                    else:
+                        unresolved.append((cid, seq, how, ref))
+        owners = self._owners_elsewhere({ref for *_, ref in unresolved})
+        for cid, seq, how, ref in unresolved:
+            where = (
+                f"a checkpoint of task {owners[ref]}, not of this task"
+                if ref in owners
+                else "which is no checkpoint"
+            )
+            self.problem("lineage_unresolved", f"checkpoint {cid} (seq {seq}) {how} {ref}, {where}")
+        for cycle in _cycles(edges):
+            self.problem(
+                "lineage_cycle",
+                "checkpoints supersede each other in a cycle: " + " -> ".join(cycle),
+            )
+        heads = [cid for cid in written if cid not in replaced]
+        if len(heads) > 1:
+            self.note(
+                "fork",
+                f"the lineage has {len(heads)} heads: "
+                + ", ".join(f"{c} (seq {written[c].seq})" for c in heads),
+            )
+
+    def _owners_elsewhere(self, refs: set[str]) -> dict[str, str]:
+        """The other task each of these checkpoint ids belongs to, where one does."""
+        if not refs:
+            return {}
+        cp = t.checkpoints
+        rows = self.conn.execute(
+            sa.select(cp.c.checkpoint_id, cp.c.task_id).where(
+                cp.c.checkpoint_id.in_(sorted(refs)), cp.c.task_id != self.task_id
+            )
+        )
+        return {str(r.checkpoint_id): str(r.task_id) for r in rows}
+
+    # --- approvals and budgets -----------------------------------------------------------
+
+    def _approvals(self) -> None:
+        for message in self.unknown_consumed:
+            self.problem("approval_unknown", message)
+        for message in self.bad_deciders:
+            self.problem("approval_decider", message)
+        for approval_id, seqs in self.decided.items():
+            if len(seqs) > 1:
+                self.problem(
+                    "approval_redecided",
+                    f"approval {approval_id} is decided {len(seqs)} times "
+                    f"(seqs {', '.join(map(str, seqs))}); an approval is decided once",
+                )
+        for approval_id, seqs in self.consumed.items():
+            if len(seqs) > 1:
+                self.problem(
+                    "approval_reused",
+                    f"approval {approval_id} is consumed {len(seqs)} times "
+                    f"(seqs {', '.join(map(str, seqs))}); an approval is used at most once",
+                )
+
+    def _budgets(self) -> None:
+        rows = {
+            r.counter: r
+            for r in self.conn.execute(
+                sa.select(t.budgets).where(t.budgets.c.task_id == self.task_id)
+            )
+        }
+        for counter in sorted(set(rows) | set(self.charged)):
+            n, partials = self.charged.get(counter, (0, []))
+            total = math.fsum(partials)
+            row = rows.get(counter)
+            if row is None:
+                self.problem(
+                    "budget",
+                    f"counter {counter} has {n} charges ({total:g}) but no budgets row",
+                )
+            elif not math.isclose(
+                float(row.used), total, rel_tol=_FLOAT_TOLERANCE, abs_tol=_FLOAT_TOLERANCE
+            ):
+                self.problem(
+                    "budget",
+                    f"counter {counter}: used is {row.used:g}, but its {n} charges "
+                    f"sum to {total:g}",
+                )
+
+    # --- blobs ---------------------------------------------------------------------------
+
+    def _blobs(self) -> None:
+        for (digest, required), owner in self.blob_refs.items():
+            problem = self._blob_problem(digest)
+            if problem is None:
+                continue
+            if problem == "missing" and not required:
+                self.note(
+                    "blob_absent",
+                    f"blob {digest} ({owner}) is not in the blob store; the intent may name "
+                    "content the store was never given",
+                )
+            elif problem == "missing":
+                self.problem("blob_missing", f"blob {digest} ({owner}) is missing")
+            else:
+                self.problem("blob_corrupt", f"blob {digest} ({owner}) is {problem}")
+
+    def _blob_problem(self, digest: str) -> str | None:
+        if digest not in self.blob_cache:
+            try:
+                self.blob_cache[digest] = self.store.blobs.problem(digest, verify=True)
+            except BlobProblem as exc:
+                self.blob_cache[digest] = exc.problem
+        return self.blob_cache[digest]
+
+
+def _stream(conn: Connection, stmt: sa.Select[Any]) -> Iterator[Sequence[Any]]:
+    """The rows of `stmt`, fetched a batch at a time, inside the snapshot's transaction. On
+    SQLite straight from the driver's cursor on the snapshot's own connection (plain tuples:
+    SQLAlchemy's rows cost as much as hashing them); elsewhere through a server-side cursor
+    (`yield_per`), so a long log is never held whole in memory on either side."""
+    if conn.dialect.name != "sqlite":
+        yield from conn.execution_options(yield_per=_BATCH).execute(stmt)
+        return
+    compiled = stmt.compile(dialect=conn.dialect)
+    args = [compiled.params[name] for name in compiled.positiontup or ()]
+    raw: Any = conn.connection.driver_connection
+    cursor = raw.cursor()
+    try:
+        try:
+            cursor.execute(compiled.string, args)
+            batch = cursor.fetchmany(_BATCH)
+            while batch:
+                yield from batch
+                batch = cursor.fetchmany(_BATCH)
+        except sqlite3.Error as exc:  # the same wrapped errors as Core raises
+            raise sa.exc.DBAPIError.instance(
+                compiled.string, args, exc, sqlite3.Error, dialect=conn.dialect
+            ) from exc
+    finally:
+        cursor.close()
+
+
+class _RowHasher:
+    """`canonical.chain_hash_of_parts` of a stored row, built from its stored texts with the
+    parts that repeat along a task's log (task id, type names, actors, the time shared by
+    one transaction's events) encoded once. Verify only trusts a match: a mismatch is
+    checked again the slow way (`_recompute`)."""
+
+    def __init__(self, task_id: str) -> None:
+        self.tail = f',"task_id":{canonical_json(task_id)},"type":'
+        self.types: dict[str, str] = {}
+        self.actors: dict[tuple[str, str, str], str] = {}
+        self.last_at = ("", "")
+
+    def __call__(
+        self,
+        prev: str,
+        kind: str,
+        actor_id: str,
+        name: str,
+        at: str,
+        fmt: int,
+        payload: str,
+        seq: int,
+        type_: str,
+    ) -> str:
+        key = (kind, actor_id, name)
+        actor = self.actors.get(key)
+        if actor is None:
+            text = actor_json(Actor.model_construct(kind=kind, id=actor_id, name=name))
+            actor = self.actors[key] = f'{{"actor":{text},"at":'
+        type_text = self.types.get(type_)
+        if type_text is None:
+            type_text = self.types[type_] = canonical_json(type_) + "}"
+        if self.last_at[0] != at:
+            self.last_at = (at, canonical_json(at))
+        body = (
+            f"{prev}\n{actor}{self.last_at[1]},"
+            f'"format":{fmt},"payload":{payload},"seq":{seq}{self.tail}{type_text}'
+        )
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class _Decoder:
+    """A stored payload and actor as objects. A payload in its type's current format is
+    validated straight from its JSON text (one pass in pydantic's parser); one that needs
+    upcasting, or does not validate, goes the long way (`ev.decode`), which upcasts it or
+    explains what is wrong. Actors repeat: each is validated once."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, tuple[int, Callable[[str], ev.Payload]]] = {}
+        self.actors: dict[tuple[str, str, str], Actor] = {}
+
+    def __call__(
+        self, type_: str, fmt: int, payload: str, kind: str, actor_id: str, name: str
+    ) -> tuple[ev.Payload, Actor]:
+        decoded: ev.Payload | None = None
+        known = self.current.get(type_)
+        if known is None:
+            with contextlib.suppress(StoreError):
+                cls = ev.payload_class(type_)
+                known = self.current[type_] = (cls.FORMAT, cls.model_validate_json)
+        if known is not None and known[0] == fmt:
+            with contextlib.suppress(ValueError):  # pydantic's ValidationError
+                decoded = known[1](payload)
+        if decoded is None:
+            data = json.loads(payload)
+            if not isinstance(data, dict):
+                raise ValueError("the payload is not a JSON object")
+            decoded = ev.decode(type_, fmt, data)
+        key = (kind, actor_id, name)
+        actor = self.actors.get(key)
+        if actor is None:
+            actor = self.actors[key] = Actor.model_validate(
+                {"kind": kind, "id": actor_id, "name": name}
+            )
+        return decoded, actor
+
+
+def _recompute(
+    task_id: str,
+    seq: int,
+    type_: str,
+    fmt: int,
+    payload_text: str,
+    kind: str,
+    actor_id: str,
+    name: str,
+    at: str,
+    prev: str,
+) -> str:
+    try:
+        payload = json.loads(payload_text)
+    except ValueError:
+        return "(the stored payload is not JSON)"
+    # model_construct: the hash covers what is stored, valid or not.
+    actor = Actor.model_construct(kind=kind, id=actor_id, name=name)
+    body = stored_body(task_id, int(seq), type_, int(fmt), payload, actor, at)
+    try:
+        return chain_hash(str(prev), body)
+    except UnicodeEncodeError:
+        return "(the stored prev_hash is not ASCII)"
+
+
+def _add_exact(partials: list[float], x: float) -> None:
+    """Add `x` to a sum kept as non-overlapping partials (Shewchuk, as `math.fsum` does
+    inside), so a counter's charges are summed exactly without keeping every one."""
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
+
+
+def _seqs(first: int, last: int) -> str:
+    return f"seq {last}" if first == last else f"seqs {first}..{last}"
+
+
+def _dump_table(conn: Connection, table: sa.Table, task_id: str) -> list[tuple[Any, ...]]:
+    """A task's rows of one projection table in primary-key order (as projections.dump,
+    one table at a time, so only one table's rows are held at once)."""
+    order = list(table.primary_key.columns)
+    q = sa.select(table).where(table.c.task_id == task_id).order_by(*order)
+    return [tuple(r) for r in conn.execute(q)]
+
+
+def _referenced_blobs(events: Iterable[Event]) -> Iterable[tuple[str, str, bool]]:
+    """(digest, owner, required) of every blob the log names; `required` is False for an
+    effect's intended state, which may never have been given to the store."""
+    for e in events:
+        p = e.payload
+        if isinstance(p, ev.ArtifactVersionRecorded):
+            yield p.digest, f"artifact {p.artifact_id} v{p.version}, seq {e.seq}", True
+        elif isinstance(p, ev.EvidenceAttached):
+            yield p.digest, f"evidence {p.evidence_id}, seq {e.seq}", True
+        elif (
+            isinstance(p, ev.EffectPlanned | ev.EffectRevised)
+            and p.intended.exists
+            and p.intended.digest
+        ):
+            yield p.intended.digest, f"effect {p.effect_id} intended state, seq {e.seq}", False
+
+
+def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Each cycle of the supersedes graph once, as a path that ends where it starts."""
+    found: list[list[str]] = []
+    seen_sets: set[frozenset[str]] = set()
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in edges.get(node, []):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt) :]
+                key = frozenset(cycle)
+                if key not in seen_sets:
+                    seen_sets.add(key)
+                    found.append([*cycle, nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def _row_differences(
+    table: sa.Table, before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]
+) -> list[str]:
+    names = [c.name for c in table.columns]
+    pk = [names.index(c.name) for c in table.primary_key.columns if c.name != "task_id"]
+
+    def key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(row[i] for i in pk)
+
+    def label(k: tuple[Any, ...]) -> str:
+        return f"{table.name} row" + (f" {'/'.join(map(str, k))}" if k else "")
+
+    old = {key(r): r for r in before}
+    new = {key(r): r for r in after}
+    out: list[str] = []
+    for k in sorted(set(old) | set(new), key=repr):
+        if k not in new:
+            out.append(f"{label(k)} is in the projection, but a replay of the log has no such row")
+        elif k not in old:
+            out.append(f"{label(k)} is missing from the projection; a replay of the log makes it")
+        elif old[k] != new[k]:
+            cols = [
+                f"{n} is {_short(a)}, a replay gives {_short(b)}"
+                for n, a, b in zip(names, old[k], new[k], strict=True)
+                if a != b
+            ]
+            out.append(f"{label(k)} differs from a replay of the log: " + "; ".join(cols))
+    if len(out) > MAX_ROWS_NAMED:
+        out = [*out[:MAX_ROWS_NAMED], f"{table.name}: {len(out) - MAX_ROWS_NAMED} more rows differ"]
+    return out
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,7 +1,7 @@
 """Reconcile an uncertain effect: intent, attempts, a current observation, a decision.
 
-A file target is observed by the store itself (`store.services.reconcile.observe_and_judge`: hashed once,
-outside the write lock, recorded as an observation) and the verdict it supports is shown
+A file target is observed by the store itself (`store.services.reconcile.observe_and_judge`:
+hashed once, outside the write lock, recorded as an observation) and the verdict it supports is shown
 beside a diff of the intended content against the file as it is now. The decision names that
 observation, so it rests on exactly what the reviewer saw. Deciding other than the store's
 verdict is an override of its observation: offered only as such, explicitly, with the

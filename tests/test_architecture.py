@@ -1,0 +1,146 @@
+"""The store's shape holds: no module imports one that (through others) imports it back, and
+every module of the store sits in a layer of the import-linter contract, so a new module is
+placed deliberately rather than slipping past the layers check.
+
+Imports under `if TYPE_CHECKING:` count: a cycle that only the type checker follows still
+ties the two modules together for a reader and for mypy."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STORE = ROOT / "store"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(p): p
+        for p in STORE.rglob("*.py")
+        if "migrations" not in p.relative_to(STORE).parts
+    }
+
+
+def _imported(module: str, path: Path, known: set[str]) -> Iterator[str]:
+    """The store modules `module` imports, anywhere in its body (functions, TYPE_CHECKING)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            candidates = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            candidates = [target] + [f"{target}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in candidates:
+            if name in known and name != module:
+                yield name
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    graph = {m: set(_imported(m, p, known)) for m, p in modules.items()}
+    # A package's __init__ re-exporting its children is not a dependency of the children on
+    # it: importing `store.rules` runs `store/__init__` first whatever either imports.
+    for m in graph:
+        graph[m] = {t for t in graph[m] if not m.startswith(t + ".")}
+        graph[m] = {t for t in graph[m] if not (t.startswith(m + ".") and _is_package(m))}
+    return graph
+
+
+def _is_package(module: str) -> bool:
+    return (ROOT / Path(*module.split(".")) / "__init__.py").exists()
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_the_store_has_no_import_cycles() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_a_cycle_is_found_when_there_is_one() -> None:
+    # The check itself must see a cycle, or its silence above means nothing.
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _layers() -> list[set[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layered = [c for c in contracts if c["type"] == "layers"]
+    assert len(layered) == 1, "the store's layers contract is missing from pyproject.toml"
+    return [
+        {name.strip() for part in layer.split("|") for name in part.split(":")}
+        for layer in layered[0]["layers"]
+    ]
+
+
+def test_every_store_module_is_in_a_layer() -> None:
+    placed = set().union(*_layers())
+    unplaced = sorted(
+        m
+        for m in _modules()
+        if m != "store" and not any(m == p or m.startswith(p + ".") for p in placed)
+    )
+    assert unplaced == [], f"add these to a layer in pyproject.toml: {unplaced}"
+
+
+def test_the_layers_name_only_modules_that_exist() -> None:
+    modules = set(_modules())
+    stale = sorted(name for layer in _layers() for name in layer if name not in modules)
+    assert stale == []

@@ -232,6 +232,23 @@ class BlobStore:
         if PREFIX + h.hexdigest() != digest:
             raise BlobProblem(digest, "corrupt (content does not match its digest)", owner)
 
+    def size_of(self, digest: str, owner: str = "") -> int:
+        try:
+            return self.path_of(digest).stat().st_size
+        except FileNotFoundError:
+            raise BlobProblem(digest, "missing", owner) from None
+
+    def local_file(self, digest: str, owner: str = "") -> Path:
+        """A file holding the blob (its own, here); a missing blob is a BlobProblem."""
+        path = self.path_of(digest)
+        if not path.is_file():
+            raise BlobProblem(digest, "missing", owner)
+        return path
+
+    def remove(self, digest: str) -> None:
+        """Forget a blob, as pruning the blob directory by hand would."""
+        self.path_of(digest).unlink(missing_ok=True)
+
     def problem(self, digest: str, *, verify: bool) -> str | None:
         """None when the blob is fine; otherwise what is wrong with it."""
         path = self.path_of(digest)

@@ -263,6 +263,26 @@ verified_heads = sa.Table(
     sa.Column("verified_at", sa.String(32), nullable=False),
 )
 
+# Blob content on a team store (store.blob_db): one row per blob, its bytes in 1 MiB chunks,
+# each with its own digest so a damaged chunk is named. Created on SQLite too (one schema),
+# where it stays empty: an embedded store keeps its blobs as files.
+blob_contents = sa.Table(
+    "blob_contents",
+    metadata,
+    sa.Column("digest", sa.String(71), primary_key=True),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("chunks", sa.Integer, nullable=False),
+)
+
+blob_chunks = sa.Table(
+    "blob_chunks",
+    metadata,
+    sa.Column("digest", sa.String(71), primary_key=True),
+    sa.Column("n", sa.Integer, primary_key=True),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
 #: Projection tables, in the order a rebuild clears and a dump compares them.
 PROJECTIONS: tuple[sa.Table, ...] = (
     tasks,

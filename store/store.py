@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 from . import commands as cmds
 from . import db, migrate, open_lock, projections
 from . import schema as t
+from .blob_db import ServerBlobStore
 from .blobs import BlobStore
 from .errors import (
     CommandRejected,
@@ -76,7 +77,12 @@ class Store:
         self._write_lock = threading.Lock()
         self._write_conn: Connection | None = None
         self._states = StateMemo()
-        self.blobs = BlobStore(location.blobs)
+        self.blobs: BlobStore
+        if db.is_sqlite(engine):
+            self.blobs = BlobStore(location.blobs)
+        else:
+            # A team store: blob content in the database, the directory only a cache.
+            self.blobs = ServerBlobStore(location.blobs, engine)
         self.migrated_from_backup: str | None = None
 
     # --- opening -------------------------------------------------------------------------

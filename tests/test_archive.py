@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from blob_damage import damage_blob, lose_blob
 from test_store_integrity import chain_problems
 
 from store import Actor, CommandRejected, Store, StoreError
@@ -685,7 +686,7 @@ def test_export_refuses_a_missing_blob_naming_digest_and_owner(
 ) -> None:
     tid, *_ = _fill(s, ws)
     digest = s.task(tid)["criteria"][0]["evidence"][0]["digest"]
-    s.blobs.path_of(digest).unlink()
+    lose_blob(s, digest)
     out = tmp_path / "t.tar.gz"
     with pytest.raises(
         ar.ExportFailed, match=rf"blob {digest} is missing \(owned by evidence rev1\)"
@@ -698,9 +699,7 @@ def test_export_refuses_a_missing_blob_naming_digest_and_owner(
 def test_export_refuses_a_corrupt_blob(tmp_path: Path, s: Store, ws: Path) -> None:
     tid, *_ = _fill(s, ws)
     digest = s.task(tid)["artifacts"][0]["versions"][1]["digest"]
-    path = s.blobs.path_of(digest)
-    path.chmod(0o644)
-    path.write_bytes(b"draft tw0")  # same size, other bytes
+    damage_blob(s, digest, b"draft tw0")  # same size, other bytes
     out = tmp_path / "t.tar.gz"
     with pytest.raises(ar.ExportFailed, match=rf"blob {digest} is corrupt.*artifact guide v2"):
         ar.export_task(s, tid, out)

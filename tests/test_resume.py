@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from blob_damage import lose_blob
+
 from store import Actor, Store
 from store import commands as c
 from store.commands.approvals import DecideApproval, RequestApproval
@@ -206,7 +208,7 @@ def test_missing_log_and_changed_file_are_named(s: Store, ws: Path) -> None:
     )
     digest = s.task(tid)["artifacts"][-1]["current"]["digest"]
     log.unlink()
-    s.blobs.path_of(digest).unlink()
+    lose_blob(s, digest)
     # Citations are checked against guide v2; then someone edits the file on disk.
     s.execute(
         c.AttachEvidence(

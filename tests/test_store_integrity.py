@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from blob_damage import damage_blob, lose_blob
 
 from store import Actor, BlobProblem, Store, StoreCorrupt, StoreTooNew
 from store import commands as c
@@ -145,9 +146,7 @@ def test_corrupt_blob_is_never_returned(s: Store) -> None:
         c.RecordArtifact(task_id=tid, name="a", content=c.Content(text="good bytes")), AGENT
     )
     digest = r["digest"]
-    path = s.blobs.path_of(digest)
-    path.chmod(0o644)
-    path.write_bytes(b"evil bytes")
+    damage_blob(s, digest, b"evil bytes")
     with pytest.raises(BlobProblem) as info:
         s.blobs.read(digest)
     assert info.value.digest == digest
@@ -172,7 +171,7 @@ def test_deleted_blob_listed_in_problems(s: Store) -> None:
         AGENT,
     )
     assert s.task(tid)["problems"] == []
-    s.blobs.path_of(r["digest"]).unlink()
+    lose_blob(s, r["digest"])
     problems = s.task(tid)["problems"]
     assert len(problems) == 1
     (p,) = problems
@@ -186,7 +185,7 @@ def test_deleted_blob_listed_in_problems(s: Store) -> None:
     ev_digest = next(e for e in s.task(tid)["criteria"][0]["evidence"] if e["evidence_id"] == eid)[
         "digest"
     ]
-    s.blobs.path_of(ev_digest).unlink()
+    lose_blob(s, ev_digest)
     kinds = sorted(p["kind"] for p in s.task(tid)["problems"])
     assert kinds == ["artifact_version", "evidence"]
 
@@ -314,7 +313,7 @@ def test_inbox_flags_a_task_whose_evidence_blob_is_gone(s: Store, ws: Path) -> N
         agent,
     )
     digest = s.task(tid)["criteria"][0]["evidence"][0]["digest"]
-    s.blobs.path_of(digest).unlink()
+    lose_blob(s, digest)
     rows = {r["id"]: r for r in s.tasks()}
     assert rows[tid]["needs"]["missing_blobs"] == 1
     assert rows[quiet]["needs"]["missing_blobs"] == 0

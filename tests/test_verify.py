@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from blob_damage import damage_blob, lose_blob
 
 from store import Actor, Store, StoreError, UnknownTask, db
 from store import commands as c
@@ -348,9 +349,7 @@ def test_task_row_that_disagrees_with_the_log(s: Store, made: dict[str, Any]) ->
 
 def test_corrupt_blob_is_named_by_digest(s: Store, made: dict[str, Any]) -> None:
     digest = made["artifact_digest"]
-    path = s.blobs.path_of(digest)
-    path.chmod(0o644)
-    path.write_bytes(b"evil bytes")
+    damage_blob(s, digest, b"evil bytes")
     report = verify(s)
     (msg,) = _messages(report, "blob_corrupt")
     assert digest in msg and "artifact report v1" in msg and "does not match" in msg
@@ -359,7 +358,7 @@ def test_corrupt_blob_is_named_by_digest(s: Store, made: dict[str, Any]) -> None
 
 def test_missing_blob_is_named_by_digest(s: Store, made: dict[str, Any]) -> None:
     digest = made["evidence_digest"]
-    s.blobs.path_of(digest).unlink()
+    lose_blob(s, digest)
     report = verify(s)
     (msg,) = _messages(report, "blob_missing")
     assert digest in msg and "evidence log" in msg
@@ -370,12 +369,11 @@ def test_intended_state_blob_absent_is_info_but_corrupt_is_a_problem(
     s: Store, made: dict[str, Any]
 ) -> None:
     intended = s.task(made["tid"])["effects"][0]["intent"]["intended"]["digest"]
-    path = s.blobs.path_of(intended)
-    path.unlink()
+    lose_blob(s, intended)
     report = verify(s)
     assert report.ok
     assert any(i.kind == "blob_absent" and intended in i.message for i in report.info)
-    path.write_bytes(b"not the intended content")
+    damage_blob(s, intended, b"not the intended content")
     (msg,) = _messages(verify(s), "blob_corrupt")
     assert intended in msg and f"effect {made['eid']} intended state" in msg
 
@@ -829,7 +827,7 @@ def test_cli_ok_then_problems(
 ) -> None:
     assert _cli(s, "verify") == 0
     assert capsys.readouterr().out == "ok\n"
-    s.blobs.path_of(made["evidence_digest"]).unlink()
+    lose_blob(s, made["evidence_digest"])
     assert _cli(s, "verify", made["tid"]) == 3
     out, err = capsys.readouterr()
     (line,) = out.splitlines()
@@ -850,7 +848,7 @@ def test_cli_no_remember(
 
 
 def test_verify_failed_carries_the_report(s: Store, made: dict[str, Any]) -> None:
-    s.blobs.path_of(made["artifact_digest"]).unlink()
+    lose_blob(s, made["artifact_digest"])
     report = verify(s)
     exc = VerifyFailed(report)
     assert isinstance(exc, StoreError) and exc.report is report and exc.exit_code != 0
@@ -871,6 +869,6 @@ def test_boris_main_exits_non_zero_when_wired(
         d += ["--url", s.location.url]
     assert cli.main(["verify", *d]) == 0
     assert capsys.readouterr().out.strip() == "ok"
-    s.blobs.path_of(made["artifact_digest"]).unlink()
+    lose_blob(s, made["artifact_digest"])
     assert cli.main(["verify", *d]) != 0
     assert "blob_missing" in capsys.readouterr().out

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from ..blob_db import ServerBlobStore
 from ..blobs import BlobStore
 from . import queries
 
@@ -28,6 +29,8 @@ _VERIFIED_LOCK = threading.Lock()
 
 def blob_problem(blobs: BlobStore, digest: str) -> str | None:
     """None when the blob is present, readable and hashes to its digest; else what is wrong."""
+    if isinstance(blobs, ServerBlobStore):
+        return blobs.remembered_problem(digest)
     path = blobs.path_of(digest)
     try:
         st = os.stat(path)

@@ -285,7 +285,7 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
     )
     # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
     # loading the task must name it rather than pretend it is there.
-    store.blobs.path_of(log_result["digest"]).unlink()
+    store.blobs.remove(log_result["digest"])
     log.unlink()
     return task_id
 

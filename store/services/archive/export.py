@@ -81,7 +81,7 @@ def export_with_manifest(
                     f"{BlobProblem(digest, problem, ref.owner)}; nothing was written"
                 )
             continue
-        blobs.append((digest, store.blobs.path_of(digest).stat().st_size, ref))
+        blobs.append((digest, store.blobs.size_of(digest, ref.owner), ref))
 
     events_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in rows)
     checkpoints_bytes = pretty(checkpoints)
@@ -197,7 +197,7 @@ def _write_member(tar: tarfile.TarFile, name: str, data: bytes) -> None:
 def _write_blob(tar: tarfile.TarFile, store: Store, digest: str, size: int, owner: str) -> None:
     hexpart = digest[len(PREFIX) :]
     try:
-        f = open(store.blobs.path_of(digest), "rb")
+        f = open(store.blobs.local_file(digest, owner), "rb")
     except FileNotFoundError:
         raise BlobProblem(digest, "missing", owner) from None
     with f:

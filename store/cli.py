@@ -50,8 +50,14 @@ def _command_adapter() -> TypeAdapter[Any]:
 
 
 def cmd_init(store: Store, args: argparse.Namespace) -> None:
+    from .cli_keys import init_signatures
+
+    signed = init_signatures(store, args)
+    where = store.location.describe()
     _print(
-        args, {"store": store.location.describe()}, f"store ready at {store.location.describe()}"
+        args,
+        {"store": where, "signatures_required": signed},
+        f"store ready at {where}" + (" (signatures required)" if signed else " (unsigned)"),
     )
 
 
@@ -207,6 +213,12 @@ def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
         default=default,
         help="who acts: kind:id[:name] (default BORIS_ACTOR or person:$USER)",
     )
+    p.add_argument(
+        "--key",
+        default=default,
+        help="the signing key file of the actor (an agent's; default BORIS_KEY, or a "
+        "person's own key in the user config dir)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     _global_options(p, argparse.SUPPRESS)
     _global_options(common, argparse.SUPPRESS)
-    p.set_defaults(store=None, url=None, json=False, actor=None)
+    p.set_defaults(store=None, url=None, json=False, actor=None, key=None)
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
@@ -224,7 +236,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         return sp
 
-    add("init", cmd_init, "create the store if it does not exist")
+    sp = add("init", cmd_init, "create the store if it does not exist")
+    sp.add_argument(
+        "--require-signatures",
+        dest="require_signatures",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="refuse unsigned writes, trusting your person key as the root (default: yes)",
+    )
     add("demo", cmd_demo, "fill the store with demo tasks on real files")
     add("tasks", cmd_tasks, "list tasks, those needing attention first")
     add("show", cmd_show, "a task's whole current state").add_argument("task")
@@ -378,9 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--reason", default="")
 
     # Each area of the record registers its own subcommands.
-    from . import cli_archive, cli_ledger, cli_resume, cli_verify
+    from . import cli_archive, cli_keys, cli_ledger, cli_resume, cli_verify
 
-    for area in (cli_ledger, cli_resume, cli_verify, cli_archive):
+    for area in (cli_ledger, cli_resume, cli_verify, cli_archive, cli_keys):
         area.register(add)
     return p
 
@@ -396,6 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         create = args.command in CREATING_COMMANDS
         with Store.open(args.store, url=args.url, create=create) as store:
+            from .cli_keys import choose_signer
+
+            store.signer = choose_signer(store, args, _actor(args.actor))
             args.fn(store, args)
         return 0
     except OSError as exc:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from .signing.check import read_keys_file
 from .store import Store
 from .verify import VerifyFailed, verify
 
@@ -21,7 +23,8 @@ Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def cmd_verify(store: Store, args: argparse.Namespace) -> None:
-    report = verify(store, args.task, remember=not args.no_remember)
+    keys = read_keys_file(Path(args.keys)) if args.keys else None
+    report = verify(store, args.task, remember=not args.no_remember and keys is None, keys=keys)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
@@ -48,4 +51,9 @@ def register(add: Add) -> None:
         "--no-remember",
         action="store_true",
         help="do not record the heads found clean (the next verify compares with older ones)",
+    )
+    sp.add_argument(
+        "--keys",
+        help="check signatures against these public keys only (lines 'KEY_ID KIND:ID KEY'), "
+        "trusting nothing in the store",
     )

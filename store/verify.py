@@ -64,6 +64,8 @@ from .canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
 from .errors import BlobProblem, StoreError, UnknownTask
 from .model import Actor, actor_json
 from .record import Event, stored_body
+from .signing.check import check_store as check_signatures
+from .signing.keyring import Keyring
 from .store import Store, _environment_error
 from .verified_heads import VerifiedHead
 
@@ -144,7 +146,13 @@ class VerifyFailed(StoreError):
 # --- the whole store ---------------------------------------------------------------------
 
 
-def verify(store: Store, task_id: str | None = None, *, remember: bool = True) -> Report:
+def verify(
+    store: Store,
+    task_id: str | None = None,
+    *,
+    remember: bool = True,
+    keys: Keyring | None = None,
+) -> Report:
     """Verify one task, or every task the store knows (by its tasks, events or remembered
     heads). Raises UnknownTask for a task id the store has never heard of.
 
@@ -179,6 +187,12 @@ def verify(store: Store, task_id: str | None = None, *, remember: bool = True) -
                     report.heads[tid] = {"seq": found.head[0], "hash": found.head[1]}
                     if not found.problems:
                         clean[tid] = VerifiedHead(found.head[0], found.head[1], now)
+        # Signatures, against the store's keyring or only `keys` (store.signing.check).
+        sig_problems, sig_info, _signed = check_signatures(conn, ids, keys)
+        report.problems.extend(Finding(f.task_id, f.kind, f.message) for f in sig_problems)
+        report.info.extend(Finding(f.task_id, f.kind, f.message) for f in sig_info)
+        for f in sig_problems:
+            clean.pop(f.task_id, None)
     if remember and clean:
         try:
             verified_heads.remember(store.location, clean)

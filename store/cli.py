@@ -75,7 +75,17 @@ def cmd_tasks(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_show(store: Store, args: argparse.Namespace) -> None:
+    from .signing.check import task_signatures
+
     s = store.task(args.task)
+    with store.read() as conn:
+        sigs = task_signatures(conn, args.task)
+    s["signatures"] = {
+        "signed": sigs["signed"],
+        "required": sigs["required"],
+        "unsigned_after": sigs["unsigned_after"],
+        "signed_seqs": {str(k): v for k, v in sigs["signatures"].items()},
+    }
     if args.json:
         _print(args, s, "")
         return
@@ -95,7 +105,22 @@ def cmd_show(store: Store, args: argparse.Namespace) -> None:
         out.append(f"  budget {b['counter']}: {_budget(b['used'], b['limit_value'])}")
     for p in s["problems"]:
         out.append(f"  PROBLEM {p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}")
+    out.append(_signature_line(sigs))
     print("\n".join(out))
+
+
+def _signature_line(sigs: dict[str, Any]) -> str:
+    if not sigs["signed"]:
+        return "signatures: unsigned store (writes are not signed; `boris keys trust` starts)"
+    n = len(sigs["signatures"])
+    tail = sigs["unsigned_after"]
+    line = f"signatures: {n} signed write{'s' if n != 1 else ''}"
+    if sigs["signatures"]:
+        last = sigs["signatures"][max(sigs["signatures"])]
+        line += f", last by {last['actor'] or 'UNKNOWN KEY'} key {last['key_id']}"
+    if tail is not None:
+        line += f"; UNSIGNED events after seq {tail}"
+    return line
 
 
 def _number(value: float) -> str:

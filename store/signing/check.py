@@ -171,3 +171,41 @@ def check_store(
         sigs = {int(r.seq): (str(r.key_id), str(r.signature)) for r in sg}
         problems += check_task(task_id, (dict(r._mapping) for r in ev), sigs, ring, signed=True)
     return problems, info, True
+
+
+def task_signatures(conn: Connection, task_id: str) -> dict[str, Any]:
+    """How a task's record is signed, for `boris show` and the desktop: `signed` (the store
+    is), and per signed seq the key and the actor the store's keyring binds it to."""
+    required = keyring.required(conn)
+    ring = keyring.load(conn)
+    rows = conn.execute(
+        sa.select(t.signatures.c.seq, t.signatures.c.key_id)
+        .where(t.signatures.c.task_id == task_id)
+        .order_by(t.signatures.c.seq)
+    ).all()
+    last = conn.execute(
+        sa.select(sa.func.max(t.events.c.seq)).where(t.events.c.task_id == task_id)
+    ).scalar()
+    by_seq: dict[int, dict[str, Any]] = {}
+    for seq, key_id in rows:
+        b = ring.get(str(key_id))
+        by_seq[int(seq)] = {
+            "key_id": str(key_id),
+            "actor": b.actor if b else None,
+            "name": b.actor_name if b else "",
+            "known": b is not None,
+        }
+    signed = required or not ring.empty or bool(rows)
+    last_signed = max(by_seq) if by_seq else 0
+    return {
+        "signed": signed,
+        "required": required,
+        "signatures": by_seq,
+        "unsigned_after": last_signed if signed and (last or 0) > last_signed else None,
+    }
+
+
+def signer_of(signatures: Mapping[int, Mapping[str, Any]], seq: int) -> Mapping[str, Any] | None:
+    """The signature covering event `seq`: the first at or after it."""
+    later = [s for s in signatures if s >= seq]
+    return signatures[min(later)] if later else None

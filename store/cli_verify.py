@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ def cmd_verify(store: Store, args: argparse.Namespace) -> None:
         lines += [f"info: {i.line()}" for i in report.info]
         if report.remember_error is not None:
             lines.append(f"warning: {report.remember_error}")
+        if report.ok and not report.signed:
+            # On stderr: stdout stays the report scripts read ("ok" when clean).
+            print("boris: note: unsigned store: no signatures to check", file=sys.stderr)
         if report.ok:
             lines.append("ok")
         print("\n".join(lines))

@@ -128,6 +128,7 @@ class Report:
             "heads": dict(self.heads),
             "remembered": list(self.remembered),
             "remember_error": self.remember_error,
+            "signed": self.signed,
         }
 
 
@@ -188,9 +189,8 @@ def verify(
                     if not found.problems:
                         clean[tid] = VerifiedHead(found.head[0], found.head[1], now)
         # Signatures, against the store's keyring or only `keys` (store.signing.check).
-        sig_problems, sig_info, _signed = check_signatures(conn, ids, keys)
+        sig_problems, _sig_info, report.signed = check_signatures(conn, ids, keys)
         report.problems.extend(Finding(f.task_id, f.kind, f.message) for f in sig_problems)
-        report.info.extend(Finding(f.task_id, f.kind, f.message) for f in sig_info)
         for f in sig_problems:
             clean.pop(f.task_id, None)
     if remember and clean:

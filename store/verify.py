@@ -104,6 +104,9 @@ class Report:
     remembered: list[str] = field(default_factory=list)
     #: Why the heads found clean could not be remembered (the store directory read-only).
     remember_error: str | None = None
+    #: Whether the store is signed (store.signing); False for an old or unsigned store,
+    #: whose signatures are not checked.
+    signed: bool = False
 
     @property
     def ok(self) -> bool:

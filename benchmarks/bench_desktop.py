@@ -67,7 +67,7 @@ def main() -> int:
             [
                 sys.executable,
                 "-c",
-                f"from store import Store; from store.demo import fill_demo; "
+                f"from store import Store; from store.services.demo import fill_demo; "
                 f"s = Store.open({str(store)!r}); fill_demo(s); s.close()",
             ],
             env=env,

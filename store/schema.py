@@ -299,3 +299,36 @@ PROJECTIONS: tuple[sa.Table, ...] = (
     approvals,
     checkpoints,
 )
+
+# --- signatures (store.signing) ------------------------------------------------------------
+
+# The keyring: public keys bound to actors, added and revoked as a hash chain of entries,
+# each signed by a person's key already trusted (the first by itself: the store's root).
+keyring = sa.Table(
+    "keyring",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("key_id", sa.String(64), nullable=False),
+    sa.Column("public_key", sa.String(64), nullable=False),
+    sa.Column("actor_kind", sa.String(16), nullable=False),
+    sa.Column("actor_id", sa.String(128), nullable=False),
+    sa.Column("actor_name", sa.String(256), nullable=False),
+    sa.Column("succeeds", sa.String(64)),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Column("signer_key_id", sa.String(64), nullable=False),
+    sa.Column("signature", sa.String(128), nullable=False),
+)
+
+# A transaction's signature per task it wrote: over (task_id, seq, hash) of its last event
+# there, which commits to every event before it.
+signatures = sa.Table(
+    "signatures",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("key_id", sa.String(64), nullable=False),
+    sa.Column("signature", sa.String(128), nullable=False),
+)

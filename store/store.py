@@ -35,6 +35,8 @@ from .location import DB_NAME, Location, resolve
 from .model import Actor
 from .reads import queries
 from .record import Event
+from .signing.keys import SigningKey
+from .signing.seal import Policy, seal
 from .tx import StateMemo, Tx
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
@@ -84,6 +86,10 @@ class Store:
             # A team store: blob content in the database, the directory only a cache.
             self.blobs = ServerBlobStore(location.blobs, engine)
         self.migrated_from_backup: str | None = None
+        #: The key this process signs its writes with (store.signing); None writes unsigned,
+        #: which a store that requires signatures refuses.
+        self.signer: SigningKey | None = None
+        self._signing = Policy()
 
     # --- opening -------------------------------------------------------------------------
 
@@ -94,10 +100,16 @@ class Store:
         *,
         url: str | None = None,
         create: bool = True,
+        signer: SigningKey | None = None,
+        require_signatures: bool = False,
     ) -> Store:
         """Open the store at `store` (a directory) or `url`. With `create=False` a store that
         does not exist yet raises StoreMissing and nothing is created, not even a directory.
-        A store this process cannot write is opened read-only (see `read_only`)."""
+        A store this process cannot write is opened read-only (see `read_only`).
+
+        `signer` signs every write (store.signing). With `require_signatures` the store is
+        made to refuse unsigned writes from now on, trusting `signer` (a person's key) as its
+        root when its keyring is empty."""
         location = resolve(store, url)
         _check_directory(location.directory)
         db_file = location.sqlite_file
@@ -153,6 +165,11 @@ class Store:
         if not read_only and (create or location.directory.is_dir()):
             store_.blobs.ensure()
             store_.blobs.sweep()
+        store_.signer = signer
+        if require_signatures:
+            from .signing.trust import require
+
+            require(store_, signer)
         return store_
 
     def close(self) -> None:
@@ -193,6 +210,7 @@ class Store:
                         with db.write_transaction(conn), self._blobs_of(discard):
                             tx = Tx(conn, self.blobs, memo=self._states)
                             yield tx
+                            seal(conn, self._signing, self.signer, tx.emitted, tx.now)
                     except sa.exc.SQLAlchemyError:
                         # A failed COMMIT or ROLLBACK (a full disk) can leave the kept
                         # connection needing a rollback that never comes: every later write
@@ -207,6 +225,7 @@ class Store:
                     ):
                         tx = Tx(conn, self.blobs, memo=self._states)
                         yield tx
+                        seal(conn, self._signing, self.signer, tx.emitted, tx.now)
                 # Committed: what it learned of checkpoint states is now true for others.
                 if tx.learned:
                     self._states.publish(tx.learned)

@@ -47,6 +47,16 @@ def _no_user_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BORIS_STORE", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_user_keys(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # A person's signing key lives in the user config dir (store.signing.keys): never the
+    # user's own in a test.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("BORIS_KEY", raising=False)
+
+
 # --- PostgreSQL ----------------------------------------------------------------------------
 
 

@@ -23,8 +23,8 @@ from .. import commands as c
 from ..errors import StoreError
 from ..store import Store
 from ..version import __version__
-from . import archive, ledger, resume, verify
-from .output import _actor, _print, _write
+from . import archive, keys, ledger, resume, verify
+from .output import _actor, _global_options, _print, _write
 
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 
@@ -42,8 +42,14 @@ def _command_adapter() -> TypeAdapter[Any]:
 
 
 def cmd_init(store: Store, args: argparse.Namespace) -> None:
+    from .keys import init_signatures
+
+    signed = init_signatures(store, args)
+    where = store.location.describe()
     _print(
-        args, {"store": store.location.describe()}, f"store ready at {store.location.describe()}"
+        args,
+        {"store": where, "signatures_required": signed},
+        f"store ready at {where}" + (" (signatures required)" if signed else " (unsigned)"),
     )
 
 
@@ -61,7 +67,17 @@ def cmd_tasks(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_show(store: Store, args: argparse.Namespace) -> None:
+    from ..signing.check import task_signatures
+
     s = store.task(args.task)
+    with store.read() as conn:
+        sigs = task_signatures(conn, args.task)
+    s["signatures"] = {
+        "signed": sigs["signed"],
+        "required": sigs["required"],
+        "unsigned_after": sigs["unsigned_after"],
+        "signed_seqs": {str(k): v for k, v in sigs["signatures"].items()},
+    }
     if args.json:
         _print(args, s, "")
         return
@@ -81,7 +97,22 @@ def cmd_show(store: Store, args: argparse.Namespace) -> None:
         out.append(f"  budget {b['counter']}: {_budget(b['used'], b['limit_value'])}")
     for p in s["problems"]:
         out.append(f"  PROBLEM {p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}")
+    out.append(_signature_line(sigs))
     print("\n".join(out))
+
+
+def _signature_line(sigs: dict[str, Any]) -> str:
+    if not sigs["signed"]:
+        return "signatures: unsigned store (writes are not signed; `boris keys trust` starts)"
+    n = len(sigs["signatures"])
+    tail = sigs["unsigned_after"]
+    line = f"signatures: {n} signed write{'s' if n != 1 else ''}"
+    if sigs["signatures"]:
+        last = sigs["signatures"][max(sigs["signatures"])]
+        line += f", last by {last['actor'] or 'UNKNOWN KEY'} key {last['key_id']}"
+    if tail is not None:
+        line += f"; UNSIGNED events after seq {tail}"
+    return line
 
 
 def _number(value: float) -> str:
@@ -174,25 +205,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"boris: {message} (see {self.prog} --help)\n")
 
 
-def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
-    p.add_argument(
-        "--store",
-        default=default,
-        help="store directory (default: BORIS_STORE or the user data dir)",
-    )
-    p.add_argument(
-        "--url",
-        default=default,
-        help="database URL (e.g. postgresql+psycopg://…); blobs stay in --store",
-    )
-    p.add_argument("--json", action="store_true", default=default, help="machine-readable output")
-    p.add_argument(
-        "--actor",
-        default=default,
-        help="who acts: kind:id[:name] (default BORIS_ACTOR or person:$USER)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="boris", description="The durable record of agents' tasks.")
     p.add_argument("--version", action="version", version=f"boris {__version__}")
@@ -200,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     _global_options(p, argparse.SUPPRESS)
     _global_options(common, argparse.SUPPRESS)
-    p.set_defaults(store=None, url=None, json=False, actor=None)
+    p.set_defaults(store=None, url=None, json=False, actor=None, key=None)
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
@@ -208,7 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         return sp
 
-    add("init", cmd_init, "create the store if it does not exist")
+    sp = add("init", cmd_init, "create the store if it does not exist")
+    sp.add_argument(
+        "--require-signatures",
+        dest="require_signatures",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="refuse unsigned writes, trusting your person key as the root (default: yes)",
+    )
     add("demo", cmd_demo, "fill the store with demo tasks on real files")
     add("tasks", cmd_tasks, "list tasks, those needing attention first")
     add("show", cmd_show, "a task's whole current state").add_argument("task")
@@ -362,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--reason", default="")
 
     # Each area of the record registers its own subcommands.
-    for area in (ledger, resume, verify, archive):
+    for area in (ledger, resume, verify, archive, keys):
         area.register(add)
     return p
 
@@ -378,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         create = args.command in CREATING_COMMANDS
         with Store.open(args.store, url=args.url, create=create) as store:
+            from .keys import choose_signer
+
+            store.signer = choose_signer(store, args, _actor(args.actor))
             args.fn(store, args)
         return 0
     except OSError as exc:

@@ -30,3 +30,28 @@ def _write(build: Any) -> Any:
         _print(args, {"result": result}, str(result) if result is not None else "ok")
 
     return run
+
+
+def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
+    p.add_argument(
+        "--store",
+        default=default,
+        help="store directory (default: BORIS_STORE or the user data dir)",
+    )
+    p.add_argument(
+        "--url",
+        default=default,
+        help="database URL (e.g. postgresql+psycopg://…); blobs stay in --store",
+    )
+    p.add_argument("--json", action="store_true", default=default, help="machine-readable output")
+    p.add_argument(
+        "--actor",
+        default=default,
+        help="who acts: kind:id[:name] (default BORIS_ACTOR or person:$USER)",
+    )
+    p.add_argument(
+        "--key",
+        default=default,
+        help="the signing key file of the actor (an agent's; default BORIS_KEY, or a "
+        "person's own key in the user config dir)",
+    )

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..services.verify import VerifyFailed, verify
+from ..signing.check import read_keys_file
 from ..store import Store
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def cmd_verify(store: Store, args: argparse.Namespace) -> None:
-    report = verify(store, args.task, remember=not args.no_remember)
+    keys = read_keys_file(Path(args.keys)) if args.keys else None
+    report = verify(store, args.task, remember=not args.no_remember and keys is None, keys=keys)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
@@ -29,6 +33,9 @@ def cmd_verify(store: Store, args: argparse.Namespace) -> None:
         lines += [f"info: {i.line()}" for i in report.info]
         if report.remember_error is not None:
             lines.append(f"warning: {report.remember_error}")
+        if report.ok and not report.signed:
+            # On stderr: stdout stays the report scripts read ("ok" when clean).
+            print("boris: note: unsigned store: no signatures to check", file=sys.stderr)
         if report.ok:
             lines.append("ok")
         print("\n".join(lines))
@@ -48,4 +55,9 @@ def register(add: Add) -> None:
         "--no-remember",
         action="store_true",
         help="do not record the heads found clean (the next verify compares with older ones)",
+    )
+    sp.add_argument(
+        "--keys",
+        help="check signatures against these public keys only (lines 'KEY_ID KIND:ID KEY'), "
+        "trusting nothing in the store",
     )

@@ -64,6 +64,8 @@ from ..canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
 from ..errors import BlobProblem, StoreError, UnknownTask
 from ..model import Actor, actor_json
 from ..record import Event, stored_body
+from ..signing.check import check_store as check_signatures
+from ..signing.keyring import Keyring
 from ..store import Store, _environment_error
 from . import verified_heads
 from .verified_heads import VerifiedHead
@@ -103,6 +105,9 @@ class Report:
     remembered: list[str] = field(default_factory=list)
     #: Why the heads found clean could not be remembered (the store directory read-only).
     remember_error: str | None = None
+    #: Whether the store is signed (store.signing); False for an old or unsigned store,
+    #: whose signatures are not checked.
+    signed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -127,6 +132,7 @@ class Report:
             "heads": dict(self.heads),
             "remembered": list(self.remembered),
             "remember_error": self.remember_error,
+            "signed": self.signed,
         }
 
 
@@ -145,7 +151,13 @@ class VerifyFailed(StoreError):
 # --- the whole store ---------------------------------------------------------------------
 
 
-def verify(store: Store, task_id: str | None = None, *, remember: bool = True) -> Report:
+def verify(
+    store: Store,
+    task_id: str | None = None,
+    *,
+    remember: bool = True,
+    keys: Keyring | None = None,
+) -> Report:
     """Verify one task, or every task the store knows (by its tasks, events or remembered
     heads). Raises UnknownTask for a task id the store has never heard of.
 
@@ -180,6 +192,11 @@ def verify(store: Store, task_id: str | None = None, *, remember: bool = True) -
                     report.heads[tid] = {"seq": found.head[0], "hash": found.head[1]}
                     if not found.problems:
                         clean[tid] = VerifiedHead(found.head[0], found.head[1], now)
+        # Signatures, against the store's keyring or only `keys` (store.signing.check).
+        sig_problems, _sig_info, report.signed = check_signatures(conn, ids, keys)
+        report.problems.extend(Finding(f.task_id, f.kind, f.message) for f in sig_problems)
+        for f in sig_problems:
+            clean.pop(f.task_id, None)
     if remember and clean:
         try:
             verified_heads.remember(store.location, clean)

@@ -1,0 +1,170 @@
+"""`boris keys …`: the keys that sign a store's record (store.signing), and how the CLI
+picks the key it signs with.
+
+The CLI signs with `--key PATH` or BORIS_KEY when given (an agent's key file, created on
+first use); otherwise, for a person, with that person's own key in the user config dir —
+but only on a store that is signed (it has a keyring or requires signatures), so using an
+old unsigned store never creates key files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..model import Actor
+from ..signing import keyring
+from ..signing.check import read_keys_file
+from ..signing.keys import SigningKey, agent_key, decode_public, load_or_create, person_key
+from ..signing.trust import add_key, require, revoke_key, trust_root
+from ..store import Store
+from .output import _actor as parse
+from .output import _global_options
+
+Add = Callable[[str, Any, str], argparse.ArgumentParser]
+
+
+def _actor(args: argparse.Namespace) -> Actor:
+    return parse(args.actor)
+
+
+def store_is_signed(store: Store) -> bool:
+    with store.read() as conn:
+        return keyring.required(conn) or not keyring.load(conn).empty
+
+
+def choose_signer(store: Store, args: argparse.Namespace, actor: Actor) -> SigningKey | None:
+    given = getattr(args, "key", None) or os.environ.get("BORIS_KEY")
+    if given:
+        return agent_key(given)
+    if actor.kind == "person" and store_is_signed(store):
+        return person_key(actor.id)
+    return None
+
+
+def _person_signer(store: Store, args: argparse.Namespace) -> tuple[Actor, SigningKey]:
+    actor = _actor(args)
+    signer = store.signer or person_key(actor.id)
+    return actor, signer
+
+
+def init_signatures(store: Store, args: argparse.Namespace) -> bool:
+    """`boris init`: unless --no-require-signatures, require signatures, trusting the
+    person's key as the root when the keyring is empty. Returns whether they are required."""
+    if not args.require_signatures:
+        with store.read() as conn:
+            return keyring.required(conn)
+    actor, signer = _person_signer(store, args)
+    require(store, signer, actor)
+    store.signer = signer
+    return True
+
+
+def cmd_keys_list(store: Store, args: argparse.Namespace) -> None:
+    with store.read() as conn:
+        ring = keyring.load(conn)
+        entries = keyring.rows(conn)
+        required = keyring.required(conn)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "signatures_required": required,
+                    "entries": entries,
+                    "problems": [{"seq": s, "message": m} for s, m in ring.problems],
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
+        return
+    if not entries:
+        print("(no keys: this store is unsigned)")
+        return
+    for e in entries:
+        succ = f" succeeds {e['succeeds']}" if e["succeeds"] else ""
+        print(
+            f"{e['seq']:>4} {e['at']} {e['action']:<8} {e['key_id']} "
+            f"{e['actor_kind']}:{e['actor_id']}{succ} (signed by {e['signer_key_id']})"
+        )
+    for s, m in ring.problems:
+        print(f"PROBLEM keyring entry {s}: {m}")
+
+
+def cmd_keys_export(store: Store, args: argparse.Namespace) -> None:
+    """The keys file lines: your own key (default), or every key the keyring trusts."""
+    if args.all:
+        with store.read() as conn:
+            ring = keyring.load(conn)
+        lines = [b.line() for b in ring.bindings.values() if b.revoked_at is None]
+    else:
+        actor, signer = _person_signer(store, args)
+        b = keyring.Binding(signer.key_id, signer.public_raw, actor.kind, actor.id)
+        lines = [b.line()]
+    print("\n".join(lines))
+
+
+def cmd_keys_new(store: Store, args: argparse.Namespace) -> None:
+    """Create a key file (an agent's), mode 0600; print its keys-file line for `add`."""
+    key = load_or_create(Path(args.path))
+    print(f"{key.key_id} {key.public_text}")
+
+
+def cmd_keys_add(store: Store, args: argparse.Namespace) -> None:
+    """Bind a public key (a key file, or its base64 public key) to an actor; signed by your
+    person key, which the store must already trust."""
+    _, signer = _person_signer(store, args)
+    who = Actor.parse(args.actor_for)
+    source = Path(args.public)
+    raw = load_or_create(source).public_raw if source.is_file() else decode_public(args.public)
+    row = add_key(store, signer, raw, who)
+    succ = f", succeeding {row['succeeds']}" if row["succeeds"] else ""
+    print(f"{row['key_id']} bound to {who.kind}:{who.id}{succ}")
+
+
+def cmd_keys_revoke(store: Store, args: argparse.Namespace) -> None:
+    _, signer = _person_signer(store, args)
+    row = revoke_key(store, signer, args.key_id)
+    print(f"{row['key_id']} revoked at {row['at']}")
+
+
+def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
+    """Trust your person key as the root of an unsigned store (its keyring empty)."""
+    actor, signer = _person_signer(store, args)
+    if args.require:
+        require(store, signer, actor)
+    else:
+        trust_root(store, signer, actor)
+    print(f"{signer.key_id} trusted as {actor.kind}:{actor.id}")
+
+
+def register(add: Add) -> None:
+    sp = add("keys", cmd_keys_list, "the store's keyring (which keys name which actors)")
+    sub = sp.add_subparsers(dest="keys_command")
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+
+    def keys_cmd(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
+        k = sub.add_parser(name, help=help_, parents=[common])
+        k.set_defaults(fn=fn)
+        return k
+
+    keys_cmd("list", cmd_keys_list, "list the keyring's entries")
+    keys_cmd("export", cmd_keys_export, "print your public key as a keys-file line").add_argument(
+        "--all", action="store_true", help="every key the keyring trusts"
+    )
+    keys_cmd("new", cmd_keys_new, "create a key file (mode 0600)").add_argument("path")
+    k = keys_cmd("add", cmd_keys_add, "bind a public key to an actor (signed by you)")
+    k.add_argument("public", help="a key file, or a base64 Ed25519 public key")
+    k.add_argument("--for", dest="actor_for", required=True, help="kind:id[:name]")
+    keys_cmd("revoke", cmd_keys_revoke, "revoke a key from now on").add_argument("key_id")
+    keys_cmd(
+        "trust", cmd_keys_trust, "trust your key as the root of an unsigned store"
+    ).add_argument("--require", action="store_true", help="and refuse unsigned writes from now on")
+
+
+__all__ = ["choose_signer", "init_signatures", "read_keys_file", "register"]

@@ -1,0 +1,211 @@
+"""Verifying a store's signatures: against its keyring, or only against out-of-band keys.
+
+Each signature row `(task_id, seq, key_id, signature)` covers the events after the previous
+signature up to `seq`. It must verify over `record_message(task_id, seq, hash)` with a key
+trusted by the chosen keyring, not revoked at the event's time, and every event it covers
+(except the system's) must be by the actor the key names: so a person's decision (the
+authority table's person-only commands are refused for any other actor) stands only under
+that person's key. Events after a task's last signature are an unsigned tail.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .. import schema as t
+from ..errors import StoreError
+from . import keyring
+from .keys import check_signature, decode_public, key_id_of
+from .seal import record_message
+
+
+class KeysFileError(StoreError):
+    """A keys file line that is not `KEY_ID KIND:ID PUBLIC_KEY`."""
+
+
+@dataclass(frozen=True)
+class SigFinding:
+    task_id: str
+    kind: str
+    message: str
+
+
+def read_keys_file(path: Path) -> keyring.Keyring:
+    """Out-of-band keys: one line per key, `KEY_ID KIND:ID PUBLIC_KEY` (# comments)."""
+    ring = keyring.Keyring()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        try:
+            kid, actor, pub = parts
+            kind, _, actor_id = actor.partition(":")
+            raw = decode_public(pub)
+        except ValueError as exc:
+            raise KeysFileError(f"{path}:{n}: not 'KEY_ID KIND:ID PUBLIC_KEY'") from exc
+        if key_id_of(raw) != kid or not actor_id:
+            raise KeysFileError(f"{path}:{n}: key id {kid} is not its public key's")
+        ring.bindings[kid] = keyring.Binding(kid, raw, kind, actor_id)
+    return ring
+
+
+def check_task(
+    task_id: str,
+    events: Iterable[Mapping[str, Any]],
+    sigs: Mapping[int, tuple[str, str]],
+    ring: keyring.Keyring,
+    *,
+    signed: bool,
+) -> list[SigFinding]:
+    """Findings for one task's events (`seq, hash, actor_kind, actor_id, at` each) and its
+    signatures by seq (`key_id, signature`)."""
+    out: list[SigFinding] = []
+    pending: list[Mapping[str, Any]] = []
+    seqs: set[int] = set()
+    for e in events:
+        seq = int(e["seq"])
+        seqs.add(seq)
+        pending.append(e)
+        if seq not in sigs:
+            continue
+        key_id, sig_text = sigs[seq]
+        covered, pending = pending, []
+        b = ring.get(key_id)
+        if b is None:
+            out.append(
+                SigFinding(task_id, "unknown_key", f"seq {seq}: signed by unknown key {key_id}")
+            )
+            continue
+        try:
+            sig = base64.b64decode(sig_text, validate=True)
+        except ValueError:
+            sig = b""
+        if not check_signature(b.public_raw, sig, record_message(task_id, seq, e["hash"])):
+            out.append(
+                SigFinding(
+                    task_id,
+                    "bad_signature",
+                    f"seq {seq}: signature by key {key_id} ({b.actor}) does not verify",
+                )
+            )
+            continue
+        if b.revoked_by(str(e["at"])):
+            out.append(
+                SigFinding(
+                    task_id,
+                    "revoked_key",
+                    f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), "
+                    f"revoked at {b.revoked_at}",
+                )
+            )
+        for c in covered:
+            if c["actor_kind"] != "system" and not b.names(c["actor_kind"], c["actor_id"]):
+                out.append(
+                    SigFinding(
+                        task_id,
+                        "key_names_another_actor",
+                        f"seq {c['seq']}: by {c['actor_kind']}:{c['actor_id']} but signed "
+                        f"(seq {seq}) by key {key_id} bound to {b.actor}",
+                    )
+                )
+    for seq in sorted(set(sigs) - seqs):
+        out.append(SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event"))
+    if pending and (signed or sigs):
+        first, last = pending[0]["seq"], pending[-1]["seq"]
+        out.append(
+            SigFinding(
+                task_id,
+                "unsigned_tail",
+                f"seq {first}..{last}: events after the last signature (not signed by any key)",
+            )
+        )
+    return out
+
+
+def check_store(
+    conn: Connection, task_ids: Iterable[str], keys: keyring.Keyring | None = None
+) -> tuple[list[SigFinding], list[SigFinding], bool]:
+    """(problems, info, signed) for the tasks: against `keys` alone when given, else
+    against the store's keyring (whose own chain is checked too)."""
+    problems: list[SigFinding] = []
+    info: list[SigFinding] = []
+    required = keyring.required(conn)
+    if keys is None:
+        ring = keyring.load(conn)
+        for seq, msg in ring.problems:
+            problems.append(SigFinding("keyring", "keyring", f"entry {seq}: {msg}"))
+    else:
+        ring = keys
+    has_sigs = conn.execute(sa.select(sa.func.count()).select_from(t.signatures)).scalar_one()
+    signed = required or bool(has_sigs) or (keys is None and not ring.empty)
+    if not signed:
+        info.append(
+            SigFinding("store", "unsigned", "this store is unsigned: no signatures checked")
+        )
+        return problems, info, False
+    for task_id in task_ids:
+        ev = conn.execute(
+            sa.select(
+                t.events.c.seq,
+                t.events.c.hash,
+                t.events.c.actor_kind,
+                t.events.c.actor_id,
+                t.events.c.at,
+            )
+            .where(t.events.c.task_id == task_id)
+            .order_by(t.events.c.seq)
+        )
+        sg = conn.execute(
+            sa.select(t.signatures.c.seq, t.signatures.c.key_id, t.signatures.c.signature).where(
+                t.signatures.c.task_id == task_id
+            )
+        )
+        sigs = {int(r.seq): (str(r.key_id), str(r.signature)) for r in sg}
+        problems += check_task(task_id, (dict(r._mapping) for r in ev), sigs, ring, signed=True)
+    return problems, info, True
+
+
+def task_signatures(conn: Connection, task_id: str) -> dict[str, Any]:
+    """How a task's record is signed, for `boris show` and the desktop: `signed` (the store
+    is), and per signed seq the key and the actor the store's keyring binds it to."""
+    required = keyring.required(conn)
+    ring = keyring.load(conn)
+    rows = conn.execute(
+        sa.select(t.signatures.c.seq, t.signatures.c.key_id)
+        .where(t.signatures.c.task_id == task_id)
+        .order_by(t.signatures.c.seq)
+    ).all()
+    last = conn.execute(
+        sa.select(sa.func.max(t.events.c.seq)).where(t.events.c.task_id == task_id)
+    ).scalar()
+    by_seq: dict[int, dict[str, Any]] = {}
+    for seq, key_id in rows:
+        b = ring.get(str(key_id))
+        by_seq[int(seq)] = {
+            "key_id": str(key_id),
+            "actor": b.actor if b else None,
+            "name": b.actor_name if b else "",
+            "known": b is not None,
+        }
+    signed = required or not ring.empty or bool(rows)
+    last_signed = max(by_seq) if by_seq else 0
+    return {
+        "signed": signed,
+        "required": required,
+        "signatures": by_seq,
+        "unsigned_after": last_signed if signed and (last or 0) > last_signed else None,
+    }
+
+
+def signer_of(signatures: Mapping[int, Mapping[str, Any]], seq: int) -> Mapping[str, Any] | None:
+    """The signature covering event `seq`: the first at or after it."""
+    later = [s for s in signatures if s >= seq]
+    return signatures[min(later)] if later else None

@@ -1,0 +1,243 @@
+"""The store's keyring: public keys bound to actors, as a hash chain of signed entries.
+
+Entry `n` is `{seq, action, key_id, public_key, actor, succeeds, at}` chained like events
+(`hash = sha256(prev_hash + "\\n" + canonical_json(body))`) and signed by `signer_key_id`
+over `KEYRING_DOMAIN + hash`. The first entry adds a person's key signed by itself: the
+store's root of trust, set at `boris init`. Every later entry is signed by a person's key
+trusted at that point. Revoking a key ends its trust from the entry's time on.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .. import db
+from .. import schema as t
+from ..canonical import GENESIS_HASH, chain_hash
+from ..errors import CommandRejected
+from .keys import SigningKey, check_signature, decode_public, key_id_of
+
+KEYRING_DOMAIN = b"boris-keyring-entry-v1\n"
+REQUIRE_KEY = "require_signatures"
+
+
+class KeyringRefused(CommandRejected):
+    """A keyring change that is not allowed (signer not a trusted person, unknown key)."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A trusted public key and the actor it names."""
+
+    key_id: str
+    public_raw: bytes
+    actor_kind: str
+    actor_id: str
+    actor_name: str = ""
+    added_at: str = ""
+    revoked_at: str | None = None
+    succeeds: str | None = None
+
+    @property
+    def actor(self) -> str:
+        return f"{self.actor_kind}:{self.actor_id}"
+
+    def names(self, actor_kind: str, actor_id: str) -> bool:
+        return (self.actor_kind, self.actor_id) == (actor_kind, actor_id)
+
+    def revoked_by(self, at: str) -> bool:
+        return self.revoked_at is not None and at >= self.revoked_at
+
+    def line(self) -> str:
+        """This key as a line of a keys file."""
+        return f"{self.key_id} {self.actor} {base64.b64encode(self.public_raw).decode()}"
+
+
+@dataclass
+class Keyring:
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    #: Problems found walking the chain: (keyring seq, message).
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.bindings
+
+    def get(self, key_id: str) -> Binding | None:
+        return self.bindings.get(key_id)
+
+    def trusted_person(self, key_id: str, at: str | None = None) -> Binding | None:
+        b = self.bindings.get(key_id)
+        if b is None or b.actor_kind != "person":
+            return None
+        if b.revoked_at is not None and (at is None or at >= b.revoked_at):
+            return None
+        return b
+
+
+def entry_body(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "seq": row["seq"],
+        "action": row["action"],
+        "key_id": row["key_id"],
+        "public_key": row["public_key"],
+        "actor": {"kind": row["actor_kind"], "id": row["actor_id"], "name": row["actor_name"]},
+        "succeeds": row["succeeds"],
+        "at": row["at"],
+    }
+
+
+def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
+    """The keyring from its entries, checking each one's chain link and signature."""
+    ring = Keyring()
+    prev = GENESIS_HASH
+    for r in rows:
+        seq = int(r["seq"])
+        digest = chain_hash(prev, entry_body(r))
+        if r["prev_hash"] != prev or r["hash"] != digest:
+            ring.problems.append((seq, "keyring entry does not chain (edited or inserted)"))
+            break
+        prev = digest
+        try:
+            raw = decode_public(r["public_key"])
+        except ValueError:
+            ring.problems.append((seq, "keyring entry holds no Ed25519 public key"))
+            continue
+        if key_id_of(raw) != r["key_id"]:
+            ring.problems.append((seq, f"key id {r['key_id']} is not its public key's"))
+            continue
+        if seq == 1:
+            signer_raw = raw if r["signer_key_id"] == r["key_id"] else None
+            ok_signer = r["action"] == "added" and r["actor_kind"] == "person"
+        else:
+            signer = ring.trusted_person(r["signer_key_id"], r["at"])
+            signer_raw = signer.public_raw if signer else None
+            ok_signer = signer is not None
+        if not ok_signer or signer_raw is None:
+            ring.problems.append(
+                (seq, f"signed by {r['signer_key_id']}, not a person's key trusted then")
+            )
+            continue
+        try:
+            sig = base64.b64decode(r["signature"])
+        except ValueError:
+            sig = b""
+        if not check_signature(signer_raw, sig, KEYRING_DOMAIN + digest.encode()):
+            ring.problems.append((seq, f"signature by {r['signer_key_id']} does not verify"))
+            continue
+        if r["action"] == "added":
+            ring.bindings[r["key_id"]] = Binding(
+                r["key_id"],
+                raw,
+                r["actor_kind"],
+                r["actor_id"],
+                r["actor_name"],
+                r["at"],
+                None,
+                r["succeeds"],
+            )
+        elif r["action"] == "revoked" and r["key_id"] in ring.bindings:
+            old = ring.bindings[r["key_id"]]
+            ring.bindings[r["key_id"]] = Binding(
+                old.key_id,
+                old.public_raw,
+                old.actor_kind,
+                old.actor_id,
+                old.actor_name,
+                old.added_at,
+                r["at"],
+                old.succeeds,
+            )
+    return ring
+
+
+def rows(conn: Connection) -> list[dict[str, Any]]:
+    q = sa.select(t.keyring).order_by(t.keyring.c.seq)
+    return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def load(conn: Connection) -> Keyring:
+    return fold(rows(conn))
+
+
+def required(conn: Connection) -> bool:
+    v = conn.execute(
+        sa.select(t.store_meta.c.value).where(t.store_meta.c.key == REQUIRE_KEY)
+    ).scalar()
+    return v == "1"
+
+
+def set_required(conn: Connection) -> None:
+    conn.execute(sa.delete(t.store_meta).where(t.store_meta.c.key == REQUIRE_KEY))
+    conn.execute(sa.insert(t.store_meta).values(key=REQUIRE_KEY, value="1"))
+
+
+def append(
+    conn: Connection,
+    signer: SigningKey,
+    *,
+    action: str,
+    public_raw: bytes,
+    actor_kind: str,
+    actor_id: str,
+    actor_name: str = "",
+) -> dict[str, Any]:
+    """Add an entry signed by `signer`; refused unless the signer may (see module doc)."""
+    entries = rows(conn)
+    ring = fold(entries)
+    if ring.problems:
+        seq, msg = ring.problems[0]
+        raise KeyringRefused(f"the keyring is damaged at entry {seq}: {msg}")
+    kid = key_id_of(public_raw)
+    succeeds = None
+    if not entries:
+        if action != "added" or kid != signer.key_id or actor_kind != "person":
+            raise KeyringRefused("the first key trusted in a store is a person's own key")
+    else:
+        if ring.trusted_person(signer.key_id) is None:
+            raise KeyringRefused(
+                f"key {signer.key_id} is not a trusted person's key in this store: "
+                "only a trusted person adds or revokes keys"
+            )
+        if action == "added":
+            if kid in ring.bindings:
+                raise KeyringRefused(f"key {kid} is already in the keyring")
+            earlier = [
+                b
+                for b in ring.bindings.values()
+                if b.names(actor_kind, actor_id) and b.revoked_at is None
+            ]
+            succeeds = earlier[-1].key_id if earlier else None
+        else:
+            held = ring.bindings.get(kid)
+            if held is None:
+                raise KeyringRefused(f"key {kid} is not in the keyring")
+            if held.revoked_at is not None:
+                raise KeyringRefused(f"key {kid} is already revoked")
+            actor_kind, actor_id, actor_name = held.actor_kind, held.actor_id, held.actor_name
+    prev = entries[-1]["hash"] if entries else GENESIS_HASH
+    row: dict[str, Any] = {
+        "seq": len(entries) + 1,
+        "action": action,
+        "key_id": kid,
+        "public_key": base64.b64encode(public_raw).decode("ascii"),
+        "actor_kind": actor_kind,
+        "actor_id": actor_id,
+        "actor_name": actor_name,
+        "succeeds": succeeds,
+        "at": db.database_now(conn),
+        "prev_hash": prev,
+    }
+    row["hash"] = chain_hash(prev, entry_body(row))
+    row["signer_key_id"] = signer.key_id
+    row["signature"] = base64.b64encode(signer.sign(KEYRING_DOMAIN + row["hash"].encode())).decode(
+        "ascii"
+    )
+    conn.execute(sa.insert(t.keyring).values(**row))
+    return row

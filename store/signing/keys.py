@@ -1,0 +1,141 @@
+"""Ed25519 keys that name actors.
+
+A key file is a PKCS#8 PEM private key, created on first use with mode 0600. Its key id is
+the fingerprint of the raw public key (`sha256`, first 32 hex digits), so anyone holding
+the public key computes the same id. A person's key lives in the user's config directory,
+one file per actor id, never in the store; an agent's key is given by path (`--key` or
+`BORIS_KEY`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..errors import StoreError
+
+_SAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+class KeyFileError(StoreError):
+    """A key file that cannot be read, created or parsed."""
+
+
+def key_id_of(public_raw: bytes) -> str:
+    return hashlib.sha256(public_raw).hexdigest()[:32]
+
+
+def encode_public(public_raw: bytes) -> str:
+    return base64.b64encode(public_raw).decode("ascii")
+
+
+def decode_public(text: str) -> bytes:
+    raw = base64.b64decode(text.encode("ascii"), validate=True)
+    if len(raw) != 32:
+        raise ValueError("an Ed25519 public key is 32 bytes")
+    return raw
+
+
+def check_signature(public_raw: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public_raw).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A private key in hand: signs messages, names itself by its key id."""
+
+    private: Ed25519PrivateKey
+    path: Path | None = None
+
+    @property
+    def public_raw(self) -> bytes:
+        return self.private.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+
+    @property
+    def public_text(self) -> str:
+        return encode_public(self.public_raw)
+
+    @property
+    def key_id(self) -> str:
+        return key_id_of(self.public_raw)
+
+    def sign(self, message: bytes) -> bytes:
+        return self.private.sign(message)
+
+    @classmethod
+    def generate(cls) -> SigningKey:
+        return cls(Ed25519PrivateKey.generate())
+
+
+def load_key(path: Path) -> SigningKey:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise KeyFileError(f"cannot read the key {path}: {exc.strerror}") from exc
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise KeyFileError(f"{path} is not an unencrypted PEM private key") from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError(f"{path} is not an Ed25519 key")
+    return SigningKey(key, path)
+
+
+def load_or_create(path: Path) -> SigningKey:
+    """The key at `path`, created (mode 0600, parents 0700) when there is none."""
+    if path.exists():
+        return load_key(path)
+    key = SigningKey.generate()
+    pem = key.private.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+            f.flush()
+            os.fsync(f.fileno())
+    except FileExistsError:  # another process made it first: use theirs
+        return load_key(path)
+    except OSError as exc:
+        raise KeyFileError(f"cannot create the key {path}: {exc.strerror}") from exc
+    return SigningKey(key.private, path)
+
+
+def config_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("boris"))
+
+
+def person_key_path(actor_id: str) -> Path:
+    """Where a person's key lives: the user's config directory, one file per actor id."""
+    return config_dir() / "keys" / f"person-{_SAFE.sub('_', actor_id)}.pem"
+
+
+def person_key(actor_id: str) -> SigningKey:
+    """The person's key, created on first use."""
+    return load_or_create(person_key_path(actor_id))
+
+
+def agent_key(path: str | os.PathLike[str] | None = None) -> SigningKey | None:
+    """An agent's key: `path`, else BORIS_KEY, else none."""
+    chosen = path or os.environ.get("BORIS_KEY")
+    return load_or_create(Path(chosen)) if chosen else None

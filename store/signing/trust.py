@@ -1,0 +1,97 @@
+"""Trusting keys in a store: the root at init, then keys added and revoked by a person."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from sqlalchemy.engine import Connection
+
+from ..model import Actor
+from . import keyring
+from .keys import SigningKey
+from .seal import SignatureRefused
+
+
+class _Transaction(Protocol):
+    @property
+    def conn(self) -> Connection: ...
+
+
+class Store(Protocol):
+    """What trusting keys needs of a store: one write transaction. A protocol, not
+    `store.Store`, because the Store itself calls `require` when it creates a store that
+    requires signatures, and the record's modules sit below the Store (pyproject's layers)."""
+
+    def transaction(self) -> AbstractContextManager[_Transaction]: ...
+
+
+def require(store: Store, root: SigningKey | None, person: Actor | None = None) -> None:
+    """Make `store` refuse unsigned writes. An empty keyring first trusts `root`, a
+    person's key (`person` names them; by default the key's own id), as its root."""
+    with store.transaction() as tx:
+        ring = keyring.load(tx.conn)
+        if ring.empty:
+            if root is None:
+                raise SignatureRefused(
+                    "no_keyring", "a store that requires signatures needs a person's key to trust"
+                )
+            who = person or Actor(kind="person", id=root.key_id)
+            if who.kind != "person":
+                raise keyring.KeyringRefused("the first key trusted in a store is a person's")
+            keyring.append(
+                tx.conn,
+                root,
+                action="added",
+                public_raw=root.public_raw,
+                actor_kind="person",
+                actor_id=who.id,
+                actor_name=who.name,
+            )
+        keyring.set_required(tx.conn)
+
+
+def trust_root(store: Store, root: SigningKey, person: Actor) -> None:
+    """Trust `root` as the person's key in an unsigned store (its keyring empty), without
+    requiring signatures: writes signed from then on are checked, unsigned ones allowed."""
+    with store.transaction() as tx:
+        keyring.append(
+            tx.conn,
+            root,
+            action="added",
+            public_raw=root.public_raw,
+            actor_kind="person",
+            actor_id=person.id,
+            actor_name=person.name,
+        )
+
+
+def add_key(store: Store, signer: SigningKey, public_raw: bytes, actor: Actor) -> dict[str, object]:
+    """Bind a public key to `actor`, signed by `signer` (a trusted person's key). A second
+    key for the same actor records whom it succeeds."""
+    with store.transaction() as tx:
+        return keyring.append(
+            tx.conn,
+            signer,
+            action="added",
+            public_raw=public_raw,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
+            actor_name=actor.name,
+        )
+
+
+def revoke_key(store: Store, signer: SigningKey, key_id: str) -> dict[str, object]:
+    with store.transaction() as tx:
+        ring = keyring.load(tx.conn)
+        held = ring.get(key_id)
+        if held is None:
+            raise keyring.KeyringRefused(f"key {key_id} is not in the keyring")
+        return keyring.append(
+            tx.conn,
+            signer,
+            action="revoked",
+            public_raw=held.public_raw,
+            actor_kind=held.actor_kind,
+            actor_id=held.actor_id,
+        )

@@ -56,6 +56,13 @@ def reviewer_actor() -> Any:
     return Actor(kind="person", id=rid, name=name)
 
 
+def execute_as(store: Any, command: Any, actor: Any) -> Any:
+    """Run `command` as the reviewer, signed with their key where the store is signed (the
+    store decides: `Store.sign_as`). Called on a worker: it reads the store."""
+    store.sign_as(actor)
+    return store.execute(command, actor)
+
+
 def message_of(error: str) -> str:
     """The first line of a worker's failure report, without the exception's class name."""
     first = error.splitlines()[0] if error else "failed"
@@ -143,7 +150,9 @@ def run_command(
         on_error(error)
         host.reload()
 
-    submit_typed(host, f"act:{next(_serial)}", lambda: store.execute(command, actor), done, failed)
+    submit_typed(
+        host, f"act:{next(_serial)}", lambda: execute_as(store, command, actor), done, failed
+    )
     return True
 
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, Q
 from store import rules
 
 from . import text as t
-from .actions import ActionDialog, reviewer_actor, submit_typed
+from .actions import ActionDialog, execute_as, reviewer_actor, submit_typed
 from .content_view import DIFF_CAP, _file_diff
 from .follow import Follower
 from .host import Host
@@ -127,7 +127,8 @@ def decide_destination(
             "present": intent.get("intended"),
             "absent": intent.get("pre_state") or {"exists": False},
         }.get(decision) or {"exists": True, "digest": None}
-        obs_id = store.execute(
+        obs_id = execute_as(
+            store,
             ObserveEffect(
                 task_id=task_id,
                 effect_id=effect["effect_id"],
@@ -136,7 +137,8 @@ def decide_destination(
             ),
             actor,
         )
-    return store.execute(
+    return execute_as(
+        store,
         ReconcileEffect(
             task_id=task_id,
             effect_id=effect["effect_id"],

@@ -130,6 +130,10 @@ def record_watch(
         actor = Actor(kind="system", id=WATCH_ACTOR_ID)
     else:
         actor = Actor(kind="person", id=who[1], name=who[0])
+    # A person's observation is signed with their key in a signed store; the system's is
+    # signed with whichever key this window last signed with (a system write may be).
+    if actor.kind == "person":
+        store.sign_as(actor)
     return str(
         store.execute(ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="watch"), actor)
     )

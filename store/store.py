@@ -35,7 +35,8 @@ from .location import DB_NAME, Location, resolve
 from .model import Actor
 from .reads import queries
 from .record import Event
-from .signing.keys import SigningKey
+from .signing import keyring
+from .signing.keys import SigningKey, person_key
 from .signing.seal import Policy, seal
 from .tx import StateMemo, Tx
 
@@ -257,6 +258,19 @@ class Store:
                 conn.invalidate()
             with contextlib.suppress(Exception):
                 conn.close()
+
+    def is_signed(self) -> bool:
+        """Whether this store signs its records: it trusts a key, or requires signatures."""
+        with self.read() as conn:
+            return keyring.required(conn) or not keyring.load(conn).empty
+
+    def sign_as(self, actor: Actor) -> None:
+        """Sign this process's writes as the person `actor` where the store is signed, with
+        their own key from the user's config directory (created on first use, then trusted by
+        someone with `boris keys add`). An unsigned store stays unsigned; an agent's key is
+        given explicitly (`signer`, `--key`, BORIS_KEY), never taken from a config dir."""
+        if actor.kind == "person" and self.is_signed():
+            self.signer = person_key(actor.id)
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
         return self.execute_all([command], actor)[0]

@@ -457,3 +457,58 @@ def test_shortcuts_in_menu_and_tooltips(qtbot, demo: Store) -> None:
     assert texts["&Stop the Run…"].shortcut().toString() == "Ctrl+."
     assert texts["&Checkpoint / Handoff…"].shortcut().toString() == "Ctrl+K"
     assert "Ctrl+K" in texts["&Checkpoint / Handoff…"].toolTip()
+
+
+# --- a signed store ------------------------------------------------------------------------
+
+
+def test_a_signed_store_takes_the_reviewers_decision_signed_with_their_key(
+    qtbot, store: Store, ws: Path
+) -> None:
+    from store.services.verify import verify
+    from store.signing.check import task_signatures
+    from store.signing.keys import SigningKey, person_key
+    from store.signing.trust import add_key, require
+
+    rita = person_key("rita")  # the reviewer's own key, in the user's config dir
+    bot = SigningKey.generate()
+    require(store, rita, Actor(kind="person", id="rita", name="Rita Reviewer"))
+    add_key(store, rita, bot.public_raw, AGENT)
+    store.signer = bot
+    tid = store.execute(
+        c.CreateTask(title="Signed", owner="rita", objective="first", scope_paths=[str(ws)]),
+        AGENT,
+    )
+    store.signer = None  # the window signs as the reviewer by itself
+    w = open_window(qtbot, store, tid)
+    w.amend_action.trigger()
+    d = w.dialog
+    d.text.setPlainText("Keep the project note current, decisions first.")
+    d.reason.setText("the team reads only the top")
+    d.ok.click()
+    done(qtbot, w, d)
+    assert store.task(tid)["objective"]["text"].endswith("decisions first.")
+    with store.read() as conn:
+        sigs = task_signatures(conn, tid)
+    assert sigs["signed"] and sigs["unsigned_after"] is None
+    assert [s["key_id"] for s in sigs["signatures"].values()] == [bot.key_id, rita.key_id]
+    assert verify(store, remember=False).problems == []
+
+
+def test_a_signed_store_refuses_a_reviewer_it_does_not_trust_and_says_so(
+    qtbot, demo: Store
+) -> None:
+    from store.signing.keys import SigningKey
+    from store.signing.trust import require
+
+    require(demo, SigningKey.generate(), Actor(kind="person", id="owner"))
+    before = demo.task("note")["objective"]["text"]
+    w = open_window(qtbot, demo, "note")
+    w.amend_action.trigger()
+    d = w.dialog
+    d.text.setPlainText("Something else entirely.")
+    d.reason.setText("testing trust")
+    d.ok.click()
+    done(qtbot, w, d)
+    assert d.isVisible() and "not in this store's keyring" in d.error.text()
+    assert demo.task("note")["objective"]["text"] == before

@@ -32,16 +32,11 @@ def _actor(args: argparse.Namespace) -> Actor:
     return parse(args.actor)
 
 
-def store_is_signed(store: Store) -> bool:
-    with store.read() as conn:
-        return keyring.required(conn) or not keyring.load(conn).empty
-
-
 def choose_signer(store: Store, args: argparse.Namespace, actor: Actor) -> SigningKey | None:
     given = getattr(args, "key", None) or os.environ.get("BORIS_KEY")
     if given:
         return agent_key(given)
-    if actor.kind == "person" and store_is_signed(store):
+    if actor.kind == "person" and store.is_signed():
         return person_key(actor.id)
     return None
 

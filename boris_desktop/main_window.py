@@ -599,7 +599,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         filters = max(self.search.sizeHint().height(), self.status_filter.sizeHint().height())
         header = self.table.horizontalHeader().sizeHint().height()
         row = self.table.verticalHeader().defaultSectionSize()
-        return int(filters + margins + header + frame + rows * row + 1)
+        views = getattr(self, "views", None)  # the Tasks / Decisions tabs, once built
+        tabs = views.tabBar().sizeHint().height() if views is not None else 0
+        return int(tabs + filters + margins + header + frame + rows * row + 1)
 
     def _default_split(self) -> None:
         """The inbox shows INBOX_ROWS rows, but takes at most 42% of the window's height."""

@@ -245,9 +245,7 @@ class TaskFileWatcher(QObject):
             text, name = f"watching {files} (inotify)", "ok"
         elif state.startswith("polling"):
             why = state.partition("(")[2].rstrip(")")
-            text = (
-                f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
-            )
+            text = f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
             name = "attention"
         elif not n:
             text, name = "not watching: no files on screen", "pending"

@@ -22,12 +22,13 @@ FOLLOW_MS = 250
 _serial = itertools.count(1)
 
 
-def _read(store: Any, task_id: str, known: int | None) -> tuple[int, dict[str, Any] | None]:
-    """On a worker: the data version, and the task's record when it changed."""
+def _read(store: Any, fetch: Callable[[Any], Any], known: int | None) -> tuple[int, Any]:
+    """On a worker: the data version, and what `fetch` reads (the task's record) when it
+    changed."""
     version = store.data_version()
     if known is not None and version == known:
         return version, None
-    return version, store.task(task_id)
+    return version, fetch(store)
 
 
 def _parse(at: str) -> datetime:
@@ -35,7 +36,8 @@ def _parse(at: str) -> datetime:
 
 
 class Follower(QObject):
-    """Calls `on_task(task)` with the task's fresh record whenever the store changed."""
+    """Calls `on_task(task)` with the task's fresh record whenever the store changed (or,
+    with `fetch`, with whatever `fetch(store)` reads: the decision queue follows so)."""
 
     def __init__(
         self,
@@ -45,9 +47,11 @@ class Follower(QObject):
         parent: QObject,
         *,
         interval_ms: int = FOLLOW_MS,
+        fetch: Callable[[Any], Any] | None = None,
     ) -> None:
         super().__init__(parent)
         self.host, self.task_id, self.on_task = host, task_id, on_task
+        self._fetch: Callable[[Any], Any] = fetch or (lambda store: store.task(task_id))
         self.version: int | None = None
         self._kind = f"follow:{next(_serial)}"
         self._timer = QTimer(self)
@@ -71,9 +75,9 @@ class Follower(QObject):
         if store is None or (self.host.loader.busy(self._kind) and not force):
             return
         known = None if force else self.version
-        task_id = self.task_id
+        fetch = self._fetch
         self.host.loader.submit(
-            self._kind, lambda: _read(store, task_id, known), self._got, lambda _e: None
+            self._kind, lambda: _read(store, fetch, known), self._got, lambda _e: None
         )
 
     def force(self) -> None:
@@ -91,7 +95,7 @@ class Follower(QObject):
             return
         self._deadline.start(max(ms, 0))
 
-    def _got(self, result: tuple[int, dict[str, Any] | None]) -> None:
+    def _got(self, result: tuple[int, Any]) -> None:
         version, task = result
         self.version = version
         if task is not None:

@@ -219,7 +219,20 @@ class MainWindow(ActionsMixin, QMainWindow):
         # enough for a queue (see `_default_split`); a taller window goes to the task.
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.setChildrenCollapsible(False)
-        self.split.addWidget(self.left)
+        # The task inbox and, beside it, the queue of open decisions across tasks.
+        from PySide6.QtWidgets import QTabWidget
+
+        from .decision_queue import DecisionQueue
+
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.setAccessibleName("Tasks or decisions")
+        self.views.addTab(self.left, icon("attention"), "&Tasks")
+        self.queue = DecisionQueue(self)
+        self.views.addTab(self.queue, icon("approval"), "&Decisions")
+        self.queue.updated.connect(self._queue_updated)
+        self.queue.show_task.connect(self.show_task)
+        self.split.addWidget(self.views)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
@@ -300,6 +313,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         inbox.setShortcut(QKeySequence("Ctrl+L"))
         inbox.triggered.connect(self.table.setFocus)
         view.addAction(inbox)
+        queue = QAction("Go to the &Decision Queue", self)
+        queue.setShortcut(QKeySequence("Ctrl+D"))
+        queue.triggered.connect(self.show_queue)
+        view.addAction(queue)
         view.addSeparator()
         # Ctrl+Tab and Ctrl+PgDown as in browsers and editors; from anywhere in the window,
         # the inbox included.
@@ -359,6 +376,36 @@ class MainWindow(ActionsMixin, QMainWindow):
         dlg.open()
         return dlg
 
+    # --- the decision queue --------------------------------------------------------------
+
+    def show_queue(self) -> None:
+        self.views.setCurrentWidget(self.queue)
+        self.queue.table.setFocus()
+
+    def open_decision(self, decision_id: str) -> None:
+        """A notification was clicked: the window in front, that decision's dialog open."""
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        self.views.setCurrentWidget(self.queue)
+        if decision_id:
+            self.queue.open_decision(decision_id)
+        self.queue.table.setFocus()
+
+    def show_task(self, task_id: str) -> None:
+        """Show a task in the inbox (a run to resume: its brief says from where)."""
+        self.views.setCurrentWidget(self.left)
+        row = self.inbox.row_of(task_id)
+        if row >= 0:
+            ix = self.proxy.mapFromSource(self.inbox.index(row, 0))
+            if ix.isValid():
+                self.table.setCurrentIndex(ix)
+        self.table.setFocus()
+
+    def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
+        n = len(rows)
+        self.views.setTabText(1, f"&Decisions ({n})" if n else "&Decisions")
+
     def _show_reviewer(self) -> None:
         who = settings.reviewer()
         self.reviewer_label = f"Reviewer: {who[0]} ({who[1]})" if who else "Reviewer: not set"
@@ -399,6 +446,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._show_reviewer()
         self.reload()
         self._timer.start()
+        self.queue.start()
         self.store_opened.emit()
 
     def load_demo(self) -> None:
@@ -533,6 +581,7 @@ class MainWindow(ActionsMixin, QMainWindow):
     def closeEvent(self, event: Any) -> None:
         if self._built:  # closed before `_finish`: there is no watcher yet
             self.file_watch.stop()
+            self.queue.follower.stop()
             self.save_layout()
         super().closeEvent(event)
 
@@ -550,7 +599,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         filters = max(self.search.sizeHint().height(), self.status_filter.sizeHint().height())
         header = self.table.horizontalHeader().sizeHint().height()
         row = self.table.verticalHeader().defaultSectionSize()
-        return int(filters + margins + header + frame + rows * row + 1)
+        views = getattr(self, "views", None)  # the Tasks / Decisions tabs, once built
+        tabs = views.tabBar().sizeHint().height() if views is not None else 0
+        return int(tabs + filters + margins + header + frame + rows * row + 1)
 
     def _default_split(self) -> None:
         """The inbox shows INBOX_ROWS rows, but takes at most 42% of the window's height."""

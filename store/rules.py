@@ -486,6 +486,19 @@ def criterion_done(state: str) -> bool:
     return state in {CriterionState.SATISFIED, CriterionState.WAIVED}
 
 
+def criterion_awaits_person(status: str, evidence_count: int) -> bool:
+    """A criterion waiting on a person's judgement: what it was judged on changed (stale),
+    or evidence was attached and nobody has judged it yet (unverified with evidence)."""
+    if status == CriterionState.STALE:
+        return True
+    return status == CriterionState.UNVERIFIED and evidence_count > 0
+
+
+def awaits_resume(status: str) -> bool:
+    """A run only a person reopens (stopped, or its budget exhausted) waits on one."""
+    return status in STOPPED_BY_POLICY
+
+
 @dataclass(frozen=True)
 class CriterionView:
     criterion_id: str

@@ -1,0 +1,409 @@
+"""The decision queue: every open decision across tasks, beside the task inbox.
+
+What is open is the store's word (`store.decisions`, over `store.rules`), read on a worker
+and followed (`follow.Follower`): a decision written by another process shows within a
+second, and an approval leaves the queue the moment it expires. Enter opens the decision's
+own dialog; when that dialog is done the next decision's opens, so a reviewer clears the
+queue from the keyboard. Filters: mine (those the rules let this reviewer decide) or
+everyone's, by kind, by task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from store import rules
+
+from . import settings
+from . import text as t
+from .follow import Follower
+from .host import Host
+from .icons import icon
+
+Index = QModelIndex | QPersistentModelIndex
+
+KIND, TASK, WHAT, WHY, WAITING, EXPIRES = range(6)
+COLUMNS = ("Decision", "Task", "What", "Why it needs a person", "Waiting", "Expires in")
+KIND_WORDS = {
+    "approval": "Approve / reject",
+    "reconcile": "Reconcile",
+    "conflict": "Decide a conflict",
+    "judge": "Judge a criterion",
+    "resume": "Resume a run",
+}
+KIND_ICON = {
+    "approval": "approval",
+    "reconcile": "unknown",
+    "conflict": "attention",
+    "judge": "attention",
+    "resume": "stopped",
+}
+ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _fetch(store: Any) -> dict[str, Any]:
+    from store.decisions import decisions
+
+    return decisions(store)
+
+
+def may_decide(d: dict[str, Any], reviewer_id: str | None) -> bool:
+    """Whether this reviewer may make the decision, by the store's rules: an approval is a
+    person's who did not request it; the rest are any person's."""
+    if reviewer_id is None:
+        return False
+    if d["kind"] == "approval":
+        return rules.decider_refusal(d.get("requester"), "person", reviewer_id) is None
+    return True
+
+
+def waited(since: str | None, now: str) -> str:
+    if not since or not now:
+        return "—"
+    return t.duration((t.parse(now) - t.parse(since)).total_seconds())
+
+
+def expires_in(at: str | None, now: str) -> str:
+    if not at or not now:
+        return ""
+    return t.duration((t.parse(at) - t.parse(now)).total_seconds())
+
+
+class DecisionModel(QAbstractTableModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[dict[str, Any]] = []
+        self.now = ""
+
+    def set_rows(self, rows: list[dict[str, Any]], now: str) -> None:
+        self.beginResetModel()
+        self.rows, self.now = rows, now
+        self.endResetModel()
+
+    def row_of(self, decision_id: str | None) -> int:
+        for i, r in enumerate(self.rows):
+            if r["id"] == decision_id:
+                return i
+        return -1
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        r, col = self.rows[index.row()], index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return (
+                KIND_WORDS.get(r["kind"], r["kind"]),
+                r["task_title"],
+                r["what"],
+                r["why"],
+                waited(r["since"], self.now),
+                expires_in(r["expires_at"], self.now),
+            )[col]
+        if role == Qt.ItemDataRole.DecorationRole and col == KIND:
+            return icon(KIND_ICON.get(r["kind"], "attention"))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return t.tip(
+                f"{KIND_WORDS.get(r['kind'], r['kind'])} {r['key']} in {r['task_title']} "
+                f"({r['task_id']}, owner {r['owner']})\n{r['what']}\n{r['why']}"
+            )
+        if role == ID_ROLE:
+            return r["id"]
+        return None
+
+
+class DecisionFilter(QSortFilterProxyModel):
+    """Mine (what this reviewer may decide) or everyone's; one kind or all; one task or all."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.mine = False
+        self.reviewer_id: str | None = None
+        self.kind: str | None = None
+        self.task: str | None = None
+
+    def set(self, **kw: Any) -> None:
+        self.beginFilterChange()
+        for k, v in kw.items():
+            setattr(self, k, v)
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        model = self.sourceModel()
+        if not isinstance(model, DecisionModel) or source_row >= len(model.rows):
+            return False
+        r = model.rows[source_row]
+        if self.kind is not None and r["kind"] != self.kind:
+            return False
+        if self.task is not None and r["task_id"] != self.task:
+            return False
+        return not self.mine or may_decide(r, self.reviewer_id)
+
+
+class _Table(QTableView):
+    """Enter (or Return) opens the current decision's dialog."""
+
+    activated_by_key = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.activated_by_key.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class DecisionQueue(QWidget):
+    """The queue's view; `host` is the window (loader, store, reload, statusBar)."""
+
+    #: The open decisions after every read (rows, database clock): the notifications' input.
+    updated = Signal(list, str)
+    #: A decision without a dialog of its own (a run to resume): show its task.
+    show_task = Signal(str)
+
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.model = DecisionModel(self)
+        self.proxy = DecisionFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.loaded = False
+        self.dialog: Any = None
+        self._chain = False  # a decision was just made: open the next one when read
+        self._chain_row = 0
+        self._done_id: str | None = None
+
+        self.table = _Table()
+        self.table.setAccessibleName("Open decisions")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setTabKeyNavigation(False)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col in (WHAT, WHY):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(KIND, 170)
+        self.table.setColumnWidth(TASK, 220)
+        self.table.setColumnWidth(WAITING, 110)
+        self.table.setColumnWidth(EXPIRES, 110)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.activated_by_key.connect(self.open_current)
+        self.table.doubleClicked.connect(lambda _ix: self.open_current())
+
+        self.whose = QComboBox()
+        self.whose.setAccessibleName("Whose decisions")
+        self.whose.addItem("Everyone's", False)
+        self.whose.addItem("Mine (I may decide)", True)
+        self.whose.currentIndexChanged.connect(self._filters_changed)
+        self.kind = QComboBox()
+        self.kind.setAccessibleName("Filter decisions by kind")
+        self.kind.addItem("All kinds", None)
+        for k, w in KIND_WORDS.items():
+            self.kind.addItem(icon(KIND_ICON[k]), w, k)
+        self.kind.currentIndexChanged.connect(self._filters_changed)
+        self.task = QComboBox()
+        self.task.setAccessibleName("Filter decisions by task")
+        self.task.addItem("All tasks", None)
+        self.task.currentIndexChanged.connect(self._filters_changed)
+        self.summary = QLabel("Reading the open decisions…")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        bar = QHBoxLayout()
+        bar.addWidget(self.summary, 1)
+        bar.addWidget(self.whose)
+        bar.addWidget(self.kind)
+        bar.addWidget(self.task)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.table, 1)
+
+        self.follower = Follower(host, "", self._got, self, fetch=_fetch)
+
+    # --- following the store -------------------------------------------------------------
+
+    def start(self) -> None:
+        """Follow the (newly opened) store."""
+        self.follower.stop()
+        self.follower.start(None)
+        self.follower.force()
+
+    def refresh(self) -> None:
+        self.follower.force()
+
+    def _got(self, result: dict[str, Any]) -> None:
+        keep = self.current_id()
+        rows, now = result["decisions"], result["now"]
+        self.model.set_rows(rows, now)
+        self.loaded = True
+        self._task_items(rows)
+        self.select(keep)
+        soonest = min((r["expires_at"] for r in rows if r["expires_at"]), default=None)
+        self.follower.at(soonest, now)
+        self._summary()
+        self.updated.emit(rows, now)
+        if self._chain and self._done_id not in {r["id"] for r in rows}:
+            self._chain = False
+            self._open_next()
+
+    def _task_items(self, rows: list[dict[str, Any]]) -> None:
+        tasks = sorted({(r["task_title"], r["task_id"]) for r in rows})
+        have = [(self.task.itemText(i), self.task.itemData(i)) for i in range(1, self.task.count())]
+        if have == tasks:
+            return
+        keep = self.task.currentData()
+        self.task.blockSignals(True)
+        while self.task.count() > 1:
+            self.task.removeItem(1)
+        for title, tid in tasks:
+            self.task.addItem(title, tid)
+        self.task.setCurrentIndex(max(self.task.findData(keep), 0))
+        self.task.blockSignals(False)
+
+    def _filters_changed(self) -> None:
+        who = settings.reviewer()
+        self.proxy.set(
+            mine=bool(self.whose.currentData()),
+            reviewer_id=who[1] if who else None,
+            kind=self.kind.currentData(),
+            task=self.task.currentData(),
+        )
+        self._summary()
+
+    def _summary(self) -> None:
+        n, shown = len(self.model.rows), self.proxy.rowCount()
+        approvals = sum(r["kind"] == "approval" for r in self.model.rows)
+        text = f"{t.count(n, 'open decision', 'open decisions')} ({approvals} approvals)"
+        if shown != n:
+            text += f", {shown} shown"
+        self.summary.setText(text + " · Enter opens one; the next follows when it is done")
+
+    # --- selection -----------------------------------------------------------------------
+
+    def current_id(self) -> str | None:
+        ix = self.table.currentIndex()
+        return ix.data(ID_ROLE) if ix.isValid() else None
+
+    def select(self, decision_id: str | None) -> bool:
+        row = self.model.row_of(decision_id)
+        ix = self.proxy.mapFromSource(self.model.index(row, 0)) if row >= 0 else QModelIndex()
+        if not ix.isValid():
+            return False
+        self.table.setCurrentIndex(ix)
+        self.table.selectRow(ix.row())
+        self.table.scrollTo(ix)
+        return True
+
+    def current(self) -> dict[str, Any] | None:
+        row = self.model.row_of(self.current_id())
+        return self.model.rows[row] if row >= 0 else None
+
+    # --- deciding ------------------------------------------------------------------------
+
+    def open_decision(self, decision_id: str) -> None:
+        if self.select(decision_id):
+            self.open_current()
+
+    def open_current(self) -> None:
+        d = self.current()
+        store = self.host.store
+        if d is None or store is None:
+            return
+        if d["kind"] == "resume":
+            self.show_task.emit(d["task_id"])
+            return
+        self._chain_row = self.table.currentIndex().row()
+        task_id = d["task_id"]
+        self.host.loader.submit(
+            "queue:open",
+            lambda: store.task(task_id),
+            lambda task: self._open_dialog(d, task),
+            lambda err: self.host.statusBar().showMessage(f"Could not read {task_id}: {err}"),
+        )
+
+    def _open_dialog(self, d: dict[str, Any], task: dict[str, Any]) -> None:
+        dialog: Any = None
+        if d["kind"] == "approval":
+            a = next((x for x in task["approvals"] if x["approval_id"] == d["key"]), None)
+            if a is not None:
+                from .dialogs import ApproveDialog
+
+                dialog = ApproveDialog(self.host, task["id"], a, task.get("now") or "")
+        elif d["kind"] in {"reconcile", "conflict"}:
+            e = next((x for x in task["effects"] if x["effect_id"] == d["key"]), None)
+            if e is not None:
+                from .reconcile import ReconcileDialog
+
+                dialog = ReconcileDialog(self.host, task["id"], e)
+        elif d["kind"] == "judge":
+            c = next((x for x in task["criteria"] if x["criterion_id"] == d["key"]), None)
+            if c is not None:
+                from .dialogs import JudgeDialog
+
+                dialog = JudgeDialog(self.host, task, c)
+        if dialog is None:
+            self.refresh()
+            return
+        self.dialog = dialog
+        dialog.finished.connect(lambda code, d=d: self._dialog_done(d, code))
+        dialog.open()
+
+    def _dialog_done(self, d: dict[str, Any], code: int) -> None:
+        from PySide6.QtWidgets import QDialog
+
+        if code == QDialog.DialogCode.Accepted:
+            # Decided: the next decision opens once the queue no longer lists this one.
+            self._chain, self._done_id = True, d["id"]
+            self.refresh()
+        else:
+            self.table.setFocus()
+
+    def _open_next(self) -> None:
+        n = self.proxy.rowCount()
+        if n == 0:
+            self.host.statusBar().showMessage("No open decisions left: the queue is clear", 8000)
+            self.table.setFocus()
+            return
+        ix = self.proxy.index(min(self._chain_row, n - 1), 0)
+        self.table.setCurrentIndex(ix)
+        self.table.selectRow(ix.row())
+        self.open_current()

@@ -1,0 +1,195 @@
+"""Open decisions across every task: what waits on a person now, in one read.
+
+The reviewer's queue (the desktop's Decisions view, and `boris decisions`): pending
+approvals, effects whose outcome must be reconciled (or whose reconciliation found a
+conflict), criteria awaiting a person's judgement, and runs stopped by policy or their owner
+that only a person resumes. Which of those are open is `store.rules`' word; this module only
+reads the rows, one query per table (no N+1), so it stays quick on ten thousand tasks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from . import rules
+from . import schema as t
+
+#: Decision kinds, in the order the queue lists kinds that have no expiry.
+APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = (
+    "approval",
+    "reconcile",
+    "conflict",
+    "judge",
+    "resume",
+)
+KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME)
+
+
+def _verdict(reconciliation: Any) -> str | None:
+    if isinstance(reconciliation, dict):
+        v = reconciliation.get("verdict")
+        return str(v) if v is not None else None
+    return None
+
+
+def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
+    """Every open decision, approvals soonest expiry first, then the rest longest waiting
+    first. Each: `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect or
+    criterion id; the task id for a resume), `what`, `why`, `since` (waiting since),
+    `expires_at` (approvals), `requester` (approvals)."""
+    out: list[dict[str, Any]] = []
+    pending = conn.execute(
+        sa.select(
+            t.approvals.c.approval_id,
+            t.approvals.c.task_id,
+            t.approvals.c.consequence,
+            t.approvals.c.policy,
+            t.approvals.c.requester,
+            t.approvals.c.requested_at,
+            t.approvals.c.expires_at,
+            t.approvals.c.state,
+        ).where(t.approvals.c.state == rules.ApprovalState.PENDING)
+    )
+    for r in pending:
+        if rules.approval_state(r.state, r.expires_at, now) != rules.ApprovalState.PENDING:
+            continue
+        out.append(
+            {
+                "kind": APPROVAL,
+                "task_id": r.task_id,
+                "key": r.approval_id,
+                "what": r.consequence,
+                "why": f"approve or reject (policy: {r.policy}); only a person decides",
+                "since": r.requested_at,
+                "expires_at": r.expires_at,
+                "requester": r.requester,
+            }
+        )
+    effects = conn.execute(
+        sa.select(
+            t.effects.c.task_id,
+            t.effects.c.effect_id,
+            t.effects.c.stage,
+            t.effects.c.outcome,
+            t.effects.c.reconciliation,
+            t.effects.c.consequence,
+            t.effects.c.requires_approval,
+            t.effects.c.updated_at,
+        )
+    )
+    for e in effects:
+        verdict = _verdict(e.reconciliation)
+        if rules.conflict_undecided(e.stage, e.outcome, verdict):
+            kind = CONFLICT
+            why = "a reconciliation found a conflict: decide present, absent or conflict"
+        elif rules.effect_to_reconcile(e.stage, e.outcome):
+            kind = RECONCILE
+            why = f"outcome {e.outcome or 'not settled'}: " + rules.recovery(
+                e.stage, e.outcome, bool(e.requires_approval)
+            )
+        else:
+            continue
+        out.append(
+            {
+                "kind": kind,
+                "task_id": e.task_id,
+                "key": e.effect_id,
+                "what": e.consequence,
+                "why": why,
+                "since": e.updated_at,
+                "expires_at": None,
+                "requester": None,
+            }
+        )
+    counts = dict(
+        (
+            ((task_id, crit), n)
+            for task_id, crit, n in conn.execute(
+                sa.select(
+                    t.evidence.c.task_id, t.evidence.c.criterion_id, sa.func.count()
+                ).group_by(t.evidence.c.task_id, t.evidence.c.criterion_id)
+            )
+        )
+    )
+    criteria = conn.execute(
+        sa.select(
+            t.criteria.c.task_id,
+            t.criteria.c.criterion_id,
+            t.criteria.c.text,
+            t.criteria.c.status,
+            t.criteria.c.stale_reason,
+            t.criteria.c.judged_at,
+        )
+    )
+    judge_rows = []
+    for c in criteria:
+        if not rules.criterion_awaits_person(c.status, counts.get((c.task_id, c.criterion_id), 0)):
+            continue
+        why = f"stale: {c.stale_reason}" if c.stale_reason else "evidence attached, not judged yet"
+        judge_rows.append(
+            {
+                "kind": JUDGE,
+                "task_id": c.task_id,
+                "key": c.criterion_id,
+                "what": c.text,
+                "why": why + "; judge it satisfied, failed or waived",
+                "since": c.judged_at,
+                "expires_at": None,
+                "requester": None,
+            }
+        )
+    out += judge_rows
+    tasks: dict[str, Any] = {}
+    for tr in conn.execute(
+        sa.select(
+            t.tasks.c.task_id,
+            t.tasks.c.title,
+            t.tasks.c.owner,
+            t.tasks.c.status,
+            t.tasks.c.status_reason,
+            t.tasks.c.updated_at,
+        )
+    ):
+        tasks[tr.task_id] = tr
+        if rules.awaits_resume(tr.status):
+            out.append(
+                {
+                    "kind": RESUME,
+                    "task_id": tr.task_id,
+                    "key": tr.task_id,
+                    "what": f"the run is {tr.status.replace('_', ' ')}",
+                    "why": (tr.status_reason + "; " if tr.status_reason else "")
+                    + "only a person resumes it (or raises the limit)",
+                    "since": tr.updated_at,
+                    "expires_at": None,
+                    "requester": None,
+                }
+            )
+    for d in out:
+        task = tasks.get(d["task_id"])
+        d["task_title"] = task.title if task is not None else d["task_id"]
+        d["owner"] = task.owner if task is not None else ""
+        if d["since"] is None:
+            d["since"] = task.updated_at if task is not None else now
+        d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
+    out.sort(key=order_key)
+    return out
+
+
+def order_key(d: dict[str, Any]) -> tuple[int, str, str]:
+    """Approvals first, soonest expiry first; then the rest, longest waiting first."""
+    if d["expires_at"]:
+        return (0, d["expires_at"], d["id"])
+    return (1, d["since"] or "", d["id"])
+
+
+def decisions(store: Any) -> dict[str, Any]:
+    """On a worker: the open decisions with the database clock and data version they are of."""
+    from . import db
+
+    with store.read() as conn:
+        now = db.database_now(conn)
+        return {"now": now, "decisions": open_decisions(conn, now)}

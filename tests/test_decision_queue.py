@@ -1,0 +1,93 @@
+"""The decision queue: the store's read of every open decision, and the window's view of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from test_desktop_actions import armed, open_window
+
+from store import Actor, Store
+from store import approvals as ap
+from store.decisions import open_decisions
+from store.demo import fill_demo
+
+AGENT = Actor(kind="agent", id="drafter-7")
+
+
+@pytest.fixture(autouse=True)
+def _reviewer(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+
+
+def _request(store: Store, task: str, n: int, expires_in: int) -> str:
+    aid = f"apr-{task}-{n}"
+    store.execute(
+        ap.RequestApproval(
+            task_id=task, approval_id=aid, payload={"kind": "send", "n": n},
+            consequence=f"send message {n}", policy="test", expires_in_seconds=expires_in,
+        ),
+        AGENT,
+    )  # fmt: skip
+    return aid
+
+
+def test_open_decisions_lists_every_kind_approvals_by_expiry(store: Store) -> None:
+    fill_demo(store)
+    late = _request(store, "note", 1, 7200)
+    soon = _request(store, "note", 2, 600)
+    with store.read() as conn:
+        from store import db
+
+        rows = open_decisions(conn, db.database_now(conn))
+    kinds = {r["kind"] for r in rows}
+    assert {"approval", "reconcile", "judge"} <= kinds
+    approvals = [r["key"] for r in rows if r["kind"] == "approval"]
+    # Soonest expiry first: 10 minutes, 2 hours, then the demo's request (4 hours).
+    assert approvals == [soon, late, "apr-note-mail"]
+    # Approvals lead, the rest follow.
+    first_other = next(i for i, r in enumerate(rows) if r["kind"] != "approval")
+    assert all(r["kind"] != "approval" for r in rows[first_other:])
+    assert all(r["task_title"] and r["why"] and r["since"] for r in rows)
+
+
+@pytest.mark.sqlite_only
+def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, store: Store):
+    fill_demo(store)
+    w = open_window(qtbot, store)
+    q = w.queue
+    qtbot.waitUntil(lambda: q.loaded, timeout=5000)
+    before = len(q.model.rows)
+    other = Store.open(store.location.directory)
+    try:
+        ids = [_request(other, "note", n, 3600 + n) for n in range(3)]
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: len(q.model.rows) == before + 3, timeout=1000)
+    w.show_queue()
+    q.kind.setCurrentIndex(q.kind.findData("approval"))
+    assert q.proxy.rowCount() == 4
+    q.table.setCurrentIndex(q.proxy.index(0, 0))
+    from PySide6.QtCore import Qt
+
+    qtbot.keyClick(q.table, Qt.Key.Key_Return)
+    decided = []
+    for _ in range(4):
+        qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+        d = q.dialog
+        armed(qtbot, d.ok)
+        d.note.setPlainText("ok")
+        d.ok.setFocus()
+        qtbot.keyClick(d.ok, Qt.Key.Key_Space)
+        qtbot.waitUntil(lambda d=d: not d.isVisible(), timeout=5000)
+        decided.append(d.approval["approval_id"])
+    assert set(ids) <= set(decided)
+    qtbot.waitUntil(lambda: q.proxy.rowCount() == 0, timeout=5000)
+    states = {a["approval_id"]: a["state"] for a in store.task("note")["approvals"]}
+    assert all(states[i] == "approved" for i in ids)

@@ -1,6 +1,6 @@
 """The decision queue: every open decision across tasks, beside the task inbox.
 
-What is open is the store's word (`store.decisions`, over `store.rules`), read on a worker
+What is open is the store's word (`store.reads.decisions`, over `store.rules`), read on a worker
 and followed (`follow.Follower`): a decision written by another process shows within a
 second, and an approval leaves the queue the moment it expires. Enter opens the decision's
 own dialog; when that dialog is done the next decision's opens, so a reviewer clears the
@@ -63,7 +63,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def _fetch(store: Any) -> dict[str, Any]:
-    from store.decisions import decisions
+    from store.reads.decisions import decisions
 
     return decisions(store)
 

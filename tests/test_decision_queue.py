@@ -11,9 +11,9 @@ import pytest
 from test_desktop_actions import armed, open_window
 
 from store import Actor, Store
-from store import approvals as ap
-from store.decisions import open_decisions
-from store.demo import fill_demo
+from store.commands import approvals as ap
+from store.reads.decisions import open_decisions
+from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="drafter-7")
 

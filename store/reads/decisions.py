@@ -14,8 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from . import rules
-from . import schema as t
+from .. import rules
+from .. import schema as t
 
 #: Decision kinds, in the order the queue lists kinds that have no expiry.
 APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = (
@@ -188,7 +188,7 @@ def order_key(d: dict[str, Any]) -> tuple[int, str, str]:
 
 def decisions(store: Any) -> dict[str, Any]:
     """On a worker: the open decisions with the database clock and data version they are of."""
-    from . import db
+    from .. import db
 
     with store.read() as conn:
         now = db.database_now(conn)

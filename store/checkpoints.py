@@ -22,7 +22,7 @@ from . import status as st
 from .canonical import canonical_json, canonical_object
 from .checkpoint_state import known_state
 from .commands import TaskCommand, _require_writable, handles, new_id
-from .errors import CommandRejected, EvidenceMissing
+from .errors import CommandRejected, EvidenceMissing, PendingWork
 from .model import Actor
 from .tx import Tx
 
@@ -126,7 +126,7 @@ def write_checkpoint(
             )
             if missing:
                 raise EvidenceMissing(missing, message)
-            raise CommandRejected(message)
+            raise PendingWork(pending, message)
     if actor.kind == "person" and not note.strip():
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)

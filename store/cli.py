@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from pydantic import TypeAdapter, ValidationError
 
+from . import answers
 from . import commands as c
 from .errors import StoreError
 from .model import Actor
@@ -37,7 +38,7 @@ def _print(args: argparse.Namespace, value: Any, human: str) -> None:
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 
 #: The only commands that make a store where there is none; every other one says so.
-CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import"})
+CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
 
 
 def _command_adapter() -> TypeAdapter[Any]:
@@ -378,9 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--reason", default="")
 
     # Each area of the record registers its own subcommands.
-    from . import cli_archive, cli_ledger, cli_resume, cli_verify
+    from . import cli_archive, cli_ledger, cli_mcp, cli_resume, cli_verify
 
-    for area in (cli_ledger, cli_resume, cli_verify, cli_archive):
+    for area in (cli_ledger, cli_resume, cli_verify, cli_archive, cli_mcp):
         area.register(add)
     return p
 
@@ -405,8 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except StoreError as exc:
         print(f"boris: {' '.join(str(exc).splitlines())}", file=sys.stderr)
-        # `verify` tells "problems found" (3) from "could not run" (1).
-        return int(getattr(exc, "exit_code", 1))
+        # `verify` tells "problems found" (3) from "could not run" (1); bad input is 2.
+        return 2 if isinstance(exc, answers.UsageError) else int(getattr(exc, "exit_code", 1))
     except ValidationError as exc:
         first = exc.errors()[0]
         print(f"boris: {'.'.join(str(x) for x in first['loc'])}: {first['msg']}", file=sys.stderr)

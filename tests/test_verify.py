@@ -750,7 +750,6 @@ def test_a_witness_that_cannot_be_written_is_said_not_hidden(
 
 # --- verify beside writers ----------------------------------------------------------------
 
-
 def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str | None
 ) -> None:

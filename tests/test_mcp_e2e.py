@@ -361,3 +361,59 @@ def test_the_server_needs_an_agent_identity(tmp_path: Path, actor: str | None) -
     )
     assert done.returncode == 2
     assert "--actor agent:ID" in done.stderr or "acts for an agent" in done.stderr
+
+
+def test_streamable_http_on_loopback(tmp_path: Path, ws: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    store_dir = tmp_path / "store"
+    argv = [sys.executable, "-m", "store.cli", "mcp", "--store", str(store_dir)]
+    argv += ["--actor", "agent:team-bot", "--http", "--port", "0"]
+    proc = subprocess.Popen(
+        argv, env=_env(), cwd=ROOT, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # "boris mcp: streamable HTTP at http://127.0.0.1:PORT/mcp"
+        assert "streamable HTTP at http://127.0.0.1:" in line, line
+        url = line.rsplit(" ", 1)[1].strip()
+
+        async def scenario() -> None:
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                created = await session.call_tool(
+                    "create_task",
+                    {"title": "T", "owner": "o", "objective": "x", "scope_paths": [str(ws)]},
+                )
+                assert created.structured_content["ok"] is True
+                task = created.structured_content["result"]
+                state = await session.read_resource(f"boris://tasks/{task}")
+                assert json.loads(state.contents[0].text)["id"] == task  # type: ignore[union-attr]
+
+        anyio.run(scenario)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    shown = _reviewer(store_dir, None, "tasks", "--json")
+    assert len(json.loads(shown.stdout)) == 1
+
+
+def test_http_is_refused_off_loopback(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "store.cli", "mcp", "--store", str(tmp_path / "s")]
+    argv += ["--actor", "agent:a", "--http", "--host", "0.0.0.0"]
+    done = subprocess.run(
+        argv,
+        env=_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "loopback only" in done.stderr

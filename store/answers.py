@@ -8,11 +8,15 @@ the exception's type (`store.errors`), never from its message.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .errors import StoreError
+
+if TYPE_CHECKING:
+    from .commands import Command
+    from .store import Store
 
 #: Exit code per kind of answer, as `boris` documents them (README, `boris --help`).
 EXIT_CODES: dict[str, int] = {
@@ -59,6 +63,9 @@ def refusal(exc: BaseException) -> dict[str, Any]:
         code, kind, rule = exc.code, exc.category, exc.rule
         message = " ".join(str(exc).split())
         details = {a: getattr(exc, a) for a in _DETAILS if getattr(exc, a, None) is not None}
+        report = getattr(exc, "report", None)
+        if report is not None and hasattr(report, "to_json"):
+            details["report"] = report.to_json()
     elif isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
@@ -92,3 +99,26 @@ def refusal(exc: BaseException) -> dict[str, Any]:
 
 def exit_code(kind: str) -> int:
     return EXIT_CODES.get(kind, EXIT_CODES["internal"])
+
+
+def facts_after(store: Store, command: Command, value: Any) -> dict[str, Any]:
+    """What an agent needs next after planning or revising an effect: its id and the digest
+    of the prepared object that an approval will bind and a dispatch must match."""
+    ctype = str(getattr(command, "type", ""))
+    if ctype not in {"plan_effect", "revise_effect"}:
+        return {}
+    task_id = str(getattr(command, "task_id", ""))
+    effect_id = value if ctype == "plan_effect" else getattr(command, "effect_id", None)
+    import sqlalchemy as sa
+
+    from . import schema as t
+
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.effects.c.intent).where(
+                t.effects.c.task_id == task_id, t.effects.c.effect_id == effect_id
+            )
+        ).first()
+    if row is None:  # pragma: no cover - it was written in the same call
+        return {}
+    return {"effect_id": effect_id, "prepared_digest": dict(row.intent)["prepared_digest"]}

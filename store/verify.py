@@ -135,7 +135,6 @@ class VerifyFailed(StoreError):
     #: Problems in the record: `boris verify` exits 3 (store.answers.EXIT_CODES).
     code = "integrity_problems"
     category = "integrity"
-    exit_code = 3
 
     def __init__(self, report: Report) -> None:
         super().__init__(report.summary())

@@ -147,7 +147,7 @@ def test_show_json_names_the_blob_and_its_owner(
     s.blobs.path_of(ev["digest"]).write_bytes(b"garbage")
     url = [] if s.location.sqlite_file else ["--url", s.location.url]
     rc = main(["--store", str(s.location.directory), *url, "show", tid, "--json"])
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["result"]
     assert rc in (0, None)
     assert [(p["digest"], p["owner"]["criterion_id"]) for p in out["problems"]] == [
         (ev["digest"], cid)

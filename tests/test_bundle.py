@@ -250,7 +250,9 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
     assert not image.isNull()
     assert (image.width(), image.height()) == (1280, 780)
 
-    listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))
+    listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))[
+        "result"
+    ]
     reference = Store.open(tmp_path / "reference")
     try:
         expected = set(fill_demo(reference))
@@ -267,5 +269,5 @@ def test_bundle_migrates_an_old_store(bundle: Path, env: dict[str, str], tmp_pat
     directory = tmp_path / "old"
     shutil.copytree(ROOT / "tests" / "fixtures" / "store-0001", directory)
     listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))
-    assert listed
+    assert listed["ok"] and listed["result"]
     assert list((directory / "backups").glob("boris-schema0001-*.sqlite"))

@@ -224,7 +224,8 @@ def test_whole_loop_over_stdio_ends_final(
         # approved; nothing was written as anyone else.
         shown = _reviewer(store_dir, store_url, "events", task, "--json")
         actors = {
-            (e["type"], e["actor"]["kind"], e["actor"]["id"]) for e in json.loads(shown.stdout)
+            (e["type"], e["actor"]["kind"], e["actor"]["id"])
+            for e in json.loads(shown.stdout)["result"]
         }
         assert ("effect.planned", "agent", "writer") in actors
         assert ("approval.decided", "person", "rita") in actors
@@ -400,7 +401,7 @@ def test_streamable_http_on_loopback(tmp_path: Path, ws: Path) -> None:
         if proc.stderr is not None:
             proc.stderr.close()
     shown = _reviewer(store_dir, None, "tasks", "--json")
-    assert len(json.loads(shown.stdout)) == 1
+    assert len(json.loads(shown.stdout)["result"]) == 1
 
 
 def test_http_is_refused_off_loopback(tmp_path: Path) -> None:

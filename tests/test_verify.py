@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from store import Actor, Store, StoreError, UnknownTask, db
+from store import Actor, Store, StoreError, UnknownTask, answers, db
 from store import commands as c
 from store import events as ev
 from store.approvals import DecideApproval, RequestApproval
@@ -750,6 +750,7 @@ def test_a_witness_that_cannot_be_written_is_said_not_hidden(
 
 # --- verify beside writers ----------------------------------------------------------------
 
+
 def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str | None
 ) -> None:
@@ -835,7 +836,13 @@ def test_cli_ok_then_problems(
     assert line.startswith(f"{made['tid']}: blob_missing: blob {made['evidence_digest']}")
     assert err == "boris: verified 1 task: 1 problem in 1 of them\n"
     assert _cli(s, "verify", "--json") == 3
-    data = json.loads(capsys.readouterr().out)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["ok"] is False
+    assert (answer["error"]["code"], answer["error"]["category"]) == (
+        "integrity_problems",
+        "integrity",
+    )
+    data = answer["error"]["details"]["report"]
     assert data["ok"] is False
     assert [p["kind"] for p in data["problems"]] == ["blob_missing"]
     assert data["problems"][0]["task_id"] == made["tid"]
@@ -852,7 +859,8 @@ def test_verify_failed_carries_the_report(s: Store, made: dict[str, Any]) -> Non
     s.blobs.path_of(made["artifact_digest"]).unlink()
     report = verify(s)
     exc = VerifyFailed(report)
-    assert isinstance(exc, StoreError) and exc.report is report and exc.exit_code != 0
+    assert isinstance(exc, StoreError) and exc.report is report
+    assert answers.exit_code(exc.category) == 3
     assert str(exc) == report.summary()
 
 

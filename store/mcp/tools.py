@@ -207,26 +207,7 @@ def run_command(
     assert spec.command is not None
     command = spec.command.model_validate({**arguments, "type": spec.name})
     value = store.execute(command, actor)
-    return answers.ok(value, **effect_facts(store, command, value))
-
-
-def effect_facts(store: Store, command: c.Command, value: Any) -> dict[str, Any]:
-    """What an agent needs next after planning or revising an effect: its id and the digest
-    of the prepared object that an approval will bind and a dispatch must match."""
-    ctype = _command_type(type(command))
-    if ctype not in {"plan_effect", "revise_effect"}:
-        return {}
-    task_id = str(getattr(command, "task_id", ""))
-    effect_id = value if ctype == "plan_effect" else getattr(command, "effect_id", None)
-    with store.read() as conn:
-        row = conn.execute(
-            sa.select(t.effects.c.intent).where(
-                t.effects.c.task_id == task_id, t.effects.c.effect_id == effect_id
-            )
-        ).first()
-    if row is None:  # pragma: no cover - it was written in the same call
-        return {}
-    return {"effect_id": effect_id, "prepared_digest": dict(row.intent)["prepared_digest"]}
+    return answers.ok(value, **answers.facts_after(store, command, value))
 
 
 def read(store: Store, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -768,3 +768,54 @@ from . import approvals as _approvals  # noqa: E402, F401
 from . import checkpoints as _checkpoints  # noqa: E402, F401
 from . import ledger as _ledger  # noqa: E402, F401
 from . import narrative as _narrative  # noqa: E402, F401
+
+# Every command has this documented home (`from store.commands import DispatchEffect`),
+# wherever its handler lives.
+from .approvals import DecideApproval, RequestApproval  # noqa: E402
+from .checkpoints import StopRun, WriteCheckpoint  # noqa: E402
+from .ledger import (  # noqa: E402
+    CancelEffect,
+    DispatchEffect,
+    ObserveEffect,
+    PlanEffect,
+    ReconcileEffect,
+    RecordResponse,
+    ReviseEffect,
+)
+from .narrative import ClaimIn, RecordNarrative  # noqa: E402
+
+__all__ = [
+    "AddCriterion",
+    "AddPhase",
+    "AmendObjective",
+    "AttachEvidence",
+    "CancelEffect",
+    "ChangeCriterion",
+    "ChargeBudget",
+    "ClaimIn",
+    "Command",
+    "CompletePhase",
+    "Content",
+    "CreateTask",
+    "DecideApproval",
+    "DispatchEffect",
+    "JudgeCriterion",
+    "ObserveEffect",
+    "PlanEffect",
+    "ReconcileEffect",
+    "RecordArtifact",
+    "RecordNarrative",
+    "RecordNote",
+    "RecordResponse",
+    "ReleaseBudget",
+    "RequestApproval",
+    "ReserveBudget",
+    "ReviseEffect",
+    "SetBudget",
+    "SetStatus",
+    "StopRun",
+    "TaskCommand",
+    "WriteCheckpoint",
+    "command_classes",
+    "execute",
+]

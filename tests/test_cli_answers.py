@@ -262,3 +262,29 @@ def test_every_option_has_help_and_choices_are_listed(capsys: pytest.CaptureFixt
     assert main(["--help"]) == 0
     top = capsys.readouterr().out
     assert "exit codes" in top and "70" in top
+
+
+def test_ingest_keeps_the_refusals_type_and_names_the_command(cli: Cli, tmp_path: Path) -> None:
+    lines = tmp_path / "cmds.jsonl"
+    lines.write_text(
+        json.dumps({"type": "add_criterion", "task_id": "t", "text": "a"})
+        + "\n"
+        + json.dumps(
+            {
+                "type": "record_artifact",
+                "task_id": "t",
+                "name": "p",
+                "content": {"path": "/etc/passwd"},
+            }
+        )
+        + "\n"
+    )
+    error = cli.refused(*AGENT, "ingest", str(lines))
+    assert (error["code"], error["rule"], error["exit_code"]) == (
+        "scope_violation",
+        "within_scope",
+        1,
+    )
+    assert error["message"].startswith("command 2 (record_artifact): ")
+    assert error["message"].endswith("nothing was written")
+    assert cli.ok("show", "t")["result"]["criteria"] == []

@@ -327,6 +327,19 @@ def test_agent_cannot_decide_or_waive_and_wait_times_out(
             assert timed["timed_out"] is True
             assert timed["result"]["state"] == "pending"
             assert 0.4 <= time.monotonic() - started < 10
+            # A client that asks for progress hears from a long wait every few seconds.
+            heard: list[tuple[float, float | None, str | None]] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                heard.append((done, total, message))
+
+            waited = await session.call_tool(
+                "wait_for_approval",
+                {"task_id": task, "approval_id": apr, "timeout_seconds": 2.5},
+                progress_callback=on_progress,
+            )
+            assert waited.structured_content["timed_out"] is True
+            assert heard and heard[0][1] == 2.5 and heard[0][2] == f"approval {apr} is pending"
             too_long = await agent.refused(
                 "wait_for_approval", task_id=task, approval_id=apr, timeout_seconds=10**6
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -27,8 +27,10 @@ from . import tools
 
 T = TypeVar("T")
 
-#: How often a waiting call looks at the approval again.
+#: How often a waiting call looks at the approval again, and tells its progress.
 POLL_SECONDS = 0.2
+PROGRESS_SECONDS = 2.0
+Progress = Callable[[float, float, str], Awaitable[None]]
 TASK_URI = "boris://tasks/{task_id}"
 BRIEF_URI = "boris://tasks/{task_id}/brief"
 
@@ -74,7 +76,9 @@ class BorisServer:
             for s in self.specs.values()
         ]
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> dict[str, Any]:
         """The tool's answer object: `answers.ok(...)` or `answers.refusal(...)`."""
         spec = self.specs.get(name)
         if spec is None:
@@ -85,14 +89,18 @@ class BorisServer:
                     tools.run_command, self.store, self.actor, spec, arguments
                 )
             if spec.name == tools.WAIT_TOOL:
-                return await self.wait_for_approval(arguments)
+                return await self.wait_for_approval(arguments, progress)
             return await self._in_store(tools.read, self.store, spec, arguments)
         except Exception as exc:  # every failure crosses as a refusal object, typed
             return answers.refusal(exc)
 
-    async def wait_for_approval(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def wait_for_approval(
+        self, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> dict[str, Any]:
         """Poll the approval until a person decides it (or it expires, goes stale, is
-        revoked), for at most `timeout_seconds`. Cancelling the call ends the wait."""
+        revoked), for at most `timeout_seconds`. Cancelling the call ends the wait. While it
+        waits, `progress` is told every few seconds (a client that asked for progress keeps
+        its request timer alive that way)."""
         task_id = str(arguments.get("task_id") or "")
         approval_id = str(arguments.get("approval_id") or "")
         if not task_id or not approval_id:
@@ -103,11 +111,15 @@ class BorisServer:
                 f"timeout_seconds must be between 0 and {self.max_wait_seconds:g}"
             )
         started = time.monotonic()
+        told = started
         while True:
             now = await self._in_store(tools.approval_now, self.store, task_id, approval_id)
             waited = round(time.monotonic() - started, 3)
             if now["decided"] or waited >= timeout:
                 return answers.ok(now, timed_out=not now["decided"], waited_seconds=waited)
+            if progress is not None and time.monotonic() - told >= PROGRESS_SECONDS:
+                told = time.monotonic()
+                await progress(waited, timeout, f"approval {approval_id} is {now['state']}")
             await anyio.sleep(min(POLL_SECONDS, max(timeout - waited, 0.0)))
 
     # --- resources -------------------------------------------------------------------------
@@ -160,7 +172,21 @@ class BorisServer:
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
-            answer = await self.call(params.name, dict(params.arguments or {}))
+            meta: Mapping[str, Any] = ctx.meta or {}
+            token = meta.get("progress_token", meta.get("progressToken"))
+            progress: Progress | None = None
+            if token is not None:
+
+                async def progress(done: float, total: float, message: str) -> None:
+                    await ctx.session.send_progress_notification(
+                        token,
+                        done,
+                        total,
+                        message,
+                        related_request_id=None if ctx.request_id is None else str(ctx.request_id),
+                    )
+
+            answer = await self.call(params.name, dict(params.arguments or {}), progress)
             return types.CallToolResult(
                 content=[types.TextContent(text=json.dumps(answer, default=str, sort_keys=True))],
                 structured_content=json.loads(json.dumps(answer, default=str)),

@@ -272,3 +272,30 @@ def test_bundle_migrates_an_old_store(bundle: Path, env: dict[str, str], tmp_pat
     listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))
     assert listed["ok"] and listed["result"]
     assert list((directory / "backups").glob("boris-schema0001-*.sqlite"))
+
+
+@slow
+@needs_bundle
+def test_bundle_serves_mcp(bundle: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The bundle's `boris mcp` answers the SDK's client: the agent's side ships too."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=str(bundle / "boris"),
+        args=["mcp", "--store", str(tmp_path / "s"), "--actor", "agent:bundled"],
+        env=env,
+    )
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            assert {"plan_effect", "wait_for_approval"} <= names
+            made = await session.call_tool(
+                "create_task",
+                {"title": "T", "owner": "o", "objective": "x", "scope_paths": [str(tmp_path)]},
+            )
+            assert made.structured_content["ok"] is True
+
+    anyio.run(scenario)

@@ -145,17 +145,24 @@ if [ -n "$build_missing" ] || { [ "$SYSTEM_CHECK" = 1 ] && [ -n "$all_missing" ]
   fi
 fi
 
-# One version: store/version.py; the newest AppStream release and CHANGELOG.md must name it.
+# One version: store/version.py. RELEASED (the newest release) is what the newest AppStream
+# release and CHANGELOG.md's newest release section name; __version__ is RELEASED itself for a
+# release build, or a .dev of the next one while CHANGELOG.md has an [Unreleased] section.
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' store/version.py)
+RELEASED=$(sed -n 's/^RELEASED = "\(.*\)"$/\1/p' store/version.py)
 META=resources/app/org.boris.BorisDesktop.metainfo.xml
 DESKTOP=resources/app/org.boris.BorisDesktop.desktop
 meta_version=$(grep -o '<release version="[^"]*"' "$META" | head -1 | cut -d'"' -f2)
-if [ "$meta_version" != "$VERSION" ]; then
-  echo "build-bundle: $META's newest release is '$meta_version', store/version.py says '$VERSION'" >&2
+if [ "$meta_version" != "$RELEASED" ]; then
+  echo "build-bundle: $META's newest release is '$meta_version', store/version.py's RELEASED is '$RELEASED'" >&2
   status=1
 fi
-if ! grep -q "^## \[$VERSION\]" CHANGELOG.md; then
-  echo "build-bundle: CHANGELOG.md has no '## [$VERSION]' section" >&2
+if ! grep -q "^## \[$RELEASED\]" CHANGELOG.md; then
+  echo "build-bundle: CHANGELOG.md has no '## [$RELEASED]' section" >&2
+  status=1
+fi
+if [ "$VERSION" != "$RELEASED" ] && ! { [[ "$VERSION" == *.dev* ]] && grep -q '^## \[Unreleased\]' CHANGELOG.md; }; then
+  echo "build-bundle: store/version.py says '$VERSION': a release is RELEASED, unreleased work a .dev with an [Unreleased] section in CHANGELOG.md" >&2
   status=1
 fi
 if command -v desktop-file-validate >/dev/null; then

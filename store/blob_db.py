@@ -22,7 +22,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -47,7 +47,7 @@ class ServerBlobStore(BlobStore):
         self.engine = engine
         # Digests whose content this process has hashed whole: content never changes
         # under a digest, so later checks need only ask whether it is still there.
-        self._verified: set[str] = set()
+        self._verified: dict[str, tuple[Any, ...]] = {}
         self._verified_lock = threading.Lock()
 
     def _cache_path(self, digest: str) -> Path:
@@ -177,16 +177,38 @@ class ServerBlobStore(BlobStore):
             return exc.problem
         return None
 
+    def _fingerprint(self, digest: str) -> tuple[Any, ...] | None:
+        """What changes when the blob's rows change, read without its content: the chunks'
+        count, total length and newest row version (PostgreSQL's xmin moves on any UPDATE).
+        None when the blob is missing."""
+        chunk = t.blob_chunks.c
+        query = sa.select(
+            sa.func.count(),
+            sa.func.sum(sa.func.octet_length(chunk.data)),
+            sa.func.max(sa.cast(sa.literal_column("blob_chunks.xmin"), sa.Text)),
+        ).where(chunk.digest == digest)
+        with self.engine.connect() as conn:
+            if self._row(conn, digest) is None:
+                return None
+            row = conn.execute(query).one()
+        return tuple(row)
+
     def remembered_problem(self, digest: str) -> str | None:
-        """`problem(verify=True)`, hashing each blob's content once per process."""
+        """`problem(verify=True)`, hashing each blob's content once per process while its
+        rows stay as they were hashed (a row damaged later is hashed, and found, again)."""
+        self._cache_path(digest)  # refuses what is not a digest
+        fingerprint = self._fingerprint(digest)
+        if fingerprint is None:
+            return "missing"
         with self._verified_lock:
-            seen = digest in self._verified
-        if seen:
-            return None if self.has(digest) else "missing"
+            if self._verified.get(digest) == fingerprint:
+                return None
         problem = self.problem(digest, verify=True)
         if problem is None:
             with self._verified_lock:
-                self._verified.add(digest)
+                if len(self._verified) > 100_000:
+                    self._verified.clear()
+                self._verified[digest] = fingerprint
         return problem
 
     def path_of(self, digest: str) -> Path:

@@ -6,16 +6,39 @@ or input (a clear message, nothing lost); anything else escaping the store is a 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class StoreError(Exception):
-    """A problem the user can act on. The message is one line, meant to be shown as is."""
+    """A problem the user can act on. The message is one line, meant to be shown as is.
+
+    Each class names what a program reading the refusal needs (`store.services.answers` turns them
+    into a JSON object and an exit code): `code`, stable and specific; `category`, the class of
+    problem (refused, not_found, integrity, busy, environment); `rule`, the rule that
+    refused, where one did. `code` is a class's, or an instance's where one class refuses
+    for several named reasons (a signature: required, unknown key, revoked key)."""
+
+    code: str = "store_error"
+    category: ClassVar[str] = "environment"
+    rule: str | None = None
 
 
 class CommandRejected(StoreError):
     """A command broke an invariant. Nothing was written."""
 
+    code = "rejected"
+    category = "refused"
+
+    def __init__(self, message: str = "", *, rule: str | None = None) -> None:
+        super().__init__(message)
+        if rule is not None:
+            self.rule = rule
+
 
 class UnknownTask(CommandRejected):
+    code = "unknown_task"
+    category = "not_found"
+
     def __init__(self, task_id: str) -> None:
         super().__init__(f"no task with id {task_id!r}")
         self.task_id = task_id
@@ -25,6 +48,8 @@ class AuthorityRefused(CommandRejected):
     """The actor's kind may not run this command (a rule of `store.rules.AUTHORITY`): an agent
     asks a person to do it."""
 
+    code = "authority_refused"
+
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
         self.rule = rule
@@ -32,6 +57,9 @@ class AuthorityRefused(CommandRejected):
 
 class BudgetBinds(CommandRejected):
     """The command would spend a budget that is exhausted while the run is budget_exhausted."""
+
+    code = "budget_binds"
+    rule = "budget_binds"
 
     def __init__(self, counter: str, message: str) -> None:
         super().__init__(message)
@@ -41,6 +69,9 @@ class BudgetBinds(CommandRejected):
 class TargetChanged(CommandRejected):
     """The effect's target changed since the observation a decision rests on: observe again."""
 
+    code = "target_changed"
+    rule = "decide_on_current_observation"
+
     def __init__(self, observation_id: str, message: str) -> None:
         super().__init__(message)
         self.observation_id = observation_id
@@ -48,6 +79,9 @@ class TargetChanged(CommandRejected):
 
 class ConflictUndecided(CommandRejected):
     """A reconciliation found a conflict that only a person's decision settles."""
+
+    code = "conflict_undecided"
+    rule = "conflict_is_decided_by_a_person"
 
     def __init__(self, effect_id: str, message: str) -> None:
         super().__init__(message)
@@ -58,37 +92,72 @@ class ObservationOverride(CommandRejected):
     """A hand decision contradicts the store's own observation of a file and was not given as
     an explicit override with a reason."""
 
+    code = "observation_override"
+    rule = "observation_overrides_need_override"
+
 
 class EvidenceMissing(CommandRejected):
     """Evidence a criterion rests on cannot be read now, so the task cannot complete."""
+
+    code = "evidence_missing"
+    rule = "evidence_must_be_readable"
 
     def __init__(self, criteria: list[str], message: str) -> None:
         super().__init__(message)
         self.criteria = criteria
 
 
+class PendingWork(CommandRejected):
+    """A final checkpoint (or completion) asked for while work is still pending."""
+
+    code = "pending_work"
+    rule = "final_has_no_pending_work"
+
+    def __init__(self, pending: list[str], message: str) -> None:
+        super().__init__(message)
+        self.pending = pending
+
+
 class ScopeViolation(CommandRejected):
     """A path or destination outside the task's resource scope."""
+
+    code = "scope_violation"
+    rule = "within_scope"
 
 
 class StoreTooNew(StoreError):
     """The store was written by a newer program; it is left untouched."""
 
+    code = "store_too_new"
+    category = "environment"
+
 
 class MigrationFailed(StoreError):
     """Bringing the store to this program's schema failed; it was left at its old schema."""
+
+    code = "migration_failed"
+    category = "environment"
 
 
 class StoreCorrupt(StoreError):
     """The store file cannot be read as a Boris store."""
 
+    code = "store_corrupt"
+    category = "integrity"
+
 
 class StoreBusy(StoreError):
     """Another process held the write lock for longer than the busy timeout."""
 
+    code = "busy"
+    category = "busy"
+
 
 class BlobProblem(StoreError):
     """A blob that is missing or whose content does not match its digest."""
+
+    code = "blob_problem"
+    category = "integrity"
 
     def __init__(self, digest: str, problem: str, owner: str = "") -> None:
         where = f" (owned by {owner})" if owner else ""
@@ -101,9 +170,15 @@ class BlobProblem(StoreError):
 class UnknownEventFormat(StoreError):
     """An event payload in a format this program does not know; never filled with defaults."""
 
+    code = "unknown_event_format"
+    category = "integrity"
+
 
 class StoreMissing(StoreError):
     """A command that only reads (or writes into an existing store) found no store there."""
+
+    code = "store_missing"
+    category = "not_found"
 
     def __init__(self, where: str) -> None:
         super().__init__(f"no store at {where} (boris init creates one)")
@@ -113,25 +188,40 @@ class StoreMissing(StoreError):
 class StoreLocationInvalid(StoreError):
     """The store's directory or database URL cannot be used (a file, an unknown URL form)."""
 
+    code = "store_location_invalid"
+    category = "environment"
+
 
 class StoreReadOnly(StoreError):
     """The store can be read here but not written (a read-only mount or permissions)."""
+
+    code = "store_read_only"
+    category = "environment"
 
 
 class StoreFull(StoreError):
     """The disk (or quota) holding the store is full. Nothing was written; the same store
     object works again once space is freed."""
 
+    code = "store_full"
+    category = "environment"
+
 
 class UnsafeDestination(ScopeViolation):
     """A destination written in a form that servers read differently (a backslash, an
     encoded dot, slash, backslash or percent): refused before any scope comparison."""
+
+    code = "unsafe_destination"
+    rule = "unambiguous_destination"
 
 
 class WriteConflict(StoreError):
     """Writers sharing a database server collided: a deadlock, a serialization failure, or a
     seq another writer took first. Nothing was written; `Store.execute` retries these itself
     and raises this only when a write keeps colliding. Never reported as "busy"."""
+
+    code = "write_conflict"
+    category = "busy"
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"the write collided with another writer ({kind}); nothing was written")

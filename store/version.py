@@ -1,3 +1,11 @@
-"""The one source of the program's version."""
+"""The one source of the program's version.
 
-__version__ = "0.1.0"
+A release sets `__version__` to the version of CHANGELOG.md's newest release heading (and the
+metainfo's newest <release>). Between releases the version is the next one's `.dev0`, so a
+build of unreleased work never claims to be the last release: `boris --version`, a store's
+`written_by` and an exported package's `boris_version` tell them apart. `RELEASED` is the
+newest release this build comes after (tests/test_version.py holds all of it to CHANGELOG.md).
+"""
+
+__version__ = "0.2.0.dev0"
+RELEASED = "0.1.0"

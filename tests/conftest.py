@@ -45,6 +45,8 @@ def _no_user_store(monkeypatch: pytest.MonkeyPatch) -> None:
     # A user's BORIS_STORE_URL must never send a test's store to their database.
     monkeypatch.delenv("BORIS_STORE_URL", raising=False)
     monkeypatch.delenv("BORIS_STORE", raising=False)
+    # Nor may a user's BORIS_ACTOR stand in for the actor a test names.
+    monkeypatch.delenv("BORIS_ACTOR", raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -733,7 +733,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
     with Store.open(args.store) as s:
         args.fn(s, args)
     out = capsys.readouterr().out
-    return json.loads(out) if args.json else out
+    return json.loads(out)["result"] if args.json else out
 
 
 def test_cli_export_and_import(

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from blob_damage import damage_blob, lose_blob
 
 from store import Actor, Store
 from store import commands as c
@@ -113,12 +114,10 @@ def test_missing_or_unreadable_evidence_does_not_count(s: Store, ws: Path, damag
     tid = new_task(s, ws)
     cid = satisfied_criterion(s, tid)
     ev = s.task(tid)["criteria"][0]["evidence"][0]
-    path = s.blobs.path_of(ev["digest"])
     if damage == "delete":
-        path.unlink()
+        lose_blob(s, ev["digest"])
     else:
-        path.chmod(0o644)
-        path.write_bytes(b"something else entirely")
+        damage_blob(s, ev["digest"], b"something else entirely")
     state = s.task(tid)
     crit = state["criteria"][0]
     assert crit["status"] == "satisfied" and crit["state"] == "evidence_missing"
@@ -144,10 +143,10 @@ def test_show_json_names_the_blob_and_its_owner(
     tid = new_task(s, ws)
     cid = satisfied_criterion(s, tid)
     ev = s.task(tid)["criteria"][0]["evidence"][0]
-    s.blobs.path_of(ev["digest"]).write_bytes(b"garbage")
+    damage_blob(s, ev["digest"], b"garbage")
     url = [] if s.location.sqlite_file else ["--url", s.location.url]
     rc = main(["--store", str(s.location.directory), *url, "show", tid, "--json"])
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["result"]
     assert rc in (0, None)
     assert [(p["digest"], p["owner"]["criterion_id"]) for p in out["problems"]] == [
         (ev["digest"], cid)

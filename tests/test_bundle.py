@@ -24,7 +24,7 @@ import pytest
 
 from store import Store
 from store.services.demo import fill_demo
-from store.version import __version__
+from store.version import RELEASED, __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "resources" / "app"
@@ -49,14 +49,15 @@ def test_metainfo_names_this_version_and_launches_the_desktop_file() -> None:
     assert root.findtext("id") == APP_ID
     releases = root.findall("releases/release")
     assert releases, "the metainfo lists no release"
-    assert releases[0].get("version") == __version__
+    # The newest release (this build's version, or the one a .dev build comes after).
+    assert releases[0].get("version") == RELEASED
     assert root.findtext("launchable") == f"{APP_ID}.desktop"
     assert root.find("content_rating") is not None
 
 
-def test_changelog_has_a_section_for_this_version() -> None:
+def test_changelog_has_a_section_for_the_newest_release() -> None:
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert re.search(rf"^## \[{re.escape(__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, re.M)
+    assert re.search(rf"^## \[{re.escape(RELEASED)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, re.M)
 
 
 def test_desktop_file_starts_the_gui_script() -> None:
@@ -250,7 +251,9 @@ def test_bundle_screenshot_of_a_fresh_demo_store(
     assert not image.isNull()
     assert (image.width(), image.height()) == (1280, 780)
 
-    listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))
+    listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))[
+        "result"
+    ]
     reference = Store.open(tmp_path / "reference")
     try:
         expected = set(fill_demo(reference))
@@ -267,5 +270,32 @@ def test_bundle_migrates_an_old_store(bundle: Path, env: dict[str, str], tmp_pat
     directory = tmp_path / "old"
     shutil.copytree(ROOT / "tests" / "fixtures" / "store-0001", directory)
     listed = json.loads(_run([bundle / "boris", "--store", directory, "tasks", "--json"], env))
-    assert listed
+    assert listed["ok"] and listed["result"]
     assert list((directory / "backups").glob("boris-schema0001-*.sqlite"))
+
+
+@slow
+@needs_bundle
+def test_bundle_serves_mcp(bundle: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The bundle's `boris mcp` answers the SDK's client: the agent's side ships too."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=str(bundle / "boris"),
+        args=["mcp", "--store", str(tmp_path / "s"), "--actor", "agent:bundled"],
+        env=env,
+    )
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            assert {"plan_effect", "wait_for_approval"} <= names
+            made = await session.call_tool(
+                "create_task",
+                {"title": "T", "owner": "o", "objective": "x", "scope_paths": [str(tmp_path)]},
+            )
+            assert made.structured_content["ok"] is True
+
+    anyio.run(scenario)

@@ -48,6 +48,8 @@ def test_cli_ingest_is_all_or_nothing(
             [
                 "--store",
                 st,
+                "--actor",
+                "agent:a1",
                 "create-task",
                 "--id",
                 "t1",
@@ -68,14 +70,14 @@ def test_cli_ingest_is_all_or_nothing(
         '{"type": "add_criterion", "task_id": "t1", "text": "a"}\n'
         '{"type": "add_criterion", "task_id": "t1"}\n'
     )
-    assert main(["--store", st, "ingest", str(lines)]) == 1
+    assert main(["--store", st, "--actor", "agent:a1", "ingest", str(lines)]) == 2
     assert "line 2" in capsys.readouterr().err
     assert main(["--store", st, "show", "t1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["criteria"] == []
+    assert json.loads(capsys.readouterr().out)["result"]["criteria"] == []
     assert main(["--store", st, "demo"]) == 0
     capsys.readouterr()
     assert main(["--store", st, "tasks", "--json"]) == 0
-    ids = {t["id"] for t in json.loads(capsys.readouterr().out)}
+    ids = {t["id"] for t in json.loads(capsys.readouterr().out)["result"]}
     assert {"t1", "guide", "note"} <= ids
 
 
@@ -165,19 +167,19 @@ def test_cli_writes_a_whole_review(
     assert _cli(capsys, *st, "set-status", "t", "completed")[0] == 0
     rc, out, _ = _cli(capsys, *st, "show", "t", "--json")
     assert rc == 0
-    state = json.loads(out)
+    state = json.loads(out)["result"]
     assert (state["status"], state["objective"]["rev"]) == ("completed", 2)
     assert state["criteria"][0]["status"] == "satisfied"
     assert state["budgets"][0]["used"] == 1
     rc, out, _ = _cli(capsys, *st, "events", "t", "--json")
-    actors = [e["actor"]["id"] for e in json.loads(out)]
+    actors = [e["actor"]["id"] for e in json.loads(out)["result"]]
     assert rc == 0 and len(actors) >= 9 and set(actors) == {"a1"}
 
 
 def test_cli_errors_are_one_line_and_nonzero(
     tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    st = ["--store", str(tmp_path / "s")]
+    st = ["--store", str(tmp_path / "s"), "--actor", "person:rita"]
     _cli(
         capsys,
         *st,
@@ -194,9 +196,9 @@ def test_cli_errors_are_one_line_and_nonzero(
         str(ws),
     )
     rc, _, err = _cli(capsys, *st, "record-artifact", "t", "p", "--file", "/etc/passwd")
-    assert rc != 0 and "outside the task's scope" in err and err.count("\n") == 1
+    assert rc == 1 and "outside the task's scope" in err and err.count("\n") == 1
     rc, _, err = _cli(capsys, *st, "show", "nope")
-    assert rc != 0 and "no task with id 'nope'" in err
+    assert rc == 4 and "no task with id 'nope'" in err
 
 
 def test_cli_schema_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:

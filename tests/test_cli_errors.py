@@ -16,6 +16,12 @@ from store.cli import main
 AGENT = Actor(kind="agent", id="a1")
 
 
+@pytest.fixture(autouse=True)
+def _reviewer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every write names who acts (never guessed); here through BORIS_ACTOR.
+    monkeypatch.setenv("BORIS_ACTOR", "person:tester")
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     rc = main(list(args))
     out = capsys.readouterr()
@@ -50,7 +56,7 @@ def test_a_command_on_a_missing_store_creates_nothing(
 ) -> None:
     where = tmp_path / "no-such-store"
     rc, out, err = _cli(capsys, "--store", str(where), *command)
-    assert rc == 1 and out == ""
+    assert rc == 4 and out == ""  # not found
     assert _one_line(err) == f"boris: no store at {where} (boris init creates one)\n"
     assert not where.exists()
 
@@ -88,10 +94,10 @@ def test_a_store_path_that_is_a_file_is_named_in_words(
     afile.write_text("mine\n")
     for command in (["tasks"], ["init"]):
         rc, _, err = _cli(capsys, "--store", str(afile), *command)
-        assert rc == 1
+        assert rc == 6  # the store cannot be used here
         assert _one_line(err) == f"boris: {afile} is a file, not a store directory\n"
     rc, _, err = _cli(capsys, "--store", str(afile / "sub"), "init")
-    assert rc == 1 and f"{afile} is a file, not a directory" in _one_line(err)
+    assert rc == 6 and f"{afile} is a file, not a directory" in _one_line(err)
     assert "Errno" not in err
     assert afile.read_text() == "mine\n"
 
@@ -113,7 +119,7 @@ def test_an_sqlite_url_is_a_store_file(tmp_path: Path, capsys: pytest.CaptureFix
     db_file = tmp_path / "other.db"
     st = ["--store", str(tmp_path / "s"), "--url", f"sqlite:///{db_file}"]
     rc, _, err = _cli(capsys, *st, "tasks")
-    assert rc == 1 and f"no store at {db_file}" in _one_line(err)
+    assert rc == 4 and f"no store at {db_file}" in _one_line(err)
     assert _cli(capsys, *st, "init")[0] == 0 and db_file.is_file()
     assert _cli(capsys, *st, "tasks")[1] == "(no tasks)\n"
 
@@ -142,7 +148,7 @@ def test_ingest_of_invalid_utf8_names_the_line(
         b'{"type": "add_criterion", "task_id": "t", "text": "caf\xe9"}\n'
     )
     rc, _, err = _cli(capsys, "--store", str(where), "ingest", str(lines))
-    assert rc == 1
+    assert rc == 2  # malformed input
     assert "line 2" in _one_line(err) and "UTF-8" in err and "nothing was written" in err
     assert _cli(capsys, "--store", str(where), "show", "t", "--json")[0] == 0
 
@@ -169,7 +175,7 @@ def test_a_failed_ingest_leaves_no_blob(
         + "\n"
     )
     rc, _, err = _cli(capsys, "--store", str(where), "ingest", str(lines))
-    assert rc == 1 and "nothing was written" in _one_line(err)
+    assert rc == 2 and "nothing was written" in _one_line(err)
     # The new content's blob is gone; the shared one, referenced before, is untouched.
     assert _blob_files(where) == before
     with Store.open(where) as s:

@@ -39,11 +39,17 @@ class Cli:
         return err
 
     def json(self, *args: str) -> Any:
-        return json.loads(self.ok(*args, "--json"))
+        answer = json.loads(self.ok(*args, "--json"))
+        assert answer["ok"] is True
+        return answer["result"]
 
 
 @pytest.fixture(autouse=True)
-def _task(tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _task(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Relative --file and --target paths are taken from the current directory: the workspace.
+    monkeypatch.chdir(ws)
     rc = main(
         [
             "--store",

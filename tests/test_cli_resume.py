@@ -48,7 +48,7 @@ def test_resume_summary_and_narrative(
         "--claim",
         "done=satisfied",
     )
-    brief = json.loads(run(capsys, *st, "--json", "resume", "t"))
+    brief = json.loads(run(capsys, *st, "--json", "resume", "t"))["result"]
     assert brief["objective"] == {"rev": 1, "text": "write it"}
     assert brief["criteria"] == [{"id": "done", "status": "unverified", "reason": ""}]
     assert [a["action"] for a in brief["next_actions"]] == [
@@ -57,11 +57,11 @@ def test_resume_summary_and_narrative(
     assert "All complete" not in json.dumps(brief)
     md = run(capsys, *st, "resume", "t")
     assert md.startswith("# Resume brief: Guide (t)")
-    listed = json.loads(run(capsys, *st, "--json", "narrative", "t"))
+    listed = json.loads(run(capsys, *st, "--json", "narrative", "t"))["result"]
     assert listed[0]["discrepancies"][0]["record"] == "unverified"
     assert "DISAGREES: the narrative claims done is satisfied" in run(capsys, *st, "narrative", "t")
     summary = run(capsys, *st, "summary", "t")
     assert "the narrative claims done is satisfied; the record says unverified" in summary
-    assert run(capsys, *st, "summary", "t", "--record").startswith("summary v1 recorded")
-    assert run(capsys, *st, "summary", "t", "--record").startswith("summary v2 recorded")
+    assert run(capsys, *st, *agent, "summary", "t", "--record").startswith("summary v1 recorded")
+    assert run(capsys, *st, *agent, "summary", "t", "--record").startswith("summary v2 recorded")
     assert main([*st, "narrative", "t", "--text", "x", "--claim", "nonsense"]) != 0

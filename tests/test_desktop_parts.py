@@ -86,7 +86,8 @@ def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
     # New text before the colours are all applied: the old spans never land on it.
     pane.highlighter.set_spans(spans)
     pane.show_text("plain\n" * 10_000)
-    qtbot.wait(50)
+    assert not pane.highlighter.pending()
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)  # all its pieces are in
     assert not pane.highlighter.pending()
     assert not any(has_colour(i) for i in range(0, 10_000, 997))
 

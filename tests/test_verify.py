@@ -28,6 +28,7 @@ from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoints import WriteCheckpoint
 from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse
 from store.record import stored_body
+from store.services import answers
 from store.services.verify import Report, VerifyFailed, remembered_head, verify
 
 AGENT = Actor(kind="agent", id="writer-7")
@@ -834,7 +835,13 @@ def test_cli_ok_then_problems(
     assert line.startswith(f"{made['tid']}: blob_missing: blob {made['evidence_digest']}")
     assert err == "boris: verified 1 task: 1 problem in 1 of them\n"
     assert _cli(s, "verify", "--json") == 3
-    data = json.loads(capsys.readouterr().out)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["ok"] is False
+    assert (answer["error"]["code"], answer["error"]["category"]) == (
+        "integrity_problems",
+        "integrity",
+    )
+    data = answer["error"]["details"]["report"]
     assert data["ok"] is False
     assert [p["kind"] for p in data["problems"]] == ["blob_missing"]
     assert data["problems"][0]["task_id"] == made["tid"]
@@ -851,7 +858,8 @@ def test_verify_failed_carries_the_report(s: Store, made: dict[str, Any]) -> Non
     lose_blob(s, made["artifact_digest"])
     report = verify(s)
     exc = VerifyFailed(report)
-    assert isinstance(exc, StoreError) and exc.report is report and exc.exit_code != 0
+    assert isinstance(exc, StoreError) and exc.report is report
+    assert answers.exit_code(exc.category) == 3
     assert str(exc) == report.summary()
 
 

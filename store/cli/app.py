@@ -12,24 +12,36 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+import traceback
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 from .. import commands as c
+from .. import rules
 from ..errors import StoreError
+from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
+from ..services import answers
 from ..store import Store
 from ..version import __version__
-from . import archive, keys, ledger, resume, verify
-from .output import _actor, _global_options, _print, _write
+from . import archive, keys, ledger, mcp, resume, verify
+from .output import (
+    FILE_HELP,
+    TASK_HELP,
+    _actor,
+    _actor_if_given,
+    _global_options,
+    _print,
+    _write,
+    here,
+)
 
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 
 #: The only commands that make a store where there is none; every other one says so.
-CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import"})
+CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
 
 
 def _command_adapter() -> TypeAdapter[Any]:
@@ -42,9 +54,8 @@ def _command_adapter() -> TypeAdapter[Any]:
 
 
 def cmd_init(store: Store, args: argparse.Namespace) -> None:
-    from .keys import init_signatures
 
-    signed = init_signatures(store, args)
+    signed = keys.init_signatures(store, args)
     where = store.location.describe()
     _print(
         args,
@@ -151,6 +162,7 @@ def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
 
 def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
     """JSON lines of commands, all or nothing: the first bad line is named and nothing lands."""
+    actor = _actor(args.actor)
     stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     adapter = _command_adapter()
     parsed: list[c.Command] = []
@@ -159,7 +171,7 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise StoreError(
+                raise answers.UsageError(
                     f"line {n}: not UTF-8 text (byte {exc.start + 1} of the line); "
                     "nothing was written"
                 ) from None
@@ -171,42 +183,83 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
                 first = exc.errors()[0]
                 where = ".".join(str(x) for x in first["loc"])
                 msg = " ".join(str(first["msg"]).split())
-                raise StoreError(
+                raise answers.UsageError(
                     f"line {n}: {where + ': ' if where else ''}{msg}; nothing was written"
                 ) from None
-    actor = _actor(args.actor)
-    try:
-        with store.transaction() as tx:
-            results = []
-            for n, command in enumerate(parsed, 1):
-                try:
-                    results.append(c.execute(tx, command, actor))
-                except StoreError as exc:
-                    raise StoreError(
-                        f"command {n} ({getattr(command, 'type', '?')}): {exc}; nothing was written"
-                    ) from None
-    except StoreError:
-        raise
+    with store.transaction() as tx:
+        results = []
+        for n, command in enumerate(parsed, 1):
+            try:
+                results.append(c.execute(tx, command, actor))
+            except StoreError as exc:
+                # The same refusal (its code, category and rule), saying which command.
+                exc.args = (
+                    f"command {n} ({getattr(command, 'type', '?')}): {exc}; nothing was written",
+                )
+                raise
     _print(args, {"applied": len(parsed), "results": results}, f"applied {len(parsed)} commands")
 
 
 def _content(args: argparse.Namespace) -> c.Content:
     if args.file:
-        return c.Content(path=args.file, media_type=args.media_type)
+        return c.Content(path=here(args.file), media_type=args.media_type)
     if args.text is not None:
         return c.Content(text=args.text, media_type=args.media_type)
     return c.Content(text=sys.stdin.read(), media_type=args.media_type)
 
 
+EVIDENCE_KINDS = list(get_args(EvidenceKind))
+ARTIFACT_ROLES = list(get_args(ArtifactRole))
+RUN_STATUSES = [str(x) for x in rules.RunStatus]
+
+
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr, like every other failure."""
+    """Usage errors as one line on stderr, like every other failure (and, with --json, as the
+    refusal object on stdout)."""
+
+    #: Set by `main` from its argv before parsing: whether refusals are JSON on stdout.
+    as_json = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: What was added, so a test can read every option's help without argparse internals.
+        self.options: list[argparse.Action] = []
+        self.subcommands: dict[str, _Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.options.append(action)
+        return action
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"boris: {message} (see {self.prog} --help)\n")
+        text = f"{message} (see {self.prog} --help)"
+        if _Parser.as_json:
+            _print_refusal(answers.UsageError(text))
+        self.exit(2, f"boris: {text}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="boris", description="The durable record of agents' tasks.")
+EPILOG = """\
+exit codes (with --json, the refusal object on stdout says the same as "exit_code"):
+  0   ok
+  1   refused: the rules said no (a scope, an authority, pending work); nothing was written
+  2   usage: a malformed command line or input, or a write without --actor
+  3   integrity: the record is damaged (verify's problems, a bad blob, a corrupt file)
+  4   not found: no such task, store or file
+  5   busy: another writer held the store too long; try again
+  6   environment: the store cannot be used here (read-only, disk full, too new, unreachable)
+  70  internal: a bug in boris (the traceback is on stderr)
+
+relative paths (--file, --target, --scope) are taken from the current directory.
+"""
+
+
+def build_parser() -> _Parser:
+    p = _Parser(
+        prog="boris",
+        description="The durable record of agents' tasks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"boris {__version__}")
     # The global options are accepted before or after the subcommand.
     common = _Parser(add_help=False)
@@ -215,9 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(store=None, url=None, json=False, actor=None, key=None)
     sub = p.add_subparsers(dest="command", required=True)
 
-    def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_, parents=[common])
+    def add(name: str, fn: Any, help_: str) -> _Parser:
+        sp = sub.add_parser(name, help=help_, description=help_, parents=[common])
+        assert isinstance(sp, _Parser)
         sp.set_defaults(fn=fn)
+        p.subcommands[name] = sp
         return sp
 
     sp = add("init", cmd_init, "create the store if it does not exist")
@@ -230,10 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("demo", cmd_demo, "fill the store with demo tasks on real files")
     add("tasks", cmd_tasks, "list tasks, those needing attention first")
-    add("show", cmd_show, "a task's whole current state").add_argument("task")
-    add("events", cmd_events, "a task's event history").add_argument("task")
+    add("show", cmd_show, "a task's whole current state").add_argument("task", help=TASK_HELP)
+    add("events", cmd_events, "a task's event history").add_argument("task", help=TASK_HELP)
     add("schema", cmd_schema, "JSON Schema of every command (for writers in other languages)")
-    add("ingest", cmd_ingest, "apply JSON lines of commands, all or nothing").add_argument("file")
+    add("ingest", cmd_ingest, "apply JSON lines of commands, all or nothing").add_argument(
+        "file", help='a file of JSON lines ({"type": "add_criterion", ...}; see boris schema), or -'
+    )
 
     sp = add(
         "create-task",
@@ -243,19 +300,29 @@ def build_parser() -> argparse.ArgumentParser:
                 title=a.title,
                 owner=a.owner,
                 objective=a.objective,
-                scope_paths=[os.path.abspath(x) for x in a.scope],
+                scope_paths=[here(x) for x in a.scope],
                 destinations=a.destination,
             )
         ),
         "create a task",
     )
-    sp.add_argument("--id")
-    sp.add_argument("--title", required=True)
-    sp.add_argument("--owner", required=True)
-    sp.add_argument("--objective", required=True)
-    sp.add_argument("--scope", action="append", default=[], help="a path the task may touch")
+    sp.add_argument("--id", help="the task's id (default: generated, printed)")
+    sp.add_argument("--title", required=True, help="a short title for the inbox")
+    sp.add_argument("--owner", required=True, help="the person who owns the task")
+    sp.add_argument("--objective", required=True, help="the outcome the user asked for")
     sp.add_argument(
-        "--destination", action="append", default=[], help="a URL prefix it may send to"
+        "--scope",
+        action="append",
+        default=[],
+        help="a directory or file the task may touch (repeat for more; relative to the "
+        "current directory)",
+    )
+    sp.add_argument(
+        "--destination",
+        action="append",
+        default=[],
+        help="a destination it may send to: a URL prefix (https://host/path/) or one address "
+        "(mailto:team@example.org); repeat for more",
     )
 
     sp = add(
@@ -263,23 +330,23 @@ def build_parser() -> argparse.ArgumentParser:
         _write(lambda a: c.AmendObjective(task_id=a.task, text=a.text, reason=a.reason)),
         "amend the objective",
     )
-    sp.add_argument("task")
-    sp.add_argument("--text", required=True)
-    sp.add_argument("--reason", required=True)
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("--text", required=True, help="the objective's new text")
+    sp.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
 
     sp = add(
         "add-criterion",
         _write(lambda a: c.AddCriterion(task_id=a.task, text=a.text, criterion_id=a.id)),
         "add an acceptance criterion",
     )
-    sp.add_argument("task")
-    sp.add_argument("--text", required=True)
-    sp.add_argument("--id")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("--text", required=True, help="what must hold for the task to be done")
+    sp.add_argument("--id", help="the criterion's id (default C1, C2, …)")
 
     def content_args(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--file", help="a file inside the task's scope")
-        sp.add_argument("--text", help="the content itself (else read from stdin)")
-        sp.add_argument("--media-type")
+        sp.add_argument("--file", help=FILE_HELP)
+        sp.add_argument("--text", help="the content itself (without --file or --text: stdin)")
+        sp.add_argument("--media-type", help="e.g. text/markdown (default: guessed from the name)")
 
     sp = add(
         "record-artifact",
@@ -295,11 +362,16 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         "record a new artifact version",
     )
-    sp.add_argument("task")
-    sp.add_argument("name")
-    sp.add_argument("--id")
-    sp.add_argument("--role", default="draft")
-    sp.add_argument("--note", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("name", help="the artifact's name (e.g. report.md)")
+    sp.add_argument("--id", help="the artifact's id (default: from the name)")
+    sp.add_argument(
+        "--role",
+        default="draft",
+        choices=ARTIFACT_ROLES,
+        help="what the artifact is, on its first version (default draft)",
+    )
+    sp.add_argument("--note", default="", help="a note kept with the version")
     content_args(sp)
 
     sp = add(
@@ -317,12 +389,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         "attach evidence to a criterion",
     )
-    sp.add_argument("task")
-    sp.add_argument("criterion")
-    sp.add_argument("--kind", required=True)
-    sp.add_argument("--id")
-    sp.add_argument("--description", default="")
-    sp.add_argument("--locator", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
+    sp.add_argument("--kind", required=True, choices=EVIDENCE_KINDS, help="what kind of evidence")
+    sp.add_argument("--id", help="the evidence's id (default: generated, printed)")
+    sp.add_argument("--description", default="", help="what it shows, in a line")
+    sp.add_argument("--locator", default="", help="where in the source it is (e.g. file:12-30)")
     content_args(sp)
 
     sp = add(
@@ -340,22 +412,31 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         "mark a criterion satisfied, failed, waived or unverified",
     )
-    sp.add_argument("task")
-    sp.add_argument("criterion")
-    sp.add_argument("status", choices=["satisfied", "failed", "waived", "unverified"])
-    sp.add_argument("--artifact")
-    sp.add_argument("--version", type=int)
-    sp.add_argument("--evidence", action="append", default=[])
-    sp.add_argument("--note", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
+    sp.add_argument(
+        "status",
+        choices=["satisfied", "failed", "waived", "unverified"],
+        help="satisfied needs --artifact and --evidence; waived needs --note (a person's)",
+    )
+    sp.add_argument("--artifact", help="the artifact it was checked against (its current version)")
+    sp.add_argument("--version", type=int, help="that artifact's version (default: the current)")
+    sp.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        help="an evidence id attached to this criterion (repeat for more)",
+    )
+    sp.add_argument("--note", default="", help="why (required to waive)")
 
     sp = add(
         "set-budget",
         _write(lambda a: c.SetBudget(task_id=a.task, counter=a.counter, limit=a.limit)),
         "set a budget limit",
     )
-    sp.add_argument("task")
-    sp.add_argument("counter")
-    sp.add_argument("limit", type=float)
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("counter", choices=BUDGET_COUNTERS, help="the budget counter")
+    sp.add_argument("limit", type=float, help="the limit (raising one is a person's)")
 
     sp = add(
         "charge",
@@ -366,27 +447,50 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         "charge a budget counter",
     )
-    sp.add_argument("task")
-    sp.add_argument("counter")
-    sp.add_argument("amount", type=float)
-    sp.add_argument("--note", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("counter", choices=BUDGET_COUNTERS, help="the budget counter")
+    sp.add_argument("amount", type=float, help="how much was spent (> 0)")
+    sp.add_argument("--note", default="", help="what it was spent on")
 
     sp = add(
         "set-status",
         _write(lambda a: c.SetStatus(task_id=a.task, status=a.status, reason=a.reason)),
         "change the run status",
     )
-    sp.add_argument("task")
-    sp.add_argument("status")
-    sp.add_argument("--reason", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument(
+        "status", choices=RUN_STATUSES, help="the new run status (the transition table decides)"
+    )
+    sp.add_argument("--reason", default="", help="why")
 
     # Each area of the record registers its own subcommands.
-    for area in (ledger, resume, verify, archive, keys):
+    for area in (ledger, resume, verify, archive, keys, mcp):
         area.register(add)
     return p
 
 
+def _print_refusal(exc: BaseException) -> dict[str, Any]:
+    answer = answers.refusal(exc)
+    print(json.dumps(answer, indent=2, default=str, sort_keys=True))
+    return answer
+
+
+def fail(exc: BaseException, as_json: bool) -> int:
+    """One line on stderr and, with --json, the refusal object on stdout; the exit code is
+    the refusal's category's (store.answers.EXIT_CODES), from its type, never its words."""
+    answer = answers.refusal(exc)
+    if as_json:
+        _print_refusal(exc)
+    error = answer["error"]
+    if error["category"] == "internal":
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"boris: {error['message']}", file=sys.stderr)
+    return int(error["exit_code"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _Parser.as_json = "--json" in argv
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
@@ -397,24 +501,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         create = args.command in CREATING_COMMANDS
         with Store.open(args.store, url=args.url, create=create) as store:
-            from .keys import choose_signer
-
-            store.signer = choose_signer(store, args, _actor(args.actor))
+            store.signer = keys.choose_signer(store, args, _actor_if_given(args.actor))
             args.fn(store, args)
         return 0
-    except OSError as exc:
-        # Files the command was given (a missing ingest file, an unreadable package).
-        what = f"cannot read {exc.filename}: {exc.strerror}" if exc.filename else str(exc)
-        print(f"boris: {' '.join(what.splitlines())}", file=sys.stderr)
-        return 1
-    except StoreError as exc:
-        print(f"boris: {' '.join(str(exc).splitlines())}", file=sys.stderr)
-        # `verify` tells "problems found" (3) from "could not run" (1).
-        return int(getattr(exc, "exit_code", 1))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        print(f"boris: {'.'.join(str(x) for x in first['loc'])}: {first['msg']}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        return fail(exc, as_json)
 
 
 if __name__ == "__main__":

@@ -53,9 +53,9 @@ def cmd_import(store: Store, args: argparse.Namespace) -> None:
 
 def register(add: Add) -> None:
     sp = add("export", cmd_export, "write a task's whole record to one package (.tar.gz)")
-    sp.add_argument("task")
+    sp.add_argument("task", help="the task's id (boris tasks lists them)")
     sp.add_argument("out", help="the package file to write (e.g. task.tar.gz)")
     sp.add_argument("--force", action="store_true", help="replace an existing file at OUT")
 
     sp = add("import", cmd_import, "verify a task package, then add its task to the store")
-    sp.add_argument("package")
+    sp.add_argument("package", help="the package file (.tar.gz) boris export wrote")

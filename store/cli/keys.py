@@ -32,11 +32,13 @@ def _actor(args: argparse.Namespace) -> Actor:
     return parse(args.actor)
 
 
-def choose_signer(store: Store, args: argparse.Namespace, actor: Actor) -> SigningKey | None:
+def choose_signer(store: Store, args: argparse.Namespace, actor: Actor | None) -> SigningKey | None:
+    """The key this run signs with: the one given (an agent's), else the acting person's own
+    where the store is signed; None where nobody is named (a read)."""
     given = getattr(args, "key", None) or os.environ.get("BORIS_KEY")
     if given:
         return agent_key(given)
-    if actor.kind == "person" and store.is_signed():
+    if actor is not None and actor.kind == "person" and store.is_signed():
         return person_key(actor.id)
     return None
 

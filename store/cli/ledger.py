@@ -17,13 +17,15 @@ from .. import db
 from ..commands import approvals as ap
 from ..commands import checkpoints as ck
 from ..commands import effects as lg
-from ..errors import StoreError
 from ..events import FileState
 from ..reads import queries, state
+from ..rules import is_destination
+from ..services.answers import UsageError
 from ..store import Store
-from .output import _print, _write
+from .output import FILE_HELP, TASK_HELP, _print, _write, here
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
+EFFECT_HELP = "the effect's id (boris effects TASK lists them)"
 
 
 def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
@@ -33,9 +35,9 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise StoreError(f"{flag} is not valid JSON: {exc}") from None
+        raise UsageError(f"{flag} is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise StoreError(f"{flag} must be a JSON object, not {type(value).__name__}")
+        raise UsageError(f"{flag} must be a JSON object, not {type(value).__name__}")
     return value
 
 
@@ -44,7 +46,7 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _content(args: argparse.Namespace, *, stdin: bool) -> c.Content | None:
     if args.file:
-        return c.Content(path=args.file)
+        return c.Content(path=here(args.file))
     if args.text is not None:
         return c.Content(text=args.text)
     if stdin and args.intended_digest is None:
@@ -56,7 +58,7 @@ def _intended(args: argparse.Namespace) -> FileState | None:
     if args.intended_digest is None:
         return None
     if args.file or args.text is not None:
-        raise StoreError("give the intended content (--text/--file) or --intended-digest, not both")
+        raise UsageError("give the intended content (--text/--file) or --intended-digest, not both")
     return FileState(exists=True, digest=args.intended_digest)
 
 
@@ -66,7 +68,7 @@ def _plan(a: argparse.Namespace) -> c.Command:
         task_id=a.task,
         effect_id=a.id,
         kind=a.kind,
-        target=a.target,
+        target=a.target if is_destination(a.target) else here(a.target),
         consequence=a.consequence,
         content=_content(a, stdin=True),
         intended=intended,
@@ -90,9 +92,9 @@ def _revise(a: argparse.Namespace) -> c.Command:
 
 def _request(a: argparse.Namespace) -> c.Command:
     if (a.effect is None) == (a.payload_json is None):
-        raise StoreError("request-approval needs --effect ID or --payload-json JSON (one of them)")
+        raise UsageError("request-approval needs --effect ID or --payload-json JSON (one of them)")
     if a.payload_json is not None and not a.consequence:
-        raise StoreError("an approval of a payload needs --consequence")
+        raise UsageError("an approval of a payload needs --consequence")
     return ap.RequestApproval(
         task_id=a.task,
         approval_id=a.id,
@@ -168,46 +170,62 @@ def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
 
 def register(add: Add) -> None:
     sp = add("plan-effect", _write(_plan), "record an effect's intent before any dispatch")
-    sp.add_argument("task")
-    sp.add_argument("--target", required=True, help="a path in the task's scope, or a URL")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument(
+        "--target",
+        required=True,
+        help="a path in the task's scope (relative: from the current directory) or a "
+        "destination URI (https://…, mailto:…)",
+    )
     sp.add_argument("--consequence", required=True, help="one line: what it does to the world")
     sp.add_argument(
-        "--kind", choices=["file_write", "upload", "send", "other"], default="file_write"
+        "--kind",
+        choices=["file_write", "upload", "send", "other"],
+        default="file_write",
+        help="what kind of effect (default file_write)",
     )
     sp.add_argument("--text", help="the content it will write (else --file, else stdin)")
-    sp.add_argument("--file", help="a file in scope holding the content it will write")
-    sp.add_argument("--intended-digest", help="the intended post-state's sha256:… digest")
-    sp.add_argument("--requires-approval", action="store_true")
+    sp.add_argument("--file", help="a file holding the content it will write; " + FILE_HELP)
+    sp.add_argument(
+        "--intended-digest", help="the intended post-state's sha256:… digest (instead of content)"
+    )
+    sp.add_argument(
+        "--requires-approval",
+        action="store_true",
+        help="a person must approve the prepared object before dispatch (give --policy)",
+    )
     sp.add_argument("--policy", default="", help="the policy that asks for approval")
-    sp.add_argument("--id")
-    sp.add_argument("--idempotency-key")
+    sp.add_argument("--id", help="the effect's id (default: generated, printed)")
+    sp.add_argument(
+        "--idempotency-key", help="the executor's idempotency key (default TASK:EFFECT)"
+    )
 
     sp = add("revise-effect", _write(_revise), "revise an undispatched effect's intent")
-    sp.add_argument("task")
-    sp.add_argument("effect")
-    sp.add_argument("--reason", required=True)
-    sp.add_argument("--consequence")
-    sp.add_argument("--text")
-    sp.add_argument("--file")
-    sp.add_argument("--intended-digest")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
+    sp.add_argument("--reason", required=True, help="why the intent changed")
+    sp.add_argument("--consequence", help="a new one-line consequence (default: unchanged)")
+    sp.add_argument("--text", help="the new content it will write")
+    sp.add_argument("--file", help="a file holding the new content; " + FILE_HELP)
+    sp.add_argument("--intended-digest", help="the new intended post-state's sha256:… digest")
 
     sp = add(
         "cancel-effect",
         _write(lambda a: lg.CancelEffect(task_id=a.task, effect_id=a.effect, reason=a.reason)),
         "cancel an undispatched effect",
     )
-    sp.add_argument("task")
-    sp.add_argument("effect")
-    sp.add_argument("--reason", required=True)
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
+    sp.add_argument("--reason", required=True, help="why it is dropped")
 
     sp = add("request-approval", _write(_request), "ask a person to approve an exact payload")
-    sp.add_argument("task")
+    sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--effect", help="the effect whose prepared object is approved")
     sp.add_argument("--payload-json", help="the object to approve, when it is not an effect")
-    sp.add_argument("--consequence")
-    sp.add_argument("--policy", required=True)
+    sp.add_argument("--consequence", help="one line the reviewer agrees to (default: the effect's)")
+    sp.add_argument("--policy", required=True, help="the policy that asks for approval")
     sp.add_argument("--expires-in", type=float, default=3600, help="seconds (default 3600)")
-    sp.add_argument("--id")
+    sp.add_argument("--id", help="the approval's id (default: generated, printed)")
 
     for name, decision in (("approve", "approved"), ("reject", "rejected")):
         sp = add(
@@ -219,9 +237,9 @@ def register(add: Add) -> None:
             ),
             f"decide an approval: {decision} (a person, never the requester)",
         )
-        sp.add_argument("task")
-        sp.add_argument("approval")
-        sp.add_argument("--note", default="")
+        sp.add_argument("task", help=TASK_HELP)
+        sp.add_argument("approval", help="the approval's id (boris approvals lists them)")
+        sp.add_argument("--note", default="", help="the reviewer's note, kept with the decision")
 
     sp = add(
         "dispatch",
@@ -236,11 +254,17 @@ def register(add: Add) -> None:
         ),
         "record an attempt before the executor runs; prints the attempt number",
     )
-    sp.add_argument("task")
-    sp.add_argument("effect")
-    sp.add_argument("--executor", required=True)
-    sp.add_argument("--approval")
-    sp.add_argument("--inputs-json", help="the inputs handed over (default: the prepared object)")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
+    sp.add_argument("--executor", required=True, help="what runs it (a tool's name)")
+    sp.add_argument(
+        "--approval", help="the approval to consume (default: the effect's approved one)"
+    )
+    sp.add_argument(
+        "--inputs-json",
+        help="the inputs handed over; must equal the prepared object (its digest is checked, "
+        "so omit it to hand over the prepared object; revise the effect to change it)",
+    )
 
     sp = add(
         "record-response",
@@ -256,18 +280,25 @@ def register(add: Add) -> None:
         ),
         "record what the executor reported (its word, not evidence)",
     )
-    sp.add_argument("task")
-    sp.add_argument("effect")
-    sp.add_argument("reported", choices=["reported_success", "failed", "partial", "timeout"])
-    sp.add_argument("--attempt", type=int)
-    sp.add_argument("--response-json")
-    sp.add_argument("--error")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
+    sp.add_argument(
+        "reported",
+        choices=["reported_success", "failed", "partial", "timeout"],
+        help="what the executor said (timeout: nothing came back)",
+    )
+    sp.add_argument("--attempt", type=int, help="the attempt's number (default: the last)")
+    sp.add_argument("--response-json", help="the executor's response, as a JSON object")
+    sp.add_argument("--error", help="the executor's error (required with failed)")
 
     sp = add("observe", _write(_observe), "observe an effect's target; prints the observation id")
-    sp.add_argument("task")
-    sp.add_argument("effect")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
     sp.add_argument(
-        "--purpose", choices=["reconcile", "post_dispatch", "watch"], default="reconcile"
+        "--purpose",
+        choices=["reconcile", "post_dispatch", "watch"],
+        default="reconcile",
+        help="why it is observed (default reconcile)",
     )
     sp.add_argument("--state-json", help="what was observed at a destination the store cannot read")
 
@@ -284,19 +315,25 @@ def register(add: Add) -> None:
         ),
         "settle an effect against an observation; prints the verdict",
     )
-    sp.add_argument("task")
-    sp.add_argument("effect")
-    sp.add_argument("--observation")
-    sp.add_argument("--decision", choices=["present", "absent", "conflict"])
-    sp.add_argument("--note", default="")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("effect", help=EFFECT_HELP)
+    sp.add_argument(
+        "--observation", help="the observation it rests on (default: observe the target now)"
+    )
+    sp.add_argument(
+        "--decision",
+        choices=["present", "absent", "conflict"],
+        help="a person's decision by hand (needs --note); without it the verdict is computed",
+    )
+    sp.add_argument("--note", default="", help="why (required with --decision)")
 
     sp = add(
         "stop",
         _write(lambda a: ck.StopRun(task_id=a.task, reason=a.reason)),
         "stop the run: revoke approvals, cancel planned effects; prints the checkpoint id",
     )
-    sp.add_argument("task")
-    sp.add_argument("--reason", required=True)
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("--reason", required=True, help="why the run stops (kept in the checkpoint)")
 
     sp = add(
         "checkpoint",
@@ -312,15 +349,29 @@ def register(add: Add) -> None:
         ),
         "write a checkpoint; prints its id",
     )
-    sp.add_argument("task")
-    sp.add_argument("reason", choices=["initial", "milestone", "handoff", "final"])
-    sp.add_argument("--note", default="")
-    sp.add_argument("--supersedes", action="append", help="the head it continues from")
-    sp.add_argument("--merge", action="append", default=[], help="another head it merges")
-    sp.add_argument("--id")
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument(
+        "reason",
+        choices=["initial", "milestone", "handoff", "final"],
+        help="final is refused while work is pending",
+    )
+    sp.add_argument(
+        "--note", default="", help="for whoever resumes (required when a person writes it)"
+    )
+    sp.add_argument(
+        "--supersedes", action="append", help="the head it continues from (repeat on a fork)"
+    )
+    sp.add_argument(
+        "--merge", action="append", default=[], help="another head it merges (repeat for more)"
+    )
+    sp.add_argument("--id", help="the checkpoint's id (default: generated, printed)")
 
-    add("effects", cmd_effects, "a task's effects with their attempts").add_argument("task")
-    add("approvals", cmd_approvals, "approvals, of one task or all").add_argument("task", nargs="?")
+    add("effects", cmd_effects, "a task's effects with their attempts").add_argument(
+        "task", help=TASK_HELP
+    )
+    add("approvals", cmd_approvals, "approvals, of one task or all").add_argument(
+        "task", nargs="?", help="one task's (default: every task's)"
+    )
     add("checkpoints", cmd_checkpoints, "a task's checkpoints, heads and forks").add_argument(
-        "task"
+        "task", help=TASK_HELP
     )

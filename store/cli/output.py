@@ -1,5 +1,6 @@
 """What every `boris` subcommand shares: who is acting, printing (`--json` or a line for
-people), and running one command as a subcommand."""
+people), running one command as a subcommand, the global options and paths from the
+command line."""
 
 from __future__ import annotations
 
@@ -8,28 +9,75 @@ import json
 import os
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..model import Actor
+from ..services import answers
 from ..store import Store
 
 
+class ActorRequired(answers.UsageError):
+    """A write with nobody named as its actor: the record never guesses who acted."""
+
+    code = "actor_required"
+
+
 def _actor(text: str | None) -> Actor:
-    raw = text or os.environ.get("BORIS_ACTOR") or f"person:{os.environ.get('USER', 'reviewer')}"
-    return Actor.parse(raw)
+    """Who acts: --actor, else BORIS_ACTOR; never a default, so an agent that forgets to say
+    who it is cannot write as a person."""
+    raw = text or os.environ.get("BORIS_ACTOR")
+    if not raw:
+        user = os.environ.get("USER") or "NAME"
+        raise ActorRequired(
+            "this command writes to the record, so it needs who acts: add "
+            f"--actor person:{user} (a person) or --actor agent:ID (an agent), "
+            "or set BORIS_ACTOR; nothing was written"
+        )
+    try:
+        return Actor.parse(raw)
+    except ValidationError:
+        raise answers.UsageError(
+            f"--actor {raw!r} is not kind:id[:name] with kind agent, person or system"
+        ) from None
 
 
-def _print(args: argparse.Namespace, value: Any, human: str) -> None:
+def _actor_if_given(text: str | None) -> Actor | None:
+    """Who acts where it was said, else None: a read names nobody and needs no one."""
+    return _actor(text) if text or os.environ.get("BORIS_ACTOR") else None
+
+
+def _print(args: argparse.Namespace, value: Any, human: str, **extra: Any) -> None:
+    """A result: with --json the one object `{"ok": true, "result": …}` (answers)."""
     if args.json:
-        print(json.dumps(value, indent=2, default=str, sort_keys=True))
+        print(json.dumps(answers.ok(value, **extra), indent=2, default=str, sort_keys=True))
     else:
         print(human)
 
 
 def _write(build: Any) -> Any:
     def run(store: Store, args: argparse.Namespace) -> None:
-        result = store.execute(build(args), _actor(args.actor))
-        _print(args, {"result": result}, str(result) if result is not None else "ok")
+        actor = _actor(args.actor)  # before anything is read or built
+        command = build(args)
+        result = store.execute(command, actor)
+        facts = answers.facts_after(store, command, result)
+        # Plain output stays the bare result (a script's `$(boris plan-effect …)` is the id);
+        # --json adds what comes with it (an effect's prepared_digest).
+        _print(args, result, str(result) if result is not None else "ok", **facts)
 
     return run
+
+
+TASK_HELP = "the task's id (boris tasks lists them)"
+FILE_HELP = (
+    "a file inside the task's scope; a relative path is taken from the current directory "
+    "(an error names the absolute path it looked at)"
+)
+
+
+def here(path: str) -> str:
+    """A path given on the command line, taken from the current directory (as a shell
+    user expects), so the command layer sees exactly the file meant."""
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
@@ -43,11 +91,18 @@ def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
         default=default,
         help="database URL (e.g. postgresql+psycopg://…); blobs stay in --store",
     )
-    p.add_argument("--json", action="store_true", default=default, help="machine-readable output")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        default=default,
+        help='one JSON object on stdout: {"ok": true, "result": …}, or on a refusal '
+        '{"ok": false, "error": {code, category, message, rule, exit_code, details}}',
+    )
     p.add_argument(
         "--actor",
         default=default,
-        help="who acts: kind:id[:name] (default BORIS_ACTOR or person:$USER)",
+        help="who acts: kind:id[:name], kind agent, person or system (else BORIS_ACTOR); "
+        "required for every write, never guessed",
     )
     p.add_argument(
         "--key",

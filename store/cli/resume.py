@@ -8,6 +8,7 @@ from typing import Any
 
 from ..commands.narrative import ClaimIn, RecordNarrative
 from ..model import Actor
+from ..services import answers
 from ..services.narratives import narratives, record_summary, summary_markdown
 from ..services.resume import brief_markdown, resume_brief
 from ..store import Store
@@ -15,7 +16,8 @@ from .output import _actor
 
 
 def _dump(value: Any) -> None:
-    print(json.dumps(value, indent=2, default=str, sort_keys=True))
+    """The one result object of `--json` (store.answers)."""
+    print(json.dumps(answers.ok(value), indent=2, default=str, sort_keys=True))
 
 
 def cmd_resume(store: Store, args: argparse.Namespace) -> None:
@@ -59,24 +61,34 @@ def cmd_narrative(store: Store, args: argparse.Namespace) -> None:
             for d in n["discrepancies"]:
                 print(f"  DISAGREES: {d['message']}")
         return
-    actor: Actor = _actor(args.actor)
+    actor: Actor = _actor(args.actor)  # never guessed
     nid = store.execute(
         RecordNarrative(task_id=args.task, text=args.text, claims=list(args.claim)), actor
     )
     if args.json:
-        _dump({"result": nid})
+        _dump(nid)
     else:
         print(nid)
 
 
+TASK_HELP = "the task's id (boris tasks lists them)"
+
+
 def register(add: Any) -> None:
     add("resume", cmd_resume, "the resume brief: next actions, blockers, forbidden").add_argument(
-        "task"
+        "task", help=TASK_HELP
     )
     sp = add("summary", cmd_summary, "a summary generated from the record")
-    sp.add_argument("task")
+    sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--record", action="store_true", help="keep it as a new artifact version")
     sp = add("narrative", cmd_narrative, "record an agent's narrative, or list them with checks")
-    sp.add_argument("task")
+    sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", help="the narrative to record (omit to list)")
-    sp.add_argument("--claim", action="append", type=_claim, default=[], help="CRITERION=STATUS")
+    sp.add_argument(
+        "--claim",
+        action="append",
+        type=_claim,
+        default=[],
+        help="CRITERION=STATUS the narrative claims, STATUS one of satisfied, failed, waived, "
+        "unverified (repeat for more)",
+    )

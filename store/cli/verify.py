@@ -4,7 +4,8 @@ Prints `ok` when the store (or TASK) is clean, else one line per problem
 (`TASK: KIND: message`); info items, which are not errors (a fork, an effect's intended
 content the store was never given), are printed as `info: …` lines either way. `--json`
 prints the whole report instead. When there are problems the command ends with
-`VerifyFailed` (a StoreError whose message is the summary), so `boris` exits non-zero.
+`VerifyFailed` (a StoreError whose message is the summary), so `boris` exits 3 (an
+integrity problem); with `--json` the refusal object carries the report in `details.report`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..services import answers
 from ..services.verify import VerifyFailed, verify
 from ..signing.check import read_keys_file
 from ..store import Store
@@ -27,7 +29,10 @@ def cmd_verify(store: Store, args: argparse.Namespace) -> None:
     keys = read_keys_file(Path(args.keys)) if args.keys else None
     report = verify(store, args.task, remember=not args.no_remember and keys is None, keys=keys)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
+        # Clean: the report is the result. Not clean: the refusal object carries it
+        # (`details.report`), printed by `boris` with the integrity exit code.
+        if report.ok:
+            print(json.dumps(answers.ok(report.to_json()), indent=2, sort_keys=True))
     else:
         lines = [p.line() for p in report.problems]
         lines += [f"info: {i.line()}" for i in report.info]

@@ -9,6 +9,8 @@ never this package.
 """
 
 from . import approvals, checkpoints, effects, narrative
+from .approvals import DecideApproval, RequestApproval
+from .checkpoints import StopRun, WriteCheckpoint
 from .core import (
     AddCriterion,
     AddPhase,
@@ -38,28 +40,53 @@ from .core import (
     prepare,
     prepares,
 )
+from .effects import (
+    CancelEffect,
+    DispatchEffect,
+    ObserveEffect,
+    PlanEffect,
+    ReconcileEffect,
+    RecordResponse,
+    ReviseEffect,
+)
+from .narrative import ClaimIn, RecordNarrative
 
+# Every command has this documented home (`from store.commands import DispatchEffect`),
+# wherever its handler lives.
 __all__ = [
     "AddCriterion",
     "AddPhase",
     "AmendObjective",
     "AttachEvidence",
+    "CancelEffect",
     "ChangeCriterion",
     "ChargeBudget",
+    "ClaimIn",
     "Command",
     "CompletePhase",
     "Content",
     "CreateTask",
+    "DecideApproval",
+    "DispatchEffect",
     "Ident",
     "JudgeCriterion",
+    "ObserveEffect",
+    "PlanEffect",
     "Reading",
+    "ReconcileEffect",
     "RecordArtifact",
+    "RecordNarrative",
     "RecordNote",
+    "RecordResponse",
     "ReleaseBudget",
+    "RequestApproval",
     "ReserveBudget",
+    "ReviseEffect",
     "SetBudget",
     "SetStatus",
+    "StopRun",
     "TaskCommand",
+    "WriteCheckpoint",
     "approvals",
     "authorize",
     "checkpoints",

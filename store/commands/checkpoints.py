@@ -20,7 +20,7 @@ from .. import events as ev
 from .. import schema as t
 from .. import status as st
 from ..canonical import canonical_json, canonical_object
-from ..errors import CommandRejected, EvidenceMissing
+from ..errors import CommandRejected, EvidenceMissing, PendingWork
 from ..model import Actor
 from ..tx import Tx
 from .checkpoint_state import known_state
@@ -126,7 +126,7 @@ def write_checkpoint(
             )
             if missing:
                 raise EvidenceMissing(missing, message)
-            raise CommandRejected(message)
+            raise PendingWork(pending, message)
     if actor.kind == "person" and not note.strip():
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)

@@ -362,7 +362,8 @@ def store_content(tx: Tx, task_id: str, content: Content, name: str) -> dict[str
     if content.path is not None:
         real = resolve_path(_scope(tx, task_id), content.path)
         if not real.is_file():
-            raise CommandRejected(f"{content.path!r} is not a readable file")
+            as_given = "" if str(real) == content.path else f" (given as {content.path!r})"
+            raise CommandRejected(f"no readable file at {real}{as_given}")
         try:
             digest, size = tx.blobs.put_file(real)
             with open(real, "rb") as f:

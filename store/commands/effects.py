@@ -657,7 +657,7 @@ def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
     if refusal is not None:
         if refusal.rule == "observation_overrides_need_override":
             raise ObservationOverride(refusal.message)
-        raise CommandRejected(refusal.message)
+        raise CommandRejected(refusal.message, rule=refusal.rule)
     tx.emit(
         cmd.task_id,
         ev.EffectReconciled(

@@ -139,9 +139,9 @@ class Report:
 class VerifyFailed(StoreError):
     """Verify found problems; the message is the report's one-line summary."""
 
-    #: The exit code `boris verify` means to give when the store is not clean (1 is the CLI's
-    #: code for any StoreError).
-    exit_code = 3
+    #: Problems in the record: `boris verify` exits 3 (store.answers.EXIT_CODES).
+    code = "integrity_problems"
+    category = "integrity"
 
     def __init__(self, report: Report) -> None:
         super().__init__(report.summary())

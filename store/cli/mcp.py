@@ -1,0 +1,75 @@
+"""`boris mcp`: serve the record to an agent over the Model Context Protocol."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ..model import Actor
+from ..services.answers import UsageError
+from ..store import Store
+
+
+def agent_actor(text: str | None) -> Actor:
+    """The server's agent identity: --actor or BORIS_ACTOR, never guessed, never a person."""
+    raw = text or os.environ.get("BORIS_ACTOR")
+    if not raw:
+        raise UsageError(
+            "boris mcp needs the agent it acts for: add --actor agent:ID "
+            "(or set BORIS_ACTOR=agent:ID)"
+        )
+    actor = Actor.parse(raw)
+    if actor.kind != "agent":
+        raise UsageError(
+            f"boris mcp acts for an agent, not a {actor.kind} ({raw}): "
+            "people decide in Boris Desktop or with the boris CLI"
+        )
+    return actor
+
+
+def cmd_mcp(store: Store, args: argparse.Namespace) -> None:
+    import anyio
+
+    from ..mcp.server import BorisServer, serve_http, serve_stdio
+
+    server = BorisServer(store, agent_actor(args.actor), max_wait_seconds=args.max_wait)
+    if args.http:
+
+        def ready(address: str) -> None:
+            print(f"boris mcp: streamable HTTP at {address}", file=sys.stderr, flush=True)
+
+        serve_http(server, args.host, args.port, ready)
+    else:
+        anyio.run(serve_stdio, server)
+
+
+def register(add: Any) -> None:
+    sp = add(
+        "mcp",
+        cmd_mcp,
+        "serve the record to an agent over MCP (stdio; --http for streamable HTTP on loopback)",
+    )
+    sp.add_argument(
+        "--http",
+        action="store_true",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    sp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="loopback address to listen on with --http: 127.0.0.1 (default), ::1 or localhost",
+    )
+    sp.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="port to listen on with --http (default 8765; 0 picks a free one, printed on stderr)",
+    )
+    sp.add_argument(
+        "--max-wait",
+        type=float,
+        default=900.0,
+        help="the longest wait_for_approval may wait, in seconds (default 900)",
+    )

@@ -1,0 +1,6 @@
+"""`boris mcp`: the record's commands as Model Context Protocol tools for agents.
+
+`tools` is the protocol-free part (which commands are tools, their JSON Schemas from the
+command models, running one through the command layer, waiting for a person's decision);
+`server` wires it to the official `mcp` SDK over stdio or streamable HTTP on loopback.
+"""

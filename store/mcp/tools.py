@@ -1,0 +1,255 @@
+"""The record's commands as tools, without the protocol: names, schemas, running them.
+
+Every command an agent may run (by `store.rules.AUTHORITY`) is a tool named by its command
+`type` (the same name `boris ingest` and `boris schema` use); its input schema is the command
+model's JSON Schema without the `type` discriminator. A call is validated by the model and
+run through `Store.execute`, so the command layer enforces every rule exactly as for any
+other caller. Reading tools give the task's state, its resume brief and one approval.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import commands as c
+from .. import db, rules
+from .. import schema as t
+from ..errors import CommandRejected, UnknownTask
+from ..model import Actor
+from ..services import answers
+from ..store import Store
+
+#: One line per tool: what it does and what an agent must know to use it well.
+DESCRIPTIONS: dict[str, str] = {
+    "create_task": (
+        "Create a task: title, owner, objective and its resource scope (absolute paths it may "
+        "touch; destinations such as https://host/prefix/ or mailto:address). Returns its id."
+    ),
+    "amend_objective": "Amend the task's objective with a reason; the old revision stays readable.",
+    "add_criterion": "Add an acceptance criterion; returns its id (C1, C2, ... unless given).",
+    "change_criterion": "Change a criterion's text with a reason.",
+    "record_artifact": (
+        "Record a new version of a named artifact from content (text, base64, or a path inside "
+        "the task's scope). The same bytes again are not a new version."
+    ),
+    "attach_evidence": (
+        "Attach evidence (command output, source span, screenshot, review, receipt, other) "
+        "to a criterion; it is kept as a blob. Returns the evidence id."
+    ),
+    "judge_criterion": (
+        "Judge a criterion: satisfied (against the artifact's current version, with evidence "
+        "ids), failed, or unverified. Waiving is a person's decision."
+    ),
+    "add_phase": "Add a phase whose inputs are artifacts, approvals or other phases.",
+    "complete_phase": "Complete a phase whose inputs are ready.",
+    "set_budget": "Set a budget counter's limit (an agent may lower it; raising is a person's).",
+    "charge_budget": "Record spending on a budget counter.",
+    "reserve_budget": "Reserve part of a budget counter.",
+    "release_budget": "Release a reservation.",
+    "set_status": "Change the run status as the transition table allows.",
+    "record_note": "Record a note or message in the task's history.",
+    "plan_effect": (
+        "Record an effect's intent before anything is done: its target (a path in scope or a "
+        "destination), one-line consequence, and intended content; the store observes the "
+        "pre-state. Set requires_approval with a policy when a person must approve. Returns "
+        "the effect id and the prepared object's digest."
+    ),
+    "revise_effect": (
+        "Change an undispatched effect's intent; open approvals of the old payload go stale."
+    ),
+    "cancel_effect": "Cancel an undispatched effect; its open approvals are revoked.",
+    "dispatch_effect": (
+        "Record an attempt before the executor runs (consumes the approval). Refused while "
+        "the last outcome is unknown: reconcile first. Returns the attempt number."
+    ),
+    "record_response": (
+        "Record what the executor reported (its word, not evidence): reported_success, "
+        "failed, partial or timeout. The outcome stays unknown until reconciled."
+    ),
+    "observe_effect": (
+        "Observe the effect's target now (the store hashes a file itself; give the state of a "
+        "destination it cannot read). Returns the observation id."
+    ),
+    "reconcile_effect": (
+        "Compare the intent with a current observation of the target and record the verdict "
+        "(present, absent, conflict). A decision by hand is a person's."
+    ),
+    "request_approval": (
+        "Ask a person to approve an effect's exact prepared object (or a payload with its "
+        "consequence) under a policy, with an expiry. Returns the approval id; then call "
+        "wait_for_approval."
+    ),
+    "write_checkpoint": (
+        "Write a checkpoint (initial, milestone, handoff, final) another actor can resume "
+        "from. final is refused while work is pending."
+    ),
+    "stop_run": "Stop the run: revoke open approvals, cancel planned effects, write a checkpoint.",
+    "record_narrative": (
+        "Record your narrative of the task as a claim, with structured claims about criteria; "
+        "where it disagrees with the record, the record wins."
+    ),
+}
+
+READING_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "list_tasks": (
+        "The store's tasks, those needing attention first.",
+        {"type": "object", "properties": {}, "additionalProperties": False},
+    ),
+    "task_state": (
+        "A task's whole current state: objective, criteria with evidence, artifacts, effects "
+        "with attempts and observations, approvals, budgets, checkpoints, problems.",
+        {
+            "type": "object",
+            "properties": {"task_id": {"type": "string"}},
+            "required": ["task_id"],
+            "additionalProperties": False,
+        },
+    ),
+    "resume_brief": (
+        "The resume brief: next authorized actions with their evidence, blockers and "
+        "forbidden repetitions, from the record and fresh observations (never a narrative).",
+        {
+            "type": "object",
+            "properties": {"task_id": {"type": "string"}},
+            "required": ["task_id"],
+            "additionalProperties": False,
+        },
+    ),
+}
+
+WAIT_TOOL = "wait_for_approval"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    command: type[c.Command] | None  # None: a reading tool
+    read_only: bool
+
+
+def _command_type(cls: type[c.Command]) -> str:
+    return str(cls.model_fields["type"].default)
+
+
+def agent_may_run(command_type: str) -> bool:
+    """Whether the authority table lets an agent run this command at all."""
+    return rules.ActorKind.AGENT in rules.authority_of(command_type).kinds
+
+
+def input_schema(cls: type[c.Command]) -> dict[str, Any]:
+    """The command model's JSON Schema, without its `type` discriminator (the tool's name)."""
+    schema = copy.deepcopy(cls.model_json_schema())
+    schema.get("properties", {}).pop("type", None)
+    if "required" in schema:
+        schema["required"] = [r for r in schema["required"] if r != "type"]
+    schema["type"] = "object"
+    return schema
+
+
+def tool_specs(max_wait_seconds: float) -> list[ToolSpec]:
+    specs = []
+    for cls in c.command_classes():
+        name = _command_type(cls)
+        if not agent_may_run(name):
+            continue
+        person_only = rules.authority_of(name).person_when
+        description = DESCRIPTIONS.get(name) or (cls.__doc__ or name).strip().splitlines()[0]
+        if person_only:
+            description += " A person's only when: " + "; ".join(person_only) + "."
+        specs.append(ToolSpec(name, description, input_schema(cls), cls, False))
+    for name, (description, schema) in READING_TOOLS.items():
+        specs.append(ToolSpec(name, description, schema, None, True))
+    specs.append(
+        ToolSpec(
+            WAIT_TOOL,
+            "Wait until a person decides an approval (approved or rejected), or it expires, is "
+            f"revoked or goes stale; at most timeout_seconds (up to {max_wait_seconds:g}). "
+            "Returns its state; timed_out is true when nobody decided in time. Cancellable.",
+            {
+                "type": "object",
+                "properties": {
+                    "task_id": {"type": "string"},
+                    "approval_id": {"type": "string"},
+                    "timeout_seconds": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": max_wait_seconds,
+                        "default": min(300.0, max_wait_seconds),
+                    },
+                },
+                "required": ["task_id", "approval_id"],
+                "additionalProperties": False,
+            },
+            None,
+            True,
+        )
+    )
+    return specs
+
+
+def _task_id(arguments: dict[str, Any]) -> str:
+    task_id = arguments.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        raise answers.UsageError("task_id is required")
+    return task_id
+
+
+def run_command(
+    store: Store, actor: Actor, spec: ToolSpec, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate the arguments by the command model and run it through the command layer.
+    Raises the typed refusal (or a pydantic ValidationError) when it is refused."""
+    assert spec.command is not None
+    command = spec.command.model_validate({**arguments, "type": spec.name})
+    value = store.execute(command, actor)
+    return answers.ok(value, **answers.facts_after(store, command, value))
+
+
+def read(store: Store, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A reading tool's answer."""
+    if spec.name == "list_tasks":
+        return answers.ok(store.tasks())
+    if spec.name == "task_state":
+        return answers.ok(store.task(_task_id(arguments)))
+    if spec.name == "resume_brief":
+        from ..services.resume import resume_brief
+
+        return answers.ok(resume_brief(store, _task_id(arguments)))
+    raise CommandRejected(f"no reading tool {spec.name!r}")  # pragma: no cover
+
+
+def approval_now(store: Store, task_id: str, approval_id: str) -> dict[str, Any]:
+    """One approval as it stands now (`expired` judged by the database's clock)."""
+    with store.read() as conn:
+        now = db.database_now(conn)
+        row = conn.execute(
+            sa.select(t.approvals).where(
+                t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+            )
+        ).first()
+        if row is None:
+            exists = conn.execute(
+                sa.select(t.tasks.c.task_id).where(t.tasks.c.task_id == task_id)
+            ).first()
+            if exists is None:
+                raise UnknownTask(task_id)
+            raise CommandRejected(f"task {task_id} has no approval {approval_id!r}")
+    state = str(rules.approval_state(str(row.state), row.expires_at, now))
+    return {
+        "approval_id": approval_id,
+        "task_id": task_id,
+        "effect_id": row.effect_id,
+        "state": state,
+        "decided": state != rules.ApprovalState.PENDING,
+        "decided_by": row.decided_by,
+        "decided_at": row.decided_at,
+        "note": row.note,
+        "payload_digest": row.payload_digest,
+        "expires_at": row.expires_at,
+    }

@@ -1,0 +1,124 @@
+"""What a program reads back from the store: one object per result, one per refusal, and an
+exit code per kind of problem.
+
+The CLI's `--json` and the MCP server both answer through here, so an agent reads the same
+shapes whichever way it talks to the record. A refusal's `code`, `kind` and `rule` come from
+the exception's type (`store.errors`), never from its message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..errors import StoreError
+
+if TYPE_CHECKING:
+    from ..commands import Command
+    from ..store import Store
+
+#: Exit code per kind of answer, as `boris` documents them (README, `boris --help`).
+EXIT_CODES: dict[str, int] = {
+    "ok": 0,
+    "refused": 1,  # the rules said no; nothing was written
+    "usage": 2,  # the command line or the input is malformed
+    "integrity": 3,  # the record is damaged (verify's problems, a bad blob, a corrupt file)
+    "not_found": 4,  # no such task, store or file
+    "busy": 5,  # another writer held the store; try again
+    "environment": 6,  # the store cannot be used here (read-only, full, too new, unreachable)
+    "internal": 70,  # a bug: report it
+}
+
+# Attributes some refusals carry that a program can act on (which criterion, which counter).
+_DETAILS = (
+    "task_id",
+    "criteria",
+    "pending",
+    "counter",
+    "observation_id",
+    "effect_id",
+    "digest",
+    "where",
+)
+
+
+class UsageError(StoreError):
+    """The caller's input is malformed (a bad flag value, JSON that is not an object)."""
+
+    code = "usage"
+    category = "usage"
+
+
+def ok(value: Any, **extra: Any) -> dict[str, Any]:
+    """A result: always an object, with what the command returned under `result`."""
+    return {"ok": True, "result": value, **extra}
+
+
+def refusal(exc: BaseException) -> dict[str, Any]:
+    """Any exception as the one refusal object a program reads:
+    `{"ok": false, "error": {code, category, message, rule, exit_code, details}}`."""
+    details: dict[str, Any] = {}
+    if isinstance(exc, StoreError):
+        code, kind, rule = exc.code, exc.category, exc.rule
+        message = " ".join(str(exc).split())
+        details = {a: getattr(exc, a) for a in _DETAILS if getattr(exc, a, None) is not None}
+        report = getattr(exc, "report", None)
+        if report is not None and hasattr(report, "to_json"):
+            details["report"] = report.to_json()
+    elif isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        code, kind, rule = "invalid_input", "usage", None
+        message = f"{where + ': ' if where else ''}{' '.join(str(first['msg']).split())}"
+        details = {"field": where}
+    elif isinstance(exc, FileNotFoundError):
+        code, kind, rule = "file_not_found", "not_found", None
+        message = f"cannot read {exc.filename}: {exc.strerror}"
+        details = {"where": exc.filename}
+    elif isinstance(exc, OSError):
+        code, kind, rule = "os_error", "environment", None
+        message = f"cannot read {exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        if exc.filename:
+            details = {"where": exc.filename}
+    else:
+        code, kind, rule = "internal", "internal", None
+        message = f"{type(exc).__name__}: {exc}"
+    return {
+        "ok": False,
+        "error": {
+            "code": code,
+            "category": kind,
+            "message": " ".join(message.splitlines()),
+            "rule": rule,
+            "exit_code": exit_code(kind),
+            "details": details,
+        },
+    }
+
+
+def exit_code(kind: str) -> int:
+    return EXIT_CODES.get(kind, EXIT_CODES["internal"])
+
+
+def facts_after(store: Store, command: Command, value: Any) -> dict[str, Any]:
+    """What an agent needs next after planning or revising an effect: its id and the digest
+    of the prepared object that an approval will bind and a dispatch must match."""
+    ctype = str(getattr(command, "type", ""))
+    if ctype not in {"plan_effect", "revise_effect"}:
+        return {}
+    task_id = str(getattr(command, "task_id", ""))
+    effect_id = value if ctype == "plan_effect" else getattr(command, "effect_id", None)
+    import sqlalchemy as sa
+
+    from .. import schema as t
+
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.effects.c.intent).where(
+                t.effects.c.task_id == task_id, t.effects.c.effect_id == effect_id
+            )
+        ).first()
+    if row is None:  # pragma: no cover - it was written in the same call
+        return {}
+    return {"effect_id": effect_id, "prepared_digest": dict(row.intent)["prepared_digest"]}

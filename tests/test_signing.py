@@ -268,3 +268,13 @@ def test_boris_init_requires_signatures_with_the_persons_key(
     assert cli([*st, "verify", "--keys", str(alice_only)]) == 3
     out = capsys.readouterr().out
     assert "t1: unknown_key: seq 1" in out and load_or_create(agent_file).key_id in out
+
+
+def test_boris_init_without_an_actor_makes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BORIS_ACTOR", raising=False)
+    where = tmp_path / "new-store"
+    assert cli(["--store", str(where), "init"]) == 2
+    assert "--actor person:" in capsys.readouterr().err
+    assert not where.exists()

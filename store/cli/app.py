@@ -500,6 +500,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd_schema(None, args)
             return 0
         create = args.command in CREATING_COMMANDS
+        if args.command == "init" and args.require_signatures:
+            # A signed store's root is a person's key: who they are is settled before
+            # anything is made, so a refusal leaves no half-made store behind.
+            _actor(args.actor)
         with Store.open(args.store, url=args.url, create=create) as store:
             store.signer = keys.choose_signer(store, args, _actor_if_given(args.actor))
             args.fn(store, args)

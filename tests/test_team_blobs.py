@@ -53,3 +53,28 @@ def test_a_damaged_chunk_is_named(tmp_path: Path, pg_url: str) -> None:
             s.blobs.problem(r["digest"], verify=True)
             == "corrupt (chunk 1 does not match its digest)"
         )
+
+
+def test_a_large_blob_streams_in_and_out_with_bounded_memory(tmp_path: Path, pg_url: str) -> None:
+    import os
+    import tracemalloc
+
+    size = 64 * CHUNK  # 64 MiB; memory must not grow with it (a 1 GB artifact alike)
+    source = tmp_path / "big.bin"
+    with open(source, "wb") as f:
+        for _ in range(size // CHUNK):
+            f.write(os.urandom(CHUNK))
+    with Store.open(tmp_path / "s", url=pg_url) as s:
+        tracemalloc.start()
+        try:
+            digest, stored = s.blobs.put_file(source)
+            _, peak_in = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            got = sum(len(piece) for piece in s.blobs.open_verified(digest))
+            _, peak_out = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert stored == got == size
+    # A few chunks in flight at most (the piece, its copy for the driver), never the blob.
+    assert peak_in < 8 * CHUNK, peak_in
+    assert peak_out < 8 * CHUNK, peak_out

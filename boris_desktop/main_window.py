@@ -233,6 +233,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.queue.updated.connect(self._queue_updated)
         self.queue.show_task.connect(self.show_task)
         self.queue.current_task.connect(self._select_task)
+        from .notifications import Notifier
+
+        self.notifier = Notifier(self.open_decision, self)
+        self.queue.updated.connect(self.notifier.update)
         self.split.addWidget(self.views)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(0, 0)
@@ -318,6 +322,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         queue.setShortcut(QKeySequence("Ctrl+D"))
         queue.triggered.connect(self.show_queue)
         view.addAction(queue)
+        notify = QAction("&Notifications…", self)
+        notify.triggered.connect(self.notification_settings)
+        view.addAction(notify)
         view.addSeparator()
         # Ctrl+Tab and Ctrl+PgDown as in browsers and editors; from anywhere in the window,
         # the inbox included.
@@ -378,6 +385,13 @@ class MainWindow(ActionsMixin, QMainWindow):
         return dlg
 
     # --- the decision queue --------------------------------------------------------------
+
+    def notification_settings(self) -> Any:
+        from .notify_settings import NotificationSettingsDialog
+
+        dlg = NotificationSettingsDialog(self)
+        dlg.open()
+        return dlg
 
     def show_queue(self) -> None:
         self.views.setCurrentWidget(self.queue)
@@ -587,6 +601,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if self._built:  # closed before `_finish`: there is no watcher yet
             self.file_watch.stop()
             self.queue.follower.stop()
+            self.notifier.tray.hide()
             self.save_layout()
         super().closeEvent(event)
 

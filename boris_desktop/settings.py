@@ -7,6 +7,7 @@ benchmarks never touch the reviewer's own.
 from __future__ import annotations
 
 import os
+from datetime import time
 
 from PySide6.QtCore import QByteArray, QSettings
 
@@ -58,4 +59,59 @@ def set_layouts(states: dict[str, QByteArray]) -> None:
     s = settings()
     for key, value in states.items():
         s.setValue(f"layout/{key}", value)
+    s.sync()
+
+
+# --- notifications (see notifications.py) ----------------------------------------------------
+
+#: Minutes before an approval expires that its warning is told, unless the reviewer chose.
+EXPIRY_WARNING_MINUTES = 15
+
+
+def _flag(value: object, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, str):  # an INI file gives text back
+        return value.lower() in {"true", "1", "yes"}
+    return bool(value)
+
+
+def notifications_enabled() -> bool:
+    return _flag(settings().value("notifications/enabled"), True)
+
+
+def expiry_warning_minutes() -> int:
+    value = settings().value("notifications/expiry_warning_minutes")
+    try:
+        return max(1, int(str(value))) if value is not None else EXPIRY_WARNING_MINUTES
+    except ValueError:
+        return EXPIRY_WARNING_MINUTES
+
+
+def quiet_hours() -> tuple[time | None, time | None]:
+    """(from, to), local time; (None, None) when there are none."""
+    s = settings()
+    if not _flag(s.value("notifications/quiet"), False):
+        return None, None
+    try:
+        start = time.fromisoformat(str(s.value("notifications/quiet_from", "")))
+        end = time.fromisoformat(str(s.value("notifications/quiet_to", "")))
+    except ValueError:
+        return None, None
+    return start, end
+
+
+def set_notifications(
+    *,
+    enabled: bool,
+    expiry_warning_minutes: int = EXPIRY_WARNING_MINUTES,
+    quiet: tuple[time, time] | None = None,
+) -> None:
+    s = settings()
+    s.setValue("notifications/enabled", enabled)
+    s.setValue("notifications/expiry_warning_minutes", int(expiry_warning_minutes))
+    s.setValue("notifications/quiet", quiet is not None)
+    if quiet is not None:
+        s.setValue("notifications/quiet_from", quiet[0].strftime("%H:%M"))
+        s.setValue("notifications/quiet_to", quiet[1].strftime("%H:%M"))
     s.sync()

@@ -1,0 +1,203 @@
+"""Desktop notifications: a decision arrived, or an approval is about to expire.
+
+The input is the decision queue's `updated(rows, now)`: every read of the open decisions,
+with the database clock. Decisions present at the first read are known, not news. A burst
+of arrivals (an agent requesting twenty approvals) is gathered for a short quiet window and
+told in one notification with a count; an approval that comes within the warning time of
+expiring is told once. Notifications go through Qt's `QSystemTrayIcon.showMessage` (on Linux
+the freedesktop notification service); where a system tray exists its icon's tooltip holds
+the count of open decisions. Clicking a notification opens that decision, or the queue when
+it told of several. Off, and quiet hours, are the reviewer's settings (`settings.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from . import settings
+from . import text as t
+from .decision_queue import KIND_WORDS, may_decide
+from .icons import icon
+
+#: A burst is over when no new decision arrived for this long.
+COALESCE_MS = 2000
+#: ...but a steady trickle is told at least this often.
+COALESCE_MAX_MS = 10_000
+#: At most this many decisions are named in one notification.
+NAMED = 3
+
+
+def in_quiet_hours(now: time, start: time | None, end: time | None) -> bool:
+    """Whether `now` (local) is inside [start, end); a span past midnight wraps."""
+    if start is None or end is None or start == end:
+        return False
+    if start < end:
+        return start <= now < end
+    return now >= start or now < end
+
+
+def _parse(at: str) -> datetime:
+    return t.parse(at)
+
+
+class Notifier(QObject):
+    """Turns the queue's reads into notifications; `open_decision(id)` opens one ("" for
+    the queue). `shown` is emitted with (title, body, target) after each notification."""
+
+    shown = Signal(str, str, str)
+
+    def __init__(
+        self,
+        open_decision: Callable[[str], None],
+        parent: QObject | None = None,
+        *,
+        local_time: Callable[[], time] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._open = open_decision
+        self._local_time = local_time or (lambda: datetime.now().time())
+        self.known: set[str] | None = None  # ids seen; None before the first read
+        self.warned: set[str] = set()
+        self.rows: list[dict[str, Any]] = []
+        self._now = ""
+        self._since_now = QElapsedTimer()
+        self._arrived: list[dict[str, Any]] = []
+        self._expiring: list[dict[str, Any]] = []
+        self._target = ""  # what a click on the last notification opens
+        self._burst = QElapsedTimer()
+        self._flush = QTimer(self)
+        self._flush.setSingleShot(True)
+        self._flush.timeout.connect(self.flush)
+        self._expiry = QTimer(self)
+        self._expiry.setSingleShot(True)
+        self._expiry.timeout.connect(self._check_expiry)
+
+        self.tray = QSystemTrayIcon(icon("app"), self)
+        self.tray.setToolTip("Boris Desktop")
+        self.tray.messageClicked.connect(self.clicked)
+        self.tray.activated.connect(lambda _reason: self._open(""))
+        self._menu = QMenu()
+        self._menu.addAction("Show the Decision Queue").triggered.connect(lambda: self._open(""))
+        self.tray.setContextMenu(self._menu)
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray.show()
+
+    # --- the queue's reads ---------------------------------------------------------------
+
+    def update(self, rows: list[dict[str, Any]], now: str) -> None:
+        """The open decisions as just read, with the database clock."""
+        self.rows, self._now = rows, now
+        self._since_now.start()
+        self._count(len(rows))
+        ids = {r["id"] for r in rows}
+        if self.known is None:
+            self.known = ids
+        else:
+            new = [r for r in rows if r["id"] not in self.known and self._mine(r)]
+            self.known |= ids
+            if new:
+                self._arrived += new
+                self._gather()
+        self._check_expiry()
+
+    def _mine(self, row: dict[str, Any]) -> bool:
+        """Tell a reviewer of what they may decide (everything, before they said who)."""
+        who = settings.reviewer()
+        return who is None or may_decide(row, who[1])
+
+    def _count(self, n: int) -> None:
+        tip = f"Boris Desktop: {t.count(n, 'open decision', 'open decisions')}"
+        self.tray.setToolTip(tip)
+
+    def now(self) -> datetime | None:
+        """The database clock now: its last reading plus the time since."""
+        if not self._now:
+            return None
+        return _parse(self._now) + timedelta(milliseconds=self._since_now.elapsed())
+
+    def _check_expiry(self) -> None:
+        self._expiry.stop()
+        now = self.now()
+        if now is None:
+            return
+        warn = timedelta(minutes=settings.expiry_warning_minutes())
+        soonest: timedelta | None = None
+        for r in self.rows:
+            if r["kind"] != "approval" or not r.get("expires_at") or r["id"] in self.warned:
+                continue
+            left = _parse(r["expires_at"]) - now
+            if left <= timedelta(0):
+                continue
+            if left <= warn:
+                self.warned.add(r["id"])
+                if self._mine(r):
+                    self._expiring.append(r)
+                    self._gather()
+            else:
+                due = left - warn
+                soonest = due if soonest is None else min(soonest, due)
+        if soonest is not None and soonest < timedelta(days=7):
+            self._expiry.start(int(soonest.total_seconds() * 1000) + 50)
+
+    # --- telling -------------------------------------------------------------------------
+
+    def _gather(self) -> None:
+        """Wait for the burst to end (or for the longest wait) before telling it."""
+        if not self._flush.isActive():
+            self._burst.start()
+        left = COALESCE_MAX_MS - self._burst.elapsed()
+        self._flush.start(max(0, min(COALESCE_MS, left)))
+
+    def silenced(self) -> bool:
+        if not settings.notifications_enabled():
+            return True
+        start, end = settings.quiet_hours()
+        return in_quiet_hours(self._local_time(), start, end)
+
+    def flush(self) -> None:
+        self._flush.stop()
+        arrived, expiring = self._arrived, self._expiring
+        self._arrived, self._expiring = [], []
+        live = {r["id"] for r in self.rows}
+        arrived = [r for r in arrived if r["id"] in live]  # decided meanwhile: no news
+        expiring = [r for r in expiring if r["id"] in live]
+        if not (arrived or expiring) or self.silenced():
+            return
+        title, body, target = self.compose(arrived, expiring)
+        self._target = target
+        self.tray.showMessage(title, body, icon("approval"), 15_000)
+        self.shown.emit(title, body, target)
+
+    def compose(
+        self, arrived: list[dict[str, Any]], expiring: list[dict[str, Any]]
+    ) -> tuple[str, str, str]:
+        """(title, body, what a click opens: a decision's id, or "" for the queue)."""
+        now = self.now()
+        parts = []
+        if arrived:
+            parts.append(t.count(len(arrived), "new decision", "new decisions"))
+        if expiring:
+            parts.append(t.count(len(expiring), "approval expires soon", "approvals expire soon"))
+        title = ", ".join(parts)
+        soon = {r["id"] for r in expiring}
+        only = list({r["id"]: r for r in arrived + expiring}.values())  # one line each
+        lines = []
+        for r in only[:NAMED]:
+            line = f"{KIND_WORDS.get(r['kind'], r['kind'])}: {r['what']} ({r['task_title']})"
+            if r["id"] in soon and now is not None:
+                left = (_parse(r["expires_at"]) - now).total_seconds()
+                line += f", expires in {t.duration(left)}"
+            lines.append(line)
+        more = len(only) - NAMED
+        if more > 0:
+            lines.append(f"and {more} more in the decision queue")
+        target = only[0]["id"] if len(only) == 1 else ""
+        return title, "\n".join(lines), target
+
+    def clicked(self) -> None:
+        self._open(self._target)

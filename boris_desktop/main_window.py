@@ -237,6 +237,11 @@ class MainWindow(ActionsMixin, QMainWindow):
 
         self.notifier = Notifier(self.open_decision, self)
         self.queue.updated.connect(self.notifier.update)
+        from .history import HistoryView
+
+        self.history = HistoryView(self)
+        self.views.addTab(self.history, icon("ok"), "&What I Decided")
+        self.history.show_event.connect(self.show_event)
         self.split.addWidget(self.views)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(0, 0)
@@ -322,6 +327,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         queue.setShortcut(QKeySequence("Ctrl+D"))
         queue.triggered.connect(self.show_queue)
         view.addAction(queue)
+        mine = QAction("&What I Decided", self)
+        mine.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        mine.triggered.connect(self.show_history)
+        view.addAction(mine)
         notify = QAction("&Notifications…", self)
         notify.triggered.connect(self.notification_settings)
         view.addAction(notify)
@@ -380,7 +389,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         from .identity import ReviewerDialog
 
         dlg = ReviewerDialog(self)
-        dlg.finished.connect(lambda _r: self._show_reviewer())
+        dlg.finished.connect(lambda _r: self._reviewer_changed())
         dlg.open()
         return dlg
 
@@ -392,6 +401,19 @@ class MainWindow(ActionsMixin, QMainWindow):
         dlg = NotificationSettingsDialog(self)
         dlg.open()
         return dlg
+
+    def show_history(self) -> None:
+        self.views.setCurrentWidget(self.history)
+        self.history.search.setFocus()
+
+    def show_event(self, task_id: str, seq: int) -> None:
+        """A decision in What I Decided: its task, at its timeline."""
+        self.show_task(task_id)
+        tabs = self.task_view.tabs
+        for i in range(tabs.count()):
+            if tabs.widget(i) is self.task_view.panel("Timeline"):
+                tabs.setCurrentIndex(i)
+        self.statusBar().showMessage(f"{task_id}: the decision is event {seq} of its timeline")
 
     def show_queue(self) -> None:
         self.views.setCurrentWidget(self.queue)
@@ -424,6 +446,10 @@ class MainWindow(ActionsMixin, QMainWindow):
     def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
         n = len(rows)
         self.views.setTabText(1, f"&Decisions ({n})" if n else "&Decisions")
+
+    def _reviewer_changed(self) -> None:
+        self._show_reviewer()
+        self.history.start()  # the list is this reviewer's decisions
 
     def _show_reviewer(self) -> None:
         who = settings.reviewer()
@@ -466,6 +492,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.reload()
         self._timer.start()
         self.queue.start()
+        self.history.start()
         self.store_opened.emit()
 
     def load_demo(self) -> None:
@@ -601,6 +628,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if self._built:  # closed before `_finish`: there is no watcher yet
             self.file_watch.stop()
             self.queue.follower.stop()
+            self.history.follower.stop()
             self.notifier.tray.hide()
             self.save_layout()
         super().closeEvent(event)

@@ -584,3 +584,28 @@ def stop_plan(
         if eid not in cancel and effect_unresolved(stage, outcome)
     )
     return StopPlan(revoke, cancel, unresolved)
+
+
+# --- what a person decided ---------------------------------------------------------------------
+
+#: Event types that record a person's decision ("What I decided"), by the kind of decision.
+#: The kind of some depends on the payload: see `decision_kind`.
+DECISION_EVENTS: dict[str, str] = {
+    "approval.decided": "approval",
+    "effect.reconciled": "reconcile",
+    "criterion.judged": "judgement",
+    "run.stopped": "stop",
+    "checkpoint.written": "checkpoint",
+}
+
+
+def decision_kind(event_type: str, payload: Mapping[str, Any]) -> str | None:
+    """The kind of decision a person's event records, or None if it records none: an
+    approval's `approved` / `rejected`, `reconcile`, `judgement` or (a waived criterion)
+    `waiver`, `stop`, `checkpoint`."""
+    kind = DECISION_EVENTS.get(event_type)
+    if kind == "approval":
+        return str(payload.get("decision") or "approval")
+    if kind == "judgement" and payload.get("status") == CriterionState.WAIVED:
+        return "waiver"
+    return kind

@@ -1,0 +1,307 @@
+"""What I decided: the reviewer's own decisions across tasks, newest first, for an audit.
+
+Approvals and rejections, reconcile verdicts, judgements and waivers, stops and checkpoints,
+each with its task, its event's seq and the note written. Which events are decisions is the
+store's word (`store.reads.history` over `store.rules`); the read runs on a worker and follows
+the store like the queue. A search narrows the list; Export writes what is shown as CSV or
+JSON. Enter (or a double click) shows the decision's task at its timeline.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import settings
+from . import text as t
+from .follow import Follower
+from .host import Host
+from .icons import icon
+
+Index = QModelIndex | QPersistentModelIndex
+
+WHEN, DECISION, TASK, EVENT, WHAT, NOTE = range(6)
+COLUMNS = ("When", "Decision", "Task", "Event", "What", "Note")
+KIND_WORDS = {
+    "approved": "Approved",
+    "rejected": "Rejected",
+    "reconcile": "Reconciled",
+    "judgement": "Judged",
+    "waiver": "Waived",
+    "stop": "Stopped the run",
+    "checkpoint": "Checkpoint",
+}
+KIND_ICON = {
+    "approved": "ok",
+    "rejected": "failed",
+    "reconcile": "unknown",
+    "judgement": "attention",
+    "waiver": "stopped",
+    "stop": "stopped",
+    "checkpoint": "ok",
+}
+
+
+def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
+    """Write the decisions to `path` as "csv" or "json"; returns how many (on a worker)."""
+    from store.reads.history import FIELDS
+
+    target = Path(path)
+    if fmt == "json":
+        data = [{k: r[k] for k in FIELDS} for r in rows]
+        target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    else:
+        with target.open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(FIELDS), extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+    return len(rows)
+
+
+class HistoryModel(QAbstractTableModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[dict[str, Any]] = []
+
+    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        r, col = self.rows[index.row()], index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            subject = f" {r['subject']}" if r["subject"] else ""
+            return (
+                t.when(r["at"]),
+                KIND_WORDS.get(r["kind"], r["kind"]),
+                r["task_title"],
+                f"#{r['seq']}",
+                r["what"] + subject,
+                r["note"] or "—",
+            )[col]
+        if role == Qt.ItemDataRole.DecorationRole and col == DECISION:
+            return icon(KIND_ICON.get(r["kind"], "attention"))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return t.tip(
+                f"{r['what']}{' ' + r['subject'] if r['subject'] else ''} in {r['task_title']} "
+                f"({r['task_id']}, event {r['seq']}, {r['at']})\nNote: {r['note'] or '(none)'}"
+            )
+        return None
+
+
+class HistoryFilter(QSortFilterProxyModel):
+    """A row is shown when every word searched is in one of its fields."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.words: list[str] = []
+
+    def set_text(self, text: str) -> None:
+        self.beginFilterChange()
+        self.words = text.casefold().split()
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        model = self.sourceModel()
+        if not isinstance(model, HistoryModel) or source_row >= len(model.rows):
+            return False
+        if not self.words:
+            return True
+        r = model.rows[source_row]
+        hay = " ".join(
+            str(r[k]) for k in ("kind", "task_id", "task_title", "subject", "what", "note", "at")
+        )
+        hay = (hay + " " + KIND_WORDS.get(r["kind"], "") + f" #{r['seq']}").casefold()
+        return all(w in hay for w in self.words)
+
+
+class _Table(QTableView):
+    activated_by_key = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.activated_by_key.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class HistoryView(QWidget):
+    """The reviewer's decisions; `host` is the window (loader, store, statusBar)."""
+
+    #: Show a decision's task at its event: (task id, event seq).
+    show_event = Signal(str, int)
+    #: An export was written: (path, how many decisions).
+    exported = Signal(str, int)
+
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.who: str | None = None
+        self.loaded = False
+        self.model = HistoryModel(self)
+        self.proxy = HistoryFilter(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.table = _Table()
+        self.table.setAccessibleName("My decisions")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setTabKeyNavigation(False)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col in (WHAT, NOTE):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(WHEN, 130)
+        self.table.setColumnWidth(DECISION, 150)
+        self.table.setColumnWidth(TASK, 220)
+        self.table.setColumnWidth(EVENT, 64)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.activated_by_key.connect(self.open_current)
+        self.table.doubleClicked.connect(lambda _ix: self.open_current())
+
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search my decisions: task, note, kind, id")
+        self.search.setAccessibleName("Search my decisions")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._searched)
+        self.csv = QPushButton("Export CSV…")
+        self.csv.setToolTip("Write the decisions shown to a CSV file, for an audit")
+        self.csv.clicked.connect(lambda: self.export("csv"))
+        self.json = QPushButton("Export JSON…")
+        self.json.setToolTip("Write the decisions shown to a JSON file, for an audit")
+        self.json.clicked.connect(lambda: self.export("json"))
+        self.summary = QLabel("Reading your decisions…")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        bar = QHBoxLayout()
+        bar.addWidget(self.summary)
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.csv)
+        bar.addWidget(self.json)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.table, 1)
+
+        self.follower = Follower(host, "", self._got, self, fetch=self._fetch)
+
+    def _fetch(self, store: Any) -> dict[str, Any]:
+        """On a worker: this reviewer's decisions (none before they said who they are)."""
+        from store.reads.history import history
+
+        who = self.who
+        if who is None:
+            return {"now": "", "decisions": [], "who": None}
+        return {**history(store, who), "who": who}
+
+    def start(self) -> None:
+        """Follow the (newly opened) store, for the reviewer now set."""
+        reviewer = settings.reviewer()
+        self.who = reviewer[1] if reviewer else None
+        self.follower.stop()
+        self.follower.start(None)
+        self.follower.force()
+
+    def _got(self, result: dict[str, Any]) -> None:
+        if result["who"] != self.who:
+            return  # read for the reviewer before: a fresh read is on its way
+        self.model.set_rows(result["decisions"])
+        self.loaded = True
+        self._summary()
+
+    def _searched(self, text: str) -> None:
+        self.proxy.set_text(text)
+        self._summary()
+
+    def _summary(self) -> None:
+        if self.who is None:
+            self.summary.setText("Say who you are (File › Reviewer…) to see your decisions")
+            return
+        n, shown = len(self.model.rows), self.proxy.rowCount()
+        text = f"{t.count(n, 'decision', 'decisions')} by person:{self.who}"
+        if shown != n:
+            text += f", {shown} shown"
+        self.summary.setText(text)
+
+    def shown_rows(self) -> list[dict[str, Any]]:
+        return [
+            self.model.rows[self.proxy.mapToSource(self.proxy.index(i, 0)).row()]
+            for i in range(self.proxy.rowCount())
+        ]
+
+    def open_current(self) -> None:
+        ix = self.table.currentIndex()
+        if not ix.isValid():
+            return
+        r = self.model.rows[self.proxy.mapToSource(ix).row()]
+        self.show_event.emit(r["task_id"], int(r["seq"]))
+
+    def export(self, fmt: str) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        rows = self.shown_rows()
+        suffix = {"csv": "CSV files (*.csv)", "json": "JSON files (*.json)"}[fmt]
+        path, _chosen = QFileDialog.getSaveFileName(
+            self, f"Export my decisions as {fmt.upper()}", f"my-decisions.{fmt}", suffix
+        )
+        if not path:
+            return
+        self.host.loader.submit(
+            "history:export",
+            lambda: write_export(path, rows, fmt),
+            lambda n: self._exported(path, n),
+            lambda err: self.host.statusBar().showMessage(f"Could not export: {err}"),
+        )
+
+    def _exported(self, path: str, n: int) -> None:
+        self.host.statusBar().showMessage(
+            f"Exported {t.count(n, 'decision', 'decisions')} to {path}", 8000
+        )
+        self.exported.emit(path, n)

@@ -1,0 +1,93 @@
+"""What a person decided: their decisions across every task, newest first (an audit).
+
+Which events are decisions is `store.rules`' word (`DECISION_EVENTS`, `decision_kind`); this
+module reads them, by the person who wrote them, with the note they wrote and what they
+decided on, in one query over the events (no N+1).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .. import rules
+from .. import schema as t
+
+#: The columns of a decision row, in the order an export writes them.
+FIELDS = ("at", "kind", "task_id", "task_title", "seq", "subject", "what", "note", "actor")
+
+
+def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
+    """(subject id, what was decided, the note written) from an event's payload."""
+    if kind in {"approved", "rejected", "approval"}:
+        return p.get("approval_id", ""), f"{kind} the request", p.get("note", "")
+    if kind == "reconcile":
+        how = "decided by hand" if p.get("decided_by_person") else "from an observation"
+        return p.get("effect_id", ""), f"reconciled: {p.get('verdict')} ({how})", p.get("note", "")
+    if kind in {"judgement", "waiver"}:
+        return p.get("criterion_id", ""), f"judged {p.get('status')}", p.get("note", "")
+    if kind == "stop":
+        revoked = len(p.get("revoked_approvals") or ())
+        cancelled = len(p.get("cancelled_effects") or ())
+        what = f"stopped the run ({revoked} approvals revoked, {cancelled} effects cancelled)"
+        return "", what, p.get("reason", "")
+    if kind == "checkpoint":
+        return (
+            p.get("checkpoint_id", ""),
+            f"wrote a {p.get('reason')} checkpoint",
+            p.get("note", ""),
+        )
+    return "", kind, ""
+
+
+def decisions_by(
+    conn: Connection, actor_id: str, *, actor_kind: str = "person", limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The actor's decisions, newest first. Each: `at`, `kind` (rules.decision_kind),
+    `task_id`, `task_title`, `seq`, `subject` (approval, effect, criterion or checkpoint id),
+    `what`, `note`, `actor` (kind:id)."""
+    ev = t.events
+    q = (
+        sa.select(ev.c.task_id, ev.c.seq, ev.c.type, ev.c.payload, ev.c.at, t.tasks.c.title)
+        .select_from(ev.outerjoin(t.tasks, t.tasks.c.task_id == ev.c.task_id))
+        .where(
+            ev.c.actor_kind == actor_kind,
+            ev.c.actor_id == actor_id,
+            ev.c.type.in_(sorted(rules.DECISION_EVENTS)),
+        )
+        .order_by(ev.c.at.desc(), ev.c.id.desc())
+    )
+    out: list[dict[str, Any]] = []
+    for r in conn.execute(q):
+        payload = json.loads(r.payload) if isinstance(r.payload, str) else r.payload
+        kind = rules.decision_kind(r.type, payload)
+        if kind is None:
+            continue
+        subject, what, note = _describe(kind, payload)
+        out.append(
+            {
+                "at": r.at,
+                "kind": kind,
+                "task_id": r.task_id,
+                "task_title": r.title or r.task_id,
+                "seq": r.seq,
+                "subject": subject,
+                "what": what,
+                "note": note or "",
+                "actor": f"{actor_kind}:{actor_id}",
+            }
+        )
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def history(store: Any, actor_id: str) -> dict[str, Any]:
+    """On a worker: the person's decisions, with the database clock they were read at."""
+    from .. import db
+
+    with store.read() as conn:
+        return {"now": db.database_now(conn), "decisions": decisions_by(conn, actor_id)}

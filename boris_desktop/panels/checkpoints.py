@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QScrollArea, QVBoxLayout
 
 from .. import text as t
 from ..loader import Loader
 from ..records import Node
 from ..widgets import plain_label
 from .base import Bundle, TreePanel, form_detail
+from .lineage import LineageGraph
 
 
 def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -43,9 +45,20 @@ class CheckpointsPanel(TreePanel):
     headers = ("Checkpoint", "Reason", "Head?", "Author", "Event seq", "At", "Note")
     forms = True
 
+    #: The graph shows at most this many rows before it scrolls.
+    GRAPH_ROWS = 7
+
     def __init__(self, loader: Loader) -> None:
         self.compare = QComboBox()
+        self.graph = LineageGraph()
+        self.graph_box = QScrollArea()
         super().__init__(loader)
+        self.graph.selected.connect(self.select_checkpoint)
+        self.tree.selectionModel().currentChanged.connect(
+            lambda cur, _prev: self.graph.set_current(
+                n.key if (n := self.tree.records.node(cur)) is not None else None
+            )
+        )
         self.compare.setAccessibleName("Compare the state with checkpoint")
         self.compare.setToolTip("Show how the task's state changed between two checkpoints")
         self.compare.currentIndexChanged.connect(self._refresh_detail)
@@ -53,6 +66,11 @@ class CheckpointsPanel(TreePanel):
         self._selected: str | None = None
 
     def extra_top(self, layout: QVBoxLayout) -> None:
+        self.graph_box.setWidget(self.graph)
+        self.graph_box.setWidgetResizable(True)
+        self.graph_box.setFrameShape(QFrame.Shape.StyledPanel)
+        self.graph_box.setAccessibleName("Checkpoint lineage as a graph")
+        layout.addWidget(self.graph_box)
         bar = QHBoxLayout()
         bar.addStretch(1)
         bar.addWidget(plain_label("Compare the state with:", wrap=False))
@@ -62,7 +80,36 @@ class CheckpointsPanel(TreePanel):
     def show_task(self, bundle: Bundle) -> None:
         rows = bundle["task"]["checkpoints"]["checkpoints"]
         self._rows = {c["checkpoint_id"]: c for c in rows}
+        self.graph.set_lineage(rows, bundle["task"]["checkpoints"]["heads"])
+        shown = min(max(len(rows), 1), self.GRAPH_ROWS) * self.graph.ROW + 6
+        self.graph_box.setFixedHeight(shown + 2 * self.graph_box.frameWidth())
+        self.graph_box.setVisible(bool(rows))
         super().show_task(bundle)
+        node = self.tree.current_node()
+        self.graph.set_current(node.key if node is not None else None)
+
+    def path_to(self, checkpoint_id: str) -> tuple[str, ...]:
+        """Where a checkpoint is in the tree (under the checkpoints it descends from)."""
+
+        def walk(nodes: list[Node], path: tuple[str, ...]) -> tuple[str, ...]:
+            for n in nodes:
+                here = (*path, n.key)
+                if n.key == checkpoint_id:
+                    return here
+                found = walk(n.children, here)
+                if found:
+                    return found
+            return ()
+
+        return walk(self.tree.records.roots, ())
+
+    def select_checkpoint(self, checkpoint_id: str) -> None:
+        """A click on the graph: that checkpoint is the tree's current row, shown below."""
+        path = self.path_to(checkpoint_id)
+        ix = self.tree.find(path) if path else QModelIndex()
+        if ix.isValid():
+            self.tree.setCurrentIndex(ix)
+            self.tree.scrollTo(ix)
 
     def show_detail(self, node: Node) -> None:
         if node.key != self._selected:

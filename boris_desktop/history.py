@@ -172,6 +172,8 @@ class HistoryView(QWidget):
     show_event = Signal(str, int)
     #: An export was written: (path, how many decisions).
     exported = Signal(str, int)
+    #: The selected decision's task, so the detail below shows what it was about.
+    current_task = Signal(str)
 
     def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -199,12 +201,14 @@ class HistoryView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for col in (WHAT, NOTE):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(WHEN, 130)
-        self.table.setColumnWidth(DECISION, 150)
-        self.table.setColumnWidth(TASK, 220)
-        self.table.setColumnWidth(EVENT, 64)
+        fm = self.table.fontMetrics()
+        self.table.setColumnWidth(WHEN, fm.horizontalAdvance("2026-12-04 15:27:39") + 16)
+        self.table.setColumnWidth(DECISION, fm.horizontalAdvance("Stopped the run") + 40)
+        self.table.setColumnWidth(TASK, 230)
+        self.table.setColumnWidth(EVENT, fm.horizontalAdvance("#00000") + 16)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.activated_by_key.connect(self.open_current)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.doubleClicked.connect(lambda _ix: self.open_current())
 
         self.search = QLineEdit()
@@ -275,6 +279,12 @@ class HistoryView(QWidget):
             self.model.rows[self.proxy.mapToSource(self.proxy.index(i, 0)).row()]
             for i in range(self.proxy.rowCount())
         ]
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.current_task.emit(
+                self.model.rows[self.proxy.mapToSource(current).row()]["task_id"]
+            )
 
     def open_current(self) -> None:
         ix = self.table.currentIndex()

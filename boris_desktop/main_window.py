@@ -242,6 +242,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.history = HistoryView(self)
         self.views.addTab(self.history, icon("ok"), "&What I Decided")
         self.history.show_event.connect(self.show_event)
+        self.history.current_task.connect(self._select_task)
         self.split.addWidget(self.views)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(0, 0)

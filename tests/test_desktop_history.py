@@ -101,7 +101,10 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
         assert str(got[1]["seq"]) == str(seq)
         assert got[1]["task_id"] == "note" and got[1]["actor"] == "person:rita"
 
-    # Enter shows the decision's task at its timeline.
+    # Selecting a decision shows its task below; Enter shows it at its timeline.
+    h.table.setCurrentIndex(h.proxy.index(0, 0))
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=5000)
+    assert w.views.currentWidget() is h  # the list stays in front
     h.table.setCurrentIndex(h.proxy.index(1, 0))
     qtbot.keyClick(h.table, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=5000)

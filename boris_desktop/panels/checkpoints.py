@@ -46,7 +46,7 @@ class CheckpointsPanel(TreePanel):
     forms = True
 
     #: The graph shows at most this many rows before it scrolls.
-    GRAPH_ROWS = 7
+    GRAPH_ROWS = 6
 
     def __init__(self, loader: Loader) -> None:
         self.compare = QComboBox()

@@ -88,7 +88,7 @@ class LineageGraph(QWidget):
 
     selected = Signal(str)
 
-    ROW = 26
+    ROW = 24
     LANE = 18
     DOT = 5
 

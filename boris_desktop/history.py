@@ -250,8 +250,24 @@ class HistoryView(QWidget):
         reviewer = settings.reviewer()
         self.who = reviewer[1] if reviewer else None
         self.follower.stop()
+        self.model.set_rows([])
+        self.loaded = False
+        if self.isVisible():
+            self._follow()
+
+    def _follow(self) -> None:
         self.follower.start(None)
         self.follower.force()
+
+    # The history is a scan of the reviewer's events: it is read while it is in sight, not
+    # again on every write an agent makes while the reviewer looks elsewhere.
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._follow()
+
+    def hideEvent(self, event: Any) -> None:
+        super().hideEvent(event)
+        self.follower.stop()
 
     def _got(self, result: dict[str, Any]) -> None:
         if result["who"] != self.who:

@@ -492,6 +492,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._show_reviewer()
         self.reload()
         self._timer.start()
+        self.notifier.reset()
         self.queue.start()
         self.history.start()
         self.store_opened.emit()

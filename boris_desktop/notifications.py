@@ -80,12 +80,27 @@ class Notifier(QObject):
         self.tray = QSystemTrayIcon(icon("app"), self)
         self.tray.setToolTip("Boris Desktop")
         self.tray.messageClicked.connect(self.clicked)
-        self.tray.activated.connect(lambda _reason: self._open(""))
+        self.tray.activated.connect(self._activated)
         self._menu = QMenu()
         self._menu.addAction("Show the Decision Queue").triggered.connect(lambda: self._open(""))
         self.tray.setContextMenu(self._menu)
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray.show()
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (
+            QSystemTrayIcon.ActivationReason.Trigger,
+            QSystemTrayIcon.ActivationReason.DoubleClick,
+        ):
+            self._open("")
+
+    def reset(self) -> None:
+        """Another store was opened: its decisions at first read are known, not news."""
+        self._flush.stop()
+        self._expiry.stop()
+        self.known, self.rows, self._now = None, [], ""
+        self.warned.clear()
+        self._arrived, self._expiring = [], []
 
     # --- the queue's reads ---------------------------------------------------------------
 

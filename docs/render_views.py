@@ -64,6 +64,7 @@ def main() -> int:
     w.show()
     settle(w)
     w.show_history()
+    settle(w)  # read when first shown
     w.history.table.setCurrentIndex(w.history.proxy.index(1, 0))
     settle(w, 0.5)
     w.grab().save(str(DOCS / "history.png"))

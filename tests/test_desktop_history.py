@@ -48,12 +48,14 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
     fill_demo(store)
     w = open_window(qtbot, store)
     h = w.history
+    assert not h.loaded  # read when first shown
+    w.show_history()
+    assert w.views.currentWidget() is h
     qtbot.waitUntil(lambda: h.loaded, timeout=5000)
     assert h.model.rows == []  # rita has decided nothing yet
     _approve_from_the_queue(qtbot, w, "the mail reads right")
-    qtbot.waitUntil(lambda: len(h.model.rows) == 1, timeout=5000)
     w.show_history()
-    assert w.views.currentWidget() is h
+    qtbot.waitUntil(lambda: len(h.model.rows) == 1, timeout=5000)
     row = [h.proxy.index(0, c).data() for c in range(h.proxy.columnCount())]
     assert row[1] == "Approved"
     assert row[2] == "Save the weekly project note"

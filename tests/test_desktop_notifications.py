@@ -227,3 +227,19 @@ def test_the_settings_dialog_writes_the_settings(qtbot, store) -> None:
     assert not dlg.minutes.isEnabled()
     dlg.buttons.button(dlg.buttons.StandardButton.Ok).click()
     assert not settings.notifications_enabled()
+
+
+def test_opening_another_store_is_not_news(qtbot, store, shown, tmp_path):
+    w = _window(qtbot, store)
+    other = Store.open(tmp_path / "other-store")
+    fill_demo(other)
+    _request(other, 1)
+    w.set_store(other)
+    qtbot.waitUntil(lambda: w.queue.loaded and w.notifier.known is not None, timeout=5000)
+    qtbot.waitUntil(
+        lambda: any(r["key"] == "apr-burst-1" for r in w.queue.model.rows), timeout=5000
+    )
+    _quiet(qtbot)
+    assert shown == []
+    w.close()
+    other.close()

@@ -13,7 +13,7 @@ it told of several. Off, and quiet hours, are the reviewer's settings (`settings
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
@@ -43,6 +43,11 @@ def in_quiet_hours(now: time, start: time | None, end: time | None) -> bool:
 
 def _parse(at: str) -> datetime:
     return t.parse(at)
+
+
+def _iso(at: datetime) -> str:
+    """As the database's clock writes a time (store.db.now_expression)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Notifier(QObject):
@@ -136,28 +141,30 @@ class Notifier(QObject):
         return _parse(self._now) + timedelta(milliseconds=self._since_now.elapsed())
 
     def _check_expiry(self) -> None:
+        # Times are compared as the database writes them (ISO 8601, UTC, microseconds), so
+        # a queue of thousands is scanned without parsing each expiry.
         self._expiry.stop()
         now = self.now()
         if now is None:
             return
         warn = timedelta(minutes=settings.expiry_warning_minutes())
-        soonest: timedelta | None = None
+        now_s, edge = _iso(now), _iso(now + warn)
+        later: str | None = None  # the soonest expiry not yet within the warning time
         for r in self.rows:
-            if r["kind"] != "approval" or not r.get("expires_at") or r["id"] in self.warned:
+            at = r.get("expires_at")
+            if r["kind"] != "approval" or not at or at <= now_s:
                 continue
-            left = _parse(r["expires_at"]) - now
-            if left <= timedelta(0):
-                continue
-            if left <= warn:
+            if at > edge:
+                later = at if later is None or at < later else later
+            elif r["id"] not in self.warned:
                 self.warned.add(r["id"])
                 if self._mine(r):
                     self._expiring.append(r)
                     self._gather()
-            else:
-                due = left - warn
-                soonest = due if soonest is None else min(soonest, due)
-        if soonest is not None and soonest < timedelta(days=7):
-            self._expiry.start(int(soonest.total_seconds() * 1000) + 50)
+        if later is not None:
+            due = _parse(later) - warn - now
+            if due < timedelta(days=7):
+                self._expiry.start(max(0, int(due.total_seconds() * 1000)) + 50)
 
     # --- telling -------------------------------------------------------------------------
 

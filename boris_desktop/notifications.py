@@ -66,7 +66,7 @@ class Notifier(QObject):
         super().__init__(parent)
         self._open = open_decision
         self._local_time = local_time or (lambda: datetime.now().time())
-        self.known: set[str] | None = None  # ids seen; None before the first read
+        self.known: set[str] | None = None  # ids open at the last read; None before the first
         self.warned: set[str] = set()
         self.rows: list[dict[str, Any]] = []
         self._now = ""
@@ -119,7 +119,9 @@ class Notifier(QObject):
             self.known = ids
         else:
             new = [r for r in rows if r["id"] not in self.known and self._mine(r)]
-            self.known |= ids
+            # What is open now: a decision that closed and opens again (a new reconcile
+            # after a new attempt) is news again.
+            self.known = ids
             if new:
                 self._arrived += new
                 self._gather()

@@ -69,6 +69,7 @@ def main() -> int:
     settle(w, 0.5)
     w.grab().save(str(DOCS / "history.png"))
 
+    w.resize(1280, 900)  # the lineage needs the task's half of the window to be tall
     w.show_task("guide")
     settle(w)
     panel = w.task_view.panel("Checkpoints")

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QScrollArea, QVBoxLayout
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+)
 
 from .. import text as t
 from ..loader import Loader
@@ -70,7 +77,15 @@ class CheckpointsPanel(TreePanel):
         self.graph_box.setWidgetResizable(True)
         self.graph_box.setFrameShape(QFrame.Shape.StyledPanel)
         self.graph_box.setAccessibleName("Checkpoint lineage as a graph")
-        layout.addWidget(self.graph_box)
+        self.graph_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.graph_box.setMinimumHeight(1)  # 0 would mean "the scroll area's own minimum"
+        # The graph heads the panel's splitter (graph, list, detail): it gets the rows it
+        # needs where the window has them, and the reviewer can drag it.
+        self.split.insertWidget(0, self.graph_box)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 3)
+        self.split.setStretchFactor(2, 2)
+        self.split.splitterMoved.connect(self._graph_moved)
         bar = QHBoxLayout()
         bar.addStretch(1)
         bar.addWidget(plain_label("Compare the state with:", wrap=False))
@@ -81,12 +96,41 @@ class CheckpointsPanel(TreePanel):
         rows = bundle["task"]["checkpoints"]["checkpoints"]
         self._rows = {c["checkpoint_id"]: c for c in rows}
         self.graph.set_lineage(rows, bundle["task"]["checkpoints"]["heads"])
-        shown = min(max(len(rows), 1), self.GRAPH_ROWS) * self.graph.ROW + 6
-        self.graph_box.setFixedHeight(shown + 2 * self.graph_box.frameWidth())
+        # Up to GRAPH_ROWS rows, then it scrolls. It asks for no minimum of its own: the task
+        # view's least height decides how much of the window the inbox keeps (test_desktop_room),
+        # so in a short window the graph gives way to the list below rather than to the inbox.
+        frame = 2 * self.graph_box.frameWidth() + 6
+        shown = min(max(len(rows), 1), self.GRAPH_ROWS) * self.graph.ROW + frame
+        self.graph_box.setMaximumHeight(shown)
+        self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
         super().show_task(bundle)
+        self._size_graph()
         node = self.tree.current_node()
         self.graph.set_current(node.key if node is not None else None)
+
+    _graph_wanted = 0
+    _graph_dragged = False
+
+    def _graph_moved(self, *_: Any) -> None:
+        self._graph_dragged = True
+
+    def _size_graph(self) -> None:
+        """The graph its rows (at most half the splitter), the list and detail the rest 3:2."""
+        total = sum(self.split.sizes())
+        if self._graph_dragged or total <= 0 or self.graph_box.isHidden():
+            return
+        graph = min(self._graph_wanted, int(total * 0.5))
+        rest = total - graph
+        self.split.setSizes([graph, rest * 3 // 5, rest - rest * 3 // 5])
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._size_graph()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._size_graph()
 
     def path_to(self, checkpoint_id: str) -> tuple[str, ...]:
         """Where a checkpoint is in the tree (under the checkpoints it descends from)."""

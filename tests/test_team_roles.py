@@ -359,3 +359,36 @@ def test_the_cli_reports_the_servers_refusal_as_a_typed_refusal(
     assert error["details"]["role"] == team.agent_login
     argv = ["approve", tid, apr, "--url", team.reviewer_url, "--store", str(tmp_path / "rev")]
     assert main([*argv, "--actor", "person:ana"]) == 0
+
+
+def test_a_server_store_at_schema_0006_upgrades_its_old_rows_keeping_no_role(
+    empty_pg_url: str, tmp_path: Path
+) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from store import migrate
+
+    engine = sa.create_engine(empty_pg_url)
+    try:
+        cfg = Config()
+        cfg.set_main_option("script_location", str(migrate.MIGRATIONS_DIR))
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0006")
+            conn.execute(t.store_meta.insert().values(key="written_by", value="an older Boris"))
+            conn.execute(
+                sa.text(
+                    "INSERT INTO events (task_id, seq, type, format, payload, actor_kind, "
+                    "actor_id, actor_name, at, prev_hash, hash) VALUES ('old', 1, "
+                    "'note.recorded', 1, '{}', 'person', 'ana', '', 'x', 'p', 'h')"
+                )
+            )
+    finally:
+        engine.dispose()
+    with Store.open(tmp_path / "s", url=empty_pg_url) as s:
+        assert migrate.current_revision(s.engine) == migrate.HEAD
+        tid = s.execute(c.CreateTask(title="T", owner="o", objective="x"), AGENT)
+    owner = make_url(empty_pg_url).username
+    assert _db_roles(empty_pg_url, "old") == {1: ("note.recorded", None)}
+    assert _db_roles(empty_pg_url, tid)[1] == ("task.created", owner)

@@ -104,7 +104,7 @@ def _event_row(n: int, line: bytes, max_items: int) -> dict[str, Any]:
     if not isinstance(row, dict) or set(row) != set(EVENT_COLUMNS):
         raise refuse(f"{where} is not a stored event (it needs exactly {', '.join(EVENT_COLUMNS)})")
     for col in t.events.columns:
-        if col.name == "id":
+        if col.name in t.SERVER_FILLED_EVENT_COLUMNS:
             continue
         value = row[col.name]
         if col.name in INT_COLUMNS:

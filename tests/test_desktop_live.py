@@ -165,6 +165,8 @@ def test_a_window_whose_listener_the_server_drops_reconnects_and_catches_up(
     qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=3000)
     qtbot.waitUntil(lambda: states[-2:] == [live.RECONNECTING, live.LIVE], timeout=3000)
     assert "live (PostgreSQL notifications)" in w.statusBar().currentMessage()
+    # The reconnection's full reload is done (as when the reviewer looks at a settled window).
+    qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=3000)
     elsewhere.execute(c.AmendObjective(task_id="t1", text="After the drop", reason="r"), AGENT)
     qtbot.waitUntil(lambda: "After the drop" in w.task_view.header.objective.text(), timeout=1000)
     w.close()

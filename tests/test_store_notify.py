@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from test_team_roles import Team, team  # noqa: F401  (the team roles fixture)
 
 from store import Store, notify
 from store import commands as c
@@ -155,3 +156,20 @@ def test_an_sqlite_store_announces_nothing_and_has_no_listener(tmp_path: Path) -
         local.execute(c.CreateTask(task_id="t1", title="a", owner="o", objective="x"), AGENT)
         with pytest.raises(notify.NotifyUnavailable):
             notify.Listener(local.location.url)
+
+
+def test_a_reviewer_logins_listener_hears_an_agent_logins_commit(
+    team: Team,  # noqa: F811  (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """With the team's roles (store.team) neither login needs a grant to announce or listen."""
+    with (
+        Store.open(tmp_path / "reviewer", url=team.reviewer_url) as reviewer,
+        Store.open(tmp_path / "agent", url=team.agent_url) as agent,
+    ):
+        listener = reviewer.listener()
+        assert listener is not None
+        with listener:
+            assert listener.wait(5) == notify.Changes(everything=True)
+            tid = agent.execute(c.CreateTask(title="ship", owner="ana", objective="go"), AGENT)
+            assert _heard(listener) == {tid}

@@ -140,8 +140,8 @@ def main() -> int:
                 f"  commit -> window shows it   ({args.shown}x):   {_figures(shown(url, tmp, args.shown))}"
             )
             best = {True: 0.0, False: 0.0}
-            for _ in range(args.rounds):
-                for announcing in (True, False):
+            for r in range(args.rounds):
+                for announcing in (True, False) if r % 2 else (False, True):
                     best[announcing] = max(
                         best[announcing], appends(url, tmp, args.writes, announcing)
                     )

@@ -32,7 +32,9 @@ from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoints import WriteCheckpoint
 from store.model import Actor
 from store.services import archive as ar
-from store.signing import SigningKey, read_keys_file
+from store.services.verify import verify
+from store.signing import SignatureRefused, SigningKey, keyring, read_keys_file
+from store.signing.keyring import KeyringRefused
 from store.signing.seal import encode_signature, record_message
 from store.signing.trust import add_key, require
 from store.store import Store
@@ -342,3 +344,43 @@ def test_a_format_1_package_still_imports_as_unsigned(
     fix_digests(members)
     with pytest.raises(ar.PackageRefused, match=r"has no member 'signatures\.jsonl'"):
         ar.import_package(dst, write_package(tmp_path / "cut.tar.gz", members))
+
+
+def test_a_signed_store_keeps_an_imported_tasks_signatures_as_history(
+    signed: Signed, dst: Store
+) -> None:
+    pkg = signed.export()
+    carol = SigningKey.generate()
+    CAROL = Actor(kind="person", id="carol")
+    require(dst, carol, CAROL)
+    # Without the importer's key a signed store cannot vouch for the package's keys.
+    before = snapshot(dst)
+    with pytest.raises(SignatureRefused) as err:
+        ar.import_package(dst, pkg)
+    assert err.value.code == "signature_required" and snapshot(dst) == before
+
+    dst.signer = carol
+    result = ar.import_package(dst, pkg)
+    assert result["signatures_kept"] == len(signatures_of(pkg))
+    report = verify(dst, remember=False)
+    assert report.ok and report.signed, problems(report)
+    with dst.read() as conn:
+        ring = keyring.load(conn)
+    assert {k: (b.actor, b.imported_at is not None) for k, b in ring.bindings.items()} == {
+        carol.key_id: ("person:carol", False),
+        signed.alice.key_id: ("person:alice", True),
+        signed.bot.key_id: ("agent:bot", True),
+    }
+    # Out of band, this store's record checks against the three public keys alone.
+    keys = signed.keys("alice", "bot")
+    with keys.open("a") as f:
+        f.write(f"{carol.key_id} person:carol {carol.public_text}\n")
+    assert verify(dst, remember=False, keys=read_keys_file(keys)).ok
+
+    # The imported keys prove history only: they sign nothing new here, nor vouch for keys.
+    dst.signer = signed.bot
+    with pytest.raises(SignatureRefused) as err:
+        dst.execute(c.AddCriterion(task_id=signed.tid, text="late"), BOT)
+    assert err.value.code == "revoked_key" and "imported with a task" in str(err.value)
+    with pytest.raises(KeyringRefused):
+        add_key(dst, signed.alice, SigningKey.generate().public_raw, BOT)

@@ -99,7 +99,7 @@ def check_signer(
     if binding.revoked_by(now):
         raise SignatureRefused(
             "revoked_key",
-            f"key {signer.key_id} ({binding.actor}) was revoked at {binding.revoked_at}",
+            f"key {signer.key_id} ({binding.actor}) was {binding.ended}",
         )
     for kind, actor_id in actors:
         if kind != "system" and not binding.names(kind, actor_id):

@@ -32,7 +32,9 @@ from ... import schema as t
 from ...blobs import PREFIX
 from ...errors import StoreError
 from ...model import SYSTEM
+from ...signing import keyring
 from ...signing.keyring import Keyring
+from ...signing.seal import SignatureRefused
 from ...store import Store
 from ...tx import Tx
 from .common import (
@@ -92,7 +94,7 @@ def import_package(
     ):
         scanned = stage(staging, label, raw, limits)
         signed = _verify_staged(staging, scanned, keys)
-        result = _write(store, staging, scanned, label, raw, limits, Path(tmp))
+        result = _write(store, staging, scanned, label, raw, limits, Path(tmp), keys)
         return {**result, "signed": signed}
 
 
@@ -308,6 +310,7 @@ def _write(
     raw: BinaryIO,
     limits: Limits,
     tmp: Path,
+    keys: Keyring | None = None,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "task_id": scanned.task_id,
@@ -326,6 +329,7 @@ def _write(
                 return {**result, **_nothing_done()}
             _approval_clash(tx.conn, scanned)
             _copy_events(tx.conn, staging, scanned.task_id)
+            carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys)
             revoked = _retire_approvals(tx, scanned.task_id)
             appended = len(tx.emitted)
             written = _put_blobs(store, label, raw, scanned, limits, tmp)
@@ -338,7 +342,56 @@ def _write(
         "events_appended": appended,
         "approvals_revoked": revoked,
         "blobs_written": written,
+        "signatures_kept": carried,
     }
+
+
+def _carry_signatures(
+    store: Store, conn: Connection, staging: Store, task_id: str, keys: Keyring | None
+) -> int:
+    """In a signed store, the package's signatures come with its events, and each key that
+    made them is bound here as `imported` (signed by the person importing, who vouches for
+    it as history: it proves what it signed before and signs nothing new), so this store's
+    verify proves the imported history too. An unsigned store keeps none (it checks none)."""
+    with staging.read() as source:
+        sigs = [
+            dict(r._mapping)
+            for r in source.execute(
+                sa.select(t.signatures).where(t.signatures.c.task_id == task_id)
+            )
+        ]
+        ring = keys if keys is not None else keyring.load(source)
+    here = keyring.load(conn)
+    if not sigs or (here.empty and not keyring.required(conn)):
+        return 0
+    if store.signer is None:
+        raise SignatureRefused(
+            "signature_required",
+            "importing a signed package into a signed store takes your key: the keys that "
+            "signed it are recorded here as vouched for by you (--actor person:ID)",
+        )
+    for key_id in sorted({str(s["key_id"]) for s in sigs}):
+        theirs = ring.get(key_id)
+        if theirs is None:  # pragma: no cover - verify refused the package already
+            raise refuse(f"key {key_id} of task {task_id} is not in the package's keyring")
+        mine = here.get(key_id)
+        if mine is not None:
+            if not mine.names(theirs.actor_kind, theirs.actor_id):
+                raise refuse(
+                    f"key {key_id} names {theirs.actor} in the package but {mine.actor} here"
+                )
+            continue
+        keyring.append(
+            conn,
+            store.signer,
+            action="imported",
+            public_raw=theirs.public_raw,
+            actor_kind=theirs.actor_kind,
+            actor_id=theirs.actor_id,
+            actor_name=theirs.actor_name,
+        )
+    conn.execute(t.signatures.insert(), sigs)
+    return len(sigs)
 
 
 def _nothing_done() -> dict[str, Any]:
@@ -348,4 +401,5 @@ def _nothing_done() -> dict[str, Any]:
         "events_appended": 0,
         "approvals_revoked": [],
         "blobs_written": 0,
+        "signatures_kept": 0,
     }

@@ -21,6 +21,7 @@ from .blob_db import ServerBlobStore
 from .blobs import BlobStore
 from .errors import (
     CommandRejected,
+    RoleRefused,
     StoreBusy,
     StoreCorrupt,
     StoreError,
@@ -234,6 +235,10 @@ class Store:
             kind = db.write_conflict(exc)
             if kind is not None:
                 raise WriteConflict(kind, str(exc.orig)) from exc
+            refused = db.role_refusal(exc)
+            if refused is not None:
+                rule, role, message = refused
+                raise RoleRefused(rule, message, role) from exc
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc

@@ -80,7 +80,9 @@ BLOB_MEMBER = re.compile(r"blobs/([0-9a-f]{64})")
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 HASH = re.compile(r"[0-9a-f]{64}")
 
-EVENT_COLUMNS = tuple(c.name for c in t.events.columns if c.name != "id")
+EVENT_COLUMNS = tuple(
+    c.name for c in t.events.columns if c.name not in t.SERVER_FILLED_EVENT_COLUMNS
+)
 INT_COLUMNS = frozenset({"seq", "format"})
 RETIRE_REASON = "imported from an archive: approvals are history here"
 

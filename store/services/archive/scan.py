@@ -106,20 +106,22 @@ def _event_row(n: int, line: bytes, max_items: int) -> dict[str, Any]:
     row = parse_json(where, line, max_items)
     if not isinstance(row, dict) or set(row) != set(EVENT_COLUMNS):
         raise refuse(f"{where} is not a stored event (it needs exactly {', '.join(EVENT_COLUMNS)})")
-    return _table_row(where, row, t.events)
+    return _table_row(where, row, t.events, t.SERVER_FILLED_EVENT_COLUMNS)
 
 
-def _table_row(where: str, row: Any, table: sa.Table) -> dict[str, Any]:
-    """`row` checked against the table's columns (the `id` surrogate key aside): exactly
-    them, integers where they are integers, strings within their length elsewhere, None
-    only where the column allows it."""
-    names = {c.name for c in table.columns if c.name != "id"}
+def _table_row(
+    where: str, row: Any, table: sa.Table, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """`row` checked against the table's columns (those the database fills, `skip`, aside):
+    exactly them, integers where they are integers, strings within their length elsewhere,
+    None only where the column allows it."""
+    names = {c.name for c in table.columns if c.name not in skip}
     if not isinstance(row, dict) or set(row) != names:
         raise refuse(
             f"{where} is not a {table.name} row (it needs exactly {', '.join(sorted(names))})"
         )
     for col in table.columns:
-        if col.name == "id":
+        if col.name in skip:
             continue
         value = row[col.name]
         if value is None and col.nullable and not col.primary_key:

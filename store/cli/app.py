@@ -507,6 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in STORELESS_COMMANDS:
             args.fn(None, args)
             return 0
+        if getattr(args, "storeless", False):  # reads only the files it is given
+            args.fn(None, args)
+            return 0
         create = args.command in CREATING_COMMANDS
         if args.command == "init" and args.require_signatures:
             # A signed store's root is a person's key: who they are is settled before

@@ -66,7 +66,7 @@ class _Following(ActionDialog):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if not self.follower._timer.isActive():
+        if not self.follower.running:
             self.follower.start()
 
     def _guarded(self, task: dict[str, Any]) -> None:

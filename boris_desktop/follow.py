@@ -1,14 +1,16 @@
 """An open dialog follows the store: its task's record, read again whenever anything is written.
 
-The follower asks the store for its data version (one cheap read, on a worker) every
-FOLLOW_MS, and only when it grew reads the task's record again and hands it to the dialog:
-another reviewer's decision, an expiry, a stop or new work reaches an open screen within a
-second, from any process. An approval's expiry writes nothing, so a dialog also asks for a
+On an SQLite store the follower asks the store for its data version (one cheap read, on a
+worker) every FOLLOW_MS, and only when it grew reads the task's record again and hands it to
+the dialog. On a team store (PostgreSQL) it asks only when the window's `live` feed
+(boris_desktop.live) hears a commit: no polling. Either way another reviewer's decision, an
+expiry, a stop or new work reaches an open screen within a second, from any process. An approval's expiry writes nothing, so a dialog also asks for a
 fresh read at the moment a request expires (`at`). Nothing here blocks the GUI thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -60,15 +62,46 @@ class Follower(QObject):
         self._deadline = QTimer(self)
         self._deadline.setSingleShot(True)
         self._deadline.timeout.connect(self.force)
+        self._feed: Any = None  # the window's StoreFeed while it drives us instead of the timer
+        self._again = False  # a commit was heard while a read was in flight: read once more
+
+    @property
+    def running(self) -> bool:
+        return self._timer.isActive() or self._feed is not None
 
     def start(self, version: int | None = None) -> None:
         self.version = version
-        self._timer.start()
+        feed = getattr(self.host, "live", None)
+        if feed is not None and feed.active:
+            if self._feed is None:
+                feed.changed.connect(self._heard)
+                self._feed = feed
+            self._timer.stop()
+        else:
+            self._unhear()
+            self._timer.start()
 
     def stop(self) -> None:
         self._timer.stop()
         self._deadline.stop()
+        self._unhear()
+        self._again = False
         self.host.loader.cancel(self._kind)
+
+    def _unhear(self) -> None:
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            with contextlib.suppress(RuntimeError, TypeError):
+                feed.changed.disconnect(self._heard)
+
+    def _heard(self, _changes: object) -> None:
+        """A commit, from any machine: read the version now (or after the read in flight)."""
+        if self._feed is None:
+            return
+        if self.host.loader.busy(self._kind):
+            self._again = True
+            return
+        self.poll()
 
     def poll(self, *, force: bool = False) -> None:
         store = self.host.store
@@ -100,3 +133,6 @@ class Follower(QObject):
         self.version = version
         if task is not None:
             self.on_task(task)
+        if self._again:
+            self._again = False
+            self.poll()

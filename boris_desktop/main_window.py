@@ -1,8 +1,10 @@
 """The main window: the inbox of tasks beside the selected task's view.
 
 Every read runs on a worker (`loader`): the GUI thread never waits on the database, on
-hashing or on highlighting. A one-second poll of the store's data version notices writes
-from other processes; an update keeps the reviewer's selection and scroll position.
+hashing or on highlighting. On a team store (PostgreSQL) the window hears every commit from
+the server (`live`, LISTEN/NOTIFY on a worker thread) and reloads the tasks it touched and the
+inbox at once; on an SQLite file a one-second poll of the store's data version notices writes
+from other processes. An update keeps the reviewer's selection and scroll position.
 """
 
 from __future__ import annotations
@@ -262,6 +264,17 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._timer = QTimer(self)
         self._timer.setInterval(self._poll_ms)
         self._timer.timeout.connect(self._poll)
+        # A team store's commits, heard from the server: no polling (see boris_desktop.live).
+        from .live import StoreFeed
+
+        self.live = StoreFeed(self)
+        self.live.changed.connect(self._heard)
+        self.live.state_changed.connect(lambda _s: self._status())
+        self._due: tuple[set[str], bool] = (set(), False)  # heard, not yet reloaded
+        self._due_retry = QTimer(self)  # after the load in flight, never instead of it
+        self._due_retry.setSingleShot(True)
+        self._due_retry.setInterval(15)
+        self._due_retry.timeout.connect(self._reload_heard)
         store, self._store_to_set = self._store_to_set, None
         if store is not None:
             self.set_store(store)
@@ -490,8 +503,12 @@ class MainWindow(ActionsMixin, QMainWindow):
         if store.location.sqlite_file is not None:
             settings.remember_store(str(store.location.directory))
         self._show_reviewer()
+        self._due = (set(), False)
         self.reload()
-        self._timer.start()
+        if self.live.start(store):
+            self._timer.stop()
+        else:
+            self._timer.start()
         self.notifier.reset()
         self.queue.start()
         self.history.start()
@@ -525,6 +542,29 @@ class MainWindow(ActionsMixin, QMainWindow):
         store, selected, known = self.store, self.selected, self._version
         self.loader.submit(
             "load", lambda: jobs.refresh(store, selected, known), self._on_loaded, self._failed
+        )
+
+    def _heard(self, changes: Any) -> None:
+        """Commits the server announced: reload the inbox, and the task on screen if they
+        touched it (or if anything may have changed: the listener reconnected)."""
+        ids, everything = self._due
+        self._due = (ids | set(changes.task_ids), everything or changes.everything)
+        self._reload_heard()
+
+    def _reload_heard(self) -> None:
+        ids, everything = self._due
+        if self.store is None or not (ids or everything):
+            return
+        if self.loader.busy("load"):
+            # That load may have read before the commit: reload once it is in.
+            self._due_retry.start()
+            return
+        self._due = (set(), False)
+        store, selected = self.store, self.selected
+        task_id = selected if everything or selected in ids else None
+        known = None if everything else self._version
+        self.loader.submit(
+            "load", lambda: jobs.refresh(store, task_id, known), self._on_loaded, self._failed
         )
 
     def reload_now(self) -> None:
@@ -632,6 +672,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.queue.follower.stop()
             self.history.follower.stop()
             self.notifier.tray.hide()
+            self.live.stop()
             self.save_layout()
         super().closeEvent(event)
 
@@ -741,7 +782,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         need = "needs" if needy == 1 else "need"
         self.statusBar().showMessage(
             f"{t.count(n, 'task', 'tasks')}, {needy} {need} you · {where} · "
-            f"live (event {self._version}) · {who}"
+            f"{self.live.state or f'live (event {self._version})'} · {who}"
         )
 
     def _failed(self, error: str) -> None:

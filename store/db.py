@@ -299,5 +299,23 @@ def write_conflict(exc: sa.exc.DBAPIError) -> str | None:
     return None
 
 
+#: PostgreSQL's insufficient_privilege: a team role's trigger refusal (store.team) or a table
+#: the role was not granted.
+_PRIVILEGE_STATE = "42501"
+
+
+def role_refusal(exc: sa.exc.DBAPIError) -> tuple[str, str, str] | None:
+    """(rule, role, message) when the server refused the write for the connection's role,
+    else None: read from the driver's SQLSTATE and diagnostics (the trigger names its rule
+    as the constraint and the role as the detail), never from the message text."""
+    if getattr(exc.orig, "sqlstate", None) != _PRIVILEGE_STATE:
+        return None
+    diag = getattr(exc.orig, "diag", None)
+    rule = getattr(diag, "constraint_name", None) or "insufficient_privilege"
+    role = getattr(diag, "message_detail", None) or ""
+    message = getattr(diag, "message_primary", None) or str(exc.orig)
+    return str(rule), str(role), str(message)
+
+
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"

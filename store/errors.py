@@ -55,6 +55,18 @@ class AuthorityRefused(CommandRejected):
         self.rule = rule
 
 
+class RoleRefused(AuthorityRefused):
+    """The database server refused the write for the role the connection logged in as (a
+    team store's agents' role writing a person's event, or a role without the privilege):
+    whatever actor the writer named. Nothing was written. `role` is the database role."""
+
+    code = "role_refused"
+
+    def __init__(self, rule: str, message: str, role: str) -> None:
+        super().__init__(rule, message)
+        self.role = role
+
+
 class BudgetBinds(CommandRejected):
     """The command would spend a budget that is exhausted while the run is budget_exhausted."""
 

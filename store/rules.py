@@ -121,6 +121,9 @@ class Authority:
 
     kinds: frozenset[ActorKind]
     person_when: tuple[str, ...] = ()
+    #: The event types only this command records: with `kinds` a person's, they are a
+    #: person's too, and a team store's database refuses them from an agents' role.
+    events: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {"actors": sorted(self.kinds), "person_only_when": list(self.person_when)}
@@ -128,7 +131,7 @@ class Authority:
 
 #: Command type -> who may run it. `boris schema` prints this table.
 AUTHORITY: dict[str, Authority] = {
-    "decide_approval": Authority(_PERSON),
+    "decide_approval": Authority(_PERSON, events=("approval.decided",)),
     "judge_criterion": Authority(_ANYONE, ("status is waived",)),
     "reconcile_effect": Authority(
         _ANYONE, ("a decision is given (a hand decision)", "override is set")
@@ -142,6 +145,18 @@ AUTHORITY: dict[str, Authority] = {
 
 def authority_of(command_type: str) -> Authority:
     return AUTHORITY.get(command_type, Authority(_ANYONE))
+
+
+def person_only_events() -> tuple[str, ...]:
+    """Event types that only a person's command records (from the authority table)."""
+    return tuple(sorted({e for a in AUTHORITY.values() if a.kinds == _PERSON for e in a.events}))
+
+
+class TeamRole(StrEnum):
+    """The database roles of a team store (PostgreSQL): what a login is a member of."""
+
+    AGENTS = "agents"
+    REVIEWERS = "reviewers"
 
 
 @dataclass(frozen=True)
@@ -197,6 +212,31 @@ def authority_refusal(
                 "raising_a_limit_is_a_persons",
                 f"only a person raises or removes the limit of {payload.get('counter')}: {ask}",
             )
+    return None
+
+
+def role_refusal(roles: Iterable[str], actor_kind: str, event_type: str) -> Refusal | None:
+    """Whether a database role that is a member of `roles` (TeamRole values) may write an
+    event claiming an actor of this kind, of this type. An agents' role (that is not also a
+    reviewers') writes no person's event and no event only a person's command records: the
+    actor a writer names is not proof, the role its connection logged in as is. A role that
+    is neither (the store's owner, a role from before the team roles) is not judged here.
+    The team store's trigger (store.team) is generated from this and `person_only_events`."""
+    member = set(roles)
+    if TeamRole.AGENTS not in member or TeamRole.REVIEWERS in member:
+        return None
+    if actor_kind == ActorKind.PERSON:
+        return Refusal(
+            "person_event_needs_reviewer_role",
+            "an agents' database role cannot write an event in a person's name; "
+            "a person writes it through a reviewers' login",
+        )
+    if event_type in person_only_events():
+        return Refusal(
+            "person_event_needs_reviewer_role",
+            f"{event_type} is recorded only by a person's command; an agents' database "
+            "role cannot write it",
+        )
     return None
 
 

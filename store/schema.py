@@ -12,6 +12,14 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
+# A team store's database roles (store.team): which role is the agents', which the reviewers'.
+team_roles = sa.Table(
+    "team_roles",
+    metadata,
+    sa.Column("role_name", sa.String(63), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+)
+
 # Settings of the store itself (which program wrote it last, the store's own id).
 store_meta = sa.Table(
     "store_meta",
@@ -35,8 +43,13 @@ events = sa.Table(
     sa.Column("at", sa.String(32), nullable=False),
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
+    # The database role that inserted the row, set by the server (store.team) on PostgreSQL
+    # and NULL on SQLite. A fact about the row, outside the hashed body: the chain is as it was.
+    sa.Column("db_role", sa.String(63)),
     sa.UniqueConstraint("task_id", "seq", name="uq_events_task_seq"),
 )
+#: Event columns the database fills, never a writer, an export or an import.
+SERVER_FILLED_EVENT_COLUMNS = frozenset({"id", "db_role"})
 sa.Index("ix_events_task_type", events.c.task_id, events.c.type)
 
 tasks = sa.Table(

@@ -15,12 +15,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from . import commands as cmds
-from . import db, migrate, open_lock, projections
+from . import db, migrate, notify, open_lock, projections
 from . import schema as t
 from .blob_db import ServerBlobStore
 from .blobs import BlobStore
 from .errors import (
     CommandRejected,
+    RoleRefused,
     StoreBusy,
     StoreCorrupt,
     StoreError,
@@ -212,6 +213,7 @@ class Store:
                             tx = Tx(conn, self.blobs, memo=self._states)
                             yield tx
                             seal(conn, self._signing, self.signer, tx.emitted, tx.now)
+                            notify.announce(conn, (e.task_id for e in tx.emitted))
                     except sa.exc.SQLAlchemyError:
                         # A failed COMMIT or ROLLBACK (a full disk) can leave the kept
                         # connection needing a rollback that never comes: every later write
@@ -227,6 +229,7 @@ class Store:
                         tx = Tx(conn, self.blobs, memo=self._states)
                         yield tx
                         seal(conn, self._signing, self.signer, tx.emitted, tx.now)
+                        notify.announce(conn, (e.task_id for e in tx.emitted))
                 # Committed: what it learned of checkpoint states is now true for others.
                 if tx.learned:
                     self._states.publish(tx.learned)
@@ -234,6 +237,10 @@ class Store:
             kind = db.write_conflict(exc)
             if kind is not None:
                 raise WriteConflict(kind, str(exc.orig)) from exc
+            refused = db.role_refusal(exc)
+            if refused is not None:
+                rule, role, message = refused
+                raise RoleRefused(rule, message, role) from exc
             env = _environment_error(exc)
             if env is not None:
                 raise env from exc
@@ -356,6 +363,14 @@ class Store:
                     sa.select(sa.func.coalesce(sa.func.max(t.events.c.id), 0))
                 ).scalar_one()
             )
+
+    def listener(self, *, retry_s: float = 1.0) -> notify.Listener | None:
+        """A new `notify.Listener` hearing every commit to this store, from any machine; None
+        where the database announces nothing (SQLite: watch the file or poll `data_version`).
+        It connects on its first `wait`; its owner closes it."""
+        if not notify.available(self.location.url):
+            return None
+        return notify.Listener(self.location.url, retry_s=retry_s)
 
     def head_checkpoint(self, task_id: str) -> dict[str, Any] | None:
         """The newest head checkpoint of a task (None before the first); with a fork, the

@@ -26,7 +26,7 @@ from .record import Event
 if TYPE_CHECKING:
     from .blobs import BlobStore
 
-_EVENT_COLUMNS = [c.name for c in t.events.columns if c.name != "id"]
+_EVENT_COLUMNS = [c.name for c in t.events.columns if c.name not in t.SERVER_FILLED_EVENT_COLUMNS]
 _INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
 
 

@@ -31,9 +31,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_engine" in metafunc.fixturenames:
-        # The desktop's tests open "another process's" store by directory and watch the
-        # SQLite file for changes; windows on a server store (LISTEN/NOTIFY) are not built
-        # yet, so they run on SQLite only.
+        # The desktop's tests open "another process's" store by directory, which is the
+        # SQLite file's way; they run on SQLite only. Windows on a team store (PostgreSQL
+        # LISTEN/NOTIFY) are tested in test_desktop_live.py, which opens its stores on
+        # `pg_url` itself.
         only = metafunc.definition.get_closest_marker("sqlite_only") or (
             metafunc.module.__name__.startswith("test_desktop_")
         )

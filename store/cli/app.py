@@ -26,7 +26,7 @@ from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
 from ..services import answers
 from ..store import Store
 from ..version import __version__
-from . import archive, keys, ledger, mcp, resume, verify
+from . import archive, keys, ledger, mcp, resume, team, verify
 from .output import (
     FILE_HELP,
     TASK_HELP,
@@ -42,6 +42,8 @@ COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 
 #: The only commands that make a store where there is none; every other one says so.
 CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
+#: Commands that only print what this program knows, opening no store.
+STORELESS_COMMANDS = frozenset({"schema", "roles-sql"})
 
 
 def _command_adapter() -> TypeAdapter[Any]:
@@ -57,11 +59,17 @@ def cmd_init(store: Store, args: argparse.Namespace) -> None:
 
     signed = keys.init_signatures(store, args)
     where = store.location.describe()
-    _print(
-        args,
-        {"store": where, "signatures_required": signed},
-        f"store ready at {where}" + (" (signatures required)" if signed else " (unsigned)"),
-    )
+    human = f"store ready at {where}" + (" (signatures required)" if signed else " (unsigned)")
+    result: dict[str, Any] = {"store": where, "signatures_required": signed}
+    sql = team.init_sql(store)
+    if sql is not None:
+        # A team store: the SQL an admin runs to give agents and reviewers roles of their own.
+        result["roles_sql"] = sql
+        human += (
+            "\nto give agents and reviewers database roles of their own, run this as the "
+            "database's owner (also: boris roles-sql):\n" + sql.rstrip()
+        )
+    _print(args, result, human)
 
 
 def cmd_demo(store: Store, args: argparse.Namespace) -> None:
@@ -464,7 +472,7 @@ def build_parser() -> _Parser:
     sp.add_argument("--reason", default="", help="why")
 
     # Each area of the record registers its own subcommands.
-    for area in (ledger, resume, verify, archive, keys, mcp):
+    for area in (ledger, resume, verify, archive, keys, mcp, team):
         area.register(add)
     return p
 
@@ -496,8 +504,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
-        if args.command == "schema":
-            cmd_schema(None, args)
+        if args.command in STORELESS_COMMANDS:
+            args.fn(None, args)
+            return 0
+        if getattr(args, "storeless", False):  # reads only the files it is given
+            args.fn(None, args)
             return 0
         create = args.command in CREATING_COMMANDS
         if args.command == "init" and args.require_signatures:

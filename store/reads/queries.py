@@ -246,7 +246,10 @@ def events(
     out = []
     for r in conn.execute(q):
         d = dict(r._mapping)
-        d.pop("id", None)
+        # What the database filled (the row id, the role that wrote it) is this store's fact
+        # about its row, not part of the event: the same event reads the same in any store.
+        for name in t.SERVER_FILLED_EVENT_COLUMNS:
+            d.pop(name, None)
         d["payload"] = json.loads(d["payload"])
         d["actor"] = {
             "kind": d.pop("actor_kind"),

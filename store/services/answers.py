@@ -40,6 +40,7 @@ _DETAILS = (
     "effect_id",
     "digest",
     "where",
+    "role",
 )
 
 

@@ -57,7 +57,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import StaticPool
 
-from .. import db, projections, rules
+from .. import db, projections, rules, team
 from .. import events as ev
 from .. import schema as t
 from ..canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
@@ -87,8 +87,18 @@ class Finding:
     def line(self) -> str:
         return f"{self.task_id}: {self.kind}: {self.message}"
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class RoleFinding(Finding):
+    """An event whose recorded database role (`events.db_role`, a team store's) could not
+    have written it: `seq` is the event, `role` the role, `rule` the store.rules refusal."""
+
+    seq: int = 0
+    role: str = ""
+    rule: str = ""
 
 
 @dataclass
@@ -197,6 +207,20 @@ def verify(
         report.problems.extend(Finding(f.task_id, f.kind, f.message) for f in sig_problems)
         for f in sig_problems:
             clean.pop(f.task_id, None)
+        # A team store: events whose recorded database role could not have written them.
+        for tid, seq, type_, akind, aid, role, refusal in team.role_violations(conn, ids):
+            report.problems.append(
+                RoleFinding(
+                    tid,
+                    "role_could_not_write",
+                    f"seq {seq} ({type_}) claims {akind} {aid} but was written by database "
+                    f"role {role}, which could not have written it: {refusal.message}",
+                    seq=seq,
+                    role=role,
+                    rule=refusal.rule,
+                )
+            )
+            clean.pop(tid, None)
     if remember and clean:
         try:
             verified_heads.remember(store.location, clean)

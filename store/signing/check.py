@@ -102,8 +102,7 @@ def check_task(
                 SigFinding(
                     task_id,
                     "revoked_key",
-                    f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), "
-                    f"revoked at {b.revoked_at}",
+                    f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), {b.ended}",
                 )
             )
         for c in covered:

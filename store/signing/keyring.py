@@ -5,6 +5,11 @@ Entry `n` is `{seq, action, key_id, public_key, actor, succeeds, at}` chained li
 over `KEYRING_DOMAIN + hash`. The first entry adds a person's key signed by itself: the
 store's root of trust, set at `boris init`. Every later entry is signed by a person's key
 trusted at that point. Revoking a key ends its trust from the entry's time on.
+
+An `imported` entry binds a key that signed a task imported from a package (whose signatures
+verified against it): the person importing vouches for it as history. It proves signatures on
+events written before the import and nothing after: it signs no new write, and it is never a
+trusted person's key here, whatever actor it names.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ class Binding:
     added_at: str = ""
     revoked_at: str | None = None
     succeeds: str | None = None
+    #: When the key came with an imported task (an `imported` entry): it signs history only.
+    imported_at: str | None = None
 
     @property
     def actor(self) -> str:
@@ -52,7 +59,17 @@ class Binding:
         return (self.actor_kind, self.actor_id) == (actor_kind, actor_id)
 
     def revoked_by(self, at: str) -> bool:
-        return self.revoked_at is not None and at >= self.revoked_at
+        ends = [t for t in (self.revoked_at, self.imported_at) if t is not None]
+        return bool(ends) and at >= min(ends)
+
+    @property
+    def ended(self) -> str:
+        """Why the key signs nothing from some time on, for a message."""
+        if self.revoked_at is not None and (
+            self.imported_at is None or self.revoked_at <= self.imported_at
+        ):
+            return f"revoked at {self.revoked_at}"
+        return f"imported with a task at {self.imported_at}: it signs only what came before"
 
     def line(self) -> str:
         """This key as a line of a keys file."""
@@ -74,7 +91,7 @@ class Keyring:
 
     def trusted_person(self, key_id: str, at: str | None = None) -> Binding | None:
         b = self.bindings.get(key_id)
-        if b is None or b.actor_kind != "person":
+        if b is None or b.actor_kind != "person" or b.imported_at is not None:
             return None
         if b.revoked_at is not None and (at is None or at >= b.revoked_at):
             return None
@@ -142,6 +159,16 @@ def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
                 None,
                 r["succeeds"],
             )
+        elif r["action"] == "imported" and r["key_id"] not in ring.bindings:
+            ring.bindings[r["key_id"]] = Binding(
+                r["key_id"],
+                raw,
+                r["actor_kind"],
+                r["actor_id"],
+                r["actor_name"],
+                r["at"],
+                imported_at=r["at"],
+            )
         elif r["action"] == "revoked" and r["key_id"] in ring.bindings:
             old = ring.bindings[r["key_id"]]
             ring.bindings[r["key_id"]] = Binding(
@@ -153,6 +180,7 @@ def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
                 old.added_at,
                 r["at"],
                 old.succeeds,
+                old.imported_at,
             )
     return ring
 
@@ -214,6 +242,9 @@ def append(
                 if b.names(actor_kind, actor_id) and b.revoked_at is None
             ]
             succeeds = earlier[-1].key_id if earlier else None
+        elif action == "imported":
+            if kid in ring.bindings:
+                raise KeyringRefused(f"key {kid} is already in the keyring")
         else:
             held = ring.bindings.get(kid)
             if held is None:

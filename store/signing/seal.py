@@ -22,6 +22,13 @@ from .keys import SigningKey
 
 RECORD_DOMAIN = b"boris-signed-record-v1\n"
 
+# Built once: every write transaction runs them, and building a statement costs about as
+# much as running it (bench_signing.py).
+_KEYRING_HEAD = (
+    sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
+)
+_INSERT_SIGNATURES = sa.insert(t.signatures)
+
 
 class SignatureRefused(CommandRejected):
     """A write the store's signature policy refuses: unsigned where signatures are
@@ -51,9 +58,7 @@ class Policy:
     version: tuple[int, str] | None = None
 
     def refresh(self, conn: Connection) -> None:
-        last = conn.execute(
-            sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
-        ).first()
+        last = conn.execute(_KEYRING_HEAD).first()
         version = (int(last[0]), str(last[1])) if last else (0, "")
         if version != self.version:
             self.required = keyring.required(conn)
@@ -94,7 +99,7 @@ def check_signer(
     if binding.revoked_by(now):
         raise SignatureRefused(
             "revoked_key",
-            f"key {signer.key_id} ({binding.actor}) was revoked at {binding.revoked_at}",
+            f"key {signer.key_id} ({binding.actor}) was {binding.ended}",
         )
     for kind, actor_id in actors:
         if kind != "system" and not binding.names(kind, actor_id):
@@ -122,7 +127,7 @@ def seal(
     for e in emitted:
         last[e.task_id] = e
     conn.execute(
-        sa.insert(t.signatures),
+        _INSERT_SIGNATURES,
         [
             {
                 "task_id": e.task_id,

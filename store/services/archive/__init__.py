@@ -48,6 +48,14 @@ event rows are inserted as they are and replayed into the projections, and the s
 puts each blob (verified again) before the commit. A task already here with the same history
 is a no-op; a different history under its id is refused.
 
+Signatures (format 2): `keyring.json` carries the source store's keyring (its chain of
+public keys bound to actors) and `signatures.jsonl` the task's signatures, one per write
+transaction over the chain hash of its last event. The import stages them with the events and
+verify checks them against that keyring (or only against keys the caller gives); a signature
+that fails refuses the package (`PackageSignaturesFail`). `verify_package` (`offline`) does
+the same against a keys file alone, writing nothing. A format 1 package, or one from an
+unsigned store, carries no signatures: it imports, and says it is unsigned.
+
 Approvals arrive as history, never as live authority: an approval that was pending or
 approved in the package is revoked on import by an `approval.retired` event appended (by the
 system) after the imported chain, in the same transaction, so it can neither be decided nor
@@ -74,11 +82,13 @@ from .common import (
     Limits,
     PackageFailsVerify,
     PackageRefused,
+    PackageSignaturesFail,
     PackageTooLarge,
     blob_refs,
 )
 from .export import ExportFailed, export_task, export_with_manifest
 from .importing import import_package
+from .offline import verify_package
 
 __all__ = [
     "CHECKPOINTS",
@@ -101,9 +111,11 @@ __all__ = [
     "Limits",
     "PackageFailsVerify",
     "PackageRefused",
+    "PackageSignaturesFail",
     "PackageTooLarge",
     "blob_refs",
     "export_task",
     "export_with_manifest",
     "import_package",
+    "verify_package",
 ]

@@ -18,7 +18,12 @@ from ...record import Event
 
 FORMAT = "boris-task-package"
 #: The package layout this program writes; it reads this and every older one.
-FORMAT_VERSION = 1
+#: 1: manifest, README, events, checkpoints, blobs.
+#: 2: also keyring.json (the source store's keyring) and signatures.jsonl (the task's
+#:    signatures), so a package's history verifies offline (store.services.archive.offline).
+FORMAT_VERSION = 2
+#: The first format whose packages carry the keyring and signatures members.
+SIGNED_FORMAT = 2
 
 # Limits on what an import reads. The sizes a header states are checked before anything is
 # read; the bytes actually decompressed are counted too, so a lying header gains nothing.
@@ -56,12 +61,28 @@ MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 CHECKPOINTS = "checkpoints.json"
 README = "README.txt"
-TEXT_MEMBERS = (MANIFEST, README, EVENTS, CHECKPOINTS)
+KEYRING = "keyring.json"
+SIGNATURES = "signatures.jsonl"
+TEXT_MEMBERS = (MANIFEST, README, EVENTS, CHECKPOINTS, KEYRING, SIGNATURES)
+#: verify's finding kinds about signatures (store.signing.check).
+SIGNATURE_KINDS = frozenset(
+    {
+        "keyring",
+        "unknown_key",
+        "bad_signature",
+        "revoked_key",
+        "key_names_another_actor",
+        "signature_without_event",
+        "unsigned_tail",
+    }
+)
 BLOB_MEMBER = re.compile(r"blobs/([0-9a-f]{64})")
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 HASH = re.compile(r"[0-9a-f]{64}")
 
-EVENT_COLUMNS = tuple(c.name for c in t.events.columns if c.name != "id")
+EVENT_COLUMNS = tuple(
+    c.name for c in t.events.columns if c.name not in t.SERVER_FILLED_EVENT_COLUMNS
+)
 INT_COLUMNS = frozenset({"seq", "format"})
 RETIRE_REASON = "imported from an archive: approvals are history here"
 
@@ -86,6 +107,15 @@ class PackageFailsVerify(PackageRefused):
     def __init__(self, message: str, problems: list[tuple[str, str]]) -> None:
         super().__init__(message)
         self.problems = problems
+
+
+class PackageSignaturesFail(PackageFailsVerify):
+    """The package's signatures do not prove its history: a signature that does not verify
+    over the event it names (events edited and re-chained), a key the package's keyring
+    (or the keys given) does not trust, a key that names another actor than the events it
+    signs, events after the last signature. `problems` name the task, seq and key."""
+
+    code = "package_signatures_fail"
 
 
 def refuse(message: str) -> PackageRefused:

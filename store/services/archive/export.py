@@ -20,6 +20,7 @@ from ...blobs import PREFIX
 from ...canonical import canonical_json
 from ...errors import BlobProblem, StoreError
 from ...reads import queries
+from ...signing import keyring
 from ...store import Store
 from ...version import __version__
 from .common import (
@@ -28,8 +29,10 @@ from .common import (
     EVENTS,
     FORMAT,
     FORMAT_VERSION,
+    KEYRING,
     MANIFEST,
     README,
+    SIGNATURES,
     BlobRef,
     blob_refs,
     checkpoint_rows_json,
@@ -70,6 +73,16 @@ def export_with_manifest(
         ]
         events = list(store.load_events(conn, task_id))
         checkpoints = checkpoint_rows_json(conn, task_id)
+        ring_rows = keyring.rows(conn)
+        required = keyring.required(conn)
+        signatures = [
+            {"seq": int(r.seq), "key_id": str(r.key_id), "signature": str(r.signature)}
+            for r in conn.execute(
+                sa.select(t.signatures.c.seq, t.signatures.c.key_id, t.signatures.c.signature)
+                .where(t.signatures.c.task_id == task_id)
+                .order_by(t.signatures.c.seq)
+            )
+        ]
         now = db.database_now(conn)
     blobs: list[tuple[str, int, BlobRef]] = []
     for digest, ref in sorted(blob_refs(events).items()):
@@ -85,6 +98,9 @@ def export_with_manifest(
 
     events_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in rows)
     checkpoints_bytes = pretty(checkpoints)
+    keyring_bytes = pretty({"required": required, "entries": ring_rows})
+    signatures_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in signatures)
+    signed = required or bool(ring_rows) or bool(signatures)
     formats: dict[str, int] = {}
     for r in rows:
         formats[r["type"]] = max(formats.get(r["type"], 0), int(r["format"]))
@@ -95,6 +111,8 @@ def export_with_manifest(
         README: _member_digest(readme),
         EVENTS: _member_digest(events_bytes),
         CHECKPOINTS: _member_digest(checkpoints_bytes),
+        KEYRING: _member_digest(keyring_bytes),
+        SIGNATURES: _member_digest(signatures_bytes),
     }
     for digest, size, _ in blobs:
         members[f"blobs/{digest[len(PREFIX) :]}"] = {"sha256": digest[len(PREFIX) :], "size": size}
@@ -111,13 +129,22 @@ def export_with_manifest(
         "event_count": len(rows),
         "head_seq": last["seq"],
         "head_hash": last["hash"],
+        "signed": signed,
+        "signature_count": len(signatures),
         "members": members,
     }
     fd, partial_name = _partial(out)
     partial = Path(partial_name)
     try:
         with os.fdopen(fd, "wb") as raw:
-            _write_package(store, raw, manifest, readme, events_bytes, checkpoints_bytes, blobs)
+            texts = {
+                README: readme,
+                EVENTS: events_bytes,
+                CHECKPOINTS: checkpoints_bytes,
+                KEYRING: keyring_bytes,
+                SIGNATURES: signatures_bytes,
+            }
+            _write_package(store, raw, manifest, texts, blobs)
             raw.flush()
             os.fsync(raw.fileno())
         _install(partial, out, force=force)
@@ -217,9 +244,7 @@ def _write_package(
     store: Store,
     raw: BinaryIO,
     manifest: dict[str, Any],
-    readme: bytes,
-    events_bytes: bytes,
-    checkpoints_bytes: bytes,
+    texts: dict[str, bytes],
     blobs: list[tuple[str, int, BlobRef]],
 ) -> None:
     # No file name or time in the gzip header: the partial file's name is not the package's.
@@ -229,9 +254,8 @@ def _write_package(
     ):
         # The manifest first: a reader streaming the package sees what to expect.
         _write_member(tar, MANIFEST, pretty(manifest))
-        _write_member(tar, README, readme)
-        _write_member(tar, EVENTS, events_bytes)
-        _write_member(tar, CHECKPOINTS, checkpoints_bytes)
+        for name, data in texts.items():
+            _write_member(tar, name, data)
         for digest, size, ref in blobs:
             _write_blob(tar, store, digest, size, ref.owner)
 
@@ -250,6 +274,9 @@ Members:
   manifest.json     versions, counts, the head hash, and the sha256 of every other member
   events.jsonl      the task's event log, one stored event a line, hash-chained from genesis
   checkpoints.json  the task's checkpoints (also recorded in the events)
+  keyring.json      the source store's public keys and the actors they name (a signed chain)
+  signatures.jsonl  each write's signature: the key and its Ed25519 signature over the chain
+                    hash of the write's last event (empty for an unsigned store)
   blobs/<sha256>    artifact versions, evidence and other content the events name by digest
 
 To import it into a store:
@@ -260,4 +287,9 @@ The import checks every member's digest, the schema and event versions, and the 
 chain before it writes anything, and refuses a package that fails any check. Importing the
 same package again changes nothing. Approvals that were pending or approved arrive as
 history: they are revoked on import and cannot authorize anything in the new store.
+A package whose signatures do not verify is refused.
+
+To verify it offline, trusting only public keys you got out of band (boris keys export):
+
+  boris verify-package {name} --keys KEYS_FILE
 """

@@ -21,7 +21,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -32,6 +32,9 @@ from ... import schema as t
 from ...blobs import PREFIX
 from ...errors import StoreError
 from ...model import SYSTEM
+from ...signing import keyring
+from ...signing.keyring import Keyring
+from ...signing.seal import SignatureRefused
 from ...store import Store
 from ...tx import Tx
 from .common import (
@@ -40,14 +43,19 @@ from .common import (
     EVENT_COLUMNS,
     MANIFEST,
     RETIRE_REASON,
+    SIGNATURE_KINDS,
     Limits,
     PackageFailsVerify,
+    PackageSignaturesFail,
     checkpoint_rows_json,
     pretty,
     refuse,
 )
 from .scan import BATCH, Scan, Scanned, event_of
 from .tarstream import Entry
+
+if TYPE_CHECKING:
+    from ..verify import Report
 from .walk import walk
 
 #: verify's findings about blobs are about the staging store, which is given no blobs: the
@@ -58,32 +66,50 @@ _PROBLEMS_NAMED = 5
 
 
 def import_package(
-    store: Store, pkg_path: str | os.PathLike[str], *, limits: Limits | None = None
+    store: Store,
+    pkg_path: str | os.PathLike[str],
+    *,
+    limits: Limits | None = None,
+    keys: Keyring | None = None,
 ) -> dict[str, Any]:
     """Verify a package completely, then write its task into `store` in one transaction.
 
-    Returns the task id, how many events were imported, the blobs, the approvals revoked and
-    whether the task was already here (then nothing is written). Raises `PackageRefused`
-    naming the member, event, version or verify problem at fault; nothing is written then.
+    Its signatures are checked against the keyring it carries (whose own chain must hold),
+    or only against `keys` when given (out-of-band public keys); a package that fails is
+    refused with `PackageSignaturesFail`. A package from an unsigned store (or an older
+    format) carries none: it imports, and the result says `signed: false`.
+
+    Returns the task id, how many events were imported, the blobs, the approvals revoked,
+    whether it was signed and whether the task was already here (then nothing is written).
+    Raises `PackageRefused` naming the member, event, version or verify problem at fault;
+    nothing is written then.
     """
     limits = limits or Limits()
-    pkg = Path(pkg_path)
+    pkg = check_path(pkg_path)
     label = str(pkg)
-    if not pkg.exists():
-        raise StoreError(f"no package at {pkg}")
-    if not pkg.is_file():  # a directory, device or pipe: never opened
-        raise StoreError(f"{pkg} is not a regular file, so not a package")
     with (
         open(pkg, "rb") as raw,
         tempfile.TemporaryDirectory(prefix="boris-import-") as tmp,
         Store.open(Path(tmp) / "staging") as staging,
     ):
-        scanned = _stage(staging, label, raw, limits)
-        _verify_staged(staging, scanned)
-        return _write(store, staging, scanned, label, raw, limits, Path(tmp))
+        scanned = stage(staging, label, raw, limits)
+        signed = _verify_staged(staging, scanned, keys)
+        result = _write(store, staging, scanned, label, raw, limits, Path(tmp), keys)
+        return {**result, "signed": signed}
 
 
-def _stage(staging: Store, label: str, raw: BinaryIO, limits: Limits) -> Scanned:
+def check_path(pkg_path: str | os.PathLike[str]) -> Path:
+    pkg = Path(pkg_path)
+    if not pkg.exists():
+        raise StoreError(f"no package at {pkg}")
+    if not pkg.is_file():  # a directory, device or pipe: never opened
+        raise StoreError(f"{pkg} is not a regular file, so not a package")
+    return pkg
+
+
+def stage(staging: Store, label: str, raw: BinaryIO, limits: Limits) -> Scanned:
+    """The first pass: the package's record (events, keyring, signatures) written into the
+    staging store, every member checked against the manifest."""
     with staging.transaction() as tx:
         scan = Scan(tx.conn, limits)
         walk(label, raw, limits, scan.visit)
@@ -94,20 +120,38 @@ def _stage(staging: Store, label: str, raw: BinaryIO, limits: Limits) -> Scanned
     return scanned
 
 
-def _verify_staged(staging: Store, scanned: Scanned) -> None:
+def verify_staged(staging: Store, task_id: str, keys: Keyring | None) -> Report:
+    """verify's report on the staged task, without its findings about the staging store's
+    blobs (it is given none: the first pass proved every blob the events need is in the
+    package with its digest)."""
     from ..verify import verify
 
-    report = verify(staging, scanned.task_id, remember=False)
-    problems = [p for p in report.problems if p.kind not in _STAGING_BLOB_KINDS]
+    report = verify(staging, task_id, remember=False, keys=keys)
+    report.problems = [p for p in report.problems if p.kind not in _STAGING_BLOB_KINDS]
+    return report
+
+
+def _verify_staged(staging: Store, scanned: Scanned, keys: Keyring | None) -> bool:
+    """Whether the package is signed; refuses it when verify reports anything."""
+    report = verify_staged(staging, scanned.task_id, keys)
+    problems = report.problems
     if not problems:
-        return
+        return bool(report.signed)
     named = "; ".join(f"{p.kind}: {p.message}" for p in problems[:_PROBLEMS_NAMED])
     more = len(problems) - _PROBLEMS_NAMED
     if more > 0:
         named += f"; and {more} more"
+    found = [(p.kind, p.message) for p in problems]
+    sig = [p for p in problems if p.kind in SIGNATURE_KINDS]
+    if sig:
+        raise PackageSignaturesFail(
+            f"task {scanned.task_id} in the package: its signatures fail ({named}); "
+            "nothing was imported",
+            found,
+        )
     raise PackageFailsVerify(
         f"task {scanned.task_id} in the package fails verify ({named}); nothing was imported",
-        [(p.kind, p.message) for p in problems],
+        found,
     )
 
 
@@ -266,6 +310,7 @@ def _write(
     raw: BinaryIO,
     limits: Limits,
     tmp: Path,
+    keys: Keyring | None = None,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "task_id": scanned.task_id,
@@ -284,6 +329,7 @@ def _write(
                 return {**result, **_nothing_done()}
             _approval_clash(tx.conn, scanned)
             _copy_events(tx.conn, staging, scanned.task_id)
+            carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys)
             revoked = _retire_approvals(tx, scanned.task_id)
             appended = len(tx.emitted)
             written = _put_blobs(store, label, raw, scanned, limits, tmp)
@@ -296,7 +342,56 @@ def _write(
         "events_appended": appended,
         "approvals_revoked": revoked,
         "blobs_written": written,
+        "signatures_kept": carried,
     }
+
+
+def _carry_signatures(
+    store: Store, conn: Connection, staging: Store, task_id: str, keys: Keyring | None
+) -> int:
+    """In a signed store, the package's signatures come with its events, and each key that
+    made them is bound here as `imported` (signed by the person importing, who vouches for
+    it as history: it proves what it signed before and signs nothing new), so this store's
+    verify proves the imported history too. An unsigned store keeps none (it checks none)."""
+    with staging.read() as source:
+        sigs = [
+            dict(r._mapping)
+            for r in source.execute(
+                sa.select(t.signatures).where(t.signatures.c.task_id == task_id)
+            )
+        ]
+        ring = keys if keys is not None else keyring.load(source)
+    here = keyring.load(conn)
+    if not sigs or (here.empty and not keyring.required(conn)):
+        return 0
+    if store.signer is None:
+        raise SignatureRefused(
+            "signature_required",
+            "importing a signed package into a signed store takes your key: the keys that "
+            "signed it are recorded here as vouched for by you (--actor person:ID)",
+        )
+    for key_id in sorted({str(s["key_id"]) for s in sigs}):
+        theirs = ring.get(key_id)
+        if theirs is None:  # pragma: no cover - verify refused the package already
+            raise refuse(f"key {key_id} of task {task_id} is not in the package's keyring")
+        mine = here.get(key_id)
+        if mine is not None:
+            if not mine.names(theirs.actor_kind, theirs.actor_id):
+                raise refuse(
+                    f"key {key_id} names {theirs.actor} in the package but {mine.actor} here"
+                )
+            continue
+        keyring.append(
+            conn,
+            store.signer,
+            action="imported",
+            public_raw=theirs.public_raw,
+            actor_kind=theirs.actor_kind,
+            actor_id=theirs.actor_id,
+            actor_name=theirs.actor_name,
+        )
+    conn.execute(t.signatures.insert(), sigs)
+    return len(sigs)
 
 
 def _nothing_done() -> dict[str, Any]:
@@ -306,4 +401,5 @@ def _nothing_done() -> dict[str, Any]:
         "events_appended": 0,
         "approvals_revoked": [],
         "blobs_written": 0,
+        "signatures_kept": 0,
     }

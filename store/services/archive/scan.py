@@ -25,6 +25,7 @@ from ...canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
 from ...errors import UnknownEventFormat
 from ...model import Actor
 from ...record import Event, stored_body
+from ...signing import keyring
 from ...version import __version__
 from .common import (
     BLOB_MEMBER,
@@ -35,9 +36,11 @@ from .common import (
     FORMAT,
     FORMAT_VERSION,
     HASH,
-    INT_COLUMNS,
+    KEYRING,
     MANIFEST,
     README,
+    SIGNATURES,
+    SIGNED_FORMAT,
     BlobRef,
     Limits,
     blob_refs,
@@ -103,11 +106,27 @@ def _event_row(n: int, line: bytes, max_items: int) -> dict[str, Any]:
     row = parse_json(where, line, max_items)
     if not isinstance(row, dict) or set(row) != set(EVENT_COLUMNS):
         raise refuse(f"{where} is not a stored event (it needs exactly {', '.join(EVENT_COLUMNS)})")
-    for col in t.events.columns:
-        if col.name == "id":
+    return _table_row(where, row, t.events, t.SERVER_FILLED_EVENT_COLUMNS)
+
+
+def _table_row(
+    where: str, row: Any, table: sa.Table, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """`row` checked against the table's columns (those the database fills, `skip`, aside):
+    exactly them, integers where they are integers, strings within their length elsewhere,
+    None only where the column allows it."""
+    names = {c.name for c in table.columns if c.name not in skip}
+    if not isinstance(row, dict) or set(row) != names:
+        raise refuse(
+            f"{where} is not a {table.name} row (it needs exactly {', '.join(sorted(names))})"
+        )
+    for col in table.columns:
+        if col.name in skip:
             continue
         value = row[col.name]
-        if col.name in INT_COLUMNS:
+        if value is None and col.nullable and not col.primary_key:
+            continue
+        if isinstance(col.type, sa.Integer):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise refuse(f"{where}: {col.name} is not an integer")
         elif not isinstance(value, str):
@@ -117,6 +136,90 @@ def _event_row(n: int, line: bytes, max_items: int) -> dict[str, Any]:
             if length is not None and len(value) > length:
                 raise refuse(f"{where}: {col.name} is longer than {length} characters")
     return row
+
+
+class Lines:
+    """A member fed in chunks, handed on a line at a time, each line within the limit."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.name = name
+        self.limit = limit
+        self.pending: list[bytes] = []
+        self.pending_size = 0
+        self.count = 0
+
+    def feed(self, chunk: bytes) -> None:
+        while chunk:
+            end = chunk.find(b"\n")
+            if end < 0:
+                self.pending.append(chunk)
+                self.pending_size += len(chunk)
+                if self.pending_size > self.limit:
+                    self._too_long()
+                return
+            self.pending.append(chunk[:end])
+            line = b"".join(self.pending)
+            self.pending, self.pending_size = [], 0
+            self._take(line)
+            chunk = chunk[end + 1 :]
+
+    def finish(self) -> None:
+        if self.pending:
+            line = b"".join(self.pending)
+            self.pending, self.pending_size = [], 0
+            self._take(line)
+
+    def _too_long(self) -> None:
+        raise refuse(
+            f"{self.name} line {self.count + 1} is longer than the limit of {self.limit} bytes"
+        )
+
+    def _take(self, line: bytes) -> None:
+        if len(line) > self.limit:
+            self._too_long()
+        self.count += 1
+        self.line(self.count, line)
+
+    def line(self, n: int, line: bytes) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+#: A signature line: small, whatever the task.
+_SIGNATURE_LINE_BYTES = 1024
+
+
+class SignatureLog(Lines):
+    """signatures.jsonl: one `{seq, key_id, signature}` a line, in seq order, written to the
+    staging store in batches; what they prove is verify's to judge."""
+
+    def __init__(self, conn: Connection, task_id: str, limits: Limits) -> None:
+        super().__init__(SIGNATURES, _SIGNATURE_LINE_BYTES)
+        self.conn = conn
+        self.task_id = task_id
+        self.last = 0
+        self.batch: list[dict[str, Any]] = []
+
+    def line(self, n: int, line: bytes) -> None:
+        where = f"{SIGNATURES} line {n}"
+        value = parse_json(where, line, 16)
+        if not isinstance(value, dict) or "task_id" in value:
+            raise refuse(f"{where} is not a signature (it needs exactly key_id, seq, signature)")
+        row = _table_row(where, {"task_id": self.task_id, **value}, t.signatures)
+        if row["seq"] <= self.last:
+            raise refuse(f"{where}: seq {row['seq']} is not after seq {self.last}")
+        self.last = row["seq"]
+        self.batch.append(row)
+        if len(self.batch) >= BATCH:
+            self._flush()
+
+    def finish(self) -> None:
+        super().finish()
+        self._flush()
+
+    def _flush(self) -> None:
+        if self.batch:
+            self.conn.execute(t.signatures.insert(), self.batch)
+            self.batch = []
 
 
 def event_of(row: Any) -> Event:
@@ -329,6 +432,9 @@ class Scan:
         self.listed: dict[str, dict[str, Any]] = {}
         self.digests: dict[str, tuple[str, int]] = {}
         self.log: EventLog | None = None
+        self.sigs: SignatureLog | None = None
+        self.ring_entries = 0
+        self.required = False
 
     def visit(self, entry: Entry, chunks: Iterator[bytes]) -> None:
         name = entry.name
@@ -345,11 +451,20 @@ class Scan:
         if want["size"] != entry.size:
             raise refuse(f"member {name!r} has {entry.size} bytes; {MANIFEST} says {want['size']}")
         h = hashlib.sha256()
-        log = self.log if name == EVENTS else None
+        log: EventLog | SignatureLog | None = None
+        if name == EVENTS:
+            log = self.log
+        elif name == SIGNATURES:
+            log = self.sigs
+        kept: list[bytes] | None = [] if name == KEYRING else None
+        if kept is not None and entry.size > self.limits.manifest_bytes:
+            raise refuse(too_large(name, entry.size, self.limits.manifest_bytes))
         for chunk in chunks:
             h.update(chunk)
             if log is not None:
                 log.feed(chunk)
+            if kept is not None:
+                kept.append(chunk)
         got = h.hexdigest()
         if want["sha256"] != got:
             raise refuse(
@@ -361,7 +476,26 @@ class Scan:
             raise refuse(f"member {name!r} does not match its name (its content is {got})")
         if log is not None:
             log.finish()
+        if kept is not None:
+            self._keyring(b"".join(kept))
         self.digests[name] = (got, entry.size)
+
+    def _keyring(self, data: bytes) -> None:
+        """The source store's keyring, staged as it is: verify walks its chain and checks
+        the signatures against it (or only against the keys the caller gives)."""
+        value = parse_json(f"member {KEYRING!r}", data, self.limits.json_items)
+        entries = value.get("entries") if isinstance(value, dict) else None
+        required = value.get("required") if isinstance(value, dict) else None
+        if not isinstance(entries, list) or not isinstance(required, bool):
+            raise refuse(f"{KEYRING} is not {{required, entries}}")
+        rows = [_table_row(f"{KEYRING} entry {n}", r, t.keyring) for n, r in enumerate(entries, 1)]
+        if [r["seq"] for r in rows] != list(range(1, len(rows) + 1)):
+            raise refuse(f"{KEYRING}: entries are not numbered 1, 2, 3, ...")
+        if rows:
+            self.conn.execute(t.keyring.insert(), rows)
+        if required:
+            keyring.set_required(self.conn)
+        self.ring_entries, self.required = len(rows), required
 
     def _manifest(self, data: bytes) -> None:
         m = parse_json(f"member {MANIFEST!r}", data, self.limits.json_items)
@@ -383,6 +517,7 @@ class Scan:
                 raise refuse(f"{MANIFEST} gives no sha256 and size for member {name!r}")
         self.manifest, self.listed = m, listed
         self.log = EventLog(self.conn, task_id, self.limits)
+        self.sigs = SignatureLog(self.conn, task_id, self.limits)
 
     def finish(self) -> Scanned:
         """After the last member: everything listed was there, and the manifest's claims, the
@@ -390,7 +525,10 @@ class Scan:
         m, log = self.manifest, self.log
         if m is None or log is None:  # pragma: no cover - an empty archive is refused earlier
             raise refuse(f"the package has no {MANIFEST}")
-        for name in (README, EVENTS, CHECKPOINTS):
+        needed = [README, EVENTS, CHECKPOINTS]
+        if m["format_version"] >= SIGNED_FORMAT:
+            needed += [KEYRING, SIGNATURES]
+        for name in needed:
             if name not in self.listed:
                 raise refuse(f"the package has no member {name!r}")
         for name in sorted(self.listed):
@@ -405,6 +543,10 @@ class Scan:
             "event_formats": log.formats,
             "counts": {"events": log.count, "blobs": len(blobs), "checkpoints": log.checkpoints},
         }
+        if m["format_version"] >= SIGNED_FORMAT:
+            count = self.sigs.count if self.sigs is not None else 0
+            claims["signature_count"] = count
+            claims["signed"] = self.required or bool(self.ring_entries) or bool(count)
         for key, value in claims.items():
             if m.get(key) != value:
                 raise refuse(

@@ -1,4 +1,5 @@
-"""The task header: objective (with its amendments), status, owner, head checkpoint, fork."""
+"""The task header: objective (with its amendments), status, owner, head checkpoint, fork,
+and how the record is signed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from .. import text as t
 from ..icons import icon, status_icon, words
+from ..signers import summary_words
 from ..widgets import heading, plain_label
 
 
@@ -56,6 +58,7 @@ class Header(QWidget):
         self.status = plain_label(name="Status")
         self.owner = plain_label(wrap=False, name="Owner")
         self.head = plain_label(name="Head checkpoint")
+        self.signatures = plain_label(name="Signatures")
         self.objective = plain_label(name="Current objective")
         self.history_button = QToolButton()
         self.history_button.setCheckable(True)
@@ -68,6 +71,7 @@ class Header(QWidget):
         self.history.hide()
         self.fork = Banner("fork", "Fork warning")
         self.problems = Banner("attention", "Missing or unreadable records")
+        self.unsigned = Banner("attention", "Signature warning")
 
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -82,6 +86,7 @@ class Header(QWidget):
                 ("Status", row_status),
                 ("Owner", self.owner),
                 ("Head checkpoint", self.head),
+                ("Signatures", self.signatures),
             )
         ):
             name = plain_label(label + ":", wrap=False)
@@ -104,8 +109,16 @@ class Header(QWidget):
         layout.addLayout(grid)
         layout.addWidget(self.fork)
         layout.addWidget(self.problems)
+        layout.addWidget(self.unsigned)
         self.fork.hide()
         self.problems.hide()
+        self.unsigned.hide()
+
+    def show_signing(self, signing: dict[str, Any] | None) -> None:
+        """Whether the store signs its records, who signed last, and any unsigned tail."""
+        line, alarm = summary_words((signing or {}).get("summary"))
+        self.signatures.setText(line)
+        self.unsigned.say(alarm)
 
     def _toggle_history(self, on: bool) -> None:
         self.history.setVisible(on)

@@ -73,8 +73,9 @@ def summary_words(summary: dict[str, Any] | None) -> tuple[str, str]:
         line = "required · " + line
     last = summary.get("last")
     if last:
-        who = f"{_who(last)}" if last["known"] else "an UNKNOWN key"
-        line += f", last by {who} · key {fingerprint(last['key_id'])} (seq {last['seq']})"
+        fp = fingerprint(last["key_id"])
+        who = f"{_who(last)} · key {fp}" if last["known"] else f"an unknown key {fp}"
+        line += f", the last by {who} (seq {last['seq']})"
     alarms = []
     tail = summary.get("unsigned_after")
     if tail is not None:

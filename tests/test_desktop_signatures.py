@@ -144,7 +144,7 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
     assert cps[s.cid] == (f"Builder Bot · {bot_fp}", "signed")
     assert len(cps) == len(store.task(s.tid)["checkpoints"]["checkpoints"])
     header = w.task_view.header
-    assert header.signatures.text().startswith("required · 4 signed writes, last by Builder Bot")
+    assert header.signatures.text().startswith("required · 4 signed writes, the last by Builder Bot")
     assert not header.unsigned.isVisible()
 
     # The reviewer's own decision from the window is signed with her key, and shown so.
@@ -214,7 +214,7 @@ def test_a_signature_by_a_key_the_keyring_does_not_know_is_marked_unknown(
     assert marks[forged_cp] == unknown
     assert marks[s.cid] == (f"Builder Bot · {s.bot.key_id[:8]}", "signed")
     header = w.task_view.header
-    assert "last by an UNKNOWN key" in header.signatures.text()
+    assert f"the last by an unknown key {stranger.key_id[:8]}" in header.signatures.text()
     assert stranger.key_id in header.unsigned.label.text() and header.unsigned.isVisible()
 
 

@@ -19,7 +19,7 @@ from .base import Bundle, TreePanel
 from .next_steps import approval_next
 
 LIVE = {"pending", "approved"}
-SIGNER = 5  # the column that says who signed the decision
+SIGNER = 6  # the column that says who signed the decision
 
 
 class ApprovalsPanel(TreePanel):
@@ -30,8 +30,8 @@ class ApprovalsPanel(TreePanel):
         "Expires",
         "Consequence",
         "Requested by",
-        "Decision signed by",
         "What you can do",
+        "Decision signed by",
     )
     expand_all = False
 
@@ -121,8 +121,8 @@ class ApprovalsPanel(TreePanel):
                 self.expiry_text(a),
                 a["consequence"],
                 t.actor_short(a["requester"]),
-                signed,
                 self.next_step(a) or "—",
+                signed,
             ),
             status=a["state"],
             cell_icons=((SIGNER, mark),) if mark else (),

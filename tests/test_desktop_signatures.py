@@ -144,7 +144,9 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
     assert cps[s.cid] == (f"Builder Bot · {bot_fp}", "signed")
     assert len(cps) == len(store.task(s.tid)["checkpoints"]["checkpoints"])
     header = w.task_view.header
-    assert header.signatures.text().startswith("required · 4 signed writes, the last by Builder Bot")
+    assert header.signatures.text().startswith(
+        "required · 4 signed writes, the last by Builder Bot"
+    )
     assert not header.unsigned.isVisible()
 
     # The reviewer's own decision from the window is signed with her key, and shown so.

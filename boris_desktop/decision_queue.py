@@ -192,6 +192,8 @@ class DecisionQueue(QWidget):
     updated = Signal(list, str)
     #: A decision without a dialog of its own (a run to resume): show its task.
     show_task = Signal(str)
+    #: The selected decision's task, so the detail below shows what the decision is about.
+    current_task = Signal(str)
 
     def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -227,6 +229,7 @@ class DecisionQueue(QWidget):
         self.table.setColumnWidth(WAITING, 110)
         self.table.setColumnWidth(EXPIRES, 110)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.activated_by_key.connect(self.open_current)
         self.table.doubleClicked.connect(lambda _ix: self.open_current())
 
@@ -312,12 +315,18 @@ class DecisionQueue(QWidget):
     def _summary(self) -> None:
         n, shown = len(self.model.rows), self.proxy.rowCount()
         approvals = sum(r["kind"] == "approval" for r in self.model.rows)
-        text = f"{t.count(n, 'open decision', 'open decisions')} ({approvals} approvals)"
+        text = f"{t.count(n, 'open decision', 'open decisions')}"
+        text += f" ({t.count(approvals, 'approval', 'approvals')})"
         if shown != n:
             text += f", {shown} shown"
         self.summary.setText(text + " · Enter opens one; the next follows when it is done")
 
     # --- selection -----------------------------------------------------------------------
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        d = self.model.rows[self.proxy.mapToSource(current).row()] if current.isValid() else None
+        if d is not None:
+            self.current_task.emit(d["task_id"])
 
     def current_id(self) -> str | None:
         ix = self.table.currentIndex()

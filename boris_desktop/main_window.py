@@ -232,6 +232,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.views.addTab(self.queue, icon("approval"), "&Decisions")
         self.queue.updated.connect(self._queue_updated)
         self.queue.show_task.connect(self.show_task)
+        self.queue.current_task.connect(self._select_task)
         self.split.addWidget(self.views)
         self.split.addWidget(self.right)
         self.split.setStretchFactor(0, 0)
@@ -414,12 +415,16 @@ class MainWindow(ActionsMixin, QMainWindow):
     def show_task(self, task_id: str) -> None:
         """Show a task in the inbox (a run to resume: its brief says from where)."""
         self.views.setCurrentWidget(self.left)
+        self._select_task(task_id)
+        self.table.setFocus()
+
+    def _select_task(self, task_id: str) -> None:
+        """Make `task_id` the inbox's current task, so the detail below shows it."""
         row = self.inbox.row_of(task_id)
         if row >= 0:
             ix = self.proxy.mapFromSource(self.inbox.index(row, 0))
             if ix.isValid():
                 self.table.setCurrentIndex(ix)
-        self.table.setFocus()
 
     def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
         n = len(rows)

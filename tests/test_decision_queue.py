@@ -91,3 +91,19 @@ def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, s
     qtbot.waitUntil(lambda: q.proxy.rowCount() == 0, timeout=5000)
     states = {a["approval_id"]: a["state"] for a in store.task("note")["approvals"]}
     assert all(states[i] == "approved" for i in ids)
+
+
+@pytest.mark.sqlite_only
+def test_the_selected_decision_shows_its_task_and_the_counts_read_right(qtbot, store: Store):
+    fill_demo(store)
+    w = open_window(qtbot, store)
+    q = w.queue
+    qtbot.waitUntil(lambda: q.loaded, timeout=5000)
+    w.show_queue()
+    assert "(1 approval)" in q.summary.text()
+    for row in range(q.proxy.rowCount()):
+        q.table.setCurrentIndex(q.proxy.index(row, 0))
+        task = q.current()
+        assert task is not None
+        qtbot.waitUntil(lambda task=task: w.task_view.task_id == task["task_id"], timeout=5000)
+    assert w.views.currentWidget() is q  # the queue stays in front

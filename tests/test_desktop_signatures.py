@@ -295,3 +295,29 @@ def test_export_asks_who_the_reviewer_is_first(qtbot, store: Store, monkeypatch)
     qtbot.waitUntil(d.copy.isEnabled, timeout=5000)
     assert d.line.split()[1] == "person:maria"
     assert person_key_path("maria").exists()
+
+
+def test_a_later_signature_covering_the_unsigned_tail_is_shown_live(
+    qtbot, store: Store, ws: Path
+) -> None:
+    s = Signed(store, ws)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store_module, "seal", lambda *a: None)
+        s.as_(None, c.AddCriterion(task_id=s.tid, text="unsigned for now"), BOT)
+    tail = store.events(s.tid)[-1]["seq"]
+    w = open_window(qtbot, store, s.tid)
+    timeline = w.task_view.panel("Timeline")
+    signer = column(timeline, "Signed by")
+    assert signed_by(timeline, signer)[str(tail)] == ("unsigned", "attention")
+    assert w.task_view.header.unsigned.isVisible()
+    # The agent's next signed write signs the chain hash it reaches, which commits to the
+    # tail: the store now counts the tail as covered by that signature.
+    s.as_(s.bot, c.AddCriterion(task_id=s.tid, text="signed"), BOT)
+    w.reload_now()
+    qtbot.waitUntil(lambda: str(tail + 1) in shown(timeline), timeout=5000)
+    settle(qtbot, w)
+    marks = signed_by(timeline, signer)
+    assert (
+        marks[str(tail)] == marks[str(tail + 1)] == (f"Builder Bot · {s.bot.key_id[:8]}", "signed")
+    )
+    assert not w.task_view.header.unsigned.isVisible()

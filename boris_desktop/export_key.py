@@ -73,15 +73,10 @@ class ExportKeyDialog(QDialog):
         self.line = result["line"]
         self.key.setText(self.line)
         self.key.setCursorPosition(0)
-        trusted = result["trusted"]
-        self.trust.setText(
-            "This store's keyring trusts this key for you."
-            if trusted
-            else "This store does not trust this key yet: a trusted person adds it "
-            f"(boris keys add PUBLIC_KEY --for person:{self.reviewer[1]})."
-            if trusted is False
-            else ""
-        )
+        # Wide enough to show the whole line where the screen allows.
+        want = self.key.fontMetrics().horizontalAdvance(self.line) + 60
+        self.setMinimumWidth(min(max(want, self.minimumWidth()), 900))
+        self.trust.setText(trust_words(result, self.reviewer[1]))
         self.trust.setToolTip(f"Your private key stays in {result['path']}")
         for b in (self.save, self.copy):
             b.setEnabled(True)
@@ -117,3 +112,18 @@ class ExportKeyDialog(QDialog):
         self.saved_to = path
         self.error.setText("")
         self.trust.setText(f"Saved to {path}.")
+
+
+def trust_words(result: dict[str, Any], reviewer_id: str) -> str:
+    """Whether the open store trusts the key, and what makes it trusted."""
+    add = f"boris keys add PUBLIC_KEY --for person:{reviewer_id}"
+    if result["store_signed"] is None:
+        return ""
+    if not result["store_signed"]:
+        return (
+            "The open store does not sign its records. A signed store trusts this key once "
+            f"a person it trusts adds it ({add})."
+        )
+    if result["trusted"]:
+        return "The open store's keyring trusts this key for you: your decisions are signed."
+    return f"The open store does not trust this key yet: a person it trusts adds it ({add})."

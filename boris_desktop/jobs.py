@@ -127,12 +127,19 @@ def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:
 
     key, line = person_key_line(reviewer_id)
     trusted: bool | None = None
+    signed: bool | None = None
     if store is not None:
+        signed = store.is_signed()
         with store.read() as conn:
-            ring = keyring.load(conn)
-        b = ring.get(key.key_id)
+            b = keyring.load(conn).get(key.key_id)
         trusted = b is not None and b.revoked_at is None and b.names("person", reviewer_id)
-    return {"line": line, "key_id": key.key_id, "path": str(key.path or ""), "trusted": trusted}
+    return {
+        "line": line,
+        "key_id": key.key_id,
+        "path": str(key.path or ""),
+        "trusted": trusted,
+        "store_signed": signed,
+    }
 
 
 def write_text(path: str, text: str) -> str:

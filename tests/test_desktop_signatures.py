@@ -148,6 +148,12 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
         "required · 4 signed writes, the last by Builder Bot"
     )
     assert not header.unsigned.isVisible()
+    # Her key, as the store trusts it.
+    key = w.export_public_key()
+    qtbot.waitUntil(key.copy.isEnabled, timeout=5000)
+    assert key.line.startswith(f"{s.rita.key_id} person:rita ")
+    assert "keyring trusts this key for you" in key.trust.text()
+    key.reject()
 
     # The reviewer's own decision from the window is signed with her key, and shown so.
     w.amend_action.trigger()
@@ -263,7 +269,7 @@ def test_export_my_public_key_saves_and_copies_the_keys_file_line(
     qtbot.waitUntil(d.save.isEnabled, timeout=5000)
     # Created on first use, private to the user.
     assert stat.S_IMODE(person_key_path("rita").stat().st_mode) == 0o600
-    assert "does not trust this key yet" in d.trust.text()  # an unsigned store: no keyring
+    assert "The open store does not sign its records" in d.trust.text()
     d.save.click()
     qtbot.waitUntil(lambda: d.saved_to is not None, timeout=5000)
     assert asked and d.trust.text() == f"Saved to {target}."

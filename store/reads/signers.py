@@ -148,12 +148,13 @@ def signers(
         if s is None:
             out[seq] = {"state": UNSIGNED}
             continue
-        actor = e["actor"]
-        if not s["known"]:
+        # The binding's own rules, as `check.check_task` asks them.
+        actor, b = e["actor"], ring.get(s["key_id"])
+        if b is None:
             state = UNKNOWN_KEY
-        elif s["revoked_at"] is not None and str(e["at"]) >= s["revoked_at"]:
+        elif b.revoked_by(str(e["at"])):
             state = REVOKED_KEY
-        elif actor["kind"] != "system" and s["actor"] != f"{actor['kind']}:{actor['id']}":
+        elif actor["kind"] != "system" and not b.names(actor["kind"], actor["id"]):
             state = OTHER_ACTOR
         else:
             state = SIGNED

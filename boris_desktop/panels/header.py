@@ -81,12 +81,20 @@ class Header(QWidget):
         row_status.setSpacing(6)
         row_status.addWidget(self.status_icon)
         row_status.addWidget(self.status, 1)
+        # Who signs the record shares the owner's line: a row of its own cost the inbox a
+        # row at 1024×700.
+        row_owner = QHBoxLayout()
+        row_owner.setSpacing(10)
+        row_owner.addWidget(self.owner, 0)
+        signed_label = plain_label("·   Signatures:", wrap=False)
+        signed_label.setEnabled(False)
+        row_owner.addWidget(signed_label, 0)
+        row_owner.addWidget(self.signatures, 1)
         for row, (label, widget) in enumerate(
             (
                 ("Status", row_status),
-                ("Owner", self.owner),
+                ("Owner", row_owner),
                 ("Head checkpoint", self.head),
-                ("Signatures", self.signatures),
             )
         ):
             name = plain_label(label + ":", wrap=False)

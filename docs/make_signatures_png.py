@@ -1,10 +1,13 @@
+# ruff: noqa: E402  (the environment is set before Qt and the store are imported)
 """Renders docs/signatures.png: a signed task's timeline with its signers, an event by a key
 the keyring does not know and an unsigned tail (offscreen, a throw-away store and key).
 
     CROP=1 SELECT_ROW=4 SHOT_H=1000 PYTHONPATH=. python docs/make_signatures_png.py docs/signatures.png Timeline
 """
 
-import os, sys, tempfile
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -18,7 +21,10 @@ app = QApplication([])
 from boris_desktop import settings
 
 settings.set_reviewer("Rita Reviewer", "rita")
-from store import Actor, Store, commands as c, schema as t, store as store_module
+from store import Actor, Store
+from store import commands as c
+from store import schema as t
+from store import store as store_module
 from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoints import WriteCheckpoint
 from store.signing.keys import SigningKey, person_key

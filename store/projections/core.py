@@ -22,11 +22,24 @@ from ..record import Event
 
 Apply = Callable[[Connection, Event], None]
 _APPLY: dict[str, Apply] = {}
+#: Apply functions that move the task's head themselves, in the one UPDATE of the task's row
+#: they make anyway; given the task's `checkpoint_heads` before the event as the driver
+#: returned them when the caller read the row in this transaction (None: not read, so read).
+HeadApply = Callable[[Connection, Event, Any], None]
+_MOVES_HEAD: dict[str, HeadApply] = {}
 
 
 def applies(type_name: str) -> Callable[[Apply], Apply]:
     def register(fn: Apply) -> Apply:
         _APPLY[type_name] = fn
+        return fn
+
+    return register
+
+
+def applies_moving_head(type_name: str) -> Callable[[HeadApply], HeadApply]:
+    def register(fn: HeadApply) -> HeadApply:
+        _MOVES_HEAD[type_name] = fn
         return fn
 
     return register
@@ -41,7 +54,14 @@ _ADVANCE_HEAD = db.Prepared(
 )
 
 
-def apply(conn: Connection, event: Event) -> None:
+def apply(conn: Connection, event: Event, heads_stored: Any = None) -> None:
+    """Fold one event into the projections. `heads_stored`: the task's checkpoint heads
+    column before the event, as read in this transaction, when the caller has it (the write
+    path does); a checkpoint's apply then need not read it again."""
+    own = _MOVES_HEAD.get(event.type)
+    if own is not None:
+        own(conn, event, heads_stored)
+        return
     if event.type != "task.created":
         _ADVANCE_HEAD.run(
             conn, {"task_id": event.task_id, "seq": event.seq, "hash": event.hash, "at": event.at}
@@ -54,7 +74,7 @@ def apply(conn: Connection, event: Event) -> None:
 def only_advances_head(type_name: str) -> bool:
     """Whether applying an event of this type does nothing but move the task's head (a
     replay may then skip it when a later event moves the head again)."""
-    return type_name != "task.created" and type_name not in _APPLY
+    return type_name != "task.created" and type_name not in _APPLY and type_name not in _MOVES_HEAD
 
 
 def _actor(event: Event) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from .. import db
 from .. import schema as t
 from ..errors import CommandRejected
 from ..record import Event
@@ -41,6 +42,13 @@ def encode_signature(sig: bytes) -> str:
     return base64.b64encode(sig).decode("ascii")
 
 
+# Read before every commit: on the driver (db.Prepared), like the rest of the append path, so
+# the transaction needs none of Core's per-statement work nor its transaction object.
+_KEYRING_HEAD = db.Prepared(
+    sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
+)
+
+
 @dataclass
 class Policy:
     """What a store asks of its writers, cached per store and refreshed when the keyring
@@ -51,9 +59,8 @@ class Policy:
     version: tuple[int, str] | None = None
 
     def refresh(self, conn: Connection) -> None:
-        last = conn.execute(
-            sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
-        ).first()
+        rows = _KEYRING_HEAD.run(conn)
+        last = rows[0] if rows else None
         version = (int(last[0]), str(last[1])) if last else (0, "")
         if version != self.version:
             self.required = keyring.required(conn)

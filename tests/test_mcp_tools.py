@@ -95,3 +95,23 @@ def test_a_tool_call_validates_by_the_model_and_runs_through_the_command_layer(
 def test_the_server_acts_only_for_an_agent(store: Store, kind: str) -> None:
     with pytest.raises(CommandRejected, match="acts for an agent"):
         BorisServer(store, Actor(kind=kind, id="x"))  # type: ignore[arg-type]
+
+
+def test_on_a_signed_store_the_servers_writes_are_signed_with_the_agents_key(
+    store: Store, ws: Path
+) -> None:
+    from store.signing.check import task_signatures
+    from store.signing.keys import SigningKey
+    from store.signing.trust import add_key, require
+
+    root, bot = SigningKey.generate(), SigningKey.generate()
+    require(store, root, Actor(kind="person", id="rita"))
+    add_key(store, root, bot.public_raw, AGENT)
+    server = BorisServer(store, AGENT)
+    refused = _call(server, "create_task", title="T", owner="o", objective="x")
+    assert refused["ok"] is False and refused["error"]["code"] == "signature_required"
+    store.signer = bot  # what `boris mcp` does with --key / BORIS_KEY
+    created = _call(server, "create_task", title="T", owner="o", objective="x")
+    with store.read() as conn:
+        sigs = task_signatures(conn, created["result"])
+    assert [s["key_id"] for s in sigs["signatures"].values()] == [bot.key_id]

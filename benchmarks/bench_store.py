@@ -37,6 +37,37 @@ def boris_appends(root: Path, n: int) -> float:
         return n / (time.perf_counter() - t0)
 
 
+def wal_pages_per_commit(db_file: Path, commit: Callable[[], object]) -> float:
+    """WAL frames (pages) each of 20 commits appends, as seen from a second connection."""
+    conn = sqlite3.connect(db_file)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for _ in range(20):
+            commit()
+        return float(conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]) / 20
+    finally:
+        conn.close()
+
+
+def boris_append_profile(root: Path) -> dict[str, float]:
+    """WAL pages and SQL statements (BEGIN and COMMIT included) per durable append."""
+    with Store.open(root / "profile") as s:
+        tid = s.execute(c.CreateTask(title="b", owner="o", objective="x"), AGENT)
+        cmd = c.RecordNote(task_id=tid, text="tick")
+        db_file = s.location.sqlite_file
+        assert db_file is not None
+        pages = wal_pages_per_commit(db_file, lambda: s.execute(cmd, AGENT))
+        with s.transaction() as tx:
+            raw = tx.conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        seen: list[str] = []
+        raw.set_trace_callback(seen.append)
+        for _ in range(20):
+            s.execute(cmd, AGENT)
+        raw.set_trace_callback(None)
+        return {"pages": pages, "statements": len(seen) / 20}
+
+
 @functools.cache
 def _tick_aggregate() -> type:
     # Defined once: eventsourcing registers each aggregate class under its topic.
@@ -131,13 +162,27 @@ def main() -> None:
         contenders["eventsourcing"] = lambda p: eventsourcing_appends(p, a.appends)
     rates = best_rates(a.rounds, contenders)
     boris, raw, es = rates["boris"], rates["raw"], rates.get("eventsourcing")
+    with tempfile.TemporaryDirectory() as d:
+        prof = boris_append_profile(Path(d))
     print(f"durable event appends, one commit each (best of {a.rounds} x {a.appends}):")
-    print(f"  boris execute(RecordNote)      {boris:8,.0f}/s")
+    print(
+        f"  boris execute(RecordNote)      {boris:8,.0f}/s   {prof['pages']:.1f} WAL pages and "
+        f"{prof['statements']:.0f} statements a commit"
+    )
     if es is not None:
         print(f"  eventsourcing Application.save {es:8,.0f}/s   boris = {boris / es:.2f}x")
     else:
         print("  eventsourcing: not installed (pip install -e '.[bench]')")
     print(f"  raw sqlite3 INSERT             {raw:8,.0f}/s   boris = {boris / raw:.2f}x")
+    if es is not None:
+        meets = boris / es >= 1.5 and boris / raw >= 0.8
+        print(
+            f"  row: durable event append, one commit each | {boris:,.0f}/s "
+            f"({prof['pages']:.1f} WAL pages, {prof['statements']:.0f} statements) | "
+            f"eventsourcing {es:,.0f}/s; raw sqlite3 INSERT {raw:,.0f}/s | "
+            f"{boris / es:.2f}x; {boris / raw:.2f}x raw | "
+            f"{'meets' if meets else 'misses'} >= 1.5x eventsourcing and >= 0.8x raw"
+        )
 
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)

@@ -40,7 +40,8 @@ def timeline_page(
     actor: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """One page of the task's events, newest first, each with its payload's one-line gist
-    made here rather than on the GUI thread; `more` says whether older ones remain."""
+    made here rather than on the GUI thread and who signed it (`signer`, the store's
+    words: store.reads.signers); `more` says whether older ones remain."""
     import json
 
     events = store.events(
@@ -53,7 +54,12 @@ def timeline_page(
     )
     more = len(events) > TIMELINE_PAGE
     events = events[:TIMELINE_PAGE]
+    from store.reads.signers import signers
+
+    with store.read() as conn:
+        signed_by = signers(conn, task_id, events)
     for e in events:
+        e["signer"] = signed_by[e["seq"]]
         text = json.dumps(e["payload"], ensure_ascii=False, sort_keys=True, default=str)
         e["gist"] = text if len(text) <= 160 else text[:157] + "…"
     return {
@@ -66,10 +72,14 @@ def timeline_page(
 
 
 def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
+    from store.reads.signers import decision_signers
     from store.services.narratives import narratives
 
+    with store.read() as conn:
+        signing = decision_signers(conn, task_id)
     return {
         "task": store.task(task_id),
+        "signing": signing,
         "timeline": timeline_page(store, task_id),
         "event_facets": store.event_facets(task_id),
         "narratives": narratives(store, task_id),
@@ -107,3 +117,33 @@ def brief(store: Any, task_id: str) -> dict[str, Any]:
         "markdown": brief_markdown(b),
         "artifacts": b["artifacts"],
     }
+
+
+def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:
+    """The reviewer's keys-file line (their key created on first use: a file written and
+    synced, so never on the GUI thread) and whether the open store's keyring trusts it."""
+    from store.signing import keyring
+    from store.signing.export import person_key_line
+
+    key, line = person_key_line(reviewer_id)
+    trusted: bool | None = None
+    signed: bool | None = None
+    if store is not None:
+        signed = store.is_signed()
+        with store.read() as conn:
+            b = keyring.load(conn).get(key.key_id)
+        trusted = b is not None and b.revoked_at is None and b.names("person", reviewer_id)
+    return {
+        "line": line,
+        "key_id": key.key_id,
+        "path": str(key.path or ""),
+        "trusted": trusted,
+        "store_signed": signed,
+    }
+
+
+def write_text(path: str, text: str) -> str:
+    from pathlib import Path
+
+    Path(path).write_text(text, encoding="utf-8")
+    return path

@@ -320,6 +320,12 @@ class MainWindow(ActionsMixin, QMainWindow):
         who = QAction("&Reviewer…", self)
         who.triggered.connect(self.ask_reviewer)
         file.addAction(who)
+        self.export_key_action = QAction("Export My Public &Key…", self)
+        self.export_key_action.setToolTip(
+            "Your public key as a keys-file line, for others to trust or verify your decisions"
+        )
+        self.export_key_action.triggered.connect(self.export_public_key)
+        file.addAction(self.export_key_action)
         file.addSeparator()
         quit_ = QAction("&Quit", self)
         quit_.setShortcut(QKeySequence.StandardKey.Quit)
@@ -406,6 +412,19 @@ class MainWindow(ActionsMixin, QMainWindow):
         dlg.finished.connect(lambda _r: self._reviewer_changed())
         dlg.open()
         return dlg
+
+    def export_public_key(self) -> Any:
+        """Ask who the reviewer is first, if nobody said yet: the key is theirs."""
+        from .export_key import ExportKeyDialog
+
+        who = settings.reviewer()
+        if who is None:
+            dlg = self.ask_reviewer()
+            dlg.accepted.connect(self.export_public_key)
+            return dlg
+        self.key_dialog = ExportKeyDialog(self, self.loader, self.store, who)
+        self.key_dialog.open()
+        return self.key_dialog
 
     # --- the decision queue --------------------------------------------------------------
 

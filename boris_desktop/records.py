@@ -28,6 +28,10 @@ class Node:
     status: str | None = None  # icon for the first column, by status word
     icon_name: str | None = None  # or an icon by name
     tip: str = ""
+    #: Icons by name for cells after the first (column -> icon), e.g. who signed the row.
+    cell_icons: tuple[tuple[int, str], ...] = ()
+    #: Tooltips for cells that say more than the row's `tip` (column -> words).
+    cell_tips: tuple[tuple[int, str], ...] = ()
     detail: Any = None  # what the panel's detail pane shows for this row
     children: list[Node] = field(default_factory=list)
     parent: Node | None = field(default=None, repr=False, compare=False)
@@ -117,9 +121,9 @@ class RecordTreeModel(QAbstractItemModel):
         for row, (o, n) in enumerate(zip(old, new, strict=True)):
             if o is n:
                 continue  # a panel that keeps its rows' nodes (the timeline) gave the same one
-            words = (n.cells, n.status, n.icon_name, n.tip)
-            if words != (o.cells, o.status, o.icon_name, o.tip):
-                o.cells, o.status, o.icon_name, o.tip = words
+            words = (n.cells, n.status, n.icon_name, n.tip, n.cell_icons, n.cell_tips)
+            if words != (o.cells, o.status, o.icon_name, o.tip, o.cell_icons, o.cell_tips):
+                o.cells, o.status, o.icon_name, o.tip, o.cell_icons, o.cell_tips = words
                 first = row if first < 0 else first
                 last = row
             o.detail = n.detail
@@ -179,12 +183,19 @@ class RecordTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return n.cells[col] if col < len(n.cells) else ""
         if role == Qt.ItemDataRole.ToolTipRole:
+            for c, words in n.cell_tips:
+                if c == col:
+                    return tip(words)
             return tip(n.tip or (n.cells[col] if col < len(n.cells) else None))
-        if role == Qt.ItemDataRole.DecorationRole and col == 0:
-            if n.icon_name:
-                return icon(n.icon_name)
-            if n.status:
-                return status_icon(n.status)
+        if role == Qt.ItemDataRole.DecorationRole:
+            if col == 0:
+                if n.icon_name:
+                    return icon(n.icon_name)
+                if n.status:
+                    return status_icon(n.status)
+            for c, name in n.cell_icons:
+                if c == col:
+                    return icon(name)
         if role == KEY_ROLE:
             return n.key
         return None

@@ -77,6 +77,7 @@ class TaskView(QWidget):
         self.bundle = bundle
         self.task_id = bundle["task"]["id"]
         self.header.show_task(bundle["task"])
+        self.header.show_signing(bundle.get("signing"))
         notes = self.tab_notes(bundle["task"])
         for i, (title, panel) in enumerate(self.panels.items()):
             panel.show_task(bundle)

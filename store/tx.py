@@ -167,8 +167,9 @@ class Tx:
             },
         )
         event = Event(task_id, seq, payload.TYPE, payload, actor, self.now, prev, digest)
-        self._rows.pop(task_id, None)
-        projections.apply(self.conn, event)
+        row = self._rows.pop(task_id, None)
+        # The row read in this transaction is the task's as the event finds it.
+        projections.apply(self.conn, event, None if row is None else row.checkpoint_heads_stored)
         self._heads[task_id] = (seq, digest)
         self.emitted.append(event)
         return event

@@ -47,14 +47,21 @@ def fresh_state(s: Store, tid: str) -> dict[str, object]:
 
 @pytest.mark.parametrize(
     "note",
-    ["", "plain", 'quotes " and \\ backslashes', 'a fake member ,"state_digest":"x"', "ünï ✓ \n\t"],
+    [
+        "",
+        "plain",
+        'quotes " and \\ backslashes',
+        'a fake member ,"state_digest":"x"',
+        '{"state":0}',
+        "ünï ✓ \n\t",
+    ],
 )
 def test_the_composed_payload_is_the_canonical_encoding(note: str) -> None:
     state = {"z": [1, 2.5, None, True], "a": {"ü": "✓", "b": []}, "status": "running"}
     payload = ev.CheckpointWritten(
         checkpoint_id="ck-1",
         reason="handoff",
-        supersedes=("ck-0",),
+        supersedes=("ck-0", 'ck-"state":0'),  # an id is any text, like a note
         merged=("ck-x", "ck-y"),
         boundary_seq=7,
         boundary_hash="ab" * 32,

@@ -262,7 +262,7 @@ def test_checkpoints_lineage_with_heads_and_fork(demo) -> None:
     assert kids["ckpt-milestone"][2] == "head (fork)"
     assert kids["ckpt-handoff"][2] == "head (fork)"
     assert "resumed session" in kids["ckpt-handoff"][3]
-    assert "upload's outcome is unknown" in kids["ckpt-handoff"][6]
+    assert "upload's outcome is unknown" in kids["ckpt-handoff"][panel.headers.index("Note")]
 
 
 def test_checkpoints_diff_of_the_state_between_two(qtbot, demo) -> None:

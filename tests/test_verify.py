@@ -772,11 +772,11 @@ def test_a_writer_during_verify_finishes_normally_and_verify_reads_one_snapshot(
         paused, resume = threading.Event(), threading.Event()
         real_apply = verify_module.projections.apply
 
-        def apply_then_pause(conn: Any, e: Any) -> None:
+        def apply_then_pause(conn: Any, e: Any, *known: Any) -> None:
             if e.task_id == tid and e.type == "budget.limit_set" and not paused.is_set():
                 paused.set()
                 resume.wait(60)
-            real_apply(conn, e)
+            real_apply(conn, e, *known)
 
         monkeypatch.setattr(verify_module.projections, "apply", apply_then_pause)
         results: list[Report] = []

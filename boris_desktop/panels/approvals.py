@@ -13,21 +13,33 @@ from .. import text as t
 from ..icons import words
 from ..loader import Loader
 from ..records import Node
+from ..signers import signer_words
 from ..widgets import plain_label, pretty_json
 from .base import Bundle, TreePanel
 from .next_steps import approval_next
 
 LIVE = {"pending", "approved"}
+SIGNER = 6  # the column that says who signed the decision
 
 
 class ApprovalsPanel(TreePanel):
     title = "Approvals"
-    headers = ("Approval", "State", "Expires", "Consequence", "Requested by", "What you can do")
+    headers = (
+        "Approval",
+        "State",
+        "Expires",
+        "Consequence",
+        "Requested by",
+        "What you can do",
+        "Decision signed by",
+    )
     expand_all = False
 
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
         self._approvals: list[dict[str, Any]] = []
+        #: Who signed each decision (approval id -> the store's signer words).
+        self._signers: dict[str, dict[str, Any]] = {}
         self._clock: tuple[float, float] | None = None  # (database now, local monotonic)
         self._current: dict[str, Any] | None = None
         form = QFormLayout()
@@ -41,6 +53,7 @@ class ApprovalsPanel(TreePanel):
             ("policy", "Policy"),
             ("requester", "Requested by"),
             ("decision", "Decision"),
+            ("signed", "Decision signed by"),
             ("digest", "Prepared object digest"),
         ):
             self.fields[key] = plain_label(name=label)
@@ -92,25 +105,30 @@ class ApprovalsPanel(TreePanel):
         task = bundle["task"]
         self._clock = (t.parse(task["now"]).timestamp(), time.monotonic())
         self._approvals = task["approvals"]
+        self._signers = (bundle.get("signing") or {}).get("approvals", {})
         super().show_task(bundle)
 
     def nodes(self, bundle: Bundle) -> list[Node]:
-        return [
-            Node(
-                key=a["approval_id"],
-                cells=(
-                    a["approval_id"],
-                    words(a["state"]),
-                    self.expiry_text(a),
-                    a["consequence"],
-                    t.actor_short(a["requester"]),
-                    self.next_step(a) or "—",
-                ),
-                status=a["state"],
-                detail=a,
-            )
-            for a in self._approvals
-        ]
+        return [self._node(a) for a in self._approvals]
+
+    def _node(self, a: dict[str, Any]) -> Node:
+        signed, mark, why = signer_words(self._signers.get(a["approval_id"]))
+        return Node(
+            key=a["approval_id"],
+            cells=(
+                a["approval_id"],
+                words(a["state"]),
+                self.expiry_text(a),
+                a["consequence"],
+                t.actor_short(a["requester"]),
+                self.next_step(a) or "—",
+                signed,
+            ),
+            status=a["state"],
+            cell_icons=((SIGNER, mark),) if mark else (),
+            cell_tips=((SIGNER, why),) if why else (),
+            detail=a,
+        )
 
     def next_step(self, a: dict[str, Any]) -> str:
         return approval_next(a, expired=self.remaining(a) <= 0)
@@ -148,5 +166,8 @@ class ApprovalsPanel(TreePanel):
         if a.get("consumed_at"):
             decision += f"; used by {a['consumed_by']} at {t.when(a['consumed_at'])}"
         f["decision"].setText(decision)
+        mark = self._signers.get(a["approval_id"])
+        signed, _, why = signer_words(mark)
+        f["signed"].setText(f"{signed} — {why}" if mark else "not decided")
         f["digest"].setText(a["payload_digest"])
         self.detail.show_text(pretty_json(a["payload"]), "json")

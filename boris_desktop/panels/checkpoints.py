@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from .. import text as t
 from ..loader import Loader
 from ..records import Node
+from ..signers import signer_words
 from ..widgets import plain_label
 from .base import Bundle, TreePanel, form_detail
 from .lineage import LineageGraph
@@ -47,9 +48,12 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return {"text": text or "(the two states are the same)", "media_type": "diff"}
 
 
+SIGNER = 4  # the column that says who signed the checkpoint
+
+
 class CheckpointsPanel(TreePanel):
     title = "Checkpoints"
-    headers = ("Checkpoint", "Reason", "Head?", "Author", "Event seq", "At", "Note")
+    headers = ("Checkpoint", "Reason", "Head?", "Author", "Signed by", "Event seq", "At", "Note")
     forms = True
 
     #: The graph shows at most this many rows before it scrolls.
@@ -70,6 +74,8 @@ class CheckpointsPanel(TreePanel):
         self.compare.setToolTip("Show how the task's state changed between two checkpoints")
         self.compare.currentIndexChanged.connect(self._refresh_detail)
         self._rows: dict[str, dict[str, Any]] = {}
+        #: Who signed each checkpoint (checkpoint id -> the store's signer words).
+        self._signers: dict[str, dict[str, Any]] = {}
         self._selected: str | None = None
 
     def extra_top(self, layout: QVBoxLayout) -> None:
@@ -104,6 +110,7 @@ class CheckpointsPanel(TreePanel):
         self.graph_box.setMaximumHeight(shown)
         self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
+        self._signers = (bundle.get("signing") or {}).get("checkpoints", {})
         super().show_task(bundle)
         self._size_graph()
         node = self.tree.current_node()
@@ -173,7 +180,10 @@ class CheckpointsPanel(TreePanel):
             return
         other = self._rows.get(self.compare.currentData() or "")
         if other is None:
-            self.show_form(form_detail({k: v for k, v in chosen.items() if k != "task_id"}))
+            shown = {k: v for k, v in chosen.items() if k != "task_id"}
+            signed, _, why = signer_words(self._signers.get(chosen["checkpoint_id"]))
+            shown["signed_by"] = f"{signed} — {why}" if why else signed
+            self.show_form(form_detail(shown))
             return
         old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))
         self.loader.submit(
@@ -216,6 +226,7 @@ class CheckpointsPanel(TreePanel):
             is_head = cid in heads
             also = [p for p in c["supersedes"][1:]] + list(c.get("merged") or [])
             head_word = ("head (fork)" if forked else "head") if is_head else ""
+            signed, mark, why = signer_words(self._signers.get(cid))
             return Node(
                 key=cid,
                 cells=(
@@ -223,6 +234,7 @@ class CheckpointsPanel(TreePanel):
                     c["reason"],
                     head_word,
                     t.actor_short(c["author"]),
+                    signed,
                     str(c["seq"]),
                     t.when(c["at"]),
                     (c.get("note") or "")
@@ -230,6 +242,8 @@ class CheckpointsPanel(TreePanel):
                 ),
                 icon_name=("fork" if forked else "ok") if is_head else "stopped",
                 tip=f"chain hash {c['chain_hash']}\nstate digest {c['state_digest']}",
+                cell_icons=((SIGNER, mark),) if mark else (),
+                cell_tips=((SIGNER, why),) if why else (),
                 detail=None,  # shown by show_detail: in full, or diffed with another
                 children=[node(k) for k in children.get(cid, [])],
             )

@@ -1,4 +1,5 @@
-"""The task header: objective (with its amendments), status, owner, head checkpoint, fork."""
+"""The task header: objective (with its amendments), status, owner, head checkpoint, fork,
+and how the record is signed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from .. import text as t
 from ..icons import icon, status_icon, words
+from ..signers import summary_words
 from ..widgets import heading, plain_label
 
 
@@ -56,6 +58,7 @@ class Header(QWidget):
         self.status = plain_label(name="Status")
         self.owner = plain_label(wrap=False, name="Owner")
         self.head = plain_label(name="Head checkpoint")
+        self.signatures = plain_label(name="Signatures")
         self.objective = plain_label(name="Current objective")
         self.history_button = QToolButton()
         self.history_button.setCheckable(True)
@@ -68,6 +71,7 @@ class Header(QWidget):
         self.history.hide()
         self.fork = Banner("fork", "Fork warning")
         self.problems = Banner("attention", "Missing or unreadable records")
+        self.unsigned = Banner("attention", "Signature warning")
 
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -77,10 +81,19 @@ class Header(QWidget):
         row_status.setSpacing(6)
         row_status.addWidget(self.status_icon)
         row_status.addWidget(self.status, 1)
+        # Who signs the record shares the owner's line: a row of its own cost the inbox a
+        # row at 1024×700.
+        row_owner = QHBoxLayout()
+        row_owner.setSpacing(10)
+        row_owner.addWidget(self.owner, 0)
+        signed_label = plain_label("·   Signatures:", wrap=False)
+        signed_label.setEnabled(False)
+        row_owner.addWidget(signed_label, 0)
+        row_owner.addWidget(self.signatures, 1)
         for row, (label, widget) in enumerate(
             (
                 ("Status", row_status),
-                ("Owner", self.owner),
+                ("Owner", row_owner),
                 ("Head checkpoint", self.head),
             )
         ):
@@ -104,8 +117,16 @@ class Header(QWidget):
         layout.addLayout(grid)
         layout.addWidget(self.fork)
         layout.addWidget(self.problems)
+        layout.addWidget(self.unsigned)
         self.fork.hide()
         self.problems.hide()
+        self.unsigned.hide()
+
+    def show_signing(self, signing: dict[str, Any] | None) -> None:
+        """Whether the store signs its records, who signed last, and any unsigned tail."""
+        line, alarm = summary_words((signing or {}).get("summary"))
+        self.signatures.setText(line)
+        self.unsigned.say(alarm)
 
     def _toggle_history(self, on: bool) -> None:
         self.history.setVisible(on)

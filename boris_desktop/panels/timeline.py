@@ -17,15 +17,17 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout
 from .. import jobs
 from .. import text as t
 from ..records import Node, RecordTable
+from ..signers import signer_words
 from ..widgets import plain_label, pretty_json
 from .base import Bundle, TreePanel
 
 Filter = tuple[str | None, tuple[str, str] | None]
+SIGNER = 4  # the column that says who signed the event
 
 
 class TimelinePanel(TreePanel):
     title = "Timeline"
-    headers = ("Seq", "At", "Type", "Actor", "Payload")
+    headers = ("Seq", "At", "Type", "Actor", "Signed by", "Payload")
     expand_all = False
     view_class = RecordTable
 
@@ -60,7 +62,7 @@ class TimelinePanel(TreePanel):
         row.addWidget(self.older)
         layout.addLayout(row)
         # Fixed widths: the rows change page by page, and measuring them costs the GUI thread.
-        for col, width in enumerate((60, 150, 170, 210)):
+        for col, width in enumerate((60, 150, 170, 170, 190)):
             self.tree.setColumnWidth(col, width)
         bar = self.tree.verticalScrollBar()
         bar.valueChanged.connect(lambda v: self.load_older() if v and v == bar.maximum() else None)
@@ -114,6 +116,15 @@ class TimelinePanel(TreePanel):
         elif page["before_seq"] is None:
             newest = self._events[0]["seq"] if self._events else 0
             fresh = [e for e in page["events"] if e["seq"] > newest]
+            # A later signature covers events that were an unsigned tail: their signer is
+            # the page's, newer than the one loaded with them.
+            now = {e["seq"]: e.get("signer") for e in page["events"]}
+            self._events = [
+                dict(e, signer=now[e["seq"]])
+                if e["seq"] in now and e.get("signer") != now[e["seq"]]
+                else e
+                for e in self._events
+            ]
             if self._events and len(fresh) == len(page["events"]):
                 # More new events than a page: what was loaded is no longer contiguous.
                 self._events, self._more = fresh, page["more"]
@@ -189,7 +200,8 @@ class TimelinePanel(TreePanel):
 
     def _row(self, e: dict[str, Any]) -> Node:
         node = self._rows.get(e["seq"])
-        if node is None:
+        if node is None or node.detail.get("signer") != e.get("signer"):
+            signed, mark, why = signer_words(e.get("signer"))
             node = self._rows[e["seq"]] = Node(
                 key=str(e["seq"]),
                 cells=(
@@ -197,9 +209,12 @@ class TimelinePanel(TreePanel):
                     t.when(e["at"]),
                     e["type"],
                     t.actor_short(e["actor"]),
+                    signed,
                     e["gist"],
                 ),
                 tip=t.actor(e["actor"]),
+                cell_icons=((SIGNER, mark),) if mark else (),
+                cell_tips=((SIGNER, why),) if why else (),
                 detail=e,
             )
         return node

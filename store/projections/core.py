@@ -22,11 +22,24 @@ from ..record import Event
 
 Apply = Callable[[Connection, Event], None]
 _APPLY: dict[str, Apply] = {}
+#: Apply functions that move the task's head themselves, in the one UPDATE of the task's row
+#: they make anyway; given the task's `checkpoint_heads` before the event as the driver
+#: returned them when the caller read the row in this transaction (None: not read, so read).
+HeadApply = Callable[[Connection, Event, Any], None]
+_MOVES_HEAD: dict[str, HeadApply] = {}
 
 
 def applies(type_name: str) -> Callable[[Apply], Apply]:
     def register(fn: Apply) -> Apply:
         _APPLY[type_name] = fn
+        return fn
+
+    return register
+
+
+def applies_moving_head(type_name: str) -> Callable[[HeadApply], HeadApply]:
+    def register(fn: HeadApply) -> HeadApply:
+        _MOVES_HEAD[type_name] = fn
         return fn
 
     return register
@@ -41,7 +54,14 @@ _ADVANCE_HEAD = db.Prepared(
 )
 
 
-def apply(conn: Connection, event: Event) -> None:
+def apply(conn: Connection, event: Event, heads_stored: Any = None) -> None:
+    """Fold one event into the projections. `heads_stored`: the task's checkpoint heads
+    column before the event, as read in this transaction, when the caller has it (the write
+    path does); a checkpoint's apply then need not read it again."""
+    own = _MOVES_HEAD.get(event.type)
+    if own is not None:
+        own(conn, event, heads_stored)
+        return
     if event.type != "task.created":
         _ADVANCE_HEAD.run(
             conn, {"task_id": event.task_id, "seq": event.seq, "hash": event.hash, "at": event.at}
@@ -54,7 +74,7 @@ def apply(conn: Connection, event: Event) -> None:
 def only_advances_head(type_name: str) -> bool:
     """Whether applying an event of this type does nothing but move the task's head (a
     replay may then skip it when a later event moves the head again)."""
-    return type_name != "task.created" and type_name not in _APPLY
+    return type_name != "task.created" and type_name not in _APPLY and type_name not in _MOVES_HEAD
 
 
 def _actor(event: Event) -> dict[str, Any]:
@@ -335,17 +355,33 @@ def _invalidate_dependents(conn: Connection, task_id: str, phase_id: str, seq: i
             return
 
 
-def _budget_row(conn: Connection, task_id: str, counter: str) -> Any:
-    key = sa.and_(t.budgets.c.task_id == task_id, t.budgets.c.counter == counter)
-    row = conn.execute(sa.select(t.budgets).where(key)).one_or_none()
-    if row is None:
-        conn.execute(
-            t.budgets.insert().values(
-                task_id=task_id, counter=counter, limit_value=None, used=0.0, reserved=0.0
-            )
-        )
-        row = conn.execute(sa.select(t.budgets).where(key)).one()
-    return key, row
+# Budget events are frequent (an agent charges per tool call) and a replay applies each of
+# them: their statements run on the driver (db.Prepared).
+_B = t.budgets
+_B_KEY = (_B.c.task_id == sa.bindparam("task_id"), _B.c.counter == sa.bindparam("counter"))
+_BUDGET_ROW = db.Prepared(sa.select(_B.c.used, _B.c.reserved).where(*_B_KEY))
+_NEW_BUDGET = db.Prepared(
+    _B.insert().values(
+        task_id=sa.bindparam("task_id"),
+        counter=sa.bindparam("counter"),
+        limit_value=sa.bindparam("limit"),
+        used=sa.bindparam("used"),
+        reserved=sa.bindparam("reserved"),
+    )
+)
+_SET_LIMIT = db.Prepared(_B.update().where(*_B_KEY).values(limit_value=sa.bindparam("value")))
+_SET_USED = db.Prepared(_B.update().where(*_B_KEY).values(used=sa.bindparam("value")))
+_SET_RESERVED = db.Prepared(_B.update().where(*_B_KEY).values(reserved=sa.bindparam("value")))
+
+
+def _budget_row(conn: Connection, task_id: str, counter: str) -> tuple[dict[str, str], Any]:
+    """The counter's key and its (used, reserved), the row made first if it is new."""
+    key = {"task_id": task_id, "counter": counter}
+    rows = _BUDGET_ROW.run(conn, key)
+    if not rows:
+        _NEW_BUDGET.run(conn, {**key, "limit": None, "used": 0.0, "reserved": 0.0})
+        rows = _BUDGET_ROW.run(conn, key)
+    return key, rows[0]
 
 
 @applies("budget.limit_set")
@@ -353,31 +389,31 @@ def _budget_limit(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.BudgetLimitSet)
     key, _ = _budget_row(conn, event.task_id, p.counter)
-    conn.execute(t.budgets.update().where(key).values(limit_value=p.limit))
+    _SET_LIMIT.run(conn, {**key, "value": p.limit})
 
 
 @applies("budget.charged")
 def _budget_charged(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.BudgetCharged)
-    key, row = _budget_row(conn, event.task_id, p.counter)
-    conn.execute(t.budgets.update().where(key).values(used=row.used + p.amount))
+    key, (used, _) = _budget_row(conn, event.task_id, p.counter)
+    _SET_USED.run(conn, {**key, "value": used + p.amount})
 
 
 @applies("budget.reserved")
 def _budget_reserved(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.BudgetReserved)
-    key, row = _budget_row(conn, event.task_id, p.counter)
-    conn.execute(t.budgets.update().where(key).values(reserved=row.reserved + p.amount))
+    key, (_, reserved) = _budget_row(conn, event.task_id, p.counter)
+    _SET_RESERVED.run(conn, {**key, "value": reserved + p.amount})
 
 
 @applies("budget.released")
 def _budget_released(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.BudgetReleased)
-    key, row = _budget_row(conn, event.task_id, p.counter)
-    conn.execute(t.budgets.update().where(key).values(reserved=max(0.0, row.reserved - p.amount)))
+    key, (_, reserved) = _budget_row(conn, event.task_id, p.counter)
+    _SET_RESERVED.run(conn, {**key, "value": max(0.0, reserved - p.amount)})
 
 
 @applies("run.status_changed")

@@ -17,9 +17,10 @@ from .. import db
 from .. import events as ev
 from .. import schema as t
 from ..model import actor_json
+from ..reads.checkpoints import decode_json
 from ..reads.checkpoints import heads as task_heads
 from ..record import Event
-from .core import _actor, _next_position, applies
+from .core import _actor, _next_position, applies, applies_moving_head
 
 
 def _effect_key(task_id: str, effect_id: str) -> sa.ColumnElement[bool]:
@@ -288,22 +289,33 @@ _CK_COLUMNS = [col.name for col in _CK.columns]
 # Checkpoints are written often; their statements run on the driver (db.Prepared), so JSON
 # columns are given as JSON text here. The state stays in the event (at `event_seq`).
 _INSERT_CHECKPOINT = db.Prepared(_CK.insert().values({n: sa.bindparam(n) for n in _CK_COLUMNS}))
+# The task's new head and its checkpoint heads in one statement (one row, one page).
 _SET_HEADS = db.Prepared(
     t.tasks.update()
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
-    .values(checkpoint_heads=sa.bindparam("heads"))
+    .values(
+        last_seq=sa.bindparam("seq"),
+        head_hash=sa.bindparam("hash"),
+        updated_at=sa.bindparam("at"),
+        checkpoint_heads=sa.bindparam("heads"),
+    )
 )
 
 
-@applies("checkpoint.written")
-def _checkpoint_written(conn: Connection, event: Event) -> None:
+@applies_moving_head("checkpoint.written")
+def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> None:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
     key = {"task_id": event.task_id}
     replaced = {*p.supersedes, *p.merged}
-    heads = [h for h in task_heads(conn, event.task_id) if h not in replaced]
+    # The write transaction read the task's row already: its heads are not read again.
+    before = task_heads(conn, event.task_id) if heads_stored is None else decode_json(heads_stored)
+    heads = [h for h in before if h not in replaced]
     heads.append(p.checkpoint_id)
-    _SET_HEADS.run(conn, {**key, "heads": json.dumps(heads)})
+    _SET_HEADS.run(
+        conn,
+        {**key, "seq": event.seq, "hash": event.hash, "at": event.at, "heads": json.dumps(heads)},
+    )
     _INSERT_CHECKPOINT.run(
         conn,
         {

@@ -433,7 +433,7 @@ class _TaskCheck:
         fast_hash = _RowHasher(tid)
         decoder = _Decoder()
         pending: Event | None = None
-        head_only = projections.only_advances_head
+        head_only_by_type: dict[str, bool] = {}
         for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
             count += 1
             if seq != expected_seq:
@@ -477,7 +477,10 @@ class _TaskCheck:
             if self.replaying:
                 # An event that only moves the head is replayed only if no later event
                 # moves it again (every apply moves it first): same rows, less work.
-                if head_only(type_):
+                head_only = head_only_by_type.get(type_)
+                if head_only is None:
+                    head_only = head_only_by_type[type_] = projections.only_advances_head(type_)
+                if head_only:
                     pending = event
                 else:
                     pending = None
@@ -888,8 +891,10 @@ class _Decoder:
                 cls = ev.payload_class(type_)
                 known = self.current[type_] = (cls.FORMAT, cls.model_validate_json)
         if known is not None and known[0] == fmt:
-            with contextlib.suppress(ValueError):  # pydantic's ValidationError
+            try:  # not contextlib.suppress: this runs once per event
                 decoded = known[1](payload)
+            except ValueError:  # pydantic's ValidationError
+                decoded = None
         if decoded is None:
             data = json.loads(payload)
             if not isinstance(data, dict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from .. import db
 from .. import schema as t
 from ..errors import CommandRejected
 from ..record import Event
@@ -22,11 +23,8 @@ from .keys import SigningKey
 
 RECORD_DOMAIN = b"boris-signed-record-v1\n"
 
-# Built once: every write transaction runs them, and building a statement costs about as
+# Built once: every write transaction runs it, and building a statement costs about as
 # much as running it (bench_signing.py).
-_KEYRING_HEAD = (
-    sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
-)
 _INSERT_SIGNATURES = sa.insert(t.signatures)
 
 
@@ -48,6 +46,13 @@ def encode_signature(sig: bytes) -> str:
     return base64.b64encode(sig).decode("ascii")
 
 
+# Read before every commit: on the driver (db.Prepared), like the rest of the append path, so
+# the transaction needs none of Core's per-statement work nor its transaction object.
+_KEYRING_HEAD = db.Prepared(
+    sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
+)
+
+
 @dataclass
 class Policy:
     """What a store asks of its writers, cached per store and refreshed when the keyring
@@ -58,7 +63,8 @@ class Policy:
     version: tuple[int, str] | None = None
 
     def refresh(self, conn: Connection) -> None:
-        last = conn.execute(_KEYRING_HEAD).first()
+        rows = _KEYRING_HEAD.run(conn)
+        last = rows[0] if rows else None
         version = (int(last[0]), str(last[1])) if last else (0, "")
         if version != self.version:
             self.required = keyring.required(conn)

@@ -20,6 +20,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
+from store import rules
+
 from . import text as t
 from .icons import icon, status_icon, words
 from .text import tip
@@ -56,6 +58,8 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
         parts.append("forked lineage")
     if budget_exhausted(n, status):
         parts.append("budget exhausted")
+    elif rules.budget_near_limit(n.get("budget_use", 0)):
+        parts.append("budget near limit")
     return " · ".join(parts) or "—"
 
 
@@ -67,7 +71,7 @@ def budget_text(use: float) -> str:
     pct = f"{use * 100:.0f}%"
     if use >= 1:
         return f"{pct} exhausted"
-    if use >= 0.8:
+    if rules.budget_near_limit(use):
         return f"{pct} near limit"
     return pct
 

@@ -247,6 +247,15 @@ def budget_exhausted(used: float, limit: float | None) -> bool:
     return limit is not None and used >= limit
 
 
+#: The share of a limit from which a budget is "near its limit" and asks for a person's eye.
+NEAR_LIMIT = 0.8
+
+
+def budget_near_limit(use: float) -> bool:
+    """`use` (used / limit of the most used budget) is near, not over, its limit."""
+    return NEAR_LIMIT <= use < 1
+
+
 def exhausted_counters(budgets: Iterable[Mapping[str, Any]]) -> list[str]:
     """Counters at or past their limit, from budget rows (`limit_value` or `limit`)."""
     out = []

@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from .. import rules
 from .. import schema as t
 from ..errors import UnknownTask
 
@@ -186,12 +187,13 @@ def attention_score(status: str, n: dict[str, Any]) -> int:
     """How much a task needs a person now: what blocks progress first."""
     score = 0
     score += 100 * n["pending_approvals"]
-    score += 80 * n["unresolved_effects"]
+    # Effects a person must reconcile, not those still in flight (the agent's to answer).
+    score += 80 * n["effects_to_reconcile"]
     score += 60 if n["heads"] > 1 else 0
     score += 40 * (n["stale_criteria"] + n["failed_criteria"])
     score += 70 * n.get("missing_blobs", 0)
     score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
-    score += 20 if n["budget_use"] >= 0.8 else 0
+    score += 20 if n["budget_use"] >= rules.NEAR_LIMIT else 0
     if status in {"completed", "superseded", "stopped"} and score == 0:
         score = -1
     return score

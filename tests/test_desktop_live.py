@@ -167,8 +167,10 @@ def test_a_window_whose_listener_the_server_drops_reconnects_and_catches_up(
     assert "live (PostgreSQL notifications)" in w.statusBar().currentMessage()
     # The reconnection's full reload is done (as when the reviewer looks at a settled window).
     qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=3000)
+    # Following goes on after the reconnection (the within-a-second promise is measured by
+    # the first test of this file; this one is about catching up, so it allows a busy CI).
     elsewhere.execute(c.AmendObjective(task_id="t1", text="After the drop", reason="r"), AGENT)
-    qtbot.waitUntil(lambda: "After the drop" in w.task_view.header.objective.text(), timeout=1000)
+    qtbot.waitUntil(lambda: "After the drop" in w.task_view.header.objective.text(), timeout=3000)
     w.close()
 
 

@@ -581,7 +581,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._due = (set(), False)
         store, selected = self.store, self.selected
         task_id = selected if everything or selected in ids else None
-        known = None if everything else self._version
+        # A task the server named is read whatever the version says: an inbox-only load may
+        # have read the version after its commit, and "unchanged" would then skip it.
+        known = None if everything or task_id is not None else self._version
         self.loader.submit(
             "load", lambda: jobs.refresh(store, task_id, known), self._on_loaded, self._failed
         )

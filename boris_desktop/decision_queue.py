@@ -97,6 +97,15 @@ class DecisionModel(QAbstractTableModel):
         self.now = ""
 
     def set_rows(self, rows: list[dict[str, Any]], now: str) -> None:
+        if rows == self.rows:
+            # Nothing decided or arrived: only the clock moved. Resetting 2,000 rows would
+            # hold the window for ~100 ms (bench_queue.py); the time columns are redrawn.
+            self.now = now
+            if rows:
+                self.dataChanged.emit(
+                    self.index(0, WAITING), self.index(len(rows) - 1, len(COLUMNS) - 1)
+                )
+            return
         self.beginResetModel()
         self.rows, self.now = rows, now
         self.endResetModel()
@@ -189,7 +198,7 @@ class DecisionQueue(QWidget):
     """The queue's view; `host` is the window (loader, store, reload, statusBar)."""
 
     #: The open decisions after every read (rows, database clock): the notifications' input.
-    updated = Signal(list, str)
+    updated = Signal(object, str)  # object: a list would be copied into Qt, 2,000 dicts in ~120 ms
     #: A decision without a dialog of its own (a run to resume): show its task.
     show_task = Signal(str)
     #: The selected decision's task, so the detail below shows what the decision is about.

@@ -107,3 +107,21 @@ def test_the_selected_decision_shows_its_task_and_the_counts_read_right(qtbot, s
         assert task is not None
         qtbot.waitUntil(lambda task=task: w.task_view.task_id == task["task_id"], timeout=5000)
     assert w.views.currentWidget() is q  # the queue stays in front
+
+
+def test_a_read_that_finds_nothing_new_keeps_the_rows_and_moves_the_clock(qtbot) -> None:
+    from boris_desktop.decision_queue import WAITING, DecisionModel
+
+    rows = [{"id": "a", "kind": "approval", "since": "2026-12-04T10:00:00Z"}]
+    model = DecisionModel()
+    resets: list[int] = []
+    changed: list[tuple[int, int]] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.dataChanged.connect(lambda a, b, *_: changed.append((a.column(), b.column())))
+    model.set_rows(rows, "2026-12-04T10:00:05Z")
+    assert resets == [1]
+    model.set_rows([dict(r) for r in rows], "2026-12-04T10:00:09Z")  # the same, read again
+    assert resets == [1] and model.now == "2026-12-04T10:00:09Z"
+    assert changed == [(WAITING, model.columnCount() - 1)]
+    model.set_rows([*rows, {**rows[0], "id": "b"}], "2026-12-04T10:00:10Z")
+    assert resets == [1, 1] and model.rowCount() == 2

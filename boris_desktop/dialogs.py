@@ -75,7 +75,9 @@ class _Following(ActionDialog):
             self.task_changed(task)
 
     def task_changed(self, task: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Show the task as the store has it now. Every dialog that follows the store defines
+        it (a test checks): the base knows nothing of what its subclass shows."""
+        raise NotImplementedError(f"{type(self).__name__} does not follow its task")
 
     def tell_change(self, text: str) -> None:
         self.changed.setText(text)

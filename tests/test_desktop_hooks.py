@@ -27,6 +27,14 @@ def test_every_dialog_says_which_command_it_sends() -> None:
     assert all(d.command is not ActionDialog.command for d in dialogs)
 
 
+def test_every_dialog_that_follows_the_store_shows_what_changed() -> None:
+    from boris_desktop.dialogs import _Following
+
+    following = _all(_Following)
+    assert len(following) >= 3
+    assert all(d.task_changed is not _Following.task_changed for d in following)
+
+
 def test_every_panel_shows_a_task_and_every_tree_panel_has_rows() -> None:
     import inspect
 

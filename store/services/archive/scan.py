@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -139,11 +139,13 @@ def _table_row(
 
 
 class Lines:
-    """A member fed in chunks, handed on a line at a time, each line within the limit."""
+    """A member fed in chunks, handed to `on_line(n, line)` a line at a time, each line
+    within the limit."""
 
-    def __init__(self, name: str, limit: int) -> None:
+    def __init__(self, name: str, limit: int, on_line: Callable[[int, bytes], None]) -> None:
         self.name = name
         self.limit = limit
+        self.on_line = on_line
         self.pending: list[bytes] = []
         self.pending_size = 0
         self.count = 0
@@ -178,22 +180,19 @@ class Lines:
         if len(line) > self.limit:
             self._too_long()
         self.count += 1
-        self.line(self.count, line)
-
-    def line(self, n: int, line: bytes) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+        self.on_line(self.count, line)
 
 
 #: A signature line: small, whatever the task.
 _SIGNATURE_LINE_BYTES = 1024
 
 
-class SignatureLog(Lines):
+class SignatureLog:
     """signatures.jsonl: one `{seq, key_id, signature}` a line, in seq order, written to the
     staging store in batches; what they prove is verify's to judge."""
 
     def __init__(self, conn: Connection, task_id: str, limits: Limits) -> None:
-        super().__init__(SIGNATURES, _SIGNATURE_LINE_BYTES)
+        self.lines = Lines(SIGNATURES, _SIGNATURE_LINE_BYTES, self.line)
         self.conn = conn
         self.task_id = task_id
         self.last = 0
@@ -212,8 +211,11 @@ class SignatureLog(Lines):
         if len(self.batch) >= BATCH:
             self._flush()
 
+    def feed(self, chunk: bytes) -> None:
+        self.lines.feed(chunk)
+
     def finish(self) -> None:
-        super().finish()
+        self.lines.finish()
         self._flush()
 
     def _flush(self) -> None:
@@ -239,9 +241,7 @@ class EventLog:
         self.conn = conn
         self.task_id = task_id
         self.limits = limits
-        self.pending: list[bytes] = []
-        self.pending_size = 0
-        self.count = 0
+        self.lines = Lines(EVENTS, limits.event_bytes, self._line)
         self.prev = GENESIS_HASH
         self.formats: dict[str, int] = {}
         self.requested: dict[str, Actor] = {}
@@ -250,43 +250,21 @@ class EventLog:
         self.boundaries: list[tuple[int, str, int, str]] = []  # seq, checkpoint, its boundary
         self.batch: list[tuple[dict[str, Any], Event]] = []
 
+    @property
+    def count(self) -> int:
+        return self.lines.count
+
     def feed(self, chunk: bytes) -> None:
-        # The line being read is kept as its pieces, joined only once its end is in view.
-        while chunk:
-            end = chunk.find(b"\n")
-            if end < 0:
-                self.pending.append(chunk)
-                self.pending_size += len(chunk)
-                if self.pending_size > self.limits.event_bytes:
-                    self._too_long()
-                return
-            self.pending.append(chunk[:end])
-            line = b"".join(self.pending)
-            self.pending, self.pending_size = [], 0
-            self._line(line)
-            chunk = chunk[end + 1 :]
+        self.lines.feed(chunk)
 
     def finish(self) -> None:
-        if self.pending:
-            line = b"".join(self.pending)
-            self.pending, self.pending_size = [], 0
-            self._line(line)
+        self.lines.finish()
         self._flush()
         if not self.count:
             raise refuse(f"{EVENTS} holds no events")
         self._check_boundaries()
 
-    def _too_long(self) -> None:
-        raise refuse(
-            f"{EVENTS} line {self.count + 1} is longer than the limit of "
-            f"{self.limits.event_bytes} bytes"
-        )
-
-    def _line(self, line: bytes) -> None:
-        if len(line) > self.limits.event_bytes:
-            self._too_long()
-        self.count += 1
-        n = self.count
+    def _line(self, n: int, line: bytes) -> None:
         row = _event_row(n, line, self.limits.event_items)
         task_id, seq, prev = self.task_id, row["seq"], self.prev
         if seq != n:
@@ -544,7 +522,7 @@ class Scan:
             "counts": {"events": log.count, "blobs": len(blobs), "checkpoints": log.checkpoints},
         }
         if m["format_version"] >= SIGNED_FORMAT:
-            count = self.sigs.count if self.sigs is not None else 0
+            count = self.sigs.lines.count if self.sigs is not None else 0
             claims["signature_count"] = count
             claims["signed"] = self.required or bool(self.ring_entries) or bool(count)
         for key, value in claims.items():

@@ -58,7 +58,9 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
         parts.append("forked lineage")
     if budget_exhausted(n, status):
         parts.append("budget exhausted")
-    elif rules.budget_near_limit(n.get("budget_use", 0)):
+    elif not parts and rules.budget_near_limit(n.get("budget_use", 0)):
+        # Said only when it is all there is: the Budget column beside shows it anyway, and
+        # a task that needs a person never reads "—".
         parts.append("budget near limit")
     return " · ".join(parts) or "—"
 

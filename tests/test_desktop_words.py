@@ -108,7 +108,7 @@ def test_an_approved_unsent_effect_is_not_to_reconcile(qtbot, store: Store) -> N
     row = next(r for r in w.inbox.rows if r["id"] == "note")
     from boris_desktop.inbox import needs_text
 
-    assert needs_text(row["needs"], row["status"]) == "1 effect to reconcile · budget near limit"
+    assert needs_text(row["needs"], row["status"]) == "1 effect to reconcile"
     select_task(qtbot, w, "note")
     assert tab_titles(w)["Effects"] == "Effects · 1 to reconcile"
     assert cell(w, "Effects", ("mail-note",), 5) == "—"
@@ -183,16 +183,22 @@ def test_rows_that_need_a_person_say_what_to_do(qtbot, store: Store) -> None:
 
 def test_a_task_that_needs_you_always_says_why(store: Store) -> None:
     """The inbox's attention icon and its words come from the same counts: a task scored as
-    needing a person never reads "—" (a budget near its limit is said, not only shown)."""
+    needing a person never reads "—" (a budget near its limit is said when it is all)."""
     from boris_desktop.inbox import needs_text
 
     fill_demo(store)
     store.execute(
         DecideApproval(task_id="note", approval_id="apr-note-mail", decision="approved"), PERSON
     )
-    store.execute(c.RecordNote(task_id="guide", text="a step"), PERSON)
+    store.execute_all(
+        [
+            c.CreateTask(task_id="near", title="Near", owner="o", objective="x"),
+            c.SetBudget(task_id="near", counter="tool_calls", limit=10),
+            c.ChargeBudget(task_id="near", counter="tool_calls", amount=9),
+        ],
+        PERSON,
+    )
     for r in store.tasks():
         assert (r["attention"] > 0) == (needs_text(r["needs"], r["status"]) != "—"), r["id"]
-    assert "budget near limit" in needs_text(
-        next(r for r in store.tasks() if r["id"] == "note")["needs"]
-    )
+    near = next(r for r in store.tasks() if r["id"] == "near")
+    assert needs_text(near["needs"], near["status"]) == "budget near limit"

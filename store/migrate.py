@@ -19,7 +19,7 @@ from .version import __version__
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 #: Every revision this program knows, oldest first; the last one is the head.
-REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")
+REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")
 HEAD = REVISIONS[-1]
 
 

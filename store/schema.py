@@ -344,4 +344,6 @@ signatures = sa.Table(
     sa.Column("seq", sa.Integer, primary_key=True),
     sa.Column("key_id", sa.String(64), nullable=False),
     sa.Column("signature", sa.String(128), nullable=False),
+    # Clustered on its key (0008): one b-tree, one page a signed commit.
+    sqlite_with_rowid=False,
 )

@@ -278,3 +278,40 @@ def test_boris_init_without_an_actor_makes_nothing(
     assert cli(["--store", str(where), "init"]) == 2
     assert "--actor person:" in capsys.readouterr().err
     assert not where.exists()
+
+
+def test_signatures_of_a_store_at_schema_0007_survive_the_upgrade(tmp_path: Path, ws: Path) -> None:
+    """0008 clusters the signatures table on its key (one b-tree a signed commit instead of
+    two): every signature a store had is there after, and still verifies."""
+    from alembic import command
+    from alembic.config import Config
+
+    from store import migrate
+
+    with Store.open(tmp_path / "s") as s:
+        keys = Keys(s)
+        tid, aid = task_with_approval(s, keys, ws)
+        as_(s, keys.alice, DecideApproval(task_id=tid, approval_id=aid, decision="approved"), ALICE)
+        with s.read() as conn:
+            before = conn.execute(sa.select(t.signatures).order_by("task_id", "seq")).all()
+        cfg = Config()
+        cfg.set_main_option("script_location", str(migrate.MIGRATIONS_DIR))
+        with s.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0007")
+            sql = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'signatures'"
+            ).scalar_one()
+            assert "WITHOUT ROWID" not in sql
+    assert len(before) == 3
+
+    with Store.open(tmp_path / "s") as s:
+        assert migrate.current_revision(s.engine) == migrate.HEAD
+        with s.read() as conn:
+            after = conn.execute(sa.select(t.signatures).order_by("task_id", "seq")).all()
+            sql = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'signatures'"
+            ).scalar_one()
+        assert after == before
+        assert sql.rstrip().endswith("WITHOUT ROWID")
+        assert found(s) == []

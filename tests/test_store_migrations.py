@@ -372,7 +372,8 @@ def test_revisions_match_the_shipped_migration_scripts() -> None:
 def test_migrations_build_exactly_the_schema_module(tmp_path: Path) -> None:
     """A store made by running every migration has the tables, columns, types, keys and
     indexes `store.schema` declares (Alembic's own comparison finds nothing to change), and
-    the checkpoints table is clustered on its key as 0004 made it."""
+    the checkpoints and signatures tables are clustered on their keys as 0004 and 0008 made
+    them."""
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
@@ -380,10 +381,11 @@ def test_migrations_build_exactly_the_schema_module(tmp_path: Path) -> None:
 
     with Store.open(tmp_path / "store") as s, s.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), schema.metadata) == []
-        sql = conn.exec_driver_sql(
-            "SELECT sql FROM sqlite_master WHERE name = 'checkpoints'"
-        ).scalar_one()
-        assert sql.rstrip().endswith("WITHOUT ROWID")
+        for table in ("checkpoints", "signatures"):
+            sql = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = ?", (table,)
+            ).scalar_one()
+            assert sql.rstrip().endswith("WITHOUT ROWID"), table
 
 
 # --- a later revision: backup first, then migrate ----------------------------------------------

@@ -10,6 +10,7 @@ everyone's, by kind, by task.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from PySide6.QtCore import (
@@ -19,6 +20,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QKeyEvent
@@ -35,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from store import rules
 
-from . import settings
+from . import keyed_rows, settings
 from . import text as t
 from .follow import Follower
 from .host import Host
@@ -65,7 +67,14 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 def _fetch(store: Any) -> dict[str, Any]:
     from store.reads.decisions import decisions
 
-    return decisions(store)
+    from .runtime import paused
+
+    with paused():  # thousands of rows: no collection of the whole heap meanwhile (runtime)
+        return decisions(store)
+
+
+def _decision_id(row: dict[str, Any]) -> str:
+    return str(row["id"])
 
 
 def may_decide(d: dict[str, Any], reviewer_id: str | None) -> bool:
@@ -91,24 +100,51 @@ def expires_in(at: str | None, now: str) -> str:
 
 
 class DecisionModel(QAbstractTableModel):
+    """The open decisions, kept by id: a read changes only the rows that changed (rows gone
+    removed, new ones inserted at their place in the store's order, changed ones redrawn), so
+    the selection stays and the view never asks for every row again. Many new rows (the
+    first read of thousands) are taken in SLICE at a time, one turn of the event loop each;
+    `synced` says the rows are the last read's."""
+
+    #: Rows taken in per turn of the event loop (2,000 at once held the window ~50 ms).
+    SLICE = 250
+
+    synced = Signal()
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
         self.now = ""
+        self._fresh: list[dict[str, Any]] = []
+        self._more = QTimer(self)
+        self._more.setSingleShot(True)
+        self._more.setInterval(0)
+        self._more.timeout.connect(self._step)
+
+    @property
+    def pending(self) -> bool:
+        """Whether some of the last read's rows are still to be taken in."""
+        return self._more.isActive()
 
     def set_rows(self, rows: list[dict[str, Any]], now: str) -> None:
-        if rows == self.rows:
-            # Nothing decided or arrived: only the clock moved. Resetting 2,000 rows would
-            # hold the window for ~100 ms (bench_queue.py); the time columns are redrawn.
-            self.now = now
-            if rows:
-                self.dataChanged.emit(
-                    self.index(0, WAITING), self.index(len(rows) - 1, len(COLUMNS) - 1)
-                )
-            return
-        self.beginResetModel()
-        self.rows, self.now = rows, now
-        self.endResetModel()
+        clock_moved = now != self.now
+        self.now, self._fresh = now, rows
+        if clock_moved and self.rows:
+            # The time columns follow the clock; the rows themselves only if they changed.
+            self.dataChanged.emit(
+                self.index(0, WAITING), self.index(len(self.rows) - 1, len(COLUMNS) - 1)
+            )
+        self._step()
+
+    def _step(self) -> None:
+        _changes, done = keyed_rows.sync(
+            self, self.rows, self._fresh, _decision_id, len(COLUMNS), limit=self.SLICE
+        )
+        if done:
+            self._more.stop()
+            self.synced.emit()
+        else:
+            self._more.start()
 
     def row_of(self, decision_id: str | None) -> int:
         for i, r in enumerate(self.rows):
@@ -210,11 +246,14 @@ class DecisionQueue(QWidget):
         self.model = DecisionModel(self)
         self.proxy = DecisionFilter(self)
         self.proxy.setSourceModel(self.model)
+        self.model.synced.connect(self._synced)
         self.loaded = False
         self.dialog: Any = None
         self._chain = False  # a decision was just made: open the next one when read
         self._chain_row = 0
         self._done_id: str | None = None
+        self._keep: str | None = None  # the selected decision when a read came in
+        self._tasks_listed: list[tuple[str, str]] = []  # the task filter's items
 
         self.table = _Table()
         self.table.setAccessibleName("Open decisions")
@@ -283,31 +322,47 @@ class DecisionQueue(QWidget):
         self.follower.force()
 
     def _got(self, result: dict[str, Any]) -> None:
-        keep = self.current_id()
         rows, now = result["decisions"], result["now"]
-        self.model.set_rows(rows, now)
-        self.loaded = True
+        if self._keep is None:
+            self._keep = self.current_id()
+        self.model.set_rows(rows, now)  # `_synced` follows, now or once the rows are in
         self._task_items(rows)
-        self.select(keep)
         soonest = min((r["expires_at"] for r in rows if r["expires_at"]), default=None)
         self.follower.at(soonest, now)
-        self._summary()
         self.updated.emit(rows, now)
-        if self._chain and self._done_id not in {r["id"] for r in rows}:
+
+    def _synced(self) -> None:
+        """The model holds the last read's rows."""
+        self.loaded = True
+        keep, self._keep = self._keep, None
+        # The rows were changed in place, so the selection stayed with its row; it is lost
+        # only when that row was taken out (moved in the order, or not there yet).
+        if keep is not None and self.current_id() != keep:
+            self.select(keep)
+        self._summary()
+        if self._chain and self._done_id not in {r["id"] for r in self.model.rows}:
             self._chain = False
             self._open_next()
 
     def _task_items(self, rows: list[dict[str, Any]]) -> None:
+        """The task filter lists the tasks with open decisions, by title; an arrival in a
+        new task adds one item (rebuilding two thousand held the window ~20 ms)."""
         tasks = sorted({(r["task_title"], r["task_id"]) for r in rows})
-        have = [(self.task.itemText(i), self.task.itemData(i)) for i in range(1, self.task.count())]
-        if have == tasks:
+        listed = self._tasks_listed
+        if tasks == listed:
             return
         keep = self.task.currentData()
         self.task.blockSignals(True)
-        while self.task.count() > 1:
-            self.task.removeItem(1)
-        for title, tid in tasks:
-            self.task.addItem(title, tid)
+        now = set(tasks)
+        for i in range(len(listed) - 1, -1, -1):
+            if listed[i] not in now:
+                self.task.removeItem(i + 1)  # after "All tasks"
+                del listed[i]
+        for item in tasks:
+            i = bisect.bisect_left(listed, item)
+            if i == len(listed) or listed[i] != item:
+                listed.insert(i, item)
+                self.task.insertItem(i + 1, item[0], item[1])
         self.task.setCurrentIndex(max(self.task.findData(keep), 0))
         self.task.blockSignals(False)
 

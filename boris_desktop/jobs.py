@@ -86,13 +86,35 @@ def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
     }
 
 
-def refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[str, Any]:
-    """The inbox and the selected task; only the version when nothing was written since."""
+def refresh(
+    store: Any,
+    task_id: str | None,
+    known_version: int | None,
+    shown: tuple[tuple[int, bool], list[dict[str, Any]], int] | None = None,
+) -> dict[str, Any]:
+    """The inbox and the selected task; only the version when nothing was written since.
+
+    `shown`: the inbox's order, the rows it holds and its revision. The fresh rows are then
+    put in that order here and compared with those shown (keyed_rows.plan), so the GUI thread
+    neither sorts ten thousand rows nor compares them: it only tells its views what changed
+    (inbox.InboxModel.set_rows)."""
     version = store.data_version()
     if known_version is not None and version == known_version:
         return {"version": version, "unchanged": True}
-    tasks = store.tasks()
+    from .runtime import paused
+
+    with paused():  # ten thousand rows: no collection of the whole heap meanwhile (runtime)
+        tasks = store.tasks()
+        order, planned = None, None
+        if shown is not None:
+            from .inbox import ordered, task_key
+            from .keyed_rows import plan
+
+            order, held, revision = shown
+            tasks = ordered(tasks, *order)
+            planned = (revision, plan(held, tasks, task_key))
     result: dict[str, Any] = {"version": version, "tasks": tasks, "task_id": task_id}
+    result["order"], result["planned"] = order, planned
     if task_id and any(t["id"] == task_id for t in tasks):
         result["bundle"] = task_bundle(store, task_id)
     return result

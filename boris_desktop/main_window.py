@@ -549,18 +549,24 @@ class MainWindow(ActionsMixin, QMainWindow):
         """Load the inbox and the selected task now, superseding any load in flight."""
         if self.store is None:
             return
-        store, selected = self.store, self.selected
+        store, selected, shown = self.store, self.selected, self._shown()
         self.loader.submit(
-            "load", lambda: jobs.refresh(store, selected, None), self._on_loaded, self._failed
+            "load",
+            lambda: jobs.refresh(store, selected, None, shown),
+            self._on_loaded,
+            self._failed,
         )
 
     def _poll(self) -> None:
         # A poll never supersedes a load in flight (that load would be dropped for nothing).
         if self.store is None or self.loader.busy("load"):
             return
-        store, selected, known = self.store, self.selected, self._version
+        store, selected, known, shown = self.store, self.selected, self._version, self._shown()
         self.loader.submit(
-            "load", lambda: jobs.refresh(store, selected, known), self._on_loaded, self._failed
+            "load",
+            lambda: jobs.refresh(store, selected, known, shown),
+            self._on_loaded,
+            self._failed,
         )
 
     def _heard(self, changes: Any) -> None:
@@ -584,9 +590,18 @@ class MainWindow(ActionsMixin, QMainWindow):
         # A task the server named is read whatever the version says: an inbox-only load may
         # have read the version after its commit, and "unchanged" would then skip it.
         known = None if everything or task_id is not None else self._version
+        shown = self._shown()
         self.loader.submit(
-            "load", lambda: jobs.refresh(store, task_id, known), self._on_loaded, self._failed
+            "load",
+            lambda: jobs.refresh(store, task_id, known, shown),
+            self._on_loaded,
+            self._failed,
         )
+
+    def _shown(self) -> tuple[tuple[int, bool], list[dict[str, Any]], int]:
+        """The inbox's order, a copy of its row list (the rows themselves are never changed
+        in place, so a worker may read them) and its revision."""
+        return self.inbox.order, list(self.inbox.rows), self.inbox.revision
 
     def reload_now(self) -> None:
         """Load synchronously: only for start-up rendering (--screenshot) and tests."""
@@ -627,7 +642,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             return
         self._version = result["version"]
         first = not self.inbox.rows
-        self.inbox.set_rows(result["tasks"])
+        self.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
         self._status_filter_items()
         if first and result["tasks"] and not self._columns_restored:
             # Sized once, from the first rows (sampling all of ten thousand would stall), and
@@ -652,11 +667,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         else:
             self.right.setCurrentIndex(EMPTY)
         self.empty_button.setEnabled(True)
-        ids = [r["id"] for r in self.inbox.rows]
-        if self.selected not in ids and ids:
+        if self.inbox.rows and self.inbox.row_of(self.selected) < 0:
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
             top = self.proxy.index(0, 0)
-            self.selected = top.data(ID_ROLE) if top.isValid() else ids[0]
+            self.selected = top.data(ID_ROLE) if top.isValid() else self.inbox.rows[0]["id"]
             self._select_row()
             self.reload()
             return

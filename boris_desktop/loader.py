@@ -7,33 +7,38 @@ newest request of a kind is delivered, so a result for a superseded request is d
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 
 class _Relay(QObject):
     finished = Signal(str, int, object, object)  # kind, token, result, error text
 
 
-class _Job(QRunnable):
-    def __init__(self, relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> None:
-        super().__init__()
-        self.relay, self.kind, self.token, self.fn = relay, kind, token, fn
+def _job(relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> Callable[[], None]:
+    """What the pool runs: a plain closure given to QThreadPool.start. A job was once a
+    Python QRunnable subclass, and one that ran on into the interpreter's exit found its own
+    attributes gone ("'_Job' object has no attribute 'relay'", bench_queue.py). Now nothing
+    runs into the exit (`drain`), and what a job needs is in its closure's cells, not on a
+    Qt wrapper's instance."""
 
-    def run(self) -> None:
+    def run() -> None:
         try:
-            result, error = self.fn(), None
+            result, error = fn(), None
         except Exception as exc:  # reported to the window, never lost on the worker
             result, error = None, f"{type(exc).__name__}: {exc}"
             if not _is_environment(exc):
                 error += "\n" + traceback.format_exc()
         # RuntimeError: the window closed while this ran, and nobody waits for the result.
         with contextlib.suppress(RuntimeError):
-            self.relay.finished.emit(self.kind, self.token, result, error)
+            relay.finished.emit(kind, token, result, error)
+
+    return run
 
 
 def _is_environment(exc: Exception) -> bool:
@@ -45,6 +50,19 @@ def _is_environment(exc: Exception) -> bool:
 
 
 Callback = Callable[[Any], None]
+
+#: How long the interpreter's exit waits for jobs still running (a read, a highlight).
+EXIT_WAIT_MS = 10_000
+_drain_registered = False
+
+
+def drain() -> None:
+    """At interpreter exit (atexit, so before Python tears down modules and objects): drop
+    the jobs not started, and let those running finish. A job that ran on into the teardown
+    found what it was reading half torn down; its result has nobody to go to anyway."""
+    pool = QThreadPool.globalInstance()
+    pool.clear()
+    pool.waitForDone(EXIT_WAIT_MS)
 
 
 class Loader(QObject):
@@ -59,6 +77,10 @@ class Loader(QObject):
         self._pending: set[str] = set()
         self._counter = 0
         self.pool = QThreadPool.globalInstance()
+        global _drain_registered
+        if not _drain_registered:
+            _drain_registered = True
+            atexit.register(drain)
 
     def submit(
         self,
@@ -72,7 +94,7 @@ class Loader(QObject):
         self._latest[kind] = token
         self._callbacks[kind] = (on_done, on_error)
         self._pending.add(kind)
-        self.pool.start(_Job(self._relay, kind, token, fn))
+        self.pool.start(_job(self._relay, kind, token, fn))
         return token
 
     def busy(self, kind: str) -> bool:

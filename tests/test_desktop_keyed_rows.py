@@ -1,0 +1,265 @@
+"""Re-reads change the decision queue's and the inbox's rows in place: no model reset, the
+selection kept, rows gone removed and new ones inserted at their place in the order."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import QAbstractTableModel, QModelIndex
+from PySide6.QtWidgets import QAbstractItemView, QTableView
+
+from boris_desktop import keyed_rows
+from store.reads.decisions import order_key
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _approval(n: int, expires: str, what: str = "") -> dict[str, Any]:
+    return {
+        "id": f"approval:t{n}:ap{n}",
+        "kind": "approval",
+        "task_id": f"t{n}",
+        "task_title": f"Task {n}",
+        "owner": "o",
+        "key": f"ap{n}",
+        "what": what or f"send message {n}",
+        "why": "approve or reject",
+        "since": "2026-12-04T10:00:00.000000Z",
+        "expires_at": expires,
+        "requester": "agent:a",
+    }
+
+
+def _queue_rows() -> list[dict[str, Any]]:
+    rows = [_approval(n, f"2026-12-04T1{n}:00:00.000000Z") for n in range(5)]
+    return sorted(rows, key=order_key)  # the store's order, asked of the store
+
+
+class _Watch:
+    """What a model told its views."""
+
+    def __init__(self, model: Any) -> None:
+        self.resets = 0
+        self.inserted: list[tuple[int, int]] = []
+        self.removed: list[tuple[int, int]] = []
+        self.changed: list[tuple[int, int]] = []
+        model.modelReset.connect(self._reset)
+        model.rowsInserted.connect(lambda _p, a, b: self.inserted.append((a, b)))
+        model.rowsRemoved.connect(lambda _p, a, b: self.removed.append((a, b)))
+        model.dataChanged.connect(lambda a, b, *_: self.changed.append((a.row(), b.row())))
+
+    def _reset(self) -> None:
+        self.resets += 1
+
+
+@pytest.fixture
+def queue_view(qtbot):
+    from boris_desktop.decision_queue import DecisionFilter, DecisionModel
+
+    model = DecisionModel()
+    proxy = DecisionFilter()
+    proxy.setSourceModel(model)
+    view = QTableView()
+    view.setModel(proxy)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    qtbot.addWidget(view)
+    model.set_rows(_queue_rows(), "2026-12-04T09:00:00.000000Z")
+    return model, proxy, view
+
+
+def _select(view: QTableView, row: int) -> None:
+    view.setCurrentIndex(view.model().index(row, 0))
+    view.selectRow(row)
+
+
+def _selected_id(view: QTableView) -> str:
+    from boris_desktop.decision_queue import ID_ROLE
+
+    return str(view.currentIndex().data(ID_ROLE))
+
+
+def test_a_reread_that_changes_one_row_keeps_the_selection_and_resets_nothing(
+    qtbot, queue_view, qtmodeltester
+) -> None:
+    model, _proxy, view = queue_view
+    _select(view, 2)
+    chosen = _selected_id(view)
+    watch = _Watch(model)
+    rows = _queue_rows()
+    rows[3] = {**rows[3], "what": "send a different message"}
+    model.set_rows(rows, "2026-12-04T09:00:05.000000Z")
+    assert watch.resets == 0 and not watch.inserted and not watch.removed
+    assert (3, 3) in watch.changed  # the row that changed is redrawn
+    assert model.rows[3]["what"] == "send a different message"
+    assert _selected_id(view) == chosen
+    assert view.selectionModel().isRowSelected(2, QModelIndex())
+    qtmodeltester.check(model)
+
+
+def test_a_decided_decision_disappears_and_the_selection_stays(qtbot, queue_view) -> None:
+    model, _proxy, view = queue_view
+    _select(view, 3)
+    chosen = _selected_id(view)
+    watch = _Watch(model)
+    rows = _queue_rows()
+    gone = rows.pop(1)
+    model.set_rows(rows, "2026-12-04T09:00:05.000000Z")
+    assert watch.resets == 0 and watch.removed == [(1, 1)]
+    assert gone["id"] not in {r["id"] for r in model.rows}
+    assert _selected_id(view) == chosen
+
+
+def test_an_arrived_decision_is_inserted_in_expiry_order(qtbot, queue_view) -> None:
+    model, _proxy, view = queue_view
+    _select(view, 0)
+    chosen = _selected_id(view)
+    watch = _Watch(model)
+    arrived = _approval(9, "2026-12-04T12:30:00.000000Z")
+    rows = sorted([*_queue_rows(), arrived], key=order_key)
+    model.set_rows(rows, "2026-12-04T09:00:05.000000Z")
+    at = [r["id"] for r in rows].index(arrived["id"])
+    assert at == 3  # between the approvals expiring at 12:00 and 13:00
+    assert watch.resets == 0 and watch.inserted == [(at, at)] and not watch.removed
+    assert [r["id"] for r in model.rows] == [r["id"] for r in rows]
+    assert _selected_id(view) == chosen
+
+
+def test_thousands_of_new_decisions_come_in_slices(qtbot) -> None:
+    from boris_desktop.decision_queue import DecisionModel
+
+    model = DecisionModel()
+    watch = _Watch(model)
+    rows = sorted(
+        (_approval(n, f"2026-12-05T00:00:{n % 60:02d}.{n:06d}Z") for n in range(1000)),
+        key=order_key,
+    )
+    with qtbot.waitSignal(model.synced, timeout=5000):
+        model.set_rows(rows, "2026-12-04T09:00:00.000000Z")
+        assert model.pending and len(model.rows) == DecisionModel.SLICE
+    assert model.rows == rows and not model.pending
+    assert watch.resets == 0
+    assert all(b - a + 1 <= DecisionModel.SLICE for a, b in watch.inserted)
+
+
+def test_plan_and_sync_bring_any_rows_to_any_fresh_rows(qtbot) -> None:
+    class Model(QAbstractTableModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[dict[str, Any]] = []
+
+        def rowCount(self, parent: Any = QModelIndex()) -> int:  # noqa: B008
+            return len(self.rows)
+
+        def columnCount(self, parent: Any = QModelIndex()) -> int:  # noqa: B008
+            return 2
+
+        def data(self, index: Any, role: int = 0) -> Any:
+            return None
+
+    rnd = random.Random(20)
+    model = Model()
+    for _ in range(300):
+        old = [{"id": k, "v": rnd.randint(0, 2)} for k in rnd.sample(range(30), rnd.randint(0, 20))]
+        new = [{"id": k, "v": rnd.randint(0, 2)} for k in rnd.sample(range(30), rnd.randint(0, 20))]
+        model.rows = [dict(r) for r in old]
+        keyed_rows.apply(model, model.rows, keyed_rows.plan(list(model.rows), new, _id), 2)
+        assert model.rows == new
+        model.rows = [dict(r) for r in old]
+        for _step in range(50):
+            _changes, done = keyed_rows.sync(model, model.rows, new, _id, 2, limit=3)
+            if done:
+                break
+        assert model.rows == new
+
+
+def _id(r: dict[str, Any]) -> Any:
+    return r["id"]
+
+
+def _task(n: int, attention: int, title: str = "") -> dict[str, Any]:
+    return {
+        "id": f"t{n}",
+        "title": title or f"Task {n}",
+        "owner": "o",
+        "status": "running",
+        "attention": attention,
+        "updated_at": f"2026-12-04T10:00:{n:02d}.000000Z",
+        "needs": {"budget_use": 0.1, "heads": 1, "pending_approvals": 1 if attention else 0},
+    }
+
+
+def test_the_inbox_takes_a_reread_in_place_and_a_moved_task_keeps_its_selection(qtbot) -> None:
+    from boris_desktop.inbox import ID_ROLE, InboxFilter, InboxModel
+
+    model = InboxModel()
+    proxy = InboxFilter()
+    proxy.setSourceModel(model)
+    view = QTableView()
+    view.setModel(proxy)
+    qtbot.addWidget(view)
+    model.set_rows([_task(n, n) for n in range(6)])
+    assert [r["id"] for r in model.rows] == ["t5", "t4", "t3", "t2", "t1", "t0"]  # most need first
+    view.setCurrentIndex(proxy.index(2, 0))  # t3
+    watch = _Watch(model)
+    moved: list[int] = []
+    model.layoutChanged.connect(lambda *_: moved.append(1))
+    model.set_rows([_task(n, n, "Renamed" if n == 1 else "") for n in range(6)])
+    assert watch.resets == 0 and not moved and watch.changed == [(4, 4)]
+    assert view.currentIndex().data(ID_ROLE) == "t3"
+    # t0 now needs the reviewer most: it moves to the top, t3 stays selected.
+    model.set_rows([_task(n, 99 if n == 0 else n) for n in range(6)])
+    assert watch.resets == 0 and moved
+    assert model.rows[0]["id"] == "t0" and view.currentIndex().data(ID_ROLE) == "t3"
+    # The filter is Qt's own match of each row's filter text.
+    proxy.set_text("task 4")
+    assert [proxy.index(r, 0).data(ID_ROLE) for r in range(proxy.rowCount())] == ["t4"]
+    proxy.set_text("")
+    proxy.set_status(InboxFilter.NEEDS_YOU)
+    assert proxy.rowCount() == 6
+    model.set_rows([_task(n, 0 if n == 2 else n + 1) for n in range(6)])
+    assert "t2" not in {proxy.index(r, 0).data(ID_ROLE) for r in range(proxy.rowCount())}
+
+
+def test_jobs_running_at_exit_finish_before_teardown_and_say_nothing(tmp_path: Path) -> None:
+    """The loader's jobs still running when the interpreter exits finish first (they once
+    ran into the teardown: "'_Job' object has no attribute 'relay'" on stderr)."""
+    marker = tmp_path / "finished"
+    script = f"""
+import os, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication, QWidget
+from boris_desktop.loader import Loader
+
+app = QApplication([])
+window = QWidget()
+loader = Loader(window)
+
+def slow():
+    end = time.monotonic() + 0.4
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+    open({str(marker)!r}, "w").write("done")
+    return n
+
+for i in range(3):
+    loader.submit(f"read:{{i}}", slow, lambda _r: None)
+time.sleep(0.05)
+window.close()
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "done"  # the running job finished
+    assert "Error calling Python override" not in done.stderr
+    assert "has no attribute" not in done.stderr

@@ -64,15 +64,6 @@ KIND_ICON = {
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-def _fetch(store: Any) -> dict[str, Any]:
-    from store.reads.decisions import decisions
-
-    from .runtime import paused
-
-    with paused():  # thousands of rows: no collection of the whole heap meanwhile (runtime)
-        return decisions(store)
-
-
 def _decision_id(row: dict[str, Any]) -> str:
     return str(row["id"])
 
@@ -115,6 +106,7 @@ class DecisionModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
         self.now = ""
+        self.revision = 0  # counts changes of `rows`, twice each (see `snapshot`)
         self._fresh: list[dict[str, Any]] = []
         self._more = QTimer(self)
         self._more.setSingleShot(True)
@@ -126,7 +118,14 @@ class DecisionModel(QAbstractTableModel):
         """Whether some of the last read's rows are still to be taken in."""
         return self._more.isActive()
 
-    def set_rows(self, rows: list[dict[str, Any]], now: str) -> None:
+    def set_rows(
+        self,
+        rows: list[dict[str, Any]],
+        now: str,
+        planned: tuple[int, keyed_rows.Plan] | None = None,
+    ) -> None:
+        """`planned`: (revision, plan), the changes worked out on the worker that read
+        `rows` (`snapshot`, `DecisionQueue._read`); used if the model is still as it was."""
         clock_moved = now != self.now
         self.now, self._fresh = now, rows
         if clock_moved and self.rows:
@@ -134,12 +133,32 @@ class DecisionModel(QAbstractTableModel):
             self.dataChanged.emit(
                 self.index(0, WAITING), self.index(len(self.rows) - 1, len(COLUMNS) - 1)
             )
+        if (
+            planned is not None
+            and planned[0] == self.revision
+            and sum(len(new) for _, new in planned[1].inserts) <= self.SLICE
+        ):
+            self.revision += 1  # odd while the rows change: a snapshot taken now is not used
+            keyed_rows.apply(self, self.rows, planned[1], len(COLUMNS))
+            self.revision += 1
+            self._more.stop()
+            self.synced.emit()
+            return
         self._step()
 
+    def snapshot(self) -> tuple[int, list[dict[str, Any]]] | None:
+        """(revision, a copy of the rows) for a worker to plan against, or None while the
+        rows are being changed. Safe from any thread: the rows are never changed in place."""
+        before = self.revision
+        rows = list(self.rows)
+        return (before, rows) if before == self.revision and before % 2 == 0 else None
+
     def _step(self) -> None:
+        self.revision += 1
         _changes, done = keyed_rows.sync(
             self, self.rows, self._fresh, _decision_id, len(COLUMNS), limit=self.SLICE
         )
+        self.revision += 1
         if done:
             self._more.stop()
             self.synced.emit()
@@ -308,7 +327,7 @@ class DecisionQueue(QWidget):
         lay.addLayout(bar)
         lay.addWidget(self.table, 1)
 
-        self.follower = Follower(host, "", self._got, self, fetch=_fetch)
+        self.follower = Follower(host, "", self._got, self, fetch=self._read)
 
     # --- following the store -------------------------------------------------------------
 
@@ -321,12 +340,29 @@ class DecisionQueue(QWidget):
     def refresh(self) -> None:
         self.follower.force()
 
+    def _read(self, store: Any) -> dict[str, Any]:
+        """On a worker: the open decisions, what they change in the rows shown, and the
+        task filter's items, so that the GUI thread only tells its views."""
+        from store.reads.decisions import decisions
+
+        from .runtime import paused
+
+        with paused():  # thousands of rows: no collection of the whole heap meanwhile
+            result = decisions(store)
+            rows = result["decisions"]
+            shown = self.model.snapshot()
+            if shown is not None:
+                result["planned"] = (shown[0], keyed_rows.plan(shown[1], rows, _decision_id))
+            result["tasks"] = sorted({(r["task_title"], r["task_id"]) for r in rows})
+        return result
+
     def _got(self, result: dict[str, Any]) -> None:
         rows, now = result["decisions"], result["now"]
         if self._keep is None:
             self._keep = self.current_id()
-        self.model.set_rows(rows, now)  # `_synced` follows, now or once the rows are in
-        self._task_items(rows)
+        # `_synced` follows, now or once the rows are in.
+        self.model.set_rows(rows, now, result.get("planned"))
+        self._task_items(result["tasks"])
         soonest = min((r["expires_at"] for r in rows if r["expires_at"]), default=None)
         self.follower.at(soonest, now)
         self.updated.emit(rows, now)
@@ -344,10 +380,9 @@ class DecisionQueue(QWidget):
             self._chain = False
             self._open_next()
 
-    def _task_items(self, rows: list[dict[str, Any]]) -> None:
-        """The task filter lists the tasks with open decisions, by title; an arrival in a
-        new task adds one item (rebuilding two thousand held the window ~20 ms)."""
-        tasks = sorted({(r["task_title"], r["task_id"]) for r in rows})
+    def _task_items(self, tasks: list[tuple[str, str]]) -> None:
+        """The task filter lists the tasks with open decisions, (title, id) sorted; an
+        arrival in a new task adds one item (rebuilding two thousand held the window ~20 ms)."""
         listed = self._tasks_listed
         if tasks == listed:
             return

@@ -672,7 +672,12 @@ class MainWindow(ActionsMixin, QMainWindow):
             top = self.proxy.index(0, 0)
             self.selected = top.data(ID_ROLE) if top.isValid() else self.inbox.rows[0]["id"]
             self._select_row()
-            self.reload()
+            # Only that task: the inbox was just read (ten thousand tasks read again, on a
+            # worker, would make every call the GUI thread makes into Python wait its turn).
+            store, task_id = self.store, self.selected
+            self.loader.submit(
+                "load", lambda: jobs.task_only(store, task_id), self._on_loaded, self._failed
+            )
             return
         self._select_row()
         self._show_task(result)

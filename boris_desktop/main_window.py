@@ -645,17 +645,15 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
         self._status_filter_items()
         if first and result["tasks"] and not self._columns_restored:
-            # Sized once, from the first rows (sampling all of ten thousand would stall), and
-            # capped: the title and what needs you take the rest of the width.
+            # Sized once, for the longest words the column shows beside their icon, even if no
+            # row shows them yet (an exhausted budget must not be cut off), and capped: the
+            # title and what needs you take the rest of the width. Not from the rows: Qt
+            # would ask the model for each cell sampled, a call into Python each.
             header = self.table.horizontalHeader()
-            header.setResizeContentsPrecision(50)
             fm = self.table.fontMetrics()
             for col in (STATUS, BUDGET, ACTIVITY):
-                self.table.resizeColumnToContents(col)
-                # Room for the longest words the column shows, beside their icon, even if
-                # no row shows them yet (an exhausted budget must not be cut off).
                 least = fm.horizontalAdvance(COLUMN_WIDEST[col]) + 36
-                width = min(max(header.sectionSize(col), least), COLUMN_CAP[col])
+                width = min(max(header.sectionSizeHint(col), least), COLUMN_CAP[col])
                 header.resizeSection(col, width)
         if result["tasks"] and self._task_view is None and self._staged:
             # Start-up: the inbox is painted before the task view, the biggest single piece of

@@ -34,7 +34,7 @@ def _approval(n: int, expires: str, what: str = "") -> dict[str, Any]:
         "why": "approve or reject",
         "since": "2026-12-04T10:00:00.000000Z",
         "expires_at": expires,
-        "requester": "agent:a",
+        "requester": {"kind": "agent", "id": "a"},
     }
 
 
@@ -263,3 +263,69 @@ window.close()
     assert marker.read_text() == "done"  # the running job finished
     assert "Error calling Python override" not in done.stderr
     assert "has no attribute" not in done.stderr
+
+
+def test_the_queue_filters_by_kind_task_and_mine_as_the_rules_say(qtbot) -> None:
+    from boris_desktop.decision_queue import ID_ROLE, DecisionFilter, DecisionModel, may_decide
+
+    rows = _queue_rows()
+    rows[1] = {**rows[1], "requester": {"kind": "person", "id": "rita"}}  # her own request
+    rows.append({**_approval(7, ""), "kind": "judge", "id": "judge:t7:c1", "expires_at": None})
+    model = DecisionModel()
+    proxy = DecisionFilter()
+    proxy.setSourceModel(model)
+    with qtbot.waitSignal(model.synced, timeout=2000):
+        model.set_rows(rows, "2026-12-04T09:00:00.000000Z")
+
+    def shown() -> list[str]:
+        return [proxy.index(i, 0).data(ID_ROLE) for i in range(proxy.rowCount())]
+
+    assert shown() == [r["id"] for r in rows]  # no filter: every row
+    proxy.set(kind="judge")
+    assert shown() == ["judge:t7:c1"]
+    proxy.set(kind=None, task="t3")
+    assert shown() == [rows[3]["id"]]
+    proxy.set(task=None, mine=True, reviewer_id="rita")
+    # What she may decide is the rules' word (her own request is not hers to decide).
+    assert shown() == [r["id"] for r in rows if may_decide(r, "rita")]
+    assert rows[1]["id"] not in shown() and len(shown()) == len(rows) - 1
+    proxy.set(reviewer_id="sam")
+    assert rows[1]["id"] in shown()
+
+
+@pytest.mark.sqlite_only
+def test_the_task_filter_follows_arrivals_and_keeps_its_choice(qtbot, store) -> None:
+    from test_desktop_actions import open_window
+
+    from store import Actor
+    from store import commands as c
+    from store.commands import approvals as ap
+
+    agent = Actor(kind="agent", id="a")
+    for n in (1, 2):
+        store.execute_all(
+            [
+                c.CreateTask(task_id=f"t{n}", title=f"Task {n}", owner="o", objective="x"),
+                ap.RequestApproval(task_id=f"t{n}", approval_id=f"ap{n}", payload={},
+                                   consequence=f"send {n}", policy="p", expires_in_seconds=600),
+            ],
+            agent,
+        )  # fmt: skip
+    w = open_window(qtbot, store)
+    q = w.queue
+    qtbot.waitUntil(lambda: q.loaded and q.task.count() == 3, timeout=5000)
+    assert [q.task.itemText(i) for i in range(q.task.count())] == ["All tasks", "Task 1", "Task 2"]
+    q.task.setCurrentIndex(2)
+    assert q.task_filter() == "t2" and q.proxy.rowCount() == 1
+    store.execute_all(
+        [
+            c.CreateTask(task_id="t0", title="A first task", owner="o", objective="x"),
+            ap.RequestApproval(task_id="t0", approval_id="ap0", payload={},
+                               consequence="send 0", policy="p", expires_in_seconds=900),
+        ],
+        agent,
+    )  # fmt: skip
+    qtbot.waitUntil(lambda: q.task.count() == 4, timeout=5000)
+    assert q.task.itemText(1) == "A first task"  # in its place, by title
+    assert q.task.currentText() == "Task 2" and q.task_filter() == "t2"
+    assert q.proxy.rowCount() == 1

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from . import settings
 from . import text as t
+from .cells import CellsInOneCall
 from .follow import Follower
 from .host import Host
 from .icons import icon
@@ -82,7 +83,7 @@ def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
     return len(rows)
 
 
-class HistoryModel(QAbstractTableModel):
+class HistoryModel(CellsInOneCall, QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []

@@ -26,6 +26,7 @@ from store import rules
 
 from . import keyed_rows
 from . import text as t
+from .cells import CellsInOneCall
 from .icons import icon, status_icon, words
 from .text import tip
 
@@ -117,7 +118,7 @@ def sort_key(r: dict[str, Any], column: int) -> Any:
     return r["updated_at"]
 
 
-class InboxModel(QAbstractTableModel):
+class InboxModel(CellsInOneCall, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
 

@@ -329,3 +329,53 @@ def test_the_task_filter_follows_arrivals_and_keeps_its_choice(qtbot, store) -> 
     assert q.task.itemText(1) == "A first task"  # in its place, by title
     assert q.task.currentText() == "Task 2" and q.task_filter() == "t2"
     assert q.proxy.rowCount() == 1
+
+
+def test_a_cell_is_painted_with_one_call_that_answers_every_role(qtbot) -> None:
+    from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan, Qt
+
+    from boris_desktop.decision_queue import DecisionModel
+    from boris_desktop.inbox import InboxModel
+
+    class Counting(DecisionModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cells = 0
+
+        def multiData(self, index: Any, roleDataSpan: Any) -> None:
+            self.cells += 1
+            super().multiData(index, roleDataSpan)
+
+    queue = Counting()
+    with qtbot.waitSignal(queue.synced, timeout=2000):
+        queue.set_rows(_queue_rows(), "2026-12-04T09:00:00.000000Z")
+    inbox = InboxModel()
+    inbox.set_rows([_task(n, n) for n in range(3)])
+    for model in (queue, inbox):
+        for row in range(model.rowCount()):
+            for col in range(model.columnCount()):
+                index = model.index(row, col)
+                for role in (
+                    Qt.ItemDataRole.DisplayRole,
+                    Qt.ItemDataRole.DecorationRole,
+                    Qt.ItemDataRole.ToolTipRole,
+                    Qt.ItemDataRole.ForegroundRole,
+                ):
+                    one = QModelRoleData(int(role))
+                    model.multiData(index, QModelRoleDataSpan(one))
+                    expected = model.data(index, role)
+                    got = one.data()
+                    if expected is None:
+                        assert got is None
+                    elif isinstance(expected, str):
+                        assert got == expected
+                    else:  # an icon or a brush, as Qt holds it
+                        assert type(got) is type(expected)
+    view = QTableView()
+    view.setModel(queue)
+    view.resize(900, 300)
+    qtbot.addWidget(view)
+    view.show()
+    queue.cells = 0
+    view.grab()
+    assert queue.cells >= queue.columnCount()  # Qt's delegate asked for whole cells

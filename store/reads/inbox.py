@@ -8,7 +8,6 @@ opens). Nothing here imports SQLAlchemy; what counts comes from `store.rules`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,11 @@ from .. import rules
 #: Runs one statement with its named parameters (`:now`) and gives its rows.
 Fetch = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
 
-TASKS = "SELECT task_id, title, owner, status, updated_at, last_seq, checkpoint_heads FROM tasks"
+# json_array_length: SQLite's JSON1 and PostgreSQL's alike; the heads are only counted here.
+TASKS = (
+    "SELECT task_id, title, owner, status, updated_at, last_seq, "
+    "json_array_length(checkpoint_heads) FROM tasks"
+)
 CRITERIA = "SELECT task_id, status, count(*) FROM criteria GROUP BY task_id, status"
 PENDING = (
     "SELECT task_id, count(*) FROM approvals WHERE state = 'pending' AND expires_at > :now "
@@ -81,8 +84,7 @@ def list_tasks(
     out = []
     for task_id, title, owner, status, updated_at, last_seq, heads in tasks:
         n = need[task_id]
-        # JSON: text from SQLite, decoded already by a server's driver.
-        n["heads"] = len(json.loads(heads) if isinstance(heads, str) else heads)
+        n["heads"] = heads
         out.append(
             {
                 "id": task_id,

@@ -513,16 +513,16 @@ class MainWindow(ActionsMixin, QMainWindow):
         if self.store is not None:
             open_it()
             return
+
         # First the tasks, read with the standard library (store.reads.peek: 10 ms on the
         # demo store, 110 ms on 10,000 tasks), then the store's modules load while they are
         # on screen. Side by side, the two threads shared the GIL and the tasks came no
         # sooner than the store. Nothing can be done with them until the store is open.
-        self.loader.submit(
-            "peek",
-            lambda: jobs.peek_tasks(directory),
-            lambda tasks: (self._on_peeked(tasks), open_it()),
-            open_it,
-        )
+        def peeked(tasks: list[dict[str, Any]] | None) -> None:
+            self._on_peeked(tasks)
+            open_it()
+
+        self.loader.submit("peek", lambda: jobs.peek_tasks(directory), peeked, open_it)
 
     def _on_peeked(self, tasks: list[dict[str, Any]] | None) -> None:
         if self.store is not None or not tasks or self.inbox.rows:

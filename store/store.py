@@ -34,7 +34,6 @@ from .errors import (
 from .events import decode
 from .location import DB_NAME, Location, resolve
 from .model import Actor
-from .projections.ledger import checkpoint_row
 from .reads import heads, queries
 from .record import Event
 from .signing import keyring
@@ -525,17 +524,13 @@ def _looks_like_sqlite(path: Path) -> bool:
         return False
 
 
-def _new_heads(tx: Tx) -> dict[str, tuple[dict[str, Any], str]]:
+def _new_heads(tx: Tx) -> dict[str, heads.Primed]:
     """The head checkpoints a committed transaction made, as the head query reads them: per
-    task, its last `checkpoint.written` (only those events move heads) with the state the
-    write computed at that event (tx.learned), where it did."""
-    last: dict[str, Event] = {}
-    for e in tx.emitted:
-        if e.type == "checkpoint.written":
-            last[e.task_id] = e
-    made = {}
-    for task_id, e in last.items():
+    task, the row its last `checkpoint.written` made (only those events move heads) with the
+    state the write computed at that event (tx.learned), where it did."""
+    made: dict[str, heads.Primed] = {}
+    for task_id, (e, row) in tx.checkpoint_rows.items():
         known = tx.learned.get(task_id)
         if known is not None and known.head == (e.seq, e.hash):
-            made[task_id] = (checkpoint_row(e), known.state_json)
+            made[task_id] = (row, known.state_json)
     return made

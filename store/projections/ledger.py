@@ -303,7 +303,7 @@ _SET_HEADS = db.Prepared(
 
 
 @applies_moving_head("checkpoint.written")
-def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> None:
+def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> dict[str, Any]:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
     key = {"task_id": event.task_id}
@@ -316,7 +316,9 @@ def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> No
         conn,
         {**key, "seq": event.seq, "hash": event.hash, "at": event.at, "heads": json.dumps(heads)},
     )
-    _INSERT_CHECKPOINT.run(conn, checkpoint_row(event))
+    row = checkpoint_row(event)
+    _INSERT_CHECKPOINT.run(conn, row)
+    return row
 
 
 def checkpoint_row(event: Event) -> dict[str, Any]:

@@ -62,6 +62,9 @@ _HEAD = db.Prepared(
 
 
 _DATA_VERSION = db.Prepared(sa.text("PRAGMA data_version"))
+
+#: A head a commit made: the checkpoint's row as stored (by column name) and its state's JSON.
+Primed = tuple[Mapping[str, Any], str]
 _UNREAD = object()
 _KEEP = 256  # heads kept between commits, at most
 
@@ -136,15 +139,15 @@ class HeadReader:
                 raise
         return None if row is None else as_reader_row(row, False, state_only=True)
 
-    def wrote(self, primed: Mapping[str, tuple[Mapping[str, Any], str]]) -> None:
+    def wrote(self, primed: Mapping[str, Primed]) -> None:
         """This process committed on its writer connection (which `PRAGMA data_version`
         does not count): what was kept is dropped, and the heads the commit made are kept
-        instead, as the head query would read them (`primed`: task id -> the checkpoint's
-        row and its state's JSON), so the read right after a checkpoint queries nothing."""
+        instead (`primed`: task id -> the checkpoint's row and its state's JSON), so the read
+        right after a checkpoint queries nothing."""
         with self._lock:
             self._writer_rows.clear()
-            for task_id, (row, state_json) in primed.items():
-                self._writer_rows[task_id] = (*(row[n] for n in ROW_COLUMNS), state_json)
+            for task_id, (columns, state_json) in primed.items():
+                self._writer_rows[task_id] = (*(columns[n] for n in ROW_COLUMNS), state_json)
 
     def forget(self) -> None:
         """Drop the kept rows: the next read of each head queries (for measuring)."""
@@ -171,7 +174,7 @@ _readers: weakref.WeakKeyDictionary[HasEngine, HeadReader] = weakref.WeakKeyDict
 _readers_lock = threading.Lock()
 
 
-def wrote(store: HasEngine, primed: Mapping[str, tuple[Mapping[str, Any], str]]) -> None:
+def wrote(store: HasEngine, primed: Mapping[str, Primed]) -> None:
     """Tell the store's head reader, if it has one, that this process just committed."""
     reader = _readers.get(store)
     if reader is not None:

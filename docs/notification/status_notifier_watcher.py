@@ -20,11 +20,11 @@ class Watcher(QObject):
         self.items: list[str] = []
 
     @Slot(str)
-    def RegisterStatusNotifierItem(self, service: str) -> None:  # noqa: N802 (D-Bus name)
+    def RegisterStatusNotifierItem(self, service: str) -> None:  # the D-Bus method's name
         self.items.append(service)
 
     @Slot(str)
-    def RegisterStatusNotifierHost(self, service: str) -> None:  # noqa: N802 (D-Bus name)
+    def RegisterStatusNotifierHost(self, service: str) -> None:  # the D-Bus method's name
         pass
 
     def _host(self) -> bool:

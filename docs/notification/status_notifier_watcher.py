@@ -36,6 +36,7 @@ class Watcher(QObject):
     IsStatusNotifierHostRegistered = Property(bool, _host, constant=True)
     ProtocolVersion = Property(int, _protocol, constant=True)
 
+
 def main() -> int:
     app = QCoreApplication(sys.argv)
     bus = QDBusConnection.sessionBus()

@@ -2,8 +2,10 @@
 
 Both run as fresh subprocesses (offscreen), several times each, alternating; each prints the
 wall-clock time of its first paint and the parent subtracts the moment it spawned it. Also
-reported: the time until the inbox is painted with the demo tasks (the store opens on a
-worker after the first paint, so this includes importing SQLAlchemy).
+reported: the time until the demo tasks are visible (read with the standard library's sqlite3
+while the store's modules load: store.reads.peek), and until the inbox is painted as the open
+store lists it (the store opens on a worker after the first paint, so this includes importing
+SQLAlchemy and pydantic).
 
     /tmp/venv/bin/python benchmarks/bench_desktop.py [--runs 9]
 """
@@ -46,7 +48,7 @@ def _run(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
     marks = {}
     for line in out.stdout.splitlines():
         name, _, value = line.partition(" ")
-        if name in {"first_paint", "inbox_paint"}:
+        if name in {"first_paint", "tasks_paint", "inbox_paint"}:
             marks[name] = (float(value) - start) * 1000
     return marks
 
@@ -83,18 +85,24 @@ def main() -> int:
         ]
         base_cmd = [sys.executable, "-c", BASELINE]
         _run(base_cmd, env), _run(app_cmd, env)  # warm the OS file cache for both
-        base, app, inbox = [], [], []
+        base, app, tasks, inbox = [], [], [], []
         for _ in range(args.runs):
             base.append(_run(base_cmd, env)["first_paint"])
             marks = _run(app_cmd, env)
             app.append(marks["first_paint"])
+            tasks.append(marks["tasks_paint"])
             inbox.append(marks["inbox_paint"])
-    b, a, i = (statistics.median(x) for x in (base, app, inbox))
-    print(f"empty QMainWindow, first paint:         {b:7.1f} ms (median of {args.runs})")
-    print(f"boris-desktop demo store, first paint:  {a:7.1f} ms")
-    print(f"boris-desktop demo store, inbox filled: {i:7.1f} ms")
-    print(f"ratio first paint / empty window:       {a / b:7.2f}  (target <= 1.5)")
-    return 0 if a / b <= 1.5 else 1
+    b, a, v, i = (statistics.median(x) for x in (base, app, tasks, inbox))
+    print(f"empty QMainWindow, first paint:          {b:7.1f} ms (median of {args.runs})")
+    print(f"boris-desktop demo store, first paint:   {a:7.1f} ms")
+    print(f"boris-desktop demo store, tasks visible: {v:7.1f} ms")
+    print(
+        f"boris-desktop demo store, store open:    {i:7.1f} ms  (the inbox as the Store lists it)"
+    )
+    print(f"row: first paint      {a / b:5.2f}x the empty window  (goal <= 1.5x)")
+    print(f"row: tasks visible    {v / b:5.2f}x the empty window  (goal <= 3x)")
+    print(f"row: store open       {i / b:5.2f}x the empty window  (reported)")
+    return 0 if a / b <= 1.5 and v / b <= 3 else 1
 
 
 if __name__ == "__main__":

@@ -136,15 +136,17 @@ def first_paints(store: Path, runs: int, env: dict[str, str]) -> dict[str, float
     app_cmd = [sys.executable, "-m", "boris_desktop", "--store", str(store), "--exit-after-paint"]
     base_cmd = [sys.executable, "-c", BASELINE]
     _run(base_cmd, env), _run(app_cmd, env)  # warm the OS file cache for both
-    base, app, inbox = [], [], []
+    base, app, tasks, inbox = [], [], [], []
     for _ in range(runs):
         base.append(_run(base_cmd, env)["first_paint"])
         marks = _run(app_cmd, env)
         app.append(marks["first_paint"])
+        tasks.append(marks["tasks_paint"])
         inbox.append(marks["inbox_paint"])
     return {
         "empty": statistics.median(base),
         "app": statistics.median(app),
+        "tasks": statistics.median(tasks),
         "inbox": statistics.median(inbox),
     }
 
@@ -267,7 +269,12 @@ def main() -> int:
     print(f"empty QMainWindow, first paint:        {paints['empty']:7.1f} ms (median of {a.runs})")
     print(f"boris-desktop big store, first paint:  {paints['app']:7.1f} ms")
     print(f"ratio first paint / empty window:      {ratio:7.2f}  (target <= 2)")
-    print(f"inbox shows the {TASKS:,} tasks after:   {paints['inbox']:7.1f} ms")
+    print(f"the {TASKS:,} tasks visible after:        {paints['tasks']:7.1f} ms")
+    print(f"the inbox as the open store lists them:  {paints['inbox']:7.1f} ms")
+    print(f"row: first paint      {ratio:5.2f}x the empty window  (goal <= 2x)")
+    print(
+        f"row: tasks visible    {paints['tasks'] / paints['empty']:5.2f}x the empty window  (goal <= 5x)"
+    )
     print(f"GUI stalls (heartbeat every {BEAT_MS} ms; target <= 50 ms opening and scrolling):")
     print(f"  filling the inbox:        {got['inbox_stall_ms']:6.1f} ms longest")
     print(

@@ -140,6 +140,81 @@ def bare_commits(root: Path, n: int, size: int) -> float:
     return rate
 
 
+def same_statements(root: Path, n: int) -> float:
+    """The floor for Boris's own guarantees: the seven statements one Boris checkpoint write
+    runs (read the task's head and heads; insert the chained event with the state; move the
+    task's head and heads; insert the lineage row; check the keyring), sent by raw sqlite3
+    with the same state, and nothing computed in Python but the payload's text and the chain
+    hash: no command, no validation, no state memo, no projection code."""
+    import json
+
+    from store.canonical import canonical_json, chain_hash_of_parts
+    from store.clock import system_now
+
+    s, tid, _ = boris_checkpointing(root)
+    db_file = s.location.sqlite_file
+    s.close()
+    assert db_file is not None
+    conn = sqlite3.connect(db_file, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    fmt, template = conn.execute(
+        "SELECT format, payload FROM events WHERE type = 'checkpoint.written' "
+        "ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    written = json.loads(template)
+    state_json, digest = canonical_json(written["state"]), written["state_digest"]
+    actor = '{"id":"bench","kind":"agent","name":""}'
+    t0 = time.perf_counter()
+    for i in range(n):
+        conn.execute("BEGIN IMMEDIATE")
+        (row,) = conn.execute(
+            "SELECT task_id, title, owner, status, status_reason, objective_rev, scope, "
+            "created_at, updated_at, last_seq, head_hash, checkpoint_heads FROM tasks "
+            "WHERE task_id = ?",
+            (tid,),
+        ).fetchall()
+        seq, prev, heads, at = row[9] + 1, row[10], json.loads(row[11]), system_now()
+        cid = f"ckpt-{i:08x}"
+        payload = (
+            f'{{"boundary_hash":"{prev}","boundary_seq":{seq - 1},"checkpoint_id":"{cid}",'
+            f'"merged":[],"note":"","reason":"milestone","state":{state_json},'
+            f'"state_digest":"{digest}","supersedes":["{heads[-1]}"]}}'
+        )
+        chained = chain_hash_of_parts(
+            prev,
+            actor_json=actor,
+            at=at,
+            fmt=fmt,
+            payload_json=payload,
+            seq=seq,
+            task_id=tid,
+            type_name="checkpoint.written",
+        )
+        conn.execute(
+            "INSERT INTO events (task_id, seq, type, format, payload, actor_kind, actor_id, "
+            "actor_name, at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tid, seq, "checkpoint.written", fmt, payload, "agent", "bench", "", at, prev, chained),
+        )
+        conn.execute(
+            "UPDATE tasks SET updated_at = ?, last_seq = ?, head_hash = ?, checkpoint_heads = ? "
+            "WHERE task_id = ?",
+            (at, seq, chained, json.dumps([cid]), tid),
+        )
+        conn.execute(
+            "INSERT INTO checkpoints (task_id, checkpoint_id, reason, supersedes, merged, seq, "
+            "chain_hash, event_seq, state_digest, author, note, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tid, cid, "milestone", json.dumps(heads[-1:]), "[]", seq - 1, prev, seq, digest,
+             actor, "", at),
+        )  # fmt: skip
+        conn.execute("SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1").fetchall()
+        conn.execute("COMMIT")
+    rate = n / (time.perf_counter() - t0)
+    conn.close()
+    return rate
+
+
 def wal_pages_per_commit(conn: sqlite3.Connection, commit: Callable[[], object]) -> float:
     """WAL frames (pages) each of 20 commits appends, as seen from a second connection."""
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -526,6 +601,7 @@ def write_rates(
         "boris": lambda p: boris_writes(p, a.writes),
         "boris_changed": lambda p: boris_writes_after_a_change(p, a.writes),
         "bare": lambda p: bare_commits(p, a.writes, int(sizes["event"])),
+        "same": lambda p: same_statements(p, a.writes),
     }
     if lg_profile is not None:
         contenders["langgraph"] = lambda p: langgraph_writes(p, a.writes, state)
@@ -545,7 +621,13 @@ def write_rates(
         f"  sqlite3, one {sizes['event']:,.0f} B row a commit {bare:8,.0f}/s   the floor: "
         "the same durable commit with no other work"
     )
+    same = rates["same"]
+    print(
+        f"  Boris's statements, raw sqlite3 {same:8,.0f}/s   boris = {boris / same:.2f}x  (the "
+        "floor for the chain, the head and the lineage: no Python but the hash)"
+    )
     if lg is not None and lg_profile is not None:
+        print(f"    that floor against langgraph: {same / lg:.2f}x")
         print(
             f"  langgraph SqliteSaver.put       {lg:8,.0f}/s   {lg_profile['pages']:.1f} WAL pages "
             f"and {lg_profile['statements']:.0f} statements a commit; checkpoint + metadata "

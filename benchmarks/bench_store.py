@@ -118,6 +118,59 @@ def raw_sqlite_appends(root: Path, n: int) -> float:
     return rate
 
 
+def same_statements_appends(root: Path, n: int) -> float:
+    """The floor for Boris's own guarantees: the statements one Boris append runs (read the
+    task's head, insert the chained event into the same schema and its indexes, move the
+    task's head, check the keyring), sent by raw sqlite3 with only the chain hash computed
+    in Python: no command, no validation, no projection code."""
+    from store.canonical import chain_hash_of_parts
+    from store.clock import system_now
+
+    with Store.open(root / "same") as s:
+        tid = s.execute(c.CreateTask(title="b", owner="o", objective="x"), AGENT)
+        db_file = s.location.sqlite_file
+    assert db_file is not None
+    conn = sqlite3.connect(db_file, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    payload = '{"kind":"note","text":"tick"}'
+    actor = '{"id":"bench","kind":"agent","name":""}'
+    t0 = time.perf_counter()
+    for _ in range(n):
+        conn.execute("BEGIN IMMEDIATE")
+        (row,) = conn.execute(
+            "SELECT task_id, title, owner, status, status_reason, objective_rev, scope, "
+            "created_at, updated_at, last_seq, head_hash, checkpoint_heads FROM tasks "
+            "WHERE task_id = ?",
+            (tid,),
+        ).fetchall()
+        seq, prev, at = row[9] + 1, row[10], system_now()
+        digest = chain_hash_of_parts(
+            prev,
+            actor_json=actor,
+            at=at,
+            fmt=1,
+            payload_json=payload,
+            seq=seq,
+            task_id=tid,
+            type_name="note.recorded",
+        )
+        conn.execute(
+            "INSERT INTO events (task_id, seq, type, format, payload, actor_kind, actor_id, "
+            "actor_name, at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tid, seq, "note.recorded", 1, payload, "agent", "bench", "", at, prev, digest),
+        )
+        conn.execute(
+            "UPDATE tasks SET updated_at = ?, last_seq = ?, head_hash = ? WHERE task_id = ?",
+            (at, seq, digest, tid),
+        )
+        conn.execute("SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1").fetchall()
+        conn.execute("COMMIT")
+    rate = n / (time.perf_counter() - t0)
+    conn.close()
+    return rate
+
+
 def build_big_task(root: Path, n: int) -> str:
     with Store.open(root / "big") as s:
         tid = s.execute(c.CreateTask(title="big", owner="o", objective="x"), AGENT)
@@ -157,6 +210,7 @@ def main() -> None:
     contenders: dict[str, Callable[[Path], float]] = {
         "boris": lambda p: boris_appends(p, a.appends),
         "raw": lambda p: raw_sqlite_appends(p, a.appends),
+        "same": lambda p: same_statements_appends(p, a.appends),
     }
     if importlib.util.find_spec("eventsourcing") is not None:
         contenders["eventsourcing"] = lambda p: eventsourcing_appends(p, a.appends)
@@ -174,6 +228,13 @@ def main() -> None:
     else:
         print("  eventsourcing: not installed (pip install -e '.[bench]')")
     print(f"  raw sqlite3 INSERT             {raw:8,.0f}/s   boris = {boris / raw:.2f}x")
+    same = rates["same"]
+    print(
+        f"  Boris's statements, raw sqlite3 {same:7,.0f}/s   boris = {boris / same:.2f}x"
+        "  (the floor for the chain, the indexes and the head: no Python but the hash)"
+    )
+    if es is not None:
+        print(f"    that floor against eventsourcing: {same / es:.2f}x")
     if es is not None:
         meets = boris / es >= 1.5 and boris / raw >= 0.8
         print(

@@ -10,15 +10,30 @@ from typing import Any
 
 
 def open_store(directory: str | None) -> Any:
-    from store import Store
+    from .runtime import paused
 
-    store = Store.open(directory)
-    # The file watcher starts with the first task shown, on the GUI thread; importing
-    # watchdog here takes its 20 ms of imports off that thread. No Qt is touched.
-    import watchdog.events
-    import watchdog.observers  # noqa: F401
+    # Opening imports SQLAlchemy, pydantic and the store's modules: some hundred thousand
+    # objects that live as long as the process. Full collections while they are made scan
+    # them all again and again for nothing (about a third of the open's CPU time on the
+    # demo store, bench_desktop.py); refcounting still frees what is dropped.
+    with paused():
+        from store import Store
+
+        store = Store.open(directory)
+        # The file watcher starts with the first task shown, on the GUI thread; importing
+        # watchdog here takes its 20 ms of imports off that thread. No Qt is touched.
+        import watchdog.events
+        import watchdog.observers  # noqa: F401
 
     return store
+
+
+def peek_tasks(directory: str | None) -> Any:
+    """The inbox of a SQLite store read before the store is open (store.reads.peek): no
+    SQLAlchemy, so it is on screen long before the store's modules have loaded."""
+    from store.reads.peek import peek_tasks as peek
+
+    return peek(directory)
 
 
 def fill_demo(store: Any) -> list[str]:

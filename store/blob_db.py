@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection, Engine
 
 from . import schema as t
@@ -94,6 +93,10 @@ class ServerBlobStore(BlobStore):
         return digest, size
 
     def _store(self, digest: str, size: int, pieces: Iterator[bytes]) -> None:
+        # Here, not at the top: every store imports this module, and PostgreSQL's dialect
+        # (with asyncpg's) is 20 ms of a SQLite store's open (bench_desktop.py).
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
         whole = hashlib.sha256()
         n = 0
         try:

@@ -9,7 +9,6 @@ append-only guard, and never tests the dialect itself.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from .clock import system_now
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -129,23 +130,11 @@ def now_expression(dialect_name: str) -> str:
     return "SELECT strftime('%Y-%m-%dT%H:%M:%f000Z', 'now')"
 
 
-_second: list[Any] = [None, ""]  # the last whole second formatted, and its text
-
-
-def _system_now() -> str:
-    micros = time.time_ns() // 1000
-    second, fraction = divmod(micros, 1_000_000)
-    if _second[0] != second:
-        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        _second[0] = second
-    return f"{_second[1]}.{fraction:06d}Z"
-
-
 def database_now(conn: Connection) -> str:
     if conn.dialect.name == "sqlite":
         # SQLite's 'now' is this process's own system clock (the VFS asks the OS), so
         # reading it here is the same clock without a round trip on the append path.
-        return _system_now()
+        return system_now()
     rows = _run_driver(conn, now_expression(conn.dialect.name), ())
     return str(rows[0][0])
 

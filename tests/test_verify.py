@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from blob_damage import damage_blob, lose_blob
 
-from store import Actor, Store, StoreError, UnknownTask, db
+from store import Actor, Store, StoreError, UnknownTask, clock
 from store import commands as c
 from store import events as ev
 from store.canonical import canonical_json, chain_hash, digest_of
@@ -156,7 +156,7 @@ def _append_raw(s: Store, task_id: str, payload: ev.Payload, actor: Actor = AGEN
             "SELECT seq, hash FROM events WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
         ).fetchone()
         seq += 1
-        at = db._system_now()
+        at = clock.system_now()
         body = stored_body(task_id, seq, payload.TYPE, payload.FORMAT, data, actor, at)
         conn.execute(
             "INSERT INTO events (task_id, seq, type, format, payload, actor_kind, actor_id,"

@@ -25,7 +25,9 @@ _APPLY: dict[str, Apply] = {}
 #: Apply functions that move the task's head themselves, in the one UPDATE of the task's row
 #: they make anyway; given the task's `checkpoint_heads` before the event as the driver
 #: returned them when the caller read the row in this transaction (None: not read, so read).
-HeadApply = Callable[[Connection, Event, Any], None]
+# Returns the row it wrote where the write path has a use for it (a checkpoint's, which the
+# head reader keeps), else None.
+HeadApply = Callable[[Connection, Event, Any], dict[str, Any] | None]
 _MOVES_HEAD: dict[str, HeadApply] = {}
 
 
@@ -54,14 +56,14 @@ _ADVANCE_HEAD = db.Prepared(
 )
 
 
-def apply(conn: Connection, event: Event, heads_stored: Any = None) -> None:
+def apply(conn: Connection, event: Event, heads_stored: Any = None) -> dict[str, Any] | None:
     """Fold one event into the projections. `heads_stored`: the task's checkpoint heads
     column before the event, as read in this transaction, when the caller has it (the write
-    path does); a checkpoint's apply then need not read it again."""
+    path does); a checkpoint's apply then need not read it again. Returns the checkpoint row
+    a `checkpoint.written` made (as stored), else None."""
     own = _MOVES_HEAD.get(event.type)
     if own is not None:
-        own(conn, event, heads_stored)
-        return
+        return own(conn, event, heads_stored)
     if event.type != "task.created":
         _ADVANCE_HEAD.run(
             conn, {"task_id": event.task_id, "seq": event.seq, "hash": event.hash, "at": event.at}
@@ -69,6 +71,7 @@ def apply(conn: Connection, event: Event, heads_stored: Any = None) -> None:
     fn = _APPLY.get(event.type)
     if fn is not None:
         fn(conn, event)
+    return None
 
 
 def only_advances_head(type_name: str) -> bool:

@@ -303,7 +303,7 @@ _SET_HEADS = db.Prepared(
 
 
 @applies_moving_head("checkpoint.written")
-def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> None:
+def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> dict[str, Any]:
     p = event.payload
     assert isinstance(p, ev.CheckpointWritten)
     key = {"task_id": event.task_id}
@@ -316,23 +316,29 @@ def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> No
         conn,
         {**key, "seq": event.seq, "hash": event.hash, "at": event.at, "heads": json.dumps(heads)},
     )
-    _INSERT_CHECKPOINT.run(
-        conn,
-        {
-            **key,
-            "checkpoint_id": p.checkpoint_id,
-            "reason": p.reason,
-            "supersedes": json.dumps(list(p.supersedes)),
-            "merged": json.dumps(list(p.merged)),
-            "seq": p.boundary_seq,
-            "chain_hash": p.boundary_hash,
-            "event_seq": event.seq,
-            "state_digest": p.state_digest,
-            "author": actor_json(event.actor),
-            "note": p.note,
-            "at": event.at,
-        },
-    )
+    row = checkpoint_row(event)
+    _INSERT_CHECKPOINT.run(conn, row)
+    return row
+
+
+def checkpoint_row(event: Event) -> dict[str, Any]:
+    """The checkpoints row a `checkpoint.written` event makes, as stored (JSON as text)."""
+    p = event.payload
+    assert isinstance(p, ev.CheckpointWritten)
+    return {
+        "task_id": event.task_id,
+        "checkpoint_id": p.checkpoint_id,
+        "reason": p.reason,
+        "supersedes": json.dumps(list(p.supersedes)),
+        "merged": json.dumps(list(p.merged)),
+        "seq": p.boundary_seq,
+        "chain_hash": p.boundary_hash,
+        "event_seq": event.seq,
+        "state_digest": p.state_digest,
+        "author": actor_json(event.actor),
+        "note": p.note,
+        "at": event.at,
+    }
 
 
 @applies("run.stopped")

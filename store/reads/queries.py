@@ -13,9 +13,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from .. import rules
 from .. import schema as t
 from ..errors import UnknownTask
+from . import inbox
 
 
 def _rows(conn: Connection, table: sa.Table, task_id: str, *order: Any) -> list[dict[str, Any]]:
@@ -86,117 +86,10 @@ def task_row(conn: Connection, task_id: str) -> dict[str, Any]:
 def list_tasks(
     conn: Connection, now: str, blob_exists: Callable[[str], bool] | None = None
 ) -> list[dict[str, Any]]:
-    """Every task with what needs the reviewer, in one pass per table (no N+1).
-
-    With `blob_exists`, evidence and current artifact versions whose blob is gone count as
-    missing: nothing may be accepted on the word of a record that cannot be shown.
-    """
-    tasks = [dict(r._mapping) for r in conn.execute(sa.select(t.tasks))]
-    need: dict[str, dict[str, Any]] = {
-        r["task_id"]: {
-            "pending_approvals": 0,
-            "unresolved_effects": 0,
-            "effects_to_reconcile": 0,
-            "stale_criteria": 0,
-            "failed_criteria": 0,
-            "open_criteria": 0,
-            "heads": 0,
-            "budget_use": 0.0,
-            "missing_blobs": 0,
-        }
-        for r in tasks
-    }
-    if blob_exists is not None:
-        for task_id, digest in _retained_digests(conn):
-            if not blob_exists(digest):
-                need[task_id]["missing_blobs"] += 1
-    crit = conn.execute(
-        sa.select(t.criteria.c.task_id, t.criteria.c.status, sa.func.count()).group_by(
-            t.criteria.c.task_id, t.criteria.c.status
-        )
+    """Every task with what needs the reviewer (store.reads.inbox), most in need first."""
+    return inbox.list_tasks(
+        lambda sql, params: conn.execute(sa.text(sql), dict(params)), now, blob_exists
     )
-    for task_id, status, n in crit:
-        if status == "stale":
-            need[task_id]["stale_criteria"] += n
-        elif status == "failed":
-            need[task_id]["failed_criteria"] += n
-        if status in {"stale", "failed", "unverified"}:
-            need[task_id]["open_criteria"] += n
-    pending = conn.execute(
-        sa.select(t.approvals.c.task_id, sa.func.count())
-        .where(t.approvals.c.state == "pending", t.approvals.c.expires_at > now)
-        .group_by(t.approvals.c.task_id)
-    )
-    for task_id, n in pending:
-        need[task_id]["pending_approvals"] = n
-    effects = conn.execute(sa.select(t.effects.c.task_id, t.effects.c.stage, t.effects.c.outcome))
-    from ..rules import effect_to_reconcile, effect_unresolved
-
-    for task_id, stage, outcome in effects:
-        if effect_unresolved(stage, outcome) and stage != "planned":
-            need[task_id]["unresolved_effects"] += 1
-        if effect_to_reconcile(stage, outcome):
-            need[task_id]["effects_to_reconcile"] += 1
-    for r in tasks:
-        need[r["task_id"]]["heads"] = len(r.pop("checkpoint_heads"))
-    budgets = conn.execute(
-        sa.select(t.budgets.c.task_id, t.budgets.c.used, t.budgets.c.limit_value).where(
-            t.budgets.c.limit_value.is_not(None)
-        )
-    )
-    for task_id, used, limit in budgets:
-        frac = used / limit if limit else (1.0 if used else 0.0)
-        need[task_id]["budget_use"] = max(need[task_id]["budget_use"], frac)
-    out = []
-    for r in tasks:
-        n = need[r["task_id"]]
-        out.append(
-            {
-                "id": r["task_id"],
-                "title": r["title"],
-                "owner": r["owner"],
-                "status": r["status"],
-                "updated_at": r["updated_at"],
-                "last_seq": r["last_seq"],
-                "needs": n,
-                "forked": n["heads"] > 1,
-                "attention": attention_score(r["status"], n),
-            }
-        )
-    out.sort(key=lambda x: (-x["attention"], x["updated_at"]), reverse=False)
-    return out
-
-
-def _retained_digests(conn: Connection) -> list[tuple[str, str]]:
-    """(task, digest) of every evidence blob and every current artifact version's blob."""
-    ev_rows = conn.execute(sa.select(t.evidence.c.task_id, t.evidence.c.digest)).all()
-    cur = conn.execute(
-        sa.select(t.artifact_versions.c.task_id, t.artifact_versions.c.digest).join(
-            t.artifacts,
-            sa.and_(
-                t.artifacts.c.task_id == t.artifact_versions.c.task_id,
-                t.artifacts.c.artifact_id == t.artifact_versions.c.artifact_id,
-                t.artifacts.c.current_version == t.artifact_versions.c.version,
-            ),
-        )
-    ).all()
-    return [(str(a), str(b)) for a, b in (*ev_rows, *cur)]
-
-
-def attention_score(status: str, n: dict[str, Any]) -> int:
-    """How much a task needs a person now: what blocks progress first."""
-    score = 0
-    score += 100 * n["pending_approvals"]
-    # Effects a person must reconcile, not those still in flight (the agent's to answer).
-    score += 80 * n["effects_to_reconcile"]
-    score += 60 if n["heads"] > 1 else 0
-    score += 40 * (n["stale_criteria"] + n["failed_criteria"])
-    score += 70 * n.get("missing_blobs", 0)
-    score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
-    score += 20 if n["budget_use"] >= rules.NEAR_LIMIT else 0
-    if status in {"completed", "superseded", "stopped"} and score == 0:
-        score = -1
-    return score
 
 
 def objective(conn: Connection, task_id: str) -> list[dict[str, Any]]:

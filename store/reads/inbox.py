@@ -1,0 +1,118 @@
+"""The inbox: every task with what needs the reviewer, one pass per table (no N+1).
+
+The statements are plain SQL text, so the same rows are read by the Store (through
+SQLAlchemy's `text`, on both engines) and by `store.reads.peek` (the standard library's
+sqlite3, before SQLAlchemy is even imported: the window lists the tasks while the store
+opens). Nothing here imports SQLAlchemy; what counts comes from `store.rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import rules
+
+#: Runs one statement with its named parameters (`:now`) and gives its rows.
+Fetch = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
+
+# json_array_length: SQLite's JSON1 and PostgreSQL's alike; the heads are only counted here.
+TASKS = (
+    "SELECT task_id, title, owner, status, updated_at, last_seq, "
+    "json_array_length(checkpoint_heads) FROM tasks"
+)
+CRITERIA = "SELECT task_id, status, count(*) FROM criteria GROUP BY task_id, status"
+PENDING = (
+    "SELECT task_id, count(*) FROM approvals WHERE state = 'pending' AND expires_at > :now "
+    "GROUP BY task_id"
+)
+EFFECTS = "SELECT task_id, stage, outcome FROM effects"
+BUDGETS = "SELECT task_id, used, limit_value FROM budgets WHERE limit_value IS NOT NULL"
+# Every evidence blob and every current artifact version's blob, by task.
+RETAINED = (
+    "SELECT task_id, digest FROM evidence UNION ALL "
+    "SELECT v.task_id, v.digest FROM artifact_versions v JOIN artifacts a "
+    "ON a.task_id = v.task_id AND a.artifact_id = v.artifact_id "
+    "AND a.current_version = v.version"
+)
+
+
+def list_tasks(
+    fetch: Fetch, now: str, blob_exists: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """Every task with what needs the reviewer, most in need first.
+
+    With `blob_exists`, evidence and current artifact versions whose blob is gone count as
+    missing: nothing may be accepted on the word of a record that cannot be shown.
+    """
+    tasks = list(fetch(TASKS, {}))
+    need: dict[str, dict[str, Any]] = {
+        r[0]: {
+            "pending_approvals": 0,
+            "unresolved_effects": 0,
+            "effects_to_reconcile": 0,
+            "stale_criteria": 0,
+            "failed_criteria": 0,
+            "open_criteria": 0,
+            "heads": 0,
+            "budget_use": 0.0,
+            "missing_blobs": 0,
+        }
+        for r in tasks
+    }
+    if blob_exists is not None:
+        for task_id, digest in fetch(RETAINED, {}):
+            if not blob_exists(str(digest)):
+                need[task_id]["missing_blobs"] += 1
+    for task_id, status, n in fetch(CRITERIA, {}):
+        if status == "stale":
+            need[task_id]["stale_criteria"] += n
+        elif status == "failed":
+            need[task_id]["failed_criteria"] += n
+        if status in {"stale", "failed", "unverified"}:
+            need[task_id]["open_criteria"] += n
+    for task_id, n in fetch(PENDING, {"now": now}):
+        need[task_id]["pending_approvals"] = n
+    for task_id, stage, outcome in fetch(EFFECTS, {}):
+        if rules.effect_unresolved(stage, outcome) and stage != "planned":
+            need[task_id]["unresolved_effects"] += 1
+        if rules.effect_to_reconcile(stage, outcome):
+            need[task_id]["effects_to_reconcile"] += 1
+    for task_id, used, limit in fetch(BUDGETS, {}):
+        frac = used / limit if limit else (1.0 if used else 0.0)
+        need[task_id]["budget_use"] = max(need[task_id]["budget_use"], frac)
+    out = []
+    for task_id, title, owner, status, updated_at, last_seq, heads in tasks:
+        n = need[task_id]
+        n["heads"] = heads
+        out.append(
+            {
+                "id": task_id,
+                "title": title,
+                "owner": owner,
+                "status": status,
+                "updated_at": updated_at,
+                "last_seq": last_seq,
+                "needs": n,
+                "forked": n["heads"] > 1,
+                "attention": attention_score(status, n),
+            }
+        )
+    out.sort(key=lambda x: (-x["attention"], x["updated_at"]))
+    return out
+
+
+def attention_score(status: str, n: dict[str, Any]) -> int:
+    """How much a task needs a person now: what blocks progress first."""
+    score = 0
+    score += 100 * n["pending_approvals"]
+    # Effects a person must reconcile, not those still in flight (the agent's to answer).
+    score += 80 * n["effects_to_reconcile"]
+    score += 60 if n["heads"] > 1 else 0
+    score += 40 * (n["stale_criteria"] + n["failed_criteria"])
+    score += 70 * n.get("missing_blobs", 0)
+    score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
+    score += 20 if n["budget_use"] >= rules.NEAR_LIMIT else 0
+    if status in {"completed", "superseded", "stopped"} and score == 0:
+        score = -1
+    return score

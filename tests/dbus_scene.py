@@ -1,0 +1,73 @@
+"""Driver for test_desktop_dbus.py, run inside a session bus and Xvfb with dunst as the
+freedesktop notification service: the real window, another process requesting one approval
+and then a burst of twenty; prints what the notifier says it showed, one JSON list."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+REQUEST = """
+import sys
+from store import Actor, Store
+from store.commands import approvals as ap
+first, n = int(sys.argv[2]), int(sys.argv[3])
+with Store.open(sys.argv[1], create=False) as s:
+    s.execute_all([ap.RequestApproval(task_id="note", approval_id=f"apr-{i}",
+        payload={"n": i}, consequence=f"send message {i}", policy="test",
+        expires_in_seconds=3600) for i in range(first, first + n)],
+        Actor(kind="agent", id="drafter-7"))
+"""
+
+
+def main() -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from store import Store
+    from store.services.demo import fill_demo
+
+    app = QApplication(sys.argv[:1])
+    tmp = tempfile.TemporaryDirectory()
+    os.environ["BORIS_DESKTOP_SETTINGS"] = os.path.join(tmp.name, "settings.ini")
+    from boris_desktop import settings
+    from boris_desktop.main_window import MainWindow
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+    directory = os.path.join(tmp.name, "store")
+    store = Store.open(directory)
+    fill_demo(store)
+
+    def settle(seconds: float, until: object = None) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not (callable(until) and until()):
+            app.processEvents()
+            time.sleep(0.01)
+
+    w = MainWindow(store)
+    w.show()
+    settle(10, lambda: w.queue.loaded)
+    settle(3)  # what the first read found is known, not news
+    shown: list[list[str]] = []
+    w.notifier.shown.connect(lambda title, body, _target: shown.append([title, body]))
+    for first, n in ((1, 1), (100, 20)):
+        told = len(shown)
+        subprocess.run([sys.executable, "-c", REQUEST, directory, str(first), str(n)], check=True)
+        settle(15, lambda told=told: len(shown) > told)
+        settle(3)  # a burst's window and then some: nothing more may come
+    print(json.dumps({"shown": shown, "tray": w.notifier.tray.isVisible()}))
+    w.close()
+    store.close()
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

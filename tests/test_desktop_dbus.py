@@ -1,0 +1,63 @@
+"""Notifications through the real freedesktop service, over D-Bus.
+
+The other notification tests fake Qt's boundary. Here nothing is faked on the app's side:
+the window runs under Xvfb on a private session bus, dunst is the notification service
+(`dunst -print` writes every notification it receives), and a stand-in panel
+(docs/notification/status_notifier_watcher.py) makes Qt send its tray messages over D-Bus
+as it does on a desktop. Another process requests one approval, then a burst of twenty:
+the service receives exactly one notification for each, with the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NEEDS = ("dbus-run-session", "xvfb-run", "dunst")
+
+
+def _missing() -> list[str]:
+    return [tool for tool in NEEDS if shutil.which(tool) is None]
+
+
+@pytest.mark.skipif(
+    bool(_missing()) and os.environ.get("CI") != "true",
+    reason=f"needs {', '.join(NEEDS)} (apt-get install dbus xvfb dunst)",
+)
+def test_the_notification_service_receives_one_notification_per_arrival(tmp_path: Path) -> None:
+    assert not _missing(), f"CI installs {', '.join(NEEDS)}"
+    log = tmp_path / "dunst.log"
+    watcher = ROOT / "docs" / "notification" / "status_notifier_watcher.py"
+    inside = (
+        f'"{sys.executable}" "{watcher}" & w=$!; '
+        f'dunst -print > "{log}" 2>/dev/null & d=$!; '
+        "sleep 1.5; "
+        f'QT_QPA_PLATFORM=xcb "{sys.executable}" "{ROOT / "tests" / "dbus_scene.py"}"; '
+        "rc=$?; kill $w $d 2>/dev/null; exit $rc"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
+    out = subprocess.run(
+        ["dbus-run-session", "--", "xvfb-run", "-a", "sh", "-c", inside],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    told = json.loads(out.stdout.strip().splitlines()[-1])
+    assert told["tray"]  # the panel took the tray icon
+    assert [title for title, _ in told["shown"]] == ["1 new decision", "20 new decisions"]
+    received = re.findall(r"summary: '([^']*)'", log.read_text())
+    assert received == ["1 new decision", "20 new decisions"]
+    bodies = re.findall(r"body: '([^']*)'", log.read_text(), re.S)
+    assert "send message 1" in bodies[0] and "Save the weekly project note" in bodies[0]
+    assert "and 17 more in the decision queue" in bodies[1]

@@ -517,11 +517,28 @@ def _refuse_if_older(engine: Engine, location: Location) -> None:
 
 
 def _looks_like_sqlite(path: Path) -> bool:
+    """Whether `path` is an SQLite database, asked of SQLite itself, never by reading its
+    header with open(): closing any descriptor of the file drops every POSIX lock this
+    process holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2). With its
+    shared lock gone, another process closing its last connection deleted the write-ahead
+    log under this one's open connections: this process then read and wrote a log nobody
+    else saw, and the two lost each other's commits (tests/test_store_processes.py).
+    SQLite keeps one descriptor per file per process and defers closing it while locks are
+    held, so a connection of its own is safe. Anything but "not a database" (busy, a
+    damaged page) is left to the open that follows, which reports it."""
+    import sqlite3
+
     try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return True
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_NOTADB
+    finally:
+        conn.close()
+    return True
 
 
 def _new_heads(tx: Tx) -> dict[str, heads.Primed]:

@@ -12,7 +12,11 @@ benchmarks/bench_preview.py:
 - `share_the_gil()`: a thread that wants the GIL waits for the holder to give it up, at most
   the switch interval (5 ms by default). The GUI thread asks for it at every call into
   Python (a slot, a model's data(), a highlighter's block); at 1 ms the longest pause while
-  a worker diffed 1 MiB went from 28-56 ms to 17 ms.
+  a worker diffed 1 MiB went from 28-56 ms to 17 ms. A table's paint is one call into
+  Python per cell, each waiting its turn: beside a worker running Python the decision
+  queue's paint took 80 ms at 1 ms, 20 ms at SWITCH_INTERVAL_S (11 ms with no worker), and
+  two threads running Python at once kept their throughput within noise
+  (benchmarks/bench_gil.py). The interval matters only while a thread waits for the GIL.
 """
 
 from __future__ import annotations
@@ -48,8 +52,12 @@ def paused() -> Iterator[None]:
 _frozen = False
 
 
+#: How long a thread that wants the GIL waits before the holder is made to give it up.
+SWITCH_INTERVAL_S = 0.00005
+
+
 def share_the_gil() -> None:
-    sys.setswitchinterval(0.001)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def freeze_startup() -> None:

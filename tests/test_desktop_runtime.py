@@ -6,6 +6,8 @@ import gc
 import sys
 import threading
 
+import pytest
+
 from boris_desktop import runtime
 
 
@@ -39,10 +41,11 @@ def test_a_collector_switched_off_before_stays_off() -> None:
         gc.enable()
 
 
-def test_workers_give_the_gil_up_within_a_millisecond() -> None:
+def test_workers_give_the_gil_up_within_a_tenth_of_a_millisecond() -> None:
     before = sys.getswitchinterval()
     try:
         runtime.share_the_gil()
-        assert sys.getswitchinterval() == 0.001
+        assert sys.getswitchinterval() == pytest.approx(runtime.SWITCH_INTERVAL_S)
+        assert runtime.SWITCH_INTERVAL_S <= 0.0001
     finally:
         sys.setswitchinterval(before)

@@ -66,6 +66,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.loader = Loader(self)
         self.selected: str | None = None
         self._version: int | None = None
+        self._follow_due = False  # the queue and history start with the first inbox load
         self._built = False
         self._columns_restored = False
         self._columns_sized = False
@@ -565,8 +566,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         else:
             self._timer.start()
         self.notifier.reset()
-        self.queue.start()
-        self.history.start()
+        # The queue and the history read once the inbox is in: three big reads at once on a
+        # big store make every call the GUI thread makes into Python wait for the interpreter
+        # lock behind two workers (benchmarks/bench_queue.py), and the inbox is painted first.
+        self._follow_due = True
         self.store_opened.emit()
 
     def load_demo(self) -> None:
@@ -678,6 +681,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             return
         self._version = result["version"]
         self.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
+        self._start_following()
         self._status_filter_items()
         if result["tasks"]:
             self._size_columns()
@@ -867,7 +871,16 @@ class MainWindow(ActionsMixin, QMainWindow):
             f"{self.live.state or f'live (event {self._version})'} · {who}"
         )
 
+    def _start_following(self) -> None:
+        """The decision queue and the history follow the store from the first inbox load on
+        (or its failure: they say what they can read themselves)."""
+        if self._follow_due:
+            self._follow_due = False
+            self.queue.start()
+            self.history.start()
+
     def _failed(self, error: str) -> None:
+        self._start_following()
         first = error.splitlines()[0]
         self.statusBar().showMessage(f"Could not read the store: {first}")
         self.nothing.setText(f"Could not read the store:\n{first}")

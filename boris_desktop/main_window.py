@@ -735,7 +735,11 @@ class MainWindow(ActionsMixin, QMainWindow):
     def _show_task(self, result: dict[str, Any]) -> None:
         bundle = result.get("bundle")
         if bundle is not None and result.get("task_id") == self.selected:
-            changed = bundle != self.task_view.bundle
+            from .task_view import same_record
+
+            # The brief (it hashes files) is read again when the record changed, not when
+            # only the clock did.
+            changed = not same_record(self.task_view.bundle, bundle)
             self.task_view.show_bundle(bundle)
             self.file_watch.set_task(self.store, bundle["task"])
             if changed and self.selected is not None:

@@ -101,9 +101,12 @@ class ApprovalsPanel(TreePanel):
             return "No approvals requested."
         return f"{t.count(len(aps), 'approval', 'approvals')}, {pending} waiting for a decision."
 
+    def show_clock(self, bundle: Bundle) -> None:
+        self._clock = (t.parse(bundle["task"]["now"]).timestamp(), time.monotonic())
+
     def show_task(self, bundle: Bundle) -> None:
         task = bundle["task"]
-        self._clock = (t.parse(task["now"]).timestamp(), time.monotonic())
+        self.show_clock(bundle)
         self._approvals = task["approvals"]
         self._signers = (bundle.get("signing") or {}).get("approvals", {})
         super().show_task(bundle)

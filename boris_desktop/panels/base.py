@@ -44,6 +44,10 @@ class Panel(QWidget):
     def show_brief(self, brief: dict[str, Any]) -> None:
         """The resume brief arrived (it observes files, so it comes after the record)."""
 
+    def show_clock(self, bundle: Bundle) -> None:
+        """The task was read again and only the clock's reading differs: a panel that
+        counts time from it (time left to decide) takes the new reading."""
+
 
 def json_detail(value: Any) -> tuple[str, str]:
     return pretty_json(value), "json"

@@ -1,0 +1,83 @@
+"""The task on screen is read again whenever the store changes; it is redrawn only when its
+record did. A write to another task made every panel redraw (20-50 ms of the GUI thread on a
+big store, benchmarks/bench_queue.py) and the resume brief, which hashes files, be read again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from test_desktop_actions import open_window, settle
+
+from boris_desktop import jobs
+from store import Actor, Store
+from store import commands as c
+from store.services.demo import fill_demo
+
+AGENT = Actor(kind="agent", id="a")
+
+
+@pytest.fixture(autouse=True)
+def _own_settings(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+
+
+def _counted(w, monkeypatch) -> dict[str, int]:
+    """How often each panel is shown the task, and the brief read."""
+    counts: dict[str, int] = {"brief": 0}
+    for title, panel in w.task_view.panels.items():
+        counts[title] = 0
+
+        def show(bundle, _show=panel.show_task, _title=title):
+            counts[_title] += 1
+            _show(bundle)
+
+        monkeypatch.setattr(panel, "show_task", show)
+    brief = jobs.brief
+
+    def counted_brief(store, task_id):
+        counts["brief"] += 1
+        return brief(store, task_id)
+
+    monkeypatch.setattr(jobs, "brief", counted_brief)
+    return counts
+
+
+def test_a_write_to_another_task_redraws_nothing_but_the_clock(
+    qtbot, store: Store, monkeypatch
+) -> None:
+    fill_demo(store)
+    w = open_window(qtbot, store, "note")
+    approvals = w.task_view.panel("Approvals")
+    assert approvals._approvals  # the note's upload waits for the owner
+    clock_before = approvals._clock[0]
+    shown_before = w.task_view.bundle
+    counts = _counted(w, monkeypatch)
+
+    store.execute(c.CreateTask(task_id="other", title="Other", owner="o", objective="x"), AGENT)
+    qtbot.waitUntil(lambda: w.inbox.row_of("other") >= 0, timeout=3000)
+    qtbot.waitUntil(lambda: w.task_view.bundle is not shown_before, timeout=3000)
+    settle(qtbot, w)
+
+    assert w.task_view.task_id == "note"
+    assert {k: v for k, v in counts.items() if v} == {}  # no panel redrawn, no brief read
+    assert approvals._clock[0] > clock_before  # time left to decide follows the new reading
+    assert w.task_view.bundle["task"]["now"] > shown_before["task"]["now"]
+
+
+def test_a_write_to_the_task_on_screen_redraws_it(qtbot, store: Store, monkeypatch) -> None:
+    fill_demo(store)
+    w = open_window(qtbot, store, "note")
+    counts = _counted(w, monkeypatch)
+
+    store.execute(
+        c.AmendObjective(task_id="note", text="Save the note, then stop", reason="scope"),
+        Actor(kind="person", id="olga"),
+    )
+    qtbot.waitUntil(lambda: "then stop" in w.task_view.header.objective.text(), timeout=3000)
+    qtbot.waitUntil(lambda: counts["brief"] == 1, timeout=3000)
+    settle(qtbot, w)
+    assert all(counts[title] == 1 for title in w.task_view.panels)

@@ -9,11 +9,39 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import threading
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .errors import ScopeViolation, UnsafeDestination
 from .model import Scope
+
+# The SQLite files of the stores open in this process, by real path, with how many Store
+# objects hold each. Reading one with open() and closing it drops every lock SQLite holds on
+# it in this process (sqlite.org/howtocorrupt.html, 2.2); another process may then delete
+# the write-ahead log under this one's connections, and commits are lost. So a task's path
+# (an artifact's content, an effect's target, a file the brief observes) is never one.
+_store_files: Counter[str] = Counter()
+_store_files_lock = threading.Lock()
+_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def hold_store_files(db_file: Path) -> None:
+    """A store on `db_file` opened in this process (Store does this)."""
+    real = os.path.realpath(db_file)
+    with _store_files_lock:
+        for suffix in _SIDE_FILES:
+            _store_files[real + suffix] += 1
+
+
+def release_store_files(db_file: Path) -> None:
+    real = os.path.realpath(db_file)
+    with _store_files_lock:
+        for suffix in _SIDE_FILES:
+            _store_files[real + suffix] -= 1
+            if _store_files[real + suffix] <= 0:
+                del _store_files[real + suffix]
 
 
 def make_scope(paths: list[str] | tuple[str, ...], destinations: tuple[str, ...] = ()) -> Scope:
@@ -35,6 +63,10 @@ def resolve_path(scope: Scope, path: str) -> Path:
             raise ScopeViolation(f"{path!r} is relative and the task's scope has no paths")
         raw = os.path.join(base, raw)
     real = os.path.realpath(raw)
+    if real in _store_files:
+        raise ScopeViolation(
+            f"{path!r} is the store's own database ({real}): a task never reads or writes it"
+        )
     for root in scope.paths:
         if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
             return Path(real)

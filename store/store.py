@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from . import commands as cmds
-from . import db, migrate, notify, open_lock, projections
+from . import db, migrate, notify, open_lock, projections, scope
 from . import schema as t
 from .blob_db import ServerBlobStore
 from .blobs import BlobStore
@@ -92,6 +92,9 @@ class Store:
         #: which a store that requires signatures refuses.
         self.signer: SigningKey | None = None
         self._signing = Policy()
+        self._held = location.sqlite_file
+        if self._held is not None:
+            scope.hold_store_files(self._held)
 
     # --- opening -------------------------------------------------------------------------
 
@@ -180,6 +183,9 @@ class Store:
                 self._write_conn.close()
                 self._write_conn = None
         self.engine.dispose()
+        held, self._held = self._held, None
+        if held is not None:
+            scope.release_store_files(held)
 
     def __enter__(self) -> Store:
         return self

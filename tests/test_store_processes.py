@@ -82,3 +82,51 @@ def test_a_file_that_is_not_a_database_is_still_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreCorrupt, match="not an SQLite database"):
         Store.open(tmp_path)
     assert (tmp_path / "boris.sqlite").read_bytes() == b"<html>not a store</html>" * 100
+
+
+def test_a_task_never_reads_the_store_s_own_database(tmp_path: Path) -> None:
+    """A scope that holds the store's directory (a home directory, a workspace with the
+    store inside) still never reaches its database: reading it would drop this process's
+    locks as the header check did."""
+    import pytest
+
+    from store import ScopeViolation
+
+    with Store.open(tmp_path / "store") as mine:
+        mine.execute(
+            c.CreateTask(
+                task_id="wide", title="t", owner="o", objective="x", scope_paths=[str(tmp_path)]
+            ),
+            AGENT,
+        )
+        seen = mine.data_version()
+        for name in ("boris.sqlite", "boris.sqlite-wal", "boris.sqlite-shm"):
+            path = str(tmp_path / "store" / name)
+            with pytest.raises(ScopeViolation, match="the store's own database"):
+                mine.execute(
+                    c.RecordArtifact(task_id="wide", name="db", content=c.Content(path=path)),
+                    AGENT,
+                )
+            with pytest.raises(ScopeViolation, match="the store's own database"):
+                mine.execute(
+                    c.PlanEffect(task_id="wide", target=path, consequence="overwrite"), AGENT
+                )
+        assert mine.data_version() == seen
+        _write_elsewhere(tmp_path / "store", "two")
+        assert {t["id"] for t in mine.tasks()} == {"wide", "two"}
+    # Closed, the database is an ordinary file again to this process.
+    with Store.open(tmp_path / "other-store") as other:
+        other.execute(
+            c.CreateTask(
+                task_id="wide", title="t", owner="o", objective="x", scope_paths=[str(tmp_path)]
+            ),
+            AGENT,
+        )
+        other.execute(
+            c.RecordArtifact(
+                task_id="wide",
+                name="db",
+                content=c.Content(path=str(tmp_path / "store" / "boris.sqlite")),
+            ),
+            AGENT,
+        )

@@ -28,6 +28,7 @@ STATUS_ICON = {
     "unverified": "pending",
     "stale": "attention",
     "waived": "stopped",
+    "evidence_missing": "attention",
     # approvals
     "pending": "approval",
     "approved": "ok",

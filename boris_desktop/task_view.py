@@ -99,9 +99,9 @@ class TaskView(QWidget):
         from .inbox import budget_exhausted
         from .panels.next_steps import effect_to_reconcile
 
-        open_criteria = sum(
-            c["status"] in {"stale", "failed", "unverified"} for c in task["criteria"]
-        )
+        # The store's judgement of each criterion (`state`): one judged satisfied whose
+        # evidence can no longer be read counts as open again.
+        open_criteria = sum(not rules.criterion_done(c["state"]) for c in task["criteria"])
         pending = sum(a["state"] == "pending" for a in task["approvals"])  # expiry judged
         to_reconcile = sum(effect_to_reconcile(e) for e in task["effects"])
         blocked = sum(p["readiness"] == "blocked" for p in task["phases"])

@@ -202,3 +202,41 @@ def test_a_task_that_needs_you_always_says_why(store: Store) -> None:
         assert (r["attention"] > 0) == (needs_text(r["needs"], r["status"]) != "—"), r["id"]
     near = next(r for r in store.tasks() if r["id"] == "near")
     assert needs_text(near["needs"], near["status"]) == "budget near limit"
+
+
+def test_a_satisfied_criterion_whose_evidence_is_gone_is_to_check_again(
+    qtbot, store: Store
+) -> None:
+    """The tab counts what the store judges open, not the stored status: satisfied on
+    evidence nobody can read any more is not done."""
+    store.execute_all(
+        [
+            c.CreateTask(task_id="t", title="One", owner="o", objective="x"),
+            c.AddCriterion(task_id="t", criterion_id="ok", text="it works"),
+            c.RecordArtifact(task_id="t", artifact_id="r", name="r", content=c.Content(text="r")),
+        ],
+        AGENT,
+    )
+    eid = store.execute(
+        c.AttachEvidence(
+            task_id="t", criterion_id="ok", kind="command_output", content=c.Content(text="ok")
+        ),
+        AGENT,
+    )
+    store.execute(
+        c.JudgeCriterion(
+            task_id="t", criterion_id="ok", status="satisfied", artifact_id="r", evidence_ids=[eid]
+        ),
+        AGENT,
+    )
+    w = open_window(qtbot, store)
+    assert tab_titles(w)["Criteria"] == "Criteria"
+    w.close()
+    digest = store.task("t")["criteria"][0]["evidence"][0]["digest"]
+    store.blobs.path_of(digest).unlink()
+    w = open_window(qtbot, store)
+    assert tab_titles(w)["Criteria"] == "Criteria · 1 to check"
+    assert cell(w, "Criteria", ("ok",), 1) == "evidence missing"
+    assert cell(w, "Criteria", ("ok",), 4).startswith("Evidence missing: restore it")
+    assert w.task_view.panel("Criteria").caption.text() == "1 criterion: 1 evidence missing"
+    w.close()

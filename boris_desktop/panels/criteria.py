@@ -21,8 +21,8 @@ class CriteriaPanel(TreePanel):
     def summary(self, bundle: Bundle) -> str:
         crits = bundle["task"]["criteria"]
         counts: dict[str, int] = {}
-        for c in crits:
-            counts[c["status"]] = counts.get(c["status"], 0) + 1
+        for c in crits:  # as the store judges it now: satisfied needs readable evidence
+            counts[c["state"]] = counts.get(c["state"], 0) + 1
         return (
             f"{t.count(len(crits), 'criterion', 'criteria')}: "
             + ", ".join(f"{n} {words(s)}" for s, n in counts.items())
@@ -42,7 +42,7 @@ class CriteriaPanel(TreePanel):
             against = f"{c['artifact_id']} v{c['artifact_version']}" if c["artifact_id"] else "—"
             lines = [
                 f"{c['criterion_id']}: {c['text']}",
-                f"status: {words(c['status'])}",
+                f"status: {words(c['state'])}",
                 f"checked against: {against}",
             ]
             if c.get("stale_reason"):
@@ -64,12 +64,12 @@ class CriteriaPanel(TreePanel):
                     key=c["criterion_id"],
                     cells=(
                         c["criterion_id"],
-                        words(c["status"]) + (", stale on disk" if on_disk else ""),
+                        words(c["state"]) + (", stale on disk" if on_disk else ""),
                         against,
                         c["text"],
                         step or "—",
                     ),
-                    status="stale" if on_disk else c["status"],
+                    status="stale" if on_disk else c["state"],
                     tip=f"stale on disk: {on_disk}" if on_disk else "",
                     detail="\n".join(lines),
                     children=kids,

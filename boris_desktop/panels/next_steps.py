@@ -51,7 +51,9 @@ def approval_next(a: dict[str, Any], expired: bool) -> str:
 
 
 def criterion_next(c: dict[str, Any], stale_on_disk: bool = False) -> str:
-    status = c["status"]
+    status = c["state"]  # the store's judgement at this read, not the stored status
+    if status == "evidence_missing":
+        return "Evidence missing: restore it, or judge it again on new evidence (Ctrl+J)"
     if status == "stale" or stale_on_disk:
         return "Re-check: judge it against the current version (Ctrl+J)"
     if status == "unverified":

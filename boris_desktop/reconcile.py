@@ -26,7 +26,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QWidget
 
-from store import rules
+from store import ScopeViolation, rules
+from store.scope import is_store_file
 
 from . import text as t
 from .actions import ActionDialog, execute_as, reviewer_actor, submit_typed
@@ -41,7 +42,11 @@ _serial = itertools.count(1)
 
 
 def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The target's state now: exists, sha256 digest, size (streamed)."""
+    """The target's state now: exists, sha256 digest, size (streamed). The database of an
+    open store is refused (ScopeViolation), as the store refuses it in a task's scope: only a
+    record written before that rule names one, and reading it would drop SQLite's locks."""
+    if is_store_file(path):
+        raise ScopeViolation(f"{path} is the store's own database: it is never read as a target")
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:

@@ -102,6 +102,8 @@ def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
     """On a worker: each path's state now (a file that cannot be read counts as missing)."""
+    from store import ScopeViolation
+
     from .reconcile import hash_file
 
     out = {}
@@ -110,6 +112,8 @@ def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
             out[p] = hash_file(p)
         except OSError as exc:
             out[p] = {"exists": False, "digest": None, "size": None, "error": exc.strerror}
+        except ScopeViolation as exc:
+            out[p] = {"exists": False, "digest": None, "size": None, "error": str(exc)}
     return out
 
 

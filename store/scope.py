@@ -44,6 +44,12 @@ def release_store_files(db_file: Path) -> None:
                 del _store_files[real + suffix]
 
 
+def is_store_file(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is the database, or one of its side files, of a store open in this
+    process: a file nothing but SQLite may open."""
+    return os.path.realpath(path) in _store_files
+
+
 def make_scope(paths: list[str] | tuple[str, ...], destinations: tuple[str, ...] = ()) -> Scope:
     roots = tuple(os.path.realpath(os.path.expanduser(p)) for p in paths)
     return Scope(paths=roots, destinations=tuple(destinations))
@@ -63,7 +69,7 @@ def resolve_path(scope: Scope, path: str) -> Path:
             raise ScopeViolation(f"{path!r} is relative and the task's scope has no paths")
         raw = os.path.join(base, raw)
     real = os.path.realpath(raw)
-    if real in _store_files:
+    if is_store_file(real):
         raise ScopeViolation(
             f"{path!r} is the store's own database ({real}): a task never reads or writes it"
         )

@@ -235,3 +235,20 @@ def test_the_indicator_counts_one_file_in_the_singular(qtbot, store: Store, task
     w.file_watch.files = one
     w.file_watch._show_state()
     assert w.file_watch.indicator.text.text() == "watching 1 file (inotify)"
+
+
+def test_the_desktop_never_hashes_the_database_of_an_open_store(tmp_path: Path) -> None:
+    """An effect recorded before the scope refused the store's own files may name one;
+    watching or re-hashing it says why instead of reading it (which would drop SQLite's
+    locks in this process)."""
+    from boris_desktop.reconcile import hash_file
+    from boris_desktop.task_watch import hash_paths
+    from store import ScopeViolation
+
+    db = str(tmp_path / "s" / "boris.sqlite")
+    with Store.open(tmp_path / "s"):
+        with pytest.raises(ScopeViolation, match="the store's own database"):
+            hash_file(db)
+        got = hash_paths([db, db + "-wal"])
+        assert all(not x["exists"] and "own database" in x["error"] for x in got.values())
+    assert hash_file(db)["exists"]  # closed, it is an ordinary file again

@@ -106,10 +106,16 @@ class TaskView(QWidget):
         to_reconcile = sum(effect_to_reconcile(e) for e in task["effects"])
         blocked = sum(p["readiness"] == "blocked" for p in task["phases"])
         problems = sum(p["kind"].startswith("artifact") for p in task["problems"])
-        exhausted = sum(
-            bool(b.get("exhausted"))
-            or rules.budget_exhausted(b["used"] + b["reserved"], b["limit_value"])
+        standings = [
+            rules.budget_standing(b["used"], b["reserved"], b["limit_value"])
             for b in task["budgets"]
+        ]
+        exhausted = standings.count(rules.BudgetStanding.EXHAUSTED)
+        reserved = standings.count(rules.BudgetStanding.FULLY_RESERVED)
+        at_limit = ", ".join(
+            f"{n} {said}"
+            for n, said in ((exhausted, "exhausted"), (reserved, "fully reserved"))
+            if n
         )
         heads = len(task["checkpoints"]["heads"])
         notes = {
@@ -118,9 +124,7 @@ class TaskView(QWidget):
             "Effects": f"{to_reconcile} to reconcile" if to_reconcile else "",
             "Dependencies": f"{blocked} blocked" if blocked else "",
             "Artifacts": t.count(problems, "problem", "problems") if problems else "",
-            "Budgets": f"{exhausted} exhausted"
-            if exhausted
-            else ("exhausted" if budget_exhausted({}, task["status"]) else ""),
+            "Budgets": at_limit or ("exhausted" if budget_exhausted({}, task["status"]) else ""),
             "Checkpoints": "forked" if heads > 1 else "",
         }
         return {k: v for k, v in notes.items() if v}

@@ -251,6 +251,41 @@ def budget_exhausted(used: float, limit: float | None) -> bool:
 NEAR_LIMIT = 0.8
 
 
+def budget_left(used: float, reserved: float, limit: float) -> float:
+    """What may still be reserved or charged: the limit less what is used and reserved."""
+    return limit - used - reserved
+
+
+class BudgetStanding(StrEnum):
+    UNLIMITED = "unlimited"
+    WITHIN = "within"
+    NEAR_LIMIT = "near_limit"
+    FULLY_RESERVED = "fully_reserved"
+    EXHAUSTED = "exhausted"
+
+
+#: Standings that ask a person to act (raise the limit, release a reservation, or stop).
+BUDGET_AT_LIMIT: frozenset[str] = frozenset(
+    {BudgetStanding.FULLY_RESERVED, BudgetStanding.EXHAUSTED}
+)
+
+
+def budget_standing(used: float, reserved: float, limit: float | None) -> BudgetStanding:
+    """How one counter stands: exhausted once what is used reaches the limit (the run is
+    stopped there); fully reserved when what is used and reserved leaves nothing more to
+    reserve (ReserveBudget refuses); near its limit from NEAR_LIMIT of it, reservations
+    counted, since they are promised spending."""
+    if limit is None:
+        return BudgetStanding.UNLIMITED
+    if budget_exhausted(used, limit):
+        return BudgetStanding.EXHAUSTED
+    if budget_left(used, reserved, limit) <= 0:
+        return BudgetStanding.FULLY_RESERVED
+    if limit > 0 and (used + reserved) / limit >= NEAR_LIMIT:
+        return BudgetStanding.NEAR_LIMIT
+    return BudgetStanding.WITHIN
+
+
 def budget_near_limit(use: float) -> bool:
     """`use` (used / limit of the most used budget) is near, not over, its limit."""
     return NEAR_LIMIT <= use < 1

@@ -238,3 +238,30 @@ def test_reconcile_hashes_the_target_once_outside_the_write_lock(
     calls.clear()
     s.execute(lg.ObserveEffect(task_id=tid, effect_id=eff, purpose="watch"), AGENT)
     assert calls == [False]
+
+
+def test_a_counter_s_standing_counts_reservations_as_promised_spending(s: Store, ws: Path) -> None:
+    """One rule for how a budget stands, asked by the desktop: a reservation that takes what
+    is left means nothing more can be reserved (the store refuses it), without the run
+    being stopped as it is once what is used reaches the limit."""
+    from store.rules import BudgetStanding, budget_standing
+
+    tid = new_task(s, ws)
+    s.execute(c.SetBudget(task_id=tid, counter="tool_calls", limit=10), AGENT)
+
+    def standing() -> BudgetStanding:
+        b = s.task(tid)["budgets"][0]
+        return budget_standing(b["used"], b["reserved"], b["limit_value"])
+
+    assert standing() == BudgetStanding.WITHIN
+    s.execute(c.ReserveBudget(task_id=tid, counter="tool_calls", amount=8), AGENT)
+    assert standing() == BudgetStanding.NEAR_LIMIT
+    s.execute(c.ReserveBudget(task_id=tid, counter="tool_calls", amount=2), AGENT)
+    assert standing() == BudgetStanding.FULLY_RESERVED
+    with pytest.raises(CommandRejected, match="only 0 left"):
+        s.execute(c.ReserveBudget(task_id=tid, counter="tool_calls", amount=1), AGENT)
+    assert s.task(tid)["status"] != "budget_exhausted"
+    s.execute(c.ReleaseBudget(task_id=tid, counter="tool_calls", amount=10), AGENT)
+    s.execute(c.ChargeBudget(task_id=tid, counter="tool_calls", amount=10), AGENT)
+    assert standing() == BudgetStanding.EXHAUSTED
+    assert budget_standing(5, 0, None) == BudgetStanding.UNLIMITED

@@ -204,6 +204,24 @@ def test_a_task_that_needs_you_always_says_why(store: Store) -> None:
     assert needs_text(near["needs"], near["status"]) == "budget near limit"
 
 
+def test_a_fully_reserved_budget_is_red_and_said_apart_from_exhausted(qtbot, store: Store) -> None:
+    store.execute_all(
+        [
+            c.CreateTask(task_id="held", title="Held", owner="o", objective="x"),
+            c.SetBudget(task_id="held", counter="model_calls", limit=20),
+            c.ChargeBudget(task_id="held", counter="model_calls", amount=5),
+            c.ReserveBudget(task_id="held", counter="model_calls", amount=15),
+        ],
+        AGENT,
+    )
+    w = open_window(qtbot, store)
+    _mark, bar, words, _label = w.task_view.panel("Budgets").rows["model_calls"]
+    assert words.text().endswith("0 left — nothing left to reserve")
+    assert bar.palette().color(QPalette.ColorRole.Highlight) == QColor("#c62828")
+    assert tab_titles(w)["Budgets"] == "Budgets · 1 fully reserved"
+    w.close()
+
+
 def test_a_satisfied_criterion_whose_evidence_is_gone_is_to_check_again(
     qtbot, store: Store
 ) -> None:

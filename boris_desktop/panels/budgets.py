@@ -7,6 +7,8 @@ from typing import Any
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
+from store import rules
+
 from .. import text as t
 from ..icons import icon
 from ..loader import Loader
@@ -16,9 +18,17 @@ from .base import Bundle, Panel
 STEPS = 1000
 
 
-def is_exhausted(b: dict[str, Any]) -> bool:
-    limit = b["limit_value"]
-    return bool(b.get("exhausted")) or (limit is not None and b["used"] + b["reserved"] >= limit)
+def standing(b: dict[str, Any]) -> rules.BudgetStanding:
+    return rules.budget_standing(b["used"], b["reserved"], b["limit_value"])
+
+
+#: What each standing adds to the counter's sentence, and its icon.
+SAID = {
+    rules.BudgetStanding.EXHAUSTED: (" — exhausted", "failed"),
+    rules.BudgetStanding.FULLY_RESERVED: (" — nothing left to reserve", "failed"),
+    rules.BudgetStanding.NEAR_LIMIT: (" — near its limit", "attention"),
+    rules.BudgetStanding.WITHIN: ("", "ok"),
+}
 
 
 def budget_words(b: dict[str, Any]) -> tuple[str, str]:
@@ -26,13 +36,10 @@ def budget_words(b: dict[str, Any]) -> tuple[str, str]:
     used, reserved, limit = b["used"], b["reserved"], b["limit_value"]
     if limit is None:
         return f"{t.number(used)} used, {t.number(reserved)} reserved; no limit", "running"
-    left = limit - used - reserved
-    line = f"{t.number(used)} used + {t.number(reserved)} reserved of {t.number(limit)}; {t.number(max(left, 0))} left"
-    if is_exhausted(b):
-        return line + " — exhausted", "failed"
-    if limit and (used + reserved) / limit >= 0.8:
-        return line + " — near its limit", "attention"
-    return line, "ok"
+    left = max(rules.budget_left(used, reserved, limit), 0)
+    line = f"{t.number(used)} used + {t.number(reserved)} reserved of {t.number(limit)}; {t.number(left)} left"
+    said, icon_name = SAID[standing(b)]
+    return line + said, icon_name
 
 
 class BudgetsPanel(Panel):
@@ -89,8 +96,7 @@ class BudgetsPanel(Panel):
             mark, bar, words_, _ = self.rows[b["counter"]]
             sentence, icon_name = budget_words(b)
             limit = b["limit_value"]
-            exhausted = is_exhausted(b)
-            self._alarm(bar, words_, exhausted)
+            self._alarm(bar, words_, standing(b) in rules.BUDGET_AT_LIMIT)
             if limit:
                 frac = (b["used"] + b["reserved"]) / limit
                 bar.setEnabled(True)
@@ -107,7 +113,8 @@ class BudgetsPanel(Panel):
 
     @staticmethod
     def _alarm(bar: QProgressBar, words_: QLabel, exhausted: bool) -> None:
-        """An exhausted counter: a red bar and red, bold words (with the "failed" icon)."""
+        """A counter at its limit (spent or all reserved): a red bar and red, bold words
+        (with the "failed" icon)."""
         red = QColor("#ff8a80" if is_dark(bar) else "#c62828")
         palette = QPalette()  # nothing set: the inherited palette
         if exhausted:

@@ -663,7 +663,7 @@ def _reserve(tx: Tx, cmd: ReserveBudget, actor: Actor) -> None:
     _require_writable(tx, cmd.task_id)
     row = _budget(tx, cmd.task_id, cmd.counter)
     if row is not None and row.limit_value is not None:
-        free = row.limit_value - row.used - row.reserved
+        free = rules.budget_left(row.used, row.reserved, row.limit_value)
         if cmd.amount > free:
             raise CommandRejected(
                 f"cannot reserve {cmd.amount:g} {cmd.counter}: only {max(free, 0):g} left"

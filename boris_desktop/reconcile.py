@@ -389,7 +389,7 @@ class ReconcileDialog(ActionDialog):
         if e is None:
             return
         self.next_step.setText(what_next(e))  # type: ignore[attr-defined]
-        if e["stage"] not in {rules.EffectStage.DISPATCHED, rules.EffectStage.OBSERVED}:
+        if not rules.effect_reconcilable(e["stage"]):
             rec = e.get("reconciliation") or {}
             who = rec.get("by")
             self.gone = f"it is {words(e['stage'])}" + (

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from store import rules, status
+
 # Qt's classes are imported where used: touching one builds its enums, and this module is
 # loaded before the first paint, which needs none of them.
 if TYPE_CHECKING:
@@ -102,15 +104,17 @@ class ActionsMixin:
             "Effects",
             task["effects"],
             "effect_id",
-            lambda e: e["stage"] in {"dispatched", "observed"} and e.get("unresolved"),
+            lambda e: rules.effect_reconcilable(e["stage"]),
         )
 
     def update_actions(self) -> None:
         task = self._task()
-        live = task is not None and task["status"] not in {"stopped", "failed", "completed"}
+        # The store says what a run in this status still takes: a stopped run is not
+        # stopped again, and is still reconciled, edited and handed off.
+        live = task is not None and rules.record_open(task["status"])
         self.approve_action.setEnabled(bool(task and self._pending_approval(task)))
         self.reconcile_action.setEnabled(bool(task and self._open_effect(task)))
-        self.stop_action.setEnabled(live)
+        self.stop_action.setEnabled(task is not None and status.can_stop(task["status"]))
         for act in (
             self.checkpoint_action,
             self.amend_action,

@@ -89,6 +89,14 @@ class CriterionState(StrEnum):
 STOPPED_BY_POLICY: frozenset[str] = frozenset({RunStatus.BUDGET_EXHAUSTED, RunStatus.STOPPED})
 #: Statuses in which the record is closed: nothing more is written to it.
 CLOSED: frozenset[str] = frozenset({RunStatus.COMPLETED, RunStatus.SUPERSEDED})
+
+
+def record_open(status: str) -> bool:
+    """Whether the task's record still takes writes. A stopped or failed run does: a person
+    still reconciles what it left, edits it and writes the checkpoint it resumes from."""
+    return status not in CLOSED
+
+
 #: Statuses in which something may be sent to the world.
 DISPATCHING: frozenset[str] = frozenset(
     {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.OUTCOME_UNKNOWN}
@@ -377,6 +385,15 @@ def effect_unresolved(stage: str, outcome: str | None) -> bool:
     if stage == EffectStage.CANCELLED:
         return False
     return not (stage == EffectStage.RECONCILED and outcome == Outcome.SUCCEEDED)
+
+
+#: Stages in which an effect is reconciled: it was sent, or may have been, and nobody has
+#: settled what became of it.
+RECONCILABLE: frozenset[str] = frozenset({EffectStage.DISPATCHED, EffectStage.OBSERVED})
+
+
+def effect_reconcilable(stage: str) -> bool:
+    return stage in RECONCILABLE
 
 
 def effect_to_reconcile(stage: str, outcome: str | None) -> bool:

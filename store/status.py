@@ -75,6 +75,11 @@ def allowed(from_status: str, to_status: str) -> bool:
     return to_status in TRANSITIONS.get(from_status, frozenset())
 
 
+def can_stop(status: str) -> bool:
+    """Whether a run in this status may be stopped by its owner."""
+    return allowed(status, "stopped")
+
+
 def can_dispatch(status: str) -> bool:
     """Whether a run in this status may send anything to the world."""
     return status in {"running", "awaiting_approval", "outcome_unknown"}

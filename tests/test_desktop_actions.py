@@ -318,6 +318,34 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     assert not w.stop_action.isEnabled()
     reasons = [k["reason"] for k in task["checkpoints"]["checkpoints"]]
     assert "stopped" in reasons
+    # Stopped is not closed: the unknown upload is still reconciled by hand, the task still
+    # edited, and the handoff the next actor resumes from still written here.
+    for act in (w.reconcile_action, w.checkpoint_action, w.amend_action, w.judge_action):
+        assert act.isEnabled(), act.text()
+    w.checkpoint_action.trigger()
+    d = w.dialog
+    assert d.radios["handoff"].isChecked() and not d.radios["final"].isEnabled()
+    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
+    d.note.setPlainText("stopped by the owner; check the docs site before uploading again")
+    armed(qtbot, d.ok)
+    d.ok.click()
+    done(qtbot, w, d)
+    last = demo.task("guide")["checkpoints"]["checkpoints"][-1]
+    assert last["reason"] == "handoff" and last["note"].startswith("stopped by the owner")
+
+
+def test_a_completed_task_takes_no_more_decisions(qtbot, store: Store) -> None:
+    store.execute_all(
+        [
+            c.CreateTask(task_id="t", title="Done", owner="o", objective="x"),
+            c.SetStatus(task_id="t", status="completed"),
+        ],
+        Actor(kind="person", id="rita", name="Rita"),
+    )
+    w = open_window(qtbot, store, "t")
+    assert store.task("t")["status"] == "completed"
+    for act in (w.stop_action, w.checkpoint_action, w.amend_action, w.source_action):
+        assert not act.isEnabled(), act.text()
 
 
 def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> None:

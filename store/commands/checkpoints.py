@@ -202,7 +202,7 @@ def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
 @handles(StopRun)
 def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
     current = _require_writable(tx, cmd.task_id)
-    if not st.allowed(current, "stopped"):
+    if not st.can_stop(current):
         raise CommandRejected(f"a run that is {current} cannot be stopped")
     approvals = tx.conn.execute(
         sa.select(t.approvals.c.approval_id, t.approvals.c.state, t.approvals.c.expires_at).where(

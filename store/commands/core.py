@@ -269,7 +269,7 @@ def _scope(tx: Tx, task_id: str) -> Scope:
 
 def _require_writable(tx: Tx, task_id: str) -> str:
     status = str(tx.task(task_id).status)
-    if status in {"completed", "superseded"}:
+    if not rules.record_open(status):
         raise CommandRejected(f"task {task_id} is {status}; its record is closed")
     return status
 
@@ -766,7 +766,7 @@ def settle_status(tx: Tx, task_id: str, actor: Actor) -> None:
     uncertain = tx.conn.execute(
         sa.select(t.effects.c.effect_id).where(
             t.effects.c.task_id == task_id,
-            t.effects.c.stage.in_(("dispatched", "observed")),
+            t.effects.c.stage.in_(tuple(rules.RECONCILABLE)),
             t.effects.c.outcome.in_(("unknown", "partial")),
         )
     ).first()

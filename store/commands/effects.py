@@ -624,7 +624,7 @@ def _same_state(a: ev.FileState, b: ev.FileState) -> bool:
 @handles(ReconcileEffect)
 def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    if row.stage not in {rules.EffectStage.DISPATCHED, rules.EffectStage.OBSERVED}:
+    if not rules.effect_reconcilable(row.stage):
         raise CommandRejected(
             f"effect {cmd.effect_id} is {row.stage}: only a dispatched effect is reconciled"
         )

@@ -346,9 +346,11 @@ class TaskFileWatcher(QObject):
         for path, mark in self.marks.items():
             for e in self.files.get(path, []):
                 out["artifacts" if e["kind"] == "artifact" else "effects"][e["id"]] = mark
+        from store import rules
+
         for c in task.get("criteria", []):
             m = out["artifacts"].get(c.get("artifact_id") or "")
-            if c.get("status") == "satisfied" and m and m["state"] != "same":
+            if rules.criterion_stales_on_change(c["status"]) and m and m["state"] != "same":
                 out["criteria"][c["criterion_id"]] = (
                     f"{c['artifact_id']} {m['state']} on disk ({m['what']} at {m['at']})"
                 )

@@ -324,8 +324,12 @@ def spend_refusal(status: str, counter: str, exhausted: Iterable[str]) -> Refusa
 # --- approvals -------------------------------------------------------------------------------
 
 
+#: States in which an approval's expiry still counts: it may yet be decided, or used.
+EXPIRING: frozenset[str] = frozenset({ApprovalState.PENDING, ApprovalState.APPROVED})
+
+
 def approval_expired(state: str, expires_at: str, now: str) -> bool:
-    return state in {ApprovalState.PENDING, ApprovalState.APPROVED} and expires_at <= now
+    return state in EXPIRING and expires_at <= now
 
 
 def approval_state(state: str, expires_at: str, now: str) -> ApprovalState:
@@ -581,6 +585,12 @@ def criterion_state(
     if status == CriterionState.SATISFIED and not all(readable(d) for d in evidence_digests):
         return CriterionState.EVIDENCE_MISSING
     return CriterionState(status)
+
+
+def criterion_stales_on_change(status: str) -> bool:
+    """A judgement that a change to what it was judged against undoes: satisfied speaks for
+    one version only (failed and waived say nothing the next version could undo)."""
+    return status == CriterionState.SATISFIED
 
 
 def criterion_done(state: str) -> bool:

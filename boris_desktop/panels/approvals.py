@@ -9,6 +9,8 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFormLayout, QScrollArea, QVBoxLayout, QWidget
 
+from store import rules
+
 from .. import text as t
 from ..icons import words
 from ..loader import Loader
@@ -18,7 +20,7 @@ from ..widgets import plain_label, pretty_json
 from .base import Bundle, TreePanel
 from .next_steps import approval_next
 
-LIVE = {"pending", "approved"}
+LIVE = rules.EXPIRING  # whose expiry is counted down
 SIGNER = 6  # the column that says who signed the decision
 
 

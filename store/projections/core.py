@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from .. import db
+from .. import db, rules
 from .. import events as ev
 from .. import schema as t
 from ..record import Event
@@ -248,7 +248,8 @@ def _artifact_version(conn: Connection, event: Event) -> None:
         .where(
             t.criteria.c.task_id == event.task_id,
             t.criteria.c.artifact_id == p.artifact_id,
-            t.criteria.c.status == "satisfied",
+            # rules.criterion_stales_on_change, said in SQL
+            t.criteria.c.status == rules.CriterionState.SATISFIED.value,
             t.criteria.c.artifact_version < p.version,
         )
         .values(

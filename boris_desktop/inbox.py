@@ -72,12 +72,13 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
 
 
 def budget_exhausted(n: dict[str, Any], status: str = "") -> bool:
-    return status == "budget_exhausted" or n.get("budget_use", 0) >= 1
+    """`budget_use` is the most used counter's used / limit (store.reads.inbox)."""
+    return status == "budget_exhausted" or rules.budget_exhausted(n.get("budget_use", 0), 1.0)
 
 
 def budget_text(use: float) -> str:
     pct = f"{use * 100:.0f}%"
-    if use >= 1:
+    if rules.budget_exhausted(use, 1.0):
         return f"{pct} exhausted"
     if rules.budget_near_limit(use):
         return f"{pct} near limit"

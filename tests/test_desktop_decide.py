@@ -307,6 +307,9 @@ def test_a_mailto_effect_is_reconciled_from_the_window(qtbot, store: Store, ws: 
     _mail_in_doubt(store, ws)
     w = open_window(qtbot, store, "t")
     assert w.reconcile_action.isEnabled()
+    effects = w.task_view.panel("Effects")
+    step = effects.tree.find(("m",)).siblingAtColumn(len(effects.headers) - 1).data()
+    assert step == "Reconcile: check the destination and decide (Ctrl+R)"  # not "the file"
     d = w.reconcile()
     qtbot.waitExposed(d)
     assert not d.file_target

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.rules import is_destination
+
 NOTHING = ""  # the row needs no person now
 
 
@@ -21,14 +23,10 @@ def effect_to_reconcile(e: dict[str, Any]) -> bool:
     return rule(e["stage"], e.get("outcome"))
 
 
-def _is_file(target: str) -> bool:
-    return "://" not in target
-
-
 def effect_next(e: dict[str, Any], approvals: list[dict[str, Any]]) -> str:
     if effect_to_reconcile(e):
         verdict = (e.get("reconciliation") or {}).get("verdict")
-        look = "observe the file" if _is_file(e["target"]) else "check the destination"
+        look = "check the destination" if is_destination(e["target"]) else "observe the file"
         if verdict == "conflict":
             return f"Conflict: a person decides present / absent — {look} again (Ctrl+R)"
         return f"Reconcile: {look} and decide (Ctrl+R)"

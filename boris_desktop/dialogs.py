@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from store import rules
+from store.status import can_stop
 
 from . import text as t
 from .actions import ActionDialog, no_default
@@ -271,7 +272,7 @@ class StopDialog(_Following):
     def task_changed(self, task: dict[str, Any]) -> None:
         self.task = task
         plan = stop_plan(task)
-        if task["status"] in rules.TERMINAL:
+        if not can_stop(task["status"]):
             self.closed = f"the run is already {words(task['status'])}"
             self.tell_change(
                 f"The run became {words(task['status'])} while this was open"

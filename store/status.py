@@ -23,8 +23,6 @@ RunStatus = Literal[
     "superseded",
 ]
 
-_ACTIVE = ("running", "awaiting_approval", "scheduled", "paused", "blocked", "outcome_unknown")
-
 TRANSITIONS: dict[str, frozenset[str]] = {
     "running": frozenset(
         {
@@ -67,8 +65,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 ALL_STATUSES: tuple[str, ...] = tuple(TRANSITIONS)
-TERMINAL: frozenset[str] = frozenset({"stopped", "completed", "failed", "superseded"})
-ACTIVE: frozenset[str] = frozenset(_ACTIVE)
 
 
 def allowed(from_status: str, to_status: str) -> bool:
@@ -78,8 +74,3 @@ def allowed(from_status: str, to_status: str) -> bool:
 def can_stop(status: str) -> bool:
     """Whether a run in this status may be stopped by its owner."""
     return allowed(status, "stopped")
-
-
-def can_dispatch(status: str) -> bool:
-    """Whether a run in this status may send anything to the world."""
-    return status in {"running", "awaiting_approval", "outcome_unknown"}

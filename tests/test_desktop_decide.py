@@ -20,6 +20,7 @@ from store import Actor, Store
 from store import commands as c
 from store.commands import approvals as ap
 from store.commands import effects as lg
+from store.commands.checkpoints import StopRun
 from store.events import FileState
 from store.services.demo import fill_demo
 
@@ -140,6 +141,21 @@ def test_stop_needs_the_task_id_typed_and_fits_its_ids(qtbot, demo: Store) -> No
     # Sized to its content: the plan's ids are not broken mid-word.
     assert d.width() >= 560
     assert d.what.sizeHint().width() <= d.what.width() + 1 or d.what.wordWrap()
+    d.reject()
+
+
+def test_a_run_stopped_elsewhere_while_the_stop_dialog_is_open_is_not_stopped_again(
+    qtbot, demo: Store
+) -> None:
+    w = open_window(qtbot, demo, "guide")
+    d = w.stop_task()
+    qtbot.waitExposed(d)
+    d.reason.setText("enough")
+    d.confirm.setText("stop")
+    demo.execute(StopRun(task_id="guide", reason="the owner stopped it from the CLI"), OWNER)
+    qtbot.waitUntil(lambda: "nothing to stop" in d.changed.text(), timeout=5000)
+    assert "The run became stopped while this was open" in d.changed.text()
+    assert not d.ok.isEnabled()
     d.reject()
 
 

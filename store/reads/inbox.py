@@ -69,7 +69,7 @@ def list_tasks(
             need[task_id]["stale_criteria"] += n
         elif status == "failed":
             need[task_id]["failed_criteria"] += n
-        if status in {"stale", "failed", "unverified"}:
+        if not rules.criterion_done(status):  # by stored status: no blob is read per row
             need[task_id]["open_criteria"] += n
     for task_id, n in fetch(PENDING, {"now": now}):
         need[task_id]["pending_approvals"] = n

@@ -8,8 +8,9 @@ tasks/decisions of them with an approval requested (the open decisions). In one 
 offscreen, a heartbeat beats every 5 ms on the GUI thread while the Decisions tab of an open
 window fills (read on a worker, the rows set on the GUI thread), while it is read again, and
 while another process requests one more approval and the queue shows it (the "arrived" time
-includes that process's start, about a second). A stall is the longest gap
-between two beats less the 5 ms; goal: at most 50 ms.
+includes that process's start, about half a second; it is started with subprocess, whose
+vfork costs the GUI thread nothing). A stall is the longest gap between two beats less the
+5 ms; goal: at most 50 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,8 +78,6 @@ def _request(root: str, approval_id: str) -> None:
 
 
 def run_once(root: Path, app: object, decisions: int, n: int) -> dict[str, float]:
-    import multiprocessing as mp
-
     from boris_desktop.main_window import MainWindow
     from store import Store
 
@@ -104,15 +104,18 @@ def run_once(root: Path, app: object, decisions: int, n: int) -> dict[str, float
     w.queue.updated.connect(lambda *_: reads.__setitem__(0, reads[0] + 1))
     before = reads[0]
     out["queue read again"] = hb.longest_stall(w.queue.refresh, lambda: reads[0] > before)
-    late = f"late-{n}"
-    ctx = mp.get_context("spawn")
-    writer = ctx.Process(target=_request, args=(str(root), late))
+    late = f"late-{n}-{os.getpid()}"
+    writer: list[subprocess.Popen[bytes]] = []
+    # subprocess starts the writer with vfork: multiprocessing's spawn forks this whole
+    # process on the GUI thread first (100 ms of the bench's own, not the window's).
+    argv = [sys.executable, __file__, "--request", str(root), late]
     t0 = time.perf_counter()
     out["one more decision arrives"] = hb.longest_stall(
-        writer.start, lambda: any(r["key"] == late for r in w.queue.model.rows)
+        lambda: writer.append(subprocess.Popen(argv)),
+        lambda: any(r["key"] == late for r in w.queue.model.rows),
     )
     out["arrived -> shown, s"] = time.perf_counter() - t0
-    writer.join()
+    writer[0].wait()
     hb.stop()
     w.close()
     store.close()
@@ -124,7 +127,11 @@ def main() -> None:
     p.add_argument("--tasks", type=int, default=10_000)
     p.add_argument("--decisions", type=int, default=2_000)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--request", nargs=2, metavar=("STORE", "APPROVAL"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.request:  # the other process
+        _request(*args.request)
+        return
     from PySide6.QtWidgets import QApplication
 
     from boris_desktop.runtime import share_the_gil

@@ -35,6 +35,22 @@ def _verdict(reconciliation: Any) -> str | None:
     return None
 
 
+#: The task's columns every decision row carries, read in the same query (a join).
+_TASK = (
+    t.tasks.c.title.label("task_title"),
+    t.tasks.c.owner.label("task_owner"),
+    t.tasks.c.updated_at.label("task_updated_at"),
+)
+
+
+def _task(row: Any, now: str) -> dict[str, Any]:
+    return {
+        "task_title": row.task_title,
+        "owner": row.task_owner,
+        "_task_since": row.task_updated_at or now,
+    }
+
+
 def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
     """Every open decision, approvals soonest expiry first, then the rest longest waiting
     first. Each: `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect or
@@ -51,7 +67,10 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
             t.approvals.c.requested_at,
             t.approvals.c.expires_at,
             t.approvals.c.state,
-        ).where(t.approvals.c.state == rules.ApprovalState.PENDING)
+            *_TASK,
+        )
+        .join(t.tasks, t.tasks.c.task_id == t.approvals.c.task_id)
+        .where(t.approvals.c.state == rules.ApprovalState.PENDING.value)
     )
     for r in pending:
         if rules.approval_state(r.state, r.expires_at, now) != rules.ApprovalState.PENDING:
@@ -66,6 +85,7 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
                 "since": r.requested_at,
                 "expires_at": r.expires_at,
                 "requester": r.requester,
+                **_task(r, now),
             }
         )
     effects = conn.execute(
@@ -78,7 +98,8 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
             t.effects.c.consequence,
             t.effects.c.requires_approval,
             t.effects.c.updated_at,
-        )
+            *_TASK,
+        ).join(t.tasks, t.tasks.c.task_id == t.effects.c.task_id)
     )
     for e in effects:
         verdict = _verdict(e.reconciliation)
@@ -102,6 +123,7 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
                 "since": e.updated_at,
                 "expires_at": None,
                 "requester": None,
+                **_task(e, now),
             }
         )
     counts = dict(
@@ -122,7 +144,8 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
             t.criteria.c.status,
             t.criteria.c.stale_reason,
             t.criteria.c.judged_at,
-        )
+            *_TASK,
+        ).join(t.tasks, t.tasks.c.task_id == t.criteria.c.task_id)
     )
     judge_rows = []
     for c in criteria:
@@ -139,21 +162,18 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
                 "since": c.judged_at,
                 "expires_at": None,
                 "requester": None,
+                **_task(c, now),
             }
         )
     out += judge_rows
-    tasks: dict[str, Any] = {}
+    # Only the runs awaiting a person are read (rules.awaits_resume, said in SQL), not every
+    # task: on ten thousand tasks the whole table was most of this read.
+    resumable = sorted(rules.STOPPED_BY_POLICY)
     for tr in conn.execute(
-        sa.select(
-            t.tasks.c.task_id,
-            t.tasks.c.title,
-            t.tasks.c.owner,
-            t.tasks.c.status,
-            t.tasks.c.status_reason,
-            t.tasks.c.updated_at,
+        sa.select(t.tasks.c.task_id, t.tasks.c.status, t.tasks.c.status_reason, *_TASK).where(
+            t.tasks.c.status.in_(resumable)
         )
     ):
-        tasks[tr.task_id] = tr
         if rules.awaits_resume(tr.status):
             out.append(
                 {
@@ -163,17 +183,17 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
                     "what": f"the run is {tr.status.replace('_', ' ')}",
                     "why": (tr.status_reason + "; " if tr.status_reason else "")
                     + "only a person resumes it (or raises the limit)",
-                    "since": tr.updated_at,
+                    "since": tr.task_updated_at,
                     "expires_at": None,
                     "requester": None,
+                    **_task(tr, now),
                 }
             )
     for d in out:
-        task = tasks.get(d["task_id"])
-        d["task_title"] = task.title if task is not None else d["task_id"]
-        d["owner"] = task.owner if task is not None else ""
         if d["since"] is None:
-            d["since"] = task.updated_at if task is not None else now
+            d["since"] = d.pop("_task_since")
+        else:
+            d.pop("_task_since")
         d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
     out.sort(key=order_key)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from . import text as t
@@ -55,6 +56,16 @@ class TaskView(QWidget):
         layout.addWidget(self.tabs, 1)
         self.task_id: str | None = None
         self.bundle: Bundle | None = None
+        # The tab in front is shown with the record at once; the others in turns of their
+        # own, one a turn, or at once when they are asked for (`panel`, a tab chosen). All
+        # of them in one go was 15-70 ms of the GUI thread while workers read (bench_queue).
+        self._unfilled: list[str] = []
+        self._brief: dict[str, Any] | None = None  # arrived since the record shown
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._fill_next)
+        self.tabs.currentChanged.connect(lambda i: self._fill(self.tabs.widget(i)))
 
     def set_store(self, store: Any) -> None:
         for p in self.panels.values():
@@ -62,14 +73,33 @@ class TaskView(QWidget):
 
     def set_disk(self, disk: dict[str, dict[str, Any]]) -> None:
         """The file watcher's marks changed: the panels that show them are shown again."""
-        for p in self.panels.values():
+        for title, p in self.panels.items():
             if p.uses_disk and p.disk != disk:
                 p.disk = disk
-                if self.bundle is not None:
+                if self.bundle is not None and title not in self._unfilled:
                     p.show_task(self.bundle)
 
     def panel(self, title: str) -> Panel:
-        return self.panels[title]
+        """The panel, showing the record shown (filled now if its turn has not come)."""
+        panel = self.panels[title]
+        self._fill(panel)
+        return panel
+
+    def _fill(self, panel: QWidget | None) -> None:
+        title = getattr(panel, "title", None)
+        if title not in self._unfilled or self.bundle is None:
+            return
+        self._unfilled.remove(title)
+        shown = self.panels[title]
+        shown.show_task(self.bundle)
+        if self._brief is not None:
+            shown.show_brief(self._brief)
+
+    def _fill_next(self) -> None:
+        if self._unfilled:
+            self._fill(self.panels[self._unfilled[0]])
+        if self._unfilled:
+            self._fill_timer.start()
 
     def show_bundle(self, bundle: Bundle) -> None:
         if bundle == self.bundle:
@@ -80,16 +110,20 @@ class TaskView(QWidget):
         if clock_only:
             # Read again because something else in the store changed: redrawing every panel
             # for it was 20-50 ms of the GUI thread on each write anywhere (bench_queue.py).
-            for panel in self.panels.values():
-                panel.show_clock(bundle)
+            for title, panel in self.panels.items():
+                if title not in self._unfilled:  # the others are shown with this bundle
+                    panel.show_clock(bundle)
             return
         self.header.show_task(bundle["task"])
         self.header.show_signing(bundle.get("signing"))
         notes = self.tab_notes(bundle["task"])
-        for i, (title, panel) in enumerate(self.panels.items()):
-            panel.show_task(bundle)
+        for i, title in enumerate(self.panels):
             note = notes.get(title)
             self.tabs.setTabText(i, f"{title} · {note}" if note else title)
+        self._brief = None
+        self._unfilled = list(self.panels)
+        self._fill(self.tabs.currentWidget())
+        self._fill_timer.start()
 
     @staticmethod
     def tab_notes(task: dict[str, Any]) -> dict[str, str]:
@@ -132,8 +166,10 @@ class TaskView(QWidget):
     def show_brief(self, brief: dict[str, Any]) -> None:
         if brief["task_id"] != self.task_id:
             return
-        for panel in self.panels.values():
-            panel.show_brief(brief)
+        self._brief = brief
+        for title, panel in self.panels.items():
+            if title not in self._unfilled:  # the others take it when they are filled
+                panel.show_brief(brief)
 
 
 def same_record(shown: Bundle | None, fresh: Bundle) -> bool:

@@ -81,7 +81,9 @@ class ActionsMixin:
 
     def _current(self, panel: str) -> Any:
         """The selected row's top-level key in a panel (an effect id, an approval id…)."""
-        tree = self.task_view.panel(panel).tree  # type: ignore[attr-defined]
+        # The selection as the panel holds it (by key), not filled first: asked on every
+        # task shown, filling would undo the task view's filling in turns.
+        tree = self.task_view.panels[panel].tree  # type: ignore[attr-defined]
         node = tree.current_node()
         while node is not None and node.parent is not None:
             node = node.parent

@@ -26,8 +26,10 @@ def _own_settings(tmp_path: Path, monkeypatch) -> None:
 
 
 def _counted(w, monkeypatch) -> dict[str, int]:
-    """How often each panel is shown the task, and the brief read."""
+    """How often each panel is shown the task, and the brief read (from when every tab
+    shows the record on screen: the tabs behind the front one are filled in turns)."""
     counts: dict[str, int] = {"brief": 0}
+    assert not w.task_view._unfilled
     for title, panel in w.task_view.panels.items():
         counts[title] = 0
 
@@ -51,6 +53,7 @@ def test_a_write_to_another_task_redraws_nothing_but_the_clock(
 ) -> None:
     fill_demo(store)
     w = open_window(qtbot, store, "note")
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)
     approvals = w.task_view.panel("Approvals")
     assert approvals._approvals  # the note's upload waits for the owner
     clock_before = approvals._clock[0]
@@ -71,6 +74,7 @@ def test_a_write_to_another_task_redraws_nothing_but_the_clock(
 def test_a_write_to_the_task_on_screen_redraws_it(qtbot, store: Store, monkeypatch) -> None:
     fill_demo(store)
     w = open_window(qtbot, store, "note")
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)
     counts = _counted(w, monkeypatch)
 
     store.execute(
@@ -80,4 +84,33 @@ def test_a_write_to_the_task_on_screen_redraws_it(qtbot, store: Store, monkeypat
     qtbot.waitUntil(lambda: "then stop" in w.task_view.header.objective.text(), timeout=3000)
     qtbot.waitUntil(lambda: counts["brief"] == 1, timeout=3000)
     settle(qtbot, w)
-    assert all(counts[title] == 1 for title in w.task_view.panels)
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)  # filled in turns
+    assert {t: counts[t] for t in w.task_view.panels} == {t: 1 for t in w.task_view.panels}
+
+
+def test_the_tab_in_front_is_shown_at_once_the_others_in_turns(
+    qtbot, store: Store, monkeypatch
+) -> None:
+    """A record shown fills the tab in front with it at once; the other tabs each in a turn
+    of their own, or at once when the reviewer picks one before its turn."""
+    fill_demo(store)
+    w = open_window(qtbot, store, "note")
+    tv = w.task_view
+    qtbot.waitUntil(lambda: not tv._unfilled, timeout=3000)
+    counts = _counted(w, monkeypatch)
+    tv._fill_timer.timeout.disconnect()  # hold the turns back: what is filled without them
+    store.execute(
+        c.AmendObjective(task_id="note", text="Save the note, then stop", reason="scope"),
+        Actor(kind="person", id="olga"),
+    )
+    qtbot.waitUntil(lambda: "then stop" in tv.header.objective.text(), timeout=3000)
+    front = tv.tabs.currentWidget().title
+    assert {t for t, n in counts.items() if n and t != "brief"} == {front}
+    tv.tabs.setCurrentWidget(tv.panels["Effects"])  # picked: shown before it is painted
+    assert counts["Effects"] == 1
+    assert tv.panel("Timeline") is tv.panels["Timeline"] and counts["Timeline"] == 1
+    assert counts["Budgets"] == 0  # its turn has not come
+    tv._fill_timer.timeout.connect(tv._fill_next)
+    tv._fill_timer.start()
+    qtbot.waitUntil(lambda: not tv._unfilled, timeout=3000)
+    assert {t: counts[t] for t in tv.panels} == {t: 1 for t in tv.panels}

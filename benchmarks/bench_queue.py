@@ -16,6 +16,7 @@ vfork costs the GUI thread nothing). A stall is the longest gap between two beat
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -118,6 +119,14 @@ def run_once(root: Path, app: object, decisions: int, n: int) -> dict[str, float
     writer[0].wait()
     hb.stop()
     w.close()
+    # Gone before the next run, as when the app quits: a closed window left behind kept its
+    # models, timers and caches, and every later run in this process paid for them.
+    from PySide6.QtCore import QEvent, QThreadPool
+
+    w.deleteLater()
+    QThreadPool.globalInstance().waitForDone(10_000)  # its jobs deliver to nobody
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # type: ignore[attr-defined]
+    gc.collect()
     store.close()
     return out
 

@@ -68,7 +68,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         # The garbage collector's oldest generation is collected while the window has
         # nothing to do, not mid-paint (runtime.collect_oldest_at_idle).
         self._idle_gc = QTimer(self)
-        self._idle_gc.setInterval(int(runtime.CHECK_S * 1000))
+        self._idle_gc.setInterval(int(runtime.IDLE_S * 1000))
         self._idle_gc.timeout.connect(self._collect_at_idle)
         self._idle_gc.start()
         self.selected: str | None = None
@@ -771,7 +771,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.loaded.emit()
 
     def _collect_at_idle(self) -> None:
-        runtime.collect_if_due(idle=self.loader.idle_for() >= runtime.IDLE_S)
+        if self.loader.idle_for() >= runtime.IDLE_S:
+            runtime.collect_if_due()
 
     def _disk_marks(self) -> None:
         if self._task_view is not None:

@@ -10,8 +10,8 @@ benchmarks/bench_preview.py:
 - `freeze_startup()` once the window has its first task: what start-up made (modules,
   classes, Qt wrappers) lives as long as the process, and is left out of every later scan.
 - `collect_oldest_at_idle()`: the collection of the oldest generation waits for the window
-  to be idle (`collect_if_due`, asked by the window every CHECK_S; at most OVERDUE_S), not
-  whatever moment an allocation set it off.
+  to be idle (`collect_if_due`, asked by the window every IDLE_S), not whatever moment an
+  allocation set it off.
 - `share_the_gil()`: a thread that wants the GIL waits for the holder to give it up, at most
   the switch interval (5 ms by default). The GUI thread asks for it at every call into
   Python (a slot, a model's data(), a highlighter's block); at 1 ms the longest pause while
@@ -28,7 +28,6 @@ import contextlib
 import gc
 import sys
 import threading
-import time
 from collections.abc import Iterator
 
 _lock = threading.Lock()
@@ -70,16 +69,8 @@ NEVER = 1 << 30
 #: As the interpreter's default: the oldest generation is due once the middle one has been
 #: collected this many times since.
 OLDEST_DUE = 10
-#: How long the window must have had nothing to do (no result delivered, none in flight):
-#: longer than the turn in which a result is shown and painted, shorter than the gaps
-#: between the followers' one-second polls (an inbox, a queue and a history: ~0.3 s).
-IDLE_S = 0.1
-#: How often the window asks (`collect_if_due`, a counter read when nothing is due): as
-#: often as IDLE_S, or the checks would keep falling just after the polls (measured).
-CHECK_S = IDLE_S
-#: A collection due this long runs even if the window never fell idle: memory stays bounded.
-OVERDUE_S = 30.0
-_due_since: float | None = None
+#: How long the window must have had nothing to do (no result delivered, none in flight).
+IDLE_S = 2.0
 
 
 def collect_oldest_at_idle() -> None:
@@ -91,20 +82,11 @@ def collect_oldest_at_idle() -> None:
     gc.set_threshold(young, middle, NEVER)
 
 
-def collect_if_due(idle: bool = True) -> bool:
-    """Collect the oldest generation if it is due, the collector is not paused, and the
-    window is `idle` or the collection has waited OVERDUE_S."""
-    global _due_since
-    if gc.get_count()[2] < OLDEST_DUE:
-        _due_since = None
-        return False
-    now = time.monotonic()
-    if _due_since is None:
-        _due_since = now
-    if not gc.isenabled() or (not idle and now - _due_since < OVERDUE_S):
+def collect_if_due() -> bool:
+    """Collect the oldest generation if it is due and the collector is not paused."""
+    if not gc.isenabled() or gc.get_count()[2] < OLDEST_DUE:
         return False
     gc.collect(2)
-    _due_since = None
     return True
 
 

@@ -73,31 +73,21 @@ def test_the_oldest_generation_waits_for_the_window_to_ask() -> None:
     assert runtime.collect_if_due() and gc.get_count()[2] == 0
 
 
-@pytest.mark.usefixtures("_thresholds")
-def test_a_window_never_idle_still_collects_once_overdue(monkeypatch) -> None:
-    runtime.collect_oldest_at_idle()
-    gc.collect()
-    for _ in range(runtime.OLDEST_DUE):
-        gc.collect(1)
-    assert not runtime.collect_if_due(idle=False)  # due from now on, but busy
-    monkeypatch.setattr(runtime, "OVERDUE_S", 0.0)
-    assert runtime.collect_if_due(idle=False) and gc.get_count()[2] == 0
-
-
 def test_the_window_collects_only_after_it_has_been_idle(qtbot, monkeypatch) -> None:
     from boris_desktop.main_window import MainWindow
 
     asked: list[bool] = []
-    monkeypatch.setattr(runtime, "collect_if_due", lambda idle: asked.append(idle) or idle)
+    monkeypatch.setattr(runtime, "collect_if_due", lambda: asked.append(True) or True)
     w = MainWindow()
     qtbot.addWidget(w)
-    assert w._idle_gc.isActive() and w._idle_gc.interval() == int(runtime.CHECK_S * 1000)
-    w._idle_gc.stop()  # asked by hand below
     w.loader.submit("slow", lambda: __import__("time").sleep(0.3), lambda _: None)
     w._collect_at_idle()
+    assert asked == []  # a job in flight: not idle
     qtbot.waitUntil(lambda: not w.loader.busy("slow"), timeout=5000)
     w._collect_at_idle()
-    qtbot.wait(int(runtime.IDLE_S * 1000) + 50)
+    assert asked == []  # a result just delivered: not idle for long enough
+    monkeypatch.setattr(runtime, "IDLE_S", 0.05)
+    qtbot.wait(80)
     w._collect_at_idle()
-    # In flight, just delivered, then idle long enough.
-    assert asked == [False, False, True]
+    assert asked == [True]
+    assert w._idle_gc.isActive()

@@ -162,10 +162,9 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     from heartbeat import Heartbeat
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.runtime import collect_oldest_at_idle, share_the_gil
+    from boris_desktop.runtime import share_the_gil
 
     share_the_gil()  # as boris-desktop does at start
-    collect_oldest_at_idle()
     app = QApplication(sys.argv[:1])
     from boris_desktop.main_window import MainWindow
 

@@ -143,10 +143,9 @@ def main() -> None:
         return
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.runtime import collect_oldest_at_idle, share_the_gil
+    from boris_desktop.runtime import share_the_gil
 
-    share_the_gil()  # as boris-desktop does at start
-    collect_oldest_at_idle()
+    share_the_gil()
     app = QApplication([])
     os.environ["BORIS_DESKTOP_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "settings.ini")
     with tempfile.TemporaryDirectory() as tmp:

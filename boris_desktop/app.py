@@ -109,10 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
-    from .runtime import collect_oldest_at_idle, share_the_gil
+    from .runtime import share_the_gil
 
     share_the_gil()
-    collect_oldest_at_idle()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.

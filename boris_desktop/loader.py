@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -77,7 +76,6 @@ class Loader(QObject):
         self._callbacks: dict[str, tuple[Callback, Callback | None]] = {}
         self._pending: set[str] = set()
         self._counter = 0
-        self._last_done = time.monotonic()
         self.pool = QThreadPool.globalInstance()
         global _drain_registered
         if not _drain_registered:
@@ -102,17 +100,12 @@ class Loader(QObject):
     def busy(self, kind: str) -> bool:
         return kind in self._pending
 
-    def idle_for(self) -> float:
-        """Seconds since the last result was delivered, nothing being in flight (0 if any is)."""
-        return 0.0 if self._pending else time.monotonic() - self._last_done
-
     def cancel(self, kind: str) -> None:
         """Forget a kind: whatever is in flight for it is dropped when it arrives."""
         self._latest.pop(kind, None)
         self._pending.discard(kind)
 
     def _finished(self, kind: str, token: int, result: Any, error: str | None) -> None:
-        self._last_done = time.monotonic()
         if self._latest.get(kind) != token:
             return  # superseded
         self._pending.discard(kind)

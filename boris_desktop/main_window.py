@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import jobs, runtime, settings
+from . import jobs, settings
 from .loader import Loader
 from .window_actions import ActionsMixin
 
@@ -65,12 +65,6 @@ class MainWindow(ActionsMixin, QMainWindow):
         super().__init__()
         self.store: Store | None = None
         self.loader = Loader(self)
-        # The garbage collector's oldest generation is collected while the window has
-        # nothing to do, not mid-paint (runtime.collect_oldest_at_idle).
-        self._idle_gc = QTimer(self)
-        self._idle_gc.setInterval(int(runtime.IDLE_S * 1000))
-        self._idle_gc.timeout.connect(self._collect_at_idle)
-        self._idle_gc.start()
         self.selected: str | None = None
         self._version: int | None = None
         self._follow_due = False  # the queue and history start with the first inbox load
@@ -769,10 +763,6 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._status()
         self.update_actions()
         self.loaded.emit()
-
-    def _collect_at_idle(self) -> None:
-        if self.loader.idle_for() >= runtime.IDLE_S:
-            runtime.collect_if_due()
 
     def _disk_marks(self) -> None:
         if self._task_view is not None:

@@ -1,6 +1,6 @@
 """The interpreter's settings that keep the GUI thread responsive while workers run Python.
 
-Workers share one GIL with the GUI thread. Four measures, each measured with
+Workers share one GIL with the GUI thread. Three measures, each measured with
 benchmarks/bench_preview.py:
 
 - `paused()` around worker jobs that make many short-lived containers (diffing, lexing): a
@@ -9,9 +9,6 @@ benchmarks/bench_preview.py:
   refcounting frees its objects meanwhile.
 - `freeze_startup()` once the window has its first task: what start-up made (modules,
   classes, Qt wrappers) lives as long as the process, and is left out of every later scan.
-- `collect_oldest_at_idle()`: the collection of the oldest generation waits for the window
-  to be idle (`collect_if_due`, asked by the window every IDLE_S), not whatever moment an
-  allocation set it off.
 - `share_the_gil()`: a thread that wants the GIL waits for the holder to give it up, at most
   the switch interval (5 ms by default). The GUI thread asks for it at every call into
   Python (a slot, a model's data(), a highlighter's block); at 1 ms the longest pause while
@@ -61,33 +58,6 @@ SWITCH_INTERVAL_S = 0.00005
 
 def share_the_gil() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-
-
-#: The oldest generation's threshold once it is collected at idle: never reached, so the
-#: interpreter does not start such a collection by itself.
-NEVER = 1 << 30
-#: As the interpreter's default: the oldest generation is due once the middle one has been
-#: collected this many times since.
-OLDEST_DUE = 10
-#: How long the window must have had nothing to do (no result delivered, none in flight).
-IDLE_S = 2.0
-
-
-def collect_oldest_at_idle() -> None:
-    """A collection of the oldest generation scans every object the process keeps (the
-    inbox's ten thousand rows, the queue's, the caches), holding the GIL all along: 30-50 ms
-    on a big store, set off by whichever allocation came next, often mid-paint
-    (bench_queue.py). From now on it runs only when `collect_if_due` is asked, at idle."""
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, NEVER)
-
-
-def collect_if_due() -> bool:
-    """Collect the oldest generation if it is due and the collector is not paused."""
-    if not gc.isenabled() or gc.get_count()[2] < OLDEST_DUE:
-        return False
-    gc.collect(2)
-    return True
 
 
 def freeze_startup() -> None:

@@ -57,6 +57,29 @@ def test_open_decisions_lists_every_kind_approvals_by_expiry(store: Store) -> No
     assert all(r["task_title"] and r["why"] and r["since"] for r in rows)
 
 
+def test_a_stopped_run_is_a_decision_named_by_its_task(store: Store) -> None:
+    """Only runs awaiting a person are read from the tasks table; each carries its task's
+    title, owner and how long it has waited."""
+    from store import commands as c
+    from store import db
+    from store.commands.checkpoints import StopRun
+
+    store.execute_all(
+        [
+            c.CreateTask(task_id="halted", title="Halted run", owner="olga", objective="x"),
+            c.CreateTask(task_id="busy", title="Busy run", owner="olga", objective="y"),
+        ],
+        AGENT,
+    )
+    store.execute(StopRun(task_id="halted", reason="owner's call"), Actor(kind="person", id="olga"))
+    with store.read() as conn:
+        rows = open_decisions(conn, db.database_now(conn))
+    assert [(r["kind"], r["task_id"]) for r in rows] == [("resume", "halted")]
+    (row,) = rows
+    assert row["task_title"] == "Halted run" and row["owner"] == "olga"
+    assert "owner's call" in row["why"] and row["since"] == store.task("halted")["updated_at"]
+
+
 @pytest.mark.sqlite_only
 def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, store: Store):
     fill_demo(store)

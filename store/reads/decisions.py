@@ -190,10 +190,9 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
                 }
             )
     for d in out:
+        task_since = d.pop("_task_since")  # waiting since the task last changed, if unsaid
         if d["since"] is None:
-            d["since"] = d.pop("_task_since")
-        else:
-            d.pop("_task_since")
+            d["since"] = task_since
         d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
     out.sort(key=order_key)
     return out

@@ -10,6 +10,7 @@ from other processes. An update keeps the reviewer's selection and scroll positi
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # Only what the first paint needs is imported here. Touching `Qt` builds every enum of Qt's
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from . import jobs, settings
 from .loader import Loader
+from .runtime import discover_widget_types
 from .window_actions import ActionsMixin
 
 if TYPE_CHECKING:
@@ -127,6 +129,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._store_to_set = store
         self._staged = staged
         self._open_when_built: tuple[str | None] | None = None  # asked before `_finish`
+        if not staged:
+            discover_widget_types()  # as the staged start-up does before any task is read
         if staged:
             # The window's own paint starts the pass that paints all of it. (Not the table's
             # viewport: wrapping it for Python costs ~13 ms here.)
@@ -145,8 +149,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if self._built:
             return
         if self._warm_up:
-            for name in self._warm_up.pop(0):
-                importlib.import_module(name)
+            self._warm_up.pop(0)()
             self._finish_timer.start()
             return
         self._finish()
@@ -908,9 +911,18 @@ class MainWindow(ActionsMixin, QMainWindow):
 #: The modules `_finish` imports, a turn of the event loop for each group before it: imported
 #: inside it they made it one 85-110 ms turn on the big store, while the first rows came in
 #: (benchmarks/bench_desktop_big.py, "filling the inbox"). Grouped at under 40 ms each.
-WARM_UP: tuple[tuple[str, ...], ...] = (
-    ("boris_desktop.widgets",),  # Pygments' lexers, for the text panes
-    (
+def _imports(*names: str) -> Callable[[], None]:
+    def step() -> None:
+        for name in names:
+            importlib.import_module(name)
+
+    return step
+
+
+#: The staged start-up's turns before `_finish`, each one its own turn of the event loop.
+WARM_UP: tuple[Callable[[], None], ...] = (
+    _imports("boris_desktop.widgets"),  # Pygments' lexers, for the text panes
+    _imports(
         "boris_desktop.inbox",
         "boris_desktop.task_watch",
         "boris_desktop.decision_queue",
@@ -918,6 +930,7 @@ WARM_UP: tuple[tuple[str, ...], ...] = (
         "boris_desktop.history",
         "boris_desktop.live",
     ),
+    discover_widget_types,
 )
 
 

@@ -1,7 +1,7 @@
 """The interpreter's settings that keep the GUI thread responsive while workers run Python.
 
 Workers share one GIL with the GUI thread. Three measures, each measured with
-benchmarks/bench_preview.py:
+benchmarks/bench_preview.py, and one cost paid up front (`discover_widget_types`):
 
 - `paused()` around worker jobs that make many short-lived containers (diffing, lexing): a
   full garbage collection holds the GIL for as long as it scans, whatever thread set it off,
@@ -47,6 +47,17 @@ def paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _resume:
                 gc.enable()
+
+
+def discover_widget_types() -> None:
+    """Shiboken makes Qt's Python types lazily. The first widget it must wrap whose class it
+    does not know (a scroll area's viewport is of a class private to Qt) makes it look through
+    every type it has, creating ~70 enum types on the way: 14 ms here, 40-60 ms beside a worker
+    (the first inbox load paid it, in the same turn as its rows: benchmarks/bench_queue.py).
+    Asked once at start-up, in a turn of its own, every later call costs nothing."""
+    from PySide6.QtWidgets import QAbstractScrollArea
+
+    QAbstractScrollArea().viewport()
 
 
 _frozen = False

@@ -6,11 +6,18 @@ such call first takes the interpreter lock: while a worker reads (10,000 tasks f
 2,000 decisions for the queue) the GUI thread waits up to the switch interval for it every
 time, so a table's paint took 30-150 ms (benchmarks/bench_queue.py). `multiData`, which Qt's
 delegate calls once per cell with every role it wants, answers them all in that one call.
+
+Behind a proxy (every table here filters through a QSortFilterProxyModel) that call would be
+lost: Qt's proxies answer `multiData` by asking their own `data` once per role, each of which
+asks the source, so a cell cost a dozen calls into Python again, and each mapping of a proxy
+row to a source row two more (the source's rowCount and columnCount, asked by its `index`).
+`WholeCellsThrough` passes the one call through; `FlatIndex` answers `index` in one call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QPersistentModelIndex
 
@@ -28,3 +35,29 @@ class CellsInOneCall:
         )  # a span iterates over its QModelRoleData (not in PySide's type stubs)
         for role_data in span:
             role_data.setData(self.data(index, role_data.role()))  # type: ignore[attr-defined]
+
+
+class WholeCellsThrough:
+    """Mixed into a QSortFilterProxyModel (before it) whose source is CellsInOneCall."""
+
+    def multiData(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        roleDataSpan: QModelRoleDataSpan | QModelRoleData,
+    ) -> None:
+        proxy: Any = self
+        if index.isValid():
+            proxy.sourceModel().multiData(proxy.mapToSource(index), roleDataSpan)
+
+
+class FlatIndex:
+    """Mixed into a flat QAbstractTableModel (before it): its index in one call into Python,
+    where Qt's asks rowCount and columnCount (two calls)."""
+
+    def index(self, row: int, column: int, parent: Any = QModelIndex()) -> QModelIndex:  # noqa: B008
+        model: Any = self
+        if parent.isValid() or not (
+            0 <= row < model.rowCount() and 0 <= column < model.columnCount()
+        ):
+            return QModelIndex()
+        return model.createIndex(row, column)  # type: ignore[no-any-return]

@@ -41,7 +41,7 @@ from store import rules
 
 from . import keyed_rows, settings
 from . import text as t
-from .cells import CellsInOneCall
+from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
 from .follow import Follower
 from .host import Host
 from .icons import icon
@@ -95,7 +95,7 @@ def expires_in(at: str | None, now: str) -> str:
     return t.duration((t.parse(at) - t.parse(now)).total_seconds())
 
 
-class DecisionModel(CellsInOneCall, QAbstractTableModel):
+class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
     """The open decisions, kept by id: a read changes only the rows that changed (rows gone
     removed, new ones inserted at their place in the store's order, changed ones redrawn), so
     the selection stays and the view never asks for every row again. Many new rows (the
@@ -218,7 +218,7 @@ class DecisionModel(CellsInOneCall, QAbstractTableModel):
         return None
 
 
-class DecisionFilter(QSortFilterProxyModel):
+class DecisionFilter(WholeCellsThrough, QSortFilterProxyModel):
     """Mine (what this reviewer may decide) or everyone's; one kind or all; one task or all.
 
     Matched by Qt: a regular expression over each row's FILTER_ROLE ("kind, task, whether

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from . import settings
 from . import text as t
-from .cells import CellsInOneCall
+from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
 from .follow import Follower
 from .host import Host
 from .icons import icon
@@ -83,7 +83,7 @@ def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
     return len(rows)
 
 
-class HistoryModel(CellsInOneCall, QAbstractTableModel):
+class HistoryModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
@@ -130,7 +130,7 @@ class HistoryModel(CellsInOneCall, QAbstractTableModel):
         return None
 
 
-class HistoryFilter(QSortFilterProxyModel):
+class HistoryFilter(WholeCellsThrough, QSortFilterProxyModel):
     """A row is shown when every word searched is in one of its fields."""
 
     def __init__(self, parent: QObject | None = None) -> None:

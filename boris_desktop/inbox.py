@@ -26,7 +26,7 @@ from store import rules
 
 from . import keyed_rows
 from . import text as t
-from .cells import CellsInOneCall
+from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
 from .icons import icon, status_icon, words
 from .text import tip
 
@@ -119,7 +119,7 @@ def sort_key(r: dict[str, Any], column: int) -> Any:
     return r["updated_at"]
 
 
-class InboxModel(CellsInOneCall, QAbstractTableModel):
+class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
 
@@ -263,7 +263,7 @@ class InboxModel(CellsInOneCall, QAbstractTableModel):
         return None
 
 
-class InboxFilter(QSortFilterProxyModel):
+class InboxFilter(WholeCellsThrough, QSortFilterProxyModel):
     """Filter by status (or "needs you") and by text. Sorting is the source model's.
 
     The filter is a regular expression over each row's FILTER_ROLE, matched by Qt: with no

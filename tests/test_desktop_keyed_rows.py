@@ -385,3 +385,67 @@ def test_a_cell_is_painted_with_one_call_that_answers_every_role(qtbot) -> None:
     queue.cells = 0
     view.grab()
     assert queue.cells >= queue.columnCount()  # Qt's delegate asked for whole cells
+
+
+def test_a_cell_behind_the_window_s_filter_is_still_one_call(qtbot) -> None:
+    """The window's tables show their models through a QSortFilterProxyModel, whose own
+    multiData asks data() once per role: every cell painted must reach the model as one
+    multiData, every role answered inside it (cells.WholeCellsThrough), and no row count asked
+    by Qt on its own (cells.FlatIndex answers index in one call)."""
+    from boris_desktop.decision_queue import DecisionFilter, DecisionModel
+    from boris_desktop.inbox import InboxFilter, InboxModel
+
+    def counting(base: Any) -> Any:
+        class Counting(base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.cells = self.alone = self.counts = 0
+                self._inside = False
+
+            def multiData(self, index: Any, roleDataSpan: Any) -> None:
+                self.cells += 1
+                self._inside = True
+                try:
+                    super().multiData(index, roleDataSpan)
+                finally:
+                    self._inside = False
+
+            def data(self, index: Any, role: int = 0) -> Any:
+                self.alone += not self._inside
+                return super().data(index, role)
+
+            def index(self, row: int, column: int, parent: Any = QModelIndex()) -> Any:  # noqa: B008
+                self._inside = True
+                try:
+                    return super().index(row, column, parent)
+                finally:
+                    self._inside = False
+
+            def rowCount(self, parent: Any = QModelIndex()) -> int:  # noqa: B008
+                self.counts += not self._inside  # asked by Qt itself
+                return int(super().rowCount(parent))
+
+        return Counting()
+
+    queue = counting(DecisionModel)
+    with qtbot.waitSignal(queue.synced, timeout=2000):
+        queue.set_rows(_queue_rows(), "2026-12-04T09:00:00.000000Z")
+    inbox = counting(InboxModel)
+    inbox.set_rows([_task(n, n) for n in range(3)])
+    for model, proxy in ((queue, DecisionFilter()), (inbox, InboxFilter())):
+        proxy.setSourceModel(model)
+        view = QTableView()
+        view.setModel(proxy)
+        view.resize(900, 300)
+        qtbot.addWidget(view)
+        view.show()
+        model.cells = model.alone = model.counts = 0
+        view.grab()
+        painted = proxy.rowCount() * proxy.columnCount()
+        assert model.cells >= painted  # every cell, through the filter, in one call
+        assert model.alone == 0  # no role asked on its own
+        assert model.counts == 0  # no row count asked by Qt on its own while painting
+        assert proxy.index(0, 0).data() == model.index(0, 0).data()
+        assert not model.index(model.rowCount(), 0).isValid()
+        assert not model.index(0, model.columnCount()).isValid()
+        assert not model.index(0, 0, model.index(0, 0)).isValid()

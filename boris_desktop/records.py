@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
 
+from .cells import CellsInOneCall
 from .icons import icon, status_icon
 from .text import tip
 
@@ -41,16 +42,14 @@ class Node:
         return (self.key, tuple(c.shape() for c in self.children))
 
 
-# Built once: combining Qt's flag enums in Python costs more than the rest of flags().
-_ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-_NO_FLAGS = Qt.ItemFlag.NoItemFlags
-
-
 def _shapes(nodes: list[Node]) -> tuple[Any, ...]:
     return tuple(n.shape() for n in nodes)
 
 
-class RecordTreeModel(QAbstractItemModel):
+class RecordTreeModel(CellsInOneCall, QAbstractItemModel):
+    """(`flags` is Qt's own: a row enabled and selectable; a Python one was a call into Python
+    for every cell painted.)"""
+
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
         super().__init__(parent)
         self.headers = list(headers)
@@ -171,9 +170,6 @@ class RecordTreeModel(QAbstractItemModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.headers[section]
         return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        return _ROW_FLAGS if index.isValid() else _NO_FLAGS
 
     def data(self, index: Index, role: int = 0) -> Any:
         n = self.node(index)

@@ -13,7 +13,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from PySide6.QtCore import QAbstractTableModel, QModelIndex
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableView
 
 from boris_desktop import keyed_rows
@@ -449,3 +449,41 @@ def test_a_cell_behind_the_window_s_filter_is_still_one_call(qtbot) -> None:
         assert not model.index(model.rowCount(), 0).isValid()
         assert not model.index(0, model.columnCount()).isValid()
         assert not model.index(0, 0, model.index(0, 0)).isValid()
+
+
+def test_a_record_tree_row_is_painted_one_call_per_cell(qtbot) -> None:
+    """The task's panels (RecordTree) answer a cell's roles in one call, and leave `flags`
+    to Qt (a Python one was one more call per cell painted)."""
+    from boris_desktop.cells import CellsInOneCall
+    from boris_desktop.records import Node, RecordTree, RecordTreeModel
+
+    calls = {"data": 0, "alone": 0}
+    real_data = RecordTreeModel.data
+    one_call = CellsInOneCall.multiData.__code__
+
+    def data(self: Any, index: Any, role: int = 0) -> Any:
+        calls["data"] += 1
+        calls["alone"] += sys._getframe(1).f_code is not one_call  # asked by Qt itself
+        return real_data(self, index, role)
+
+    RecordTreeModel.data = data  # type: ignore[method-assign]
+    try:
+        tree = RecordTree(["What", "When", "Who"], "Records")
+        qtbot.addWidget(tree)
+        kids = [Node(key=f"k{i}", cells=(f"child {i}", "now", "me")) for i in range(2)]
+        tree.set_nodes(
+            [Node(key="r", cells=("root", "then", "you"), status="running", children=kids)]
+        )
+        tree.resize(600, 300)
+        tree.show()
+        calls["data"] = calls["alone"] = 0
+        tree.grab()
+        assert calls["data"] >= 3 * 3  # three rows of three cells, every role inside one call
+        assert calls["alone"] == 0
+        model = tree.records
+        root = model.index(0, 0)
+        assert root.data() == "root" and model.index(0, 0, root).data() == "child 0"
+        assert model.flags(root) & Qt.ItemFlag.ItemIsSelectable
+        assert model.flags(root) & Qt.ItemFlag.ItemIsEnabled
+    finally:
+        RecordTreeModel.data = real_data  # type: ignore[method-assign]

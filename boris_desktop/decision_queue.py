@@ -405,20 +405,23 @@ class DecisionQueue(QWidget):
         keep = self.task_filter()
         self.task.blockSignals(True)
         if not listed:
+            # (No merge: 2,000 turns of a Python loop are milliseconds of the GUI thread, and
+            # each turn waits for the interpreter lock while a worker reads.)
             self._tasks_listed = listed = list(tasks)
             self.task.addItems([title for title, _tid in tasks])
-        now = set(tasks)
-        for i in range(len(listed) - 1, -1, -1):
-            if listed[i] not in now:
-                self.task.removeItem(i + 1)
-                del listed[i]
-        for item in tasks:
-            i = bisect.bisect_left(listed, item)
-            if i == len(listed) or listed[i] != item:
-                listed.insert(i, item)
-                self.task.insertItem(i + 1, item[0])
-        ids = [tid for _title, tid in listed]
-        self.task.setCurrentIndex(ids.index(keep) + 1 if keep in ids else 0)
+        else:
+            now = set(tasks)
+            for i in range(len(listed) - 1, -1, -1):
+                if listed[i] not in now:
+                    self.task.removeItem(i + 1)
+                    del listed[i]
+            for item in tasks:
+                i = bisect.bisect_left(listed, item)
+                if i == len(listed) or listed[i] != item:
+                    listed.insert(i, item)
+                    self.task.insertItem(i + 1, item[0])
+        at = next((i for i, (_title, tid) in enumerate(listed) if tid == keep), -1)
+        self.task.setCurrentIndex(at + 1)
         self.task.blockSignals(False)
 
     def task_filter(self) -> str | None:

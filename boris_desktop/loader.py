@@ -2,7 +2,8 @@
 
 Each request has a kind ("load", "brief", "preview:artifacts", …) and a token; only the
 newest request of a kind is delivered, so a result for a superseded request is dropped
-(git-cola's token). Results come back by a queued signal of a QObject in the GUI thread.
+(git-cola's token). Results come back by a queued signal of a QObject in the GUI thread,
+and are handed to their callbacks one per turn of the event loop (`_Turns`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+import shiboken6
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 
 class _Relay(QObject):
@@ -50,6 +53,48 @@ def _is_environment(exc: Exception) -> bool:
 
 
 Callback = Callable[[Any], None]
+
+
+class _Turns(QObject):
+    """Results handed over one per turn of the event loop, whichever window's loader they
+    are for. Results that arrive together (the inbox, the decision queue, the task, the
+    history: one start-up, one write) were each handled in the same pass over Qt's posted
+    events, and then painted, before the loop could fire a timer or read the reviewer's
+    input: a 50-70 ms pause made of 10-20 ms pieces (benchmarks/bench_queue.py). Now the
+    first is handled at once and each of the others at a zero timer of its own, so the
+    window paints and listens between them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting: deque[tuple[Loader, str, int, Any, str | None]] = deque()
+        self._turn = QTimer(self)
+        self._turn.setSingleShot(True)
+        self._turn.setInterval(0)
+        self._turn.timeout.connect(self._next)
+
+    def hand(self, loader: Loader, kind: str, token: int, result: Any, error: str | None) -> None:
+        self._waiting.append((loader, kind, token, result, error))
+        if not self._turn.isActive():  # nothing handed over yet in this turn
+            self._next()
+
+    def _next(self) -> None:
+        while self._waiting:
+            loader, *rest = self._waiting.popleft()
+            if shiboken6.isValid(loader):  # its window is gone: nobody waits for it
+                self._turn.start()  # the next one at the next turn
+                loader._deliver(*rest)
+                return
+
+
+_turns: _Turns | None = None
+
+
+def _the_turns() -> _Turns:
+    global _turns
+    if _turns is None or not shiboken6.isValid(_turns):
+        _turns = _Turns()
+    return _turns
+
 
 #: How long the interpreter's exit waits for jobs still running (a read, a highlight).
 EXIT_WAIT_MS = 10_000
@@ -106,6 +151,12 @@ class Loader(QObject):
         self._pending.discard(kind)
 
     def _finished(self, kind: str, token: int, result: Any, error: str | None) -> None:
+        if self._latest.get(kind) != token:
+            return  # superseded
+        _the_turns().hand(self, kind, token, result, error)
+
+    def _deliver(self, kind: str, token: int, result: Any, error: str | None) -> None:
+        # Asked again: a newer request may have been made while this one waited its turn.
         if self._latest.get(kind) != token:
             return  # superseded
         self._pending.discard(kind)

@@ -3,6 +3,7 @@ keyboard, the reviewer's identity, the empty store's offer, a picture of every t
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import threading
@@ -47,6 +48,48 @@ def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> N
     loader.submit("e", lambda: 1 / 0, got.append, errors.append)
     qtbot.waitUntil(lambda: bool(errors), timeout=2000)
     assert errors[0].startswith("ZeroDivisionError")
+
+
+def test_results_that_arrive_together_are_handed_over_one_per_turn(qtbot) -> None:
+    """Two windows' loaders (the inbox, the queue) finishing together: each result is
+    handled in a turn of the event loop of its own, so a timer (the reviewer's input, a
+    paint) gets its turn between them; a result superseded while it waited is dropped, and
+    one for a loader that is gone is skipped."""
+    from PySide6.QtCore import QCoreApplication, QThreadPool, QTimer
+
+    from boris_desktop.loader import Loader
+
+    first, second, gone = Loader(), Loader(), Loader()
+    order: list[str] = []
+    ticks: list[int] = []
+    tick = QTimer()
+    tick.setInterval(0)
+    tick.timeout.connect(lambda: ticks.append(len(order)))
+    first.submit("a", lambda: "a", order.append)
+    second.submit("b", lambda: "b", order.append)
+    second.submit("c", lambda: "c", order.append)
+    gone.submit("d", lambda: "d", order.append)
+    QThreadPool.globalInstance().waitForDone(2000)  # all four results are on their way
+    gone.deleteLater()
+    tick.start()
+    qtbot.waitUntil(lambda: len(order) == 3, timeout=2000)
+    qtbot.wait(50)
+    tick.stop()
+    assert sorted(order) == ["a", "b", "c"]  # "d": its loader is gone
+    # Never two handed over between two ticks of a timer.
+    assert all(b - a <= 1 for a, b in itertools.pairwise(ticks)), ticks
+    # Superseded while waiting its turn: the newer request's result is the one delivered.
+    got: list[str] = []
+    second.submit("y", lambda: "y", got.append)
+    QThreadPool.globalInstance().waitForDone(2000)
+    first.submit("x", lambda: "x1", got.append)
+    QThreadPool.globalInstance().waitForDone(2000)
+    QCoreApplication.sendPostedEvents()  # "y" is handed over; "x1" waits for the next turn
+    assert got == ["y"]
+    first.submit("x", lambda: "x2", got.append)
+    qtbot.waitUntil(lambda: "x2" in got, timeout=2000)
+    qtbot.wait(50)
+    assert got == ["y", "x2"]
 
 
 def test_lex_spans_per_line_and_never_html() -> None:

@@ -69,6 +69,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.loader = Loader(self)
         self.selected: str | None = None
         self._version: int | None = None
+        self._needy = 0  # tasks that need the reviewer, as of the last inbox read
         self._follow_due = False  # the queue and history start with the first inbox load
         self._built = False
         self._columns_restored = False
@@ -697,8 +698,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             return
         self._version = result["version"]
         self.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
+        self._needy = result["needy"]
         self._start_following()
-        self._status_filter_items()
+        self._status_filter_items(result["statuses"])
         if result["tasks"]:
             self._size_columns()
         if result["tasks"] and self._task_view is None and self._staged:
@@ -863,8 +865,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         if ix.isValid():
             self.table.scrollTo(ix)
 
-    def _status_filter_items(self) -> None:
-        statuses = sorted({r["status"] for r in self.inbox.rows})
+    def _status_filter_items(self, statuses: list[str]) -> None:
         have = [self.status_filter.itemData(i) for i in range(2, self.status_filter.count())]
         if have != statuses:
             keep = self.status_filter.currentData()
@@ -880,7 +881,7 @@ class MainWindow(ActionsMixin, QMainWindow):
 
     def _status(self) -> None:
         n = len(self.inbox.rows)
-        needy = sum(r["attention"] > 0 for r in self.inbox.rows)
+        needy = self._needy  # counted with the inbox's last read (jobs.refresh)
         where = self.store.location.describe() if self.store else "no store"
         who = getattr(self, "reviewer_label", "")
         from . import text as t

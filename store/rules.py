@@ -597,12 +597,14 @@ def criterion_done(state: str) -> bool:
     return state in {CriterionState.SATISFIED, CriterionState.WAIVED}
 
 
-def criterion_awaits_person(status: str, evidence_count: int) -> bool:
-    """A criterion waiting on a person's judgement: what it was judged on changed (stale),
-    or evidence was attached and nobody has judged it yet (unverified with evidence)."""
-    if status == CriterionState.STALE:
+def criterion_awaits_person(state: str, evidence_count: int) -> bool:
+    """A criterion waiting on a person's judgement, by its state (`criterion_state`): what it
+    was judged on changed (stale), what it was judged satisfied on can no longer be read
+    (evidence missing), or evidence was attached and nobody has judged it yet (unverified
+    with evidence)."""
+    if state in (CriterionState.STALE, CriterionState.EVIDENCE_MISSING):
         return True
-    return status == CriterionState.UNVERIFIED and evidence_count > 0
+    return state == CriterionState.UNVERIFIED and evidence_count > 0
 
 
 def awaits_resume(status: str) -> bool:

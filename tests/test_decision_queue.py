@@ -16,6 +16,7 @@ from store.reads.decisions import open_decisions
 from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="drafter-7")
+ANA = Actor(kind="person", id="ana", name="Ana")
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +46,7 @@ def test_open_decisions_lists_every_kind_approvals_by_expiry(store: Store) -> No
     with store.read() as conn:
         from store import db
 
-        rows = open_decisions(conn, db.database_now(conn))
+        rows = open_decisions(conn, db.database_now(conn), store.blobs)
     kinds = {r["kind"] for r in rows}
     assert {"approval", "reconcile", "judge"} <= kinds
     approvals = [r["key"] for r in rows if r["kind"] == "approval"]
@@ -73,11 +74,65 @@ def test_a_stopped_run_is_a_decision_named_by_its_task(store: Store) -> None:
     )
     store.execute(StopRun(task_id="halted", reason="owner's call"), Actor(kind="person", id="olga"))
     with store.read() as conn:
-        rows = open_decisions(conn, db.database_now(conn))
+        rows = open_decisions(conn, db.database_now(conn), store.blobs)
     assert [(r["kind"], r["task_id"]) for r in rows] == [("resume", "halted")]
     (row,) = rows
     assert row["task_title"] == "Halted run" and row["owner"] == "olga"
     assert "owner's call" in row["why"] and row["since"] == store.task("halted")["updated_at"]
+
+
+@pytest.mark.parametrize("damage", ["delete", "replace"])
+def test_a_criterion_whose_evidence_is_gone_waits_on_a_person(
+    store: Store, tmp_path: Path, damage: str
+) -> None:
+    """Judged satisfied, then its evidence lost or overwritten: the task's state says
+    "evidence missing" (rules.criterion_state), and the queue lists it for a person as the
+    same rule says, with why; an intact one is not listed."""
+    from blob_damage import damage_blob, lose_blob
+    from test_authority import new_task, satisfied_criterion
+
+    from store import commands as c
+    from store import db
+
+    tid = new_task(store, tmp_path)
+    cid = satisfied_criterion(store, tid)
+    other = new_task(store, tmp_path)
+    intact = store.execute(c.AddCriterion(task_id=other, text="also right"), AGENT)
+    eid = store.execute(
+        c.AttachEvidence(  # other words: a blob of its own (blobs are shared by content)
+            task_id=other, criterion_id=intact, kind="command_output",
+            content=c.Content(text="also ok"),
+        ),
+        AGENT,
+    )  # fmt: skip
+    store.execute(
+        c.RecordArtifact(task_id=other, artifact_id="r", name="r", content=c.Content(text="r")),
+        AGENT,
+    )
+    store.execute(
+        c.JudgeCriterion(
+            task_id=other, criterion_id=intact, status="satisfied", artifact_id="r",
+            evidence_ids=[eid],
+        ),
+        AGENT,
+    )  # fmt: skip
+    with store.read() as conn:
+        assert open_decisions(conn, db.database_now(conn), store.blobs) == []
+    ev = store.task(tid)["criteria"][0]["evidence"][0]
+    if damage == "delete":
+        lose_blob(store, ev["digest"])
+    else:
+        damage_blob(store, ev["digest"], b"not what was judged")
+    assert store.task(tid)["criteria"][0]["state"] == "evidence_missing"
+    with store.read() as conn:
+        rows = open_decisions(conn, db.database_now(conn), store.blobs)
+    assert [(r["kind"], r["task_id"], r["key"]) for r in rows] == [("judge", tid, cid)]
+    assert "evidence can no longer be read" in rows[0]["why"]
+    assert other not in {r["task_id"] for r in rows}
+    # Once the record is closed nobody can judge it: the queue no longer offers it.
+    store.execute(c.SetStatus(task_id=tid, status="superseded", reason="replaced"), ANA)
+    with store.read() as conn:
+        assert open_decisions(conn, db.database_now(conn), store.blobs) == []
 
 
 @pytest.mark.sqlite_only

@@ -16,6 +16,8 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from ..blobs import BlobStore
+from .state import blob_problem
 
 #: Decision kinds, in the order the queue lists kinds that have no expiry.
 APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = (
@@ -51,9 +53,10 @@ def _task(row: Any, now: str) -> dict[str, Any]:
     }
 
 
-def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
+def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[str, Any]]:
     """Every open decision, approvals soonest expiry first, then the rest longest waiting
-    first. Each: `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect or
+    first. `blobs`: where a satisfied criterion's evidence is read, as a task's state reads
+    it (a criterion whose evidence is gone waits on a person again). Each: `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect or
     criterion id; the task id for a resume), `what`, `why`, `since` (waiting since),
     `expires_at` (approvals), `requester` (approvals)."""
     out: list[dict[str, Any]] = []
@@ -136,6 +139,27 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
             )
         )
     )
+    # A closed record (rules.record_open) takes no judgement: its criteria wait on nobody.
+    closed = sorted(rules.CLOSED)
+    # The evidence of satisfied criteria only: the others' state is their stored status.
+    judged_on: dict[tuple[str, str], list[str]] = {}
+    for task_id, crit, digest in conn.execute(
+        sa.select(t.evidence.c.task_id, t.evidence.c.criterion_id, t.evidence.c.digest)
+        .join(
+            t.criteria,
+            sa.and_(
+                t.criteria.c.task_id == t.evidence.c.task_id,
+                t.criteria.c.criterion_id == t.evidence.c.criterion_id,
+            ),
+        )
+        .join(t.tasks, t.tasks.c.task_id == t.evidence.c.task_id)
+        .where(
+            t.criteria.c.status == rules.CriterionState.SATISFIED.value,
+            t.tasks.c.status.not_in(closed),
+        )
+    ):
+        judged_on.setdefault((task_id, crit), []).append(digest)
+
     criteria = conn.execute(
         sa.select(
             t.criteria.c.task_id,
@@ -145,13 +169,26 @@ def open_decisions(conn: Connection, now: str) -> list[dict[str, Any]]:
             t.criteria.c.stale_reason,
             t.criteria.c.judged_at,
             *_TASK,
-        ).join(t.tasks, t.tasks.c.task_id == t.criteria.c.task_id)
+        )
+        .join(t.tasks, t.tasks.c.task_id == t.criteria.c.task_id)
+        .where(t.tasks.c.status.not_in(closed))
     )
+
+    def readable(digest: str) -> bool:
+        return blob_problem(blobs, digest) is None
+
     judge_rows = []
     for c in criteria:
-        if not rules.criterion_awaits_person(c.status, counts.get((c.task_id, c.criterion_id), 0)):
+        key = (c.task_id, c.criterion_id)
+        state = rules.criterion_state(c.status, judged_on.get(key, ()), readable)
+        if not rules.criterion_awaits_person(state, counts.get(key, 0)):
             continue
-        why = f"stale: {c.stale_reason}" if c.stale_reason else "evidence attached, not judged yet"
+        if state == rules.CriterionState.EVIDENCE_MISSING:
+            why = "judged satisfied, but its evidence can no longer be read"
+        elif c.stale_reason:
+            why = f"stale: {c.stale_reason}"
+        else:
+            why = "evidence attached, not judged yet"
         judge_rows.append(
             {
                 "kind": JUDGE,
@@ -211,4 +248,4 @@ def decisions(store: Any) -> dict[str, Any]:
 
     with store.read() as conn:
         now = db.database_now(conn)
-        return {"now": now, "decisions": open_decisions(conn, now)}
+        return {"now": now, "decisions": open_decisions(conn, now, store.blobs)}

@@ -62,9 +62,12 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
             parts.append(t.count(count, one, many))
     if n.get("heads", 0) > 1:
         parts.append("forked lineage")
+    standing = n.get("budget")
     if budget_exhausted(n, status):
         parts.append("budget exhausted")
-    elif not parts and rules.budget_near_limit(n.get("budget_use", 0)):
+    elif standing == rules.BudgetStanding.FULLY_RESERVED:
+        parts.append("budget: nothing left to reserve")
+    elif not parts and standing == rules.BudgetStanding.NEAR_LIMIT:
         # Said only when it is all there is: the Budget column beside shows it anyway, and
         # a task that needs a person never reads "—".
         parts.append("budget near limit")
@@ -72,17 +75,23 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
 
 
 def budget_exhausted(n: dict[str, Any], status: str = "") -> bool:
-    """`budget_use` is the most used counter's used / limit (store.reads.inbox)."""
-    return status == "budget_exhausted" or rules.budget_exhausted(n.get("budget_use", 0), 1.0)
+    """`budget`: how the task's most pressing counter stands (store.reads.inbox)."""
+    return status == "budget_exhausted" or n.get("budget") == rules.BudgetStanding.EXHAUSTED
 
 
-def budget_text(use: float) -> str:
-    pct = f"{use * 100:.0f}%"
-    if rules.budget_exhausted(use, 1.0):
-        return f"{pct} exhausted"
-    if rules.budget_near_limit(use):
-        return f"{pct} near limit"
-    return pct
+#: A standing's words after the share used, as the Budgets tab says them.
+_STANDING_WORDS = {
+    rules.BudgetStanding.EXHAUSTED: " exhausted",
+    rules.BudgetStanding.FULLY_RESERVED: " nothing left to reserve",
+    rules.BudgetStanding.NEAR_LIMIT: " near limit",
+}
+
+
+def budget_text(use: float, standing: str | None = None) -> str:
+    """The most used counter's share used, and how the task's budget stands (the store's
+    word: reservations count toward "near limit", as in the Budgets tab)."""
+    words = _STANDING_WORDS.get(rules.BudgetStanding(standing), "") if standing else ""
+    return f"{use * 100:.0f}%" + words
 
 
 def activity_text(at: str) -> str:
@@ -229,7 +238,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
                 r["title"],
                 words(r["status"]),
                 needs_text(n, r["status"]),
-                budget_text(n["budget_use"]),
+                budget_text(n["budget_use"], n.get("budget")),
                 activity_text(r["updated_at"]),
             )[col]
         if role == Qt.ItemDataRole.DecorationRole:
@@ -248,7 +257,9 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
             if col == TITLE:
                 return tip(f"{r['title']}\nid {r['id']} · owner {r['owner']}")
             if col == BUDGET:
-                return "the most used budget counter, against its limit"
+                return (
+                    "the most used budget counter, against its limit (reservations count toward it)"
+                )
             if col == NEEDS:
                 return f"{needs_text(n, r['status'])}\nattention score {r['attention']}"
             return None

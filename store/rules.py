@@ -278,6 +278,22 @@ BUDGET_AT_LIMIT: frozenset[str] = frozenset(
 )
 
 
+#: From least to most pressing: a task stands as its most pressing counter (the inbox).
+BUDGET_PRESSING: tuple[BudgetStanding, ...] = (
+    BudgetStanding.UNLIMITED,
+    BudgetStanding.WITHIN,
+    BudgetStanding.NEAR_LIMIT,
+    BudgetStanding.FULLY_RESERVED,
+    BudgetStanding.EXHAUSTED,
+)
+
+
+def most_pressing(a: str, b: str) -> str:
+    """Of two standings, the one that asks more of a person."""
+    rank = BUDGET_PRESSING.index
+    return a if rank(BudgetStanding(a)) >= rank(BudgetStanding(b)) else b
+
+
 def budget_standing(used: float, reserved: float, limit: float | None) -> BudgetStanding:
     """How one counter stands: exhausted once what is used reaches the limit (the run is
     stopped there); fully reserved when what is used and reserved leaves nothing more to

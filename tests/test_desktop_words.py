@@ -219,6 +219,39 @@ def test_a_fully_reserved_budget_is_red_and_said_apart_from_exhausted(qtbot, sto
     assert words.text().endswith("0 left — nothing left to reserve")
     assert bar.palette().color(QPalette.ColorRole.Highlight) == QColor("#c62828")
     assert tab_titles(w)["Budgets"] == "Budgets · 1 fully reserved"
+    # The inbox says it as the tab does (the store's standing), not by the share used alone.
+    from boris_desktop.inbox import BUDGET, NEEDS
+
+    row = w.inbox.row_of("held")
+    assert w.inbox.index(row, BUDGET).data() == "25% nothing left to reserve"
+    assert w.inbox.index(row, NEEDS).data() == "budget: nothing left to reserve"
+    assert w.inbox.rows[row]["attention"] > 0
+    w.close()
+
+
+def test_a_budget_near_its_limit_by_reservations_says_so_in_the_inbox_too(
+    qtbot, store: Store
+) -> None:
+    """Half used and a third more reserved: "near its limit" in the Budgets tab, and in the
+    inbox (whose share shown is what is used); the task counts as needing a person."""
+    store.execute_all(
+        [
+            c.CreateTask(task_id="held", title="Held", owner="o", objective="x"),
+            c.SetBudget(task_id="held", counter="model_calls", limit=100),
+            c.ChargeBudget(task_id="held", counter="model_calls", amount=50),
+            c.ReserveBudget(task_id="held", counter="model_calls", amount=35),
+        ],
+        AGENT,
+    )
+    w = open_window(qtbot, store)
+    _mark, _bar, words, _label = w.task_view.panel("Budgets").rows["model_calls"]
+    assert words.text().endswith("near its limit")
+    from boris_desktop.inbox import BUDGET, NEEDS
+
+    row = w.inbox.row_of("held")
+    assert w.inbox.index(row, BUDGET).data() == "50% near limit"
+    assert w.inbox.index(row, NEEDS).data() == "budget near limit"
+    assert w.inbox.rows[row]["attention"] > 0
     w.close()
 
 

@@ -27,7 +27,7 @@ PENDING = (
     "GROUP BY task_id"
 )
 EFFECTS = "SELECT task_id, stage, outcome FROM effects"
-BUDGETS = "SELECT task_id, used, limit_value FROM budgets WHERE limit_value IS NOT NULL"
+BUDGETS = "SELECT task_id, used, reserved, limit_value FROM budgets WHERE limit_value IS NOT NULL"
 # Every evidence blob and every current artifact version's blob, by task.
 RETAINED = (
     "SELECT task_id, digest FROM evidence UNION ALL "
@@ -56,6 +56,8 @@ def list_tasks(
             "open_criteria": 0,
             "heads": 0,
             "budget_use": 0.0,
+            # How its most pressing counter stands (rules.budget_standing: reservations count).
+            "budget": rules.BudgetStanding.UNLIMITED.value,
             "missing_blobs": 0,
         }
         for r in tasks
@@ -78,9 +80,12 @@ def list_tasks(
             need[task_id]["unresolved_effects"] += 1
         if rules.effect_to_reconcile(stage, outcome):
             need[task_id]["effects_to_reconcile"] += 1
-    for task_id, used, limit in fetch(BUDGETS, {}):
+    for task_id, used, reserved, limit in fetch(BUDGETS, {}):
         frac = used / limit if limit else (1.0 if used else 0.0)
-        need[task_id]["budget_use"] = max(need[task_id]["budget_use"], frac)
+        n = need[task_id]
+        n["budget_use"] = max(n["budget_use"], frac)
+        standing = rules.budget_standing(used, reserved, limit).value
+        n["budget"] = rules.most_pressing(n["budget"], standing)
     out = []
     for task_id, title, owner, status, updated_at, last_seq, heads in tasks:
         n = need[task_id]
@@ -102,6 +107,10 @@ def list_tasks(
     return out
 
 
+#: Standings that count toward a task's need of a person.
+BUDGET_NEEDS_YOU = frozenset({rules.BudgetStanding.NEAR_LIMIT} | rules.BUDGET_AT_LIMIT)
+
+
 def attention_score(status: str, n: dict[str, Any]) -> int:
     """How much a task needs a person now: what blocks progress first."""
     score = 0
@@ -112,7 +121,7 @@ def attention_score(status: str, n: dict[str, Any]) -> int:
     score += 40 * (n["stale_criteria"] + n["failed_criteria"])
     score += 70 * n.get("missing_blobs", 0)
     score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
-    score += 20 if n["budget_use"] >= rules.NEAR_LIMIT else 0
+    score += 20 if n.get("budget") in BUDGET_NEEDS_YOU else 0
     if status in {"completed", "superseded", "stopped"} and score == 0:
         score = -1
     return score

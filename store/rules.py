@@ -310,11 +310,6 @@ def budget_standing(used: float, reserved: float, limit: float | None) -> Budget
     return BudgetStanding.WITHIN
 
 
-def budget_near_limit(use: float) -> bool:
-    """`use` (used / limit of the most used budget) is near, not over, its limit."""
-    return NEAR_LIMIT <= use < 1
-
-
 def exhausted_counters(budgets: Iterable[Mapping[str, Any]]) -> list[str]:
     """Counters at or past their limit, from budget rows (`limit_value` or `limit`)."""
     out = []

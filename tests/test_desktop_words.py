@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -204,28 +205,38 @@ def test_a_task_that_needs_you_always_says_why(store: Store) -> None:
     assert needs_text(near["needs"], near["status"]) == "budget near limit"
 
 
-def test_a_fully_reserved_budget_is_red_and_said_apart_from_exhausted(qtbot, store: Store) -> None:
+def _held(store: Store, limit: int, used: int, reserved: int) -> None:
     store.execute_all(
         [
             c.CreateTask(task_id="held", title="Held", owner="o", objective="x"),
-            c.SetBudget(task_id="held", counter="model_calls", limit=20),
-            c.ChargeBudget(task_id="held", counter="model_calls", amount=5),
-            c.ReserveBudget(task_id="held", counter="model_calls", amount=15),
+            c.SetBudget(task_id="held", counter="model_calls", limit=limit),
+            c.ChargeBudget(task_id="held", counter="model_calls", amount=used),
+            c.ReserveBudget(task_id="held", counter="model_calls", amount=reserved),
         ],
         AGENT,
     )
+
+
+def _inbox_says(w: Any, task_id: str) -> tuple[str, str, int]:
+    """The inbox row's Budget and Needs-you cells, and its attention score."""
+    from boris_desktop.inbox import BUDGET, NEEDS
+
+    row = w.inbox.row_of(task_id)
+    cells = (w.inbox.index(row, BUDGET).data(), w.inbox.index(row, NEEDS).data())
+    return (*cells, w.inbox.rows[row]["attention"])
+
+
+def test_a_fully_reserved_budget_is_red_and_said_apart_from_exhausted(qtbot, store: Store) -> None:
+    _held(store, limit=20, used=5, reserved=15)
     w = open_window(qtbot, store)
     _mark, bar, words, _label = w.task_view.panel("Budgets").rows["model_calls"]
     assert words.text().endswith("0 left — nothing left to reserve")
     assert bar.palette().color(QPalette.ColorRole.Highlight) == QColor("#c62828")
     assert tab_titles(w)["Budgets"] == "Budgets · 1 fully reserved"
     # The inbox says it as the tab does (the store's standing), not by the share used alone.
-    from boris_desktop.inbox import BUDGET, NEEDS
-
-    row = w.inbox.row_of("held")
-    assert w.inbox.index(row, BUDGET).data() == "25% nothing left to reserve"
-    assert w.inbox.index(row, NEEDS).data() == "budget: nothing left to reserve"
-    assert w.inbox.rows[row]["attention"] > 0
+    budget, needs, attention = _inbox_says(w, "held")
+    assert (budget, needs) == ("25% nothing left to reserve", "budget: nothing left to reserve")
+    assert attention > 0
     w.close()
 
 
@@ -234,24 +245,13 @@ def test_a_budget_near_its_limit_by_reservations_says_so_in_the_inbox_too(
 ) -> None:
     """Half used and a third more reserved: "near its limit" in the Budgets tab, and in the
     inbox (whose share shown is what is used); the task counts as needing a person."""
-    store.execute_all(
-        [
-            c.CreateTask(task_id="held", title="Held", owner="o", objective="x"),
-            c.SetBudget(task_id="held", counter="model_calls", limit=100),
-            c.ChargeBudget(task_id="held", counter="model_calls", amount=50),
-            c.ReserveBudget(task_id="held", counter="model_calls", amount=35),
-        ],
-        AGENT,
-    )
+    _held(store, limit=100, used=50, reserved=35)
     w = open_window(qtbot, store)
     _mark, _bar, words, _label = w.task_view.panel("Budgets").rows["model_calls"]
     assert words.text().endswith("near its limit")
-    from boris_desktop.inbox import BUDGET, NEEDS
-
-    row = w.inbox.row_of("held")
-    assert w.inbox.index(row, BUDGET).data() == "50% near limit"
-    assert w.inbox.index(row, NEEDS).data() == "budget near limit"
-    assert w.inbox.rows[row]["attention"] > 0
+    budget, needs, attention = _inbox_says(w, "held")
+    assert (budget, needs) == ("50% near limit", "budget near limit")
+    assert attention > 0
     w.close()
 
 

@@ -80,7 +80,8 @@ class _Turns(QObject):
     def _next(self) -> None:
         while self._waiting:
             loader, *rest = self._waiting.popleft()
-            if shiboken6.isValid(loader):  # its window is gone: nobody waits for it
+            # A loader whose window is gone is skipped: nobody waits for its result.
+            if shiboken6.isValid(loader):
                 self._turn.start()  # the next one at the next turn
                 loader._deliver(*rest)
                 return

@@ -28,12 +28,34 @@ def open_store(directory: str | None) -> Any:
     return store
 
 
-def peek_tasks(directory: str | None) -> Any:
+def peek_tasks(
+    directory: str | None, shown: tuple[tuple[int, bool], list[dict[str, Any]], int]
+) -> dict[str, Any] | None:
     """The inbox of a SQLite store read before the store is open (store.reads.peek): no
-    SQLAlchemy, so it is on screen long before the store's modules have loaded."""
+    SQLAlchemy, so it is on screen long before the store's modules have loaded. Sorted and
+    compared with the rows shown here, as `refresh` does (`as_shown`)."""
     from store.reads.peek import peek_tasks as peek
 
-    return peek(directory)
+    tasks = peek(directory)
+    if tasks is None:
+        return None
+    tasks, order, planned = as_shown(tasks, shown)
+    return {"tasks": tasks, "order": order, "planned": planned}
+
+
+def as_shown(
+    tasks: list[dict[str, Any]], shown: tuple[tuple[int, bool], list[dict[str, Any]], int]
+) -> tuple[list[dict[str, Any]], tuple[int, bool], tuple[int, Any]]:
+    """Fresh rows put in the order the inbox shows (its order, the rows it holds and its
+    revision), and compared with those rows (keyed_rows.plan): the GUI thread then neither
+    sorts ten thousand rows nor compares them, it only tells its views what changed
+    (inbox.InboxModel.set_rows)."""
+    from .inbox import ordered, task_key
+    from .keyed_rows import plan
+
+    order, held, revision = shown
+    tasks = ordered(tasks, *order)
+    return tasks, order, (revision, plan(held, tasks, task_key))
 
 
 def fill_demo(store: Any) -> list[str]:
@@ -109,10 +131,7 @@ def refresh(
 ) -> dict[str, Any]:
     """The inbox and the selected task; only the version when nothing was written since.
 
-    `shown`: the inbox's order, the rows it holds and its revision. The fresh rows are then
-    put in that order here and compared with those shown (keyed_rows.plan), so the GUI thread
-    neither sorts ten thousand rows nor compares them: it only tells its views what changed
-    (inbox.InboxModel.set_rows)."""
+    `shown`: the inbox's order, the rows it holds and its revision (see `as_shown`)."""
     version = store.data_version()
     if known_version is not None and version == known_version:
         return {"version": version, "unchanged": True}
@@ -122,12 +141,7 @@ def refresh(
         tasks = store.tasks()
         order, planned = None, None
         if shown is not None:
-            from .inbox import ordered, task_key
-            from .keyed_rows import plan
-
-            order, held, revision = shown
-            tasks = ordered(tasks, *order)
-            planned = (revision, plan(held, tasks, task_key))
+            tasks, order, planned = as_shown(tasks, shown)
     result: dict[str, Any] = {"version": version, "tasks": tasks, "task_id": task_id}
     result["order"], result["planned"] = order, planned
     # What the status bar and the status filter say, counted here rather than by two loops

@@ -536,16 +536,19 @@ class MainWindow(ActionsMixin, QMainWindow):
         # demo store, 110 ms on 10,000 tasks), then the store's modules load while they are
         # on screen. Side by side, the two threads shared the GIL and the tasks came no
         # sooner than the store. Nothing can be done with them until the store is open.
-        def peeked(tasks: list[dict[str, Any]] | None) -> None:
-            self._on_peeked(tasks)
+        def peeked(result: dict[str, Any] | None) -> None:
+            self._on_peeked(result)
             open_it()
 
-        self.loader.submit("peek", lambda: jobs.peek_tasks(directory), peeked, open_it)
+        shown = self._shown()
+        self.loader.submit("peek", lambda: jobs.peek_tasks(directory, shown), peeked, open_it)
 
-    def _on_peeked(self, tasks: list[dict[str, Any]] | None) -> None:
+    def _on_peeked(self, result: dict[str, Any] | None) -> None:
+        tasks = result["tasks"] if result else None
         if self.store is not None or not tasks or self.inbox.rows:
             return  # the store came first, or there is nothing to show
-        self.inbox.set_rows(tasks)
+        assert result is not None
+        self.inbox.set_rows(tasks, result["order"], result["planned"])
         self._size_columns()
         self.statusBar().showMessage(f"{len(tasks)} tasks; opening the store…")
         # Painted now, before the store's worker starts loading modules: sharing the GIL

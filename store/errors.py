@@ -44,6 +44,16 @@ class UnknownTask(CommandRejected):
         self.task_id = task_id
 
 
+class UnknownApproval(CommandRejected):
+    code = "unknown_approval"
+    category = "not_found"
+
+    def __init__(self, task_id: str, approval_id: str) -> None:
+        super().__init__(f"task {task_id} has no approval {approval_id!r}")
+        self.task_id = task_id
+        self.approval_id = approval_id
+
+
 class AuthorityRefused(CommandRejected):
     """The actor's kind may not run this command (a rule of `store.rules.AUTHORITY`): an agent
     asks a person to do it."""
@@ -239,3 +249,59 @@ class WriteConflict(StoreError):
         super().__init__(f"the write collided with another writer ({kind}); nothing was written")
         self.kind = kind
         self.detail = detail
+
+
+class Conflict(CommandRejected):
+    """A decision was based on a version of its subject that is no longer current: somebody
+    changed it since. Nothing was written; the person looks again and decides on what is
+    there now. Never an overwrite.
+
+    Fields for code: `subject_kind` (criterion, artifact, objective, budget, effect),
+    `subject_id`, `based_on` (the version the decision saw), `current` (the version now),
+    `changed_by` (the actor's label; `actor` the actor itself), `changed_at`, and `change`
+    (what they did, in words)."""
+
+    code = "conflict"
+    rule = "decide_on_the_current_version"
+
+    def __init__(
+        self,
+        subject_kind: str,
+        subject_id: str,
+        based_on: int,
+        current: int,
+        *,
+        changed_by: str = "",
+        changed_at: str = "",
+        change: str = "",
+        actor: dict[str, str] | None = None,
+    ) -> None:
+        who = f" by {changed_by}" if changed_by else ""
+        when = f" at {changed_at}" if changed_at else ""
+        what = f" ({change})" if change else ""
+        super().__init__(
+            f"{subject_kind} {subject_id} changed since you read it: you based your decision on "
+            f"version {based_on}, it is now version {current}, changed{who}{when}{what}; "
+            "look at it again and decide on what is there now"
+        )
+        self.subject_kind = subject_kind
+        self.subject_id = subject_id
+        self.based_on = based_on
+        self.current = current
+        self.changed_by = changed_by
+        self.changed_at = changed_at
+        self.change = change
+        #: The actor who changed it, as events store one (kind, id, name), where known.
+        self.actor = actor
+
+
+class OlderEvidence(CommandRejected):
+    """Satisfied judged on evidence made on an older version of the artifact than the one
+    judged, without the person saying why that evidence still holds."""
+
+    code = "older_evidence"
+    rule = "satisfied_on_evidence_of_the_version_judged"
+
+    def __init__(self, evidence_ids: list[str], message: str) -> None:
+        super().__init__(message)
+        self.evidence_ids = evidence_ids

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from .errors import UnknownEventFormat
 from .model import (
@@ -30,6 +37,25 @@ class Payload(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str]
     FORMAT: ClassVar[int] = 1
+
+
+class Additive(Payload):
+    """A payload that gained optional fields after events of its type were first stored.
+
+    The fields in `ADDED` are left out of the payload while they are None, so an event
+    written before they existed dumps to exactly the JSON it was stored and hashed as (an
+    old record, an old archive still verifies), and a new event that does not use them is
+    byte for byte what the older program wrote."""
+
+    ADDED: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.ADDED:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 _REGISTRY: dict[str, type[Payload]] = {}
@@ -98,10 +124,14 @@ class TaskCreated(Payload):
 
 
 @event_type("objective.amended")
-class ObjectiveAmended(Payload):
+class ObjectiveAmended(Additive):
     rev: int
     text: str
     reason: str
+    # The objective revision the person amended (None: the writer named none).
+    based_on: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on"})
 
 
 @event_type("criterion.added")
@@ -111,20 +141,30 @@ class CriterionAdded(Payload):
 
 
 @event_type("criterion.changed")
-class CriterionChanged(Payload):
+class CriterionChanged(Additive):
     criterion_id: str
     text: str
     reason: str
+    # The criterion's revision the change was based on (None: the writer named none).
+    based_on: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on"})
 
 
 @event_type("criterion.judged")
-class CriterionJudged(Payload):
+class CriterionJudged(Additive):
     criterion_id: str
     status: CriterionStatus
     artifact_id: str | None = None
     artifact_version: int | None = None
     evidence_ids: tuple[str, ...] = ()
     note: str = ""
+    # The criterion's revision the judgement was based on (None: the writer named none).
+    based_on: int | None = None
+    # Why evidence made on an older version of the artifact still holds for the one judged.
+    older_evidence_reason: str | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on", "older_evidence_reason"})
 
 
 class Producer(BaseModel):
@@ -137,7 +177,7 @@ class Producer(BaseModel):
 
 
 @event_type("artifact.version_recorded")
-class ArtifactVersionRecorded(Payload):
+class ArtifactVersionRecorded(Additive):
     artifact_id: str
     name: str
     role: ArtifactRole
@@ -148,10 +188,14 @@ class ArtifactVersionRecorded(Payload):
     path: str | None = None
     producer: Producer
     note: str = ""
+    # The version the writer edited (None: it named none).
+    based_on: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on"})
 
 
 @event_type("evidence.attached")
-class EvidenceAttached(Payload):
+class EvidenceAttached(Additive):
     evidence_id: str
     criterion_id: str
     kind: EvidenceKind
@@ -160,6 +204,12 @@ class EvidenceAttached(Payload):
     size: int
     description: str = ""
     locator: str = ""
+    # The artifact version the evidence was made on, when the writer said (else: the one
+    # current when it was attached, `rules.evidence_made_on`).
+    artifact_id: str | None = None
+    artifact_version: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"artifact_id", "artifact_version"})
 
 
 @event_type("phase.added")
@@ -179,9 +229,13 @@ class PhaseCompleted(Payload):
 
 
 @event_type("budget.limit_set")
-class BudgetLimitSet(Payload):
+class BudgetLimitSet(Additive):
     counter: str
     limit: float | None
+    # The counter's limit revision the person changed (None: the writer named none).
+    based_on: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on"})
 
 
 @event_type("budget.charged")
@@ -301,7 +355,7 @@ class ObservationRecorded(Payload):
 
 
 @event_type("effect.reconciled")
-class EffectReconciled(Payload):
+class EffectReconciled(Additive):
     """A verdict on an effect against one observation: computed, or a person's decision."""
 
     effect_id: str
@@ -313,8 +367,11 @@ class EffectReconciled(Payload):
     # A person's decision against the store's own observation of a file: the verdict the
     # observation gave, which this decision overrides (the note says why).
     overrode: Verdict | None = None
+    # The seq of the effect's reconciliation the person saw when deciding (None: not named).
+    based_on: int | None = None
 
     FORMAT: ClassVar[int] = 2
+    ADDED: ClassVar[frozenset[str]] = frozenset({"based_on"})
 
 
 @upcaster("effect.reconciled", 1)

@@ -83,6 +83,14 @@ class CriterionState(StrEnum):
     EVIDENCE_MISSING = "evidence_missing"
 
 
+class PhaseReadiness(StrEnum):
+    """A phase's readiness, derived from its inputs (store.reads.queries.derive_phases)."""
+
+    DONE = "done"
+    READY = "ready"
+    BLOCKED = "blocked"
+
+
 # --- run status --------------------------------------------------------------------------------
 
 #: Statuses a run was put in by policy (a budget) or by its owner (stop): only a person reopens it.
@@ -684,15 +692,51 @@ class StopPlan:
     revoke: tuple[str, ...]
     cancel: tuple[str, ...]
     unresolved: tuple[str, ...]
+    # The lineage as the stop finds it and what the stop does with it. `fork`: the heads when
+    # there are two or more, else empty. `continue_from`: the head the stopped checkpoint
+    # supersedes: the one head there is, or, on a fork, only the head a person named (None:
+    # none chosen). `merge`: the heads it merges, only those named. A stop never picks a
+    # branch: which line of work goes on is a person's decision, not a side effect of stopping.
+    fork: tuple[str, ...] = ()
+    continue_from: str | None = None
+    merge: tuple[str, ...] = ()
+
+    @property
+    def left_open(self) -> tuple[str, ...]:
+        """The fork's heads the stop neither continues from nor merges: they stay heads."""
+        return tuple(h for h in self.fork if h != self.continue_from and h not in self.merge)
+
+
+def stop_lineage_refusal(
+    heads: Sequence[str], continue_from: str | None, merge: Sequence[str]
+) -> str | None:
+    """Why a stop's choice of head is refused, or None: it may continue from a head and merge
+    other heads, and merging needs the head it merges into named."""
+    if continue_from is not None and continue_from not in heads:
+        return f"checkpoint {continue_from} is not a head: a stop continues from a head"
+    for ref in merge:
+        if ref not in heads:
+            return f"checkpoint {ref} is not a head: only a head can be merged"
+        if ref == continue_from:
+            return f"checkpoint {ref} is the head the stop continues from; it is not merged too"
+    if merge and continue_from is None:
+        return "name the head the stop continues from (the heads merged join it)"
+    return None
 
 
 def stop_plan(
     approvals: Iterable[tuple[str, str, str]],
     effects: Iterable[tuple[str, str, str | None]],
     now: str,
+    heads: Sequence[str] = (),
+    *,
+    continue_from: str | None = None,
+    merge: Sequence[str] = (),
 ) -> StopPlan:
-    """`approvals` are (id, state, expires_at); `effects` are (id, stage, outcome).
-    An expired request is already dead; it stays `expired` in the history."""
+    """`approvals` are (id, state, expires_at); `effects` are (id, stage, outcome); `heads`
+    the task's checkpoint heads, oldest first; `continue_from` and `merge` what the person
+    chose (see `stop_lineage_refusal`). An expired request is already dead; it stays
+    `expired` in the history."""
     revoke = tuple(
         aid
         for aid, state, expires in approvals
@@ -707,7 +751,25 @@ def stop_plan(
         for eid, stage, outcome in effs
         if eid not in cancel and effect_unresolved(stage, outcome)
     )
-    return StopPlan(revoke, cancel, unresolved)
+    fork = tuple(heads) if len(heads) > 1 else ()
+    if not fork and continue_from is None and heads:
+        continue_from = heads[0]  # one head: there is nothing to choose
+    return StopPlan(revoke, cancel, unresolved, fork, continue_from, tuple(merge))
+
+
+def fork_left_open(
+    lineage: Iterable[tuple[str, Sequence[str], Sequence[str]]], checkpoint_id: str
+) -> tuple[str, ...]:
+    """The heads a checkpoint written on a fork neither continued from nor merged (empty when
+    the lineage had one head then). `lineage`: each checkpoint's (id, supersedes, merged) in
+    the order written, up to and including `checkpoint_id`."""
+    before: list[str] = []
+    for cid, supersedes, merged in lineage:
+        if cid == checkpoint_id:
+            replaced = {*supersedes, *merged}
+            return tuple(h for h in before if h not in replaced) if len(before) > 1 else ()
+        before = [h for h in before if h not in {*supersedes, *merged}] + [cid]
+    return ()
 
 
 # --- what a person decided ---------------------------------------------------------------------
@@ -733,3 +795,120 @@ def decision_kind(event_type: str, payload: Mapping[str, Any]) -> str | None:
     if kind == "judgement" and payload.get("status") == CriterionState.WAIVED:
         return "waiver"
     return kind
+
+
+# --- judging deliberately ----------------------------------------------------------------------
+
+
+def evidence_made_on(
+    artifact_id: str,
+    *,
+    stated: tuple[str | None, int | None],
+    attached_seq: int | None,
+    version_seqs: Iterable[tuple[int, int]],
+    vouched_on: int | None = None,
+) -> int | None:
+    """Which version of `artifact_id` a piece of evidence was made on, or None when the
+    record cannot say (it was attached before the artifact had any version).
+
+    The version its writer stated, if it stated one of this artifact; else the version that
+    was current when it was attached (`version_seqs`: (version, seq it was recorded at)); a
+    satisfied judgement against vN that cited it counts it as made on vN (`vouched_on`)."""
+    stated_artifact, stated_version = stated
+    if stated_version is not None and stated_artifact in (None, artifact_id):
+        return stated_version
+    dated = None
+    if attached_seq is not None:
+        before = [v for v, seq in version_seqs if seq < attached_seq]
+        dated = max(before) if before else None
+    if vouched_on is not None and (dated is None or vouched_on > dated):
+        return vouched_on
+    return dated
+
+
+def evidence_is_current(made_on: int | None, current_version: int) -> bool:
+    """Evidence speaks for the current version unless it is known to be made on an older one."""
+    return made_on is None or made_on >= current_version
+
+
+def evidence_version_words(artifact: str, made_on: int | None, current_version: int) -> str:
+    """What a person reads beside the evidence: the version it was made on, against now."""
+    if made_on is None:
+        return f"made before {artifact} had a version"
+    if made_on >= current_version:
+        return f"made on {artifact} v{made_on} (current)"
+    return f"made on {artifact} v{made_on}; the {artifact} is now v{current_version}"
+
+
+@dataclass(frozen=True)
+class VerdictNeeds:
+    """What a verdict on a criterion needs before the store takes it."""
+
+    verdict: CriterionState
+    artifact: bool  # the artifact version it was checked against (the current one)
+    evidence: bool  # at least one piece of evidence attached to the criterion
+    reason: bool  # a reason in the note (a waiver)
+    persons_only: bool  # only a person gives it
+    words: str
+
+
+#: The verdicts a person may give a criterion, in the order they are offered, and their needs.
+VERDICTS: tuple[VerdictNeeds, ...] = (
+    VerdictNeeds(
+        CriterionState.SATISFIED,
+        artifact=True,
+        evidence=True,
+        reason=False,
+        persons_only=False,
+        words="the artifact's current version and evidence; evidence made on an older "
+        "version needs a reason",
+    ),
+    VerdictNeeds(
+        CriterionState.FAILED,
+        artifact=False,
+        evidence=False,
+        reason=False,
+        persons_only=False,
+        words="nothing more (a note helps the next actor)",
+    ),
+    VerdictNeeds(
+        CriterionState.WAIVED,
+        artifact=False,
+        evidence=False,
+        reason=True,
+        persons_only=True,
+        words="a reason: why the task may complete without it",
+    ),
+)
+
+
+def verdict_needs(verdict: str) -> VerdictNeeds | None:
+    return next((v for v in VERDICTS if v.verdict == verdict), None)
+
+
+def judgement_missing(
+    verdict: str,
+    *,
+    artifact_id: str | None,
+    evidence_ids: Sequence[str],
+    note: str,
+    older_evidence: Sequence[str] = (),
+    older_evidence_reason: str | None = None,
+) -> str | None:
+    """Why a judgement cannot be recorded as given, or None when it can: the checks of the
+    judge command, for the command and for a dialog showing what is still missing.
+    `older_evidence`: the cited evidence made on an older version than the one judged."""
+    if verdict == CriterionState.SATISFIED:
+        if not artifact_id:
+            return "satisfied needs the artifact it was checked against"
+        if not evidence_ids:
+            return "satisfied needs at least one piece of evidence"
+        if older_evidence and not (older_evidence_reason or "").strip():
+            return (
+                f"evidence {', '.join(older_evidence)} was made on an older version of "
+                f"{artifact_id} than the one judged: say why it still holds, or attach "
+                "evidence made on the current version"
+            )
+    if verdict == CriterionState.WAIVED and not note.strip():
+        return "waiving a criterion needs a reason"
+    return None

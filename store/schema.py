@@ -98,6 +98,11 @@ criteria = sa.Table(
     sa.Column("judged_by", sa.JSON),
     sa.Column("judged_at", sa.String(32)),
     sa.Column("stale_reason", sa.Text, nullable=False),
+    # The criterion's revision: 1 when added, one more for every event that touches it
+    # (changed, judged, evidence attached, made stale), and the seq of that event. A
+    # person's decision names the revision it saw; a later one is a conflict (0009).
+    sa.Column("rev", sa.Integer, nullable=False),
+    sa.Column("rev_seq", sa.Integer, nullable=False),
 )
 
 artifacts = sa.Table(
@@ -141,6 +146,11 @@ evidence = sa.Table(
     sa.Column("locator", sa.Text, nullable=False),
     sa.Column("actor", sa.JSON, nullable=False),
     sa.Column("at", sa.String(32), nullable=False),
+    # The artifact version the evidence was made on, where its writer said (0009), and the
+    # seq of its event: without a version, it was made on the one current at that seq.
+    sa.Column("artifact_id", sa.String(64)),
+    sa.Column("artifact_version", sa.Integer),
+    sa.Column("seq", sa.Integer, nullable=False),
 )
 
 phases = sa.Table(

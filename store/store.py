@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -19,6 +19,7 @@ from . import db, migrate, notify, open_lock, projections, scope
 from . import schema as t
 from .blob_db import ServerBlobStore
 from .blobs import BlobStore
+from .codec import EventDecoder
 from .errors import (
     CommandRejected,
     RoleRefused,
@@ -31,7 +32,6 @@ from .errors import (
     StoreReadOnly,
     WriteConflict,
 )
-from .events import decode
 from .location import DB_NAME, Location, resolve
 from .model import Actor
 from .reads import heads, queries
@@ -40,6 +40,10 @@ from .signing import keyring
 from .signing.keys import SigningKey, person_key
 from .signing.seal import Policy, seal
 from .tx import StateMemo, Tx
+
+if TYPE_CHECKING:
+    from .reads.decision_views import ApprovalDecision
+    from .reads.judging import JudgeDecision
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
 # pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
@@ -352,6 +356,24 @@ class Store:
         with self.read() as conn:
             return task_state(conn, self.blobs, task_id, db.database_now(conn))
 
+    def approval_decision(self, task_id: str, approval_id: str) -> ApprovalDecision:
+        """What a person decides on this approval (store.reads.decision_views), read now."""
+        from .reads.decision_views import approval_decision
+
+        with self.read() as conn:
+            now = db.database_now(conn)
+            return approval_decision(conn, self.blobs, task_id, approval_id, now)
+
+    def judge_decision(self, task_id: str, criterion_id: str) -> JudgeDecision:
+        """What a person judging this criterion decides on (store.reads.judging), read now."""
+        from .reads.judging import judge_decision
+        from .reads.state import blob_problem
+
+        with self.read() as conn:
+            return judge_decision(
+                conn, task_id, criterion_id, lambda d: blob_problem(self.blobs, d)
+            )
+
     def events(self, task_id: str, **kw: Any) -> list[dict[str, Any]]:
         with self.read() as conn:
             queries.task_row(conn, task_id)
@@ -422,12 +444,9 @@ class Store:
     def load_events(self, conn: Connection, task_id: str) -> Iterable[Event]:
         """The task's events decoded (and upcast) from the log, in order."""
         q = sa.select(t.events).where(t.events.c.task_id == task_id).order_by(t.events.c.seq)
-        import json
-
+        decoder = EventDecoder()
         for r in conn.execute(q):
-            payload = decode(r.type, r.format, json.loads(r.payload))
-            actor = Actor(kind=r.actor_kind, id=r.actor_id, name=r.actor_name)
-            yield Event(r.task_id, r.seq, r.type, payload, actor, r.at, r.prev_hash, r.hash)
+            yield decoder.event(r)
 
     def rebuild(self, task_id: str) -> None:
         """Throw the task's projections away and fold them again from its events."""

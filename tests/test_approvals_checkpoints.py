@@ -247,18 +247,81 @@ def test_rebuild_with_approvals_and_checkpoints_equals_incremental(s: Store, tid
     assert s.projection_dump(tid) == before
 
 
-def test_stop_on_a_forked_lineage_merges_and_says_so(s: Store, tid: str) -> None:
-    m1 = s.execute(WriteCheckpoint(task_id=tid, reason="milestone", note="m1"), ANA)
+def _fork(s: Store, tid: str) -> tuple[str, str]:
+    m1: str = s.execute(WriteCheckpoint(task_id=tid, reason="milestone", note="m1"), ANA)
     initial = s.task(tid)["checkpoints"]["checkpoints"][0]["checkpoint_id"]
-    h1 = s.execute(
+    h1: str = s.execute(
         WriteCheckpoint(task_id=tid, reason="handoff", note="h1", supersedes=[initial]), BO
     )
+    return m1, h1
+
+
+def test_stop_on_a_forked_lineage_picks_no_head(s: Store, tid: str) -> None:
+    # (This used to merge the other heads into the newest one: a stop chose the lineage.)
+    m1, h1 = _fork(s, tid)
+    stopped = s.execute(StopRun(task_id=tid, reason="enough"), ANA)
+    lineage = s.task(tid)["checkpoints"]
+    row = next(x for x in lineage["checkpoints"] if x["checkpoint_id"] == stopped)
+    assert (row["reason"], row["supersedes"], row["merged"]) == ("stopped", [], [])
+    # Both heads are still heads; the stopped checkpoint stands beside them.
+    assert lineage["heads"] == [m1, h1, stopped] and lineage["forks"] == [[m1, h1, stopped]]
+    assert f"Still unresolved: the fork, heads {m1} and {h1}, none chosen" in row["note"]
+    (stop,) = s.events(tid, types=["run.stopped"])
+    assert f"heads {m1} and {h1}, none chosen" in stop["payload"]["account"]
+    # The head read is the stopped checkpoint, its state the task's.
+    head = s.head_checkpoint(tid)
+    assert head is not None and head["checkpoint_id"] == stopped
+
+
+def test_stop_continues_from_the_named_head_and_merges_only_when_told(s: Store, tid: str) -> None:
+    m1, h1 = _fork(s, tid)
     stopped = s.execute(StopRun(task_id=tid, reason="enough", supersedes=m1), ANA)
+    lineage = s.task(tid)["checkpoints"]
+    row = next(x for x in lineage["checkpoints"] if x["checkpoint_id"] == stopped)
+    assert (row["supersedes"], row["merged"]) == ([m1], [])
+    assert lineage["heads"] == [h1, stopped]
+    assert f"continues from {m1}." in row["note"]
+    assert f"Still unresolved: {h1} stays a head, not merged" in row["note"]
+
+
+def test_stop_merges_what_the_person_names(s: Store, tid: str) -> None:
+    m1, h1 = _fork(s, tid)
+    stopped = s.execute(StopRun(task_id=tid, reason="enough", supersedes=m1, merge=[h1]), ANA)
     lineage = s.task(tid)["checkpoints"]
     row = next(x for x in lineage["checkpoints"] if x["checkpoint_id"] == stopped)
     assert lineage["heads"] == [stopped]
     assert (row["supersedes"], row["merged"]) == ([m1], [h1])
     assert f"continues from {m1} and merges {h1}" in row["note"]
+
+
+def test_a_stops_choice_of_head_is_checked(s: Store, tid: str) -> None:
+    m1, h1 = _fork(s, tid)
+    initial = s.task(tid)["checkpoints"]["checkpoints"][0]["checkpoint_id"]
+    for bad, why in (
+        (StopRun(task_id=tid, reason="x", supersedes=initial), "not a head"),
+        (StopRun(task_id=tid, reason="x", supersedes=m1, merge=[initial]), "only a head"),
+        (StopRun(task_id=tid, reason="x", supersedes=m1, merge=[m1]), "not merged too"),
+        (StopRun(task_id=tid, reason="x", merge=[h1]), "name the head"),
+    ):
+        with pytest.raises(CommandRejected, match=why):
+            s.execute(bad, ANA)
+    assert s.task(tid)["status"] != "stopped"  # nothing was written
+
+
+def test_stop_plan_names_the_fork() -> None:
+    from store import rules
+
+    plan = rules.stop_plan([], [], "now", ["a", "b"])
+    assert (plan.fork, plan.continue_from, plan.merge, plan.left_open) == (
+        ("a", "b"),
+        None,
+        (),
+        ("a", "b"),
+    )
+    plan = rules.stop_plan([], [], "now", ["a", "b"], continue_from="b")
+    assert (plan.continue_from, plan.left_open) == ("b", ("a",))
+    plan = rules.stop_plan([], [], "now", ["a"])
+    assert (plan.fork, plan.continue_from, plan.left_open) == ((), "a", ())
 
 
 def test_an_effect_that_did_not_happen_can_be_approved_again(s: Store, tid: str) -> None:

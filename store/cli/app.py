@@ -300,6 +300,14 @@ def build_parser() -> _Parser:
         "file", help='a file of JSON lines ({"type": "add_criterion", ...}; see boris schema), or -'
     )
 
+    def based_on_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument(
+            "--based-on",
+            type=int,
+            metavar="N",
+            help=f"{what}: refused as a conflict (naming who changed it, when) if it changed",
+        )
+
     sp = add(
         "create-task",
         _write(
@@ -335,12 +343,17 @@ def build_parser() -> _Parser:
 
     sp = add(
         "amend",
-        _write(lambda a: c.AmendObjective(task_id=a.task, text=a.text, reason=a.reason)),
+        _write(
+            lambda a: c.AmendObjective(
+                task_id=a.task, text=a.text, reason=a.reason, based_on=a.based_on
+            )
+        ),
         "amend the objective",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", required=True, help="the objective's new text")
     sp.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
+    based_on_arg(sp, "the objective revision you amended")
 
     sp = add(
         "add-criterion",
@@ -350,6 +363,25 @@ def build_parser() -> _Parser:
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", required=True, help="what must hold for the task to be done")
     sp.add_argument("--id", help="the criterion's id (default C1, C2, …)")
+
+    sp = add(
+        "change-criterion",
+        _write(
+            lambda a: c.ChangeCriterion(
+                task_id=a.task,
+                criterion_id=a.criterion,
+                text=a.text,
+                reason=a.reason,
+                based_on=a.based_on,
+            )
+        ),
+        "change a criterion's text (its judgement no longer applies)",
+    )
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
+    sp.add_argument("--text", required=True, help="what must hold, as it now reads")
+    sp.add_argument("--reason", required=True, help="why it changed")
+    based_on_arg(sp, "the criterion's rev you changed")
 
     def content_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--file", help=FILE_HELP)
@@ -366,6 +398,7 @@ def build_parser() -> _Parser:
                 role=a.role,
                 content=_content(a),
                 note=a.note,
+                based_on=a.based_on,
             )
         ),
         "record a new artifact version",
@@ -380,6 +413,7 @@ def build_parser() -> _Parser:
         help="what the artifact is, on its first version (default draft)",
     )
     sp.add_argument("--note", default="", help="a note kept with the version")
+    based_on_arg(sp, "the artifact's current version you edited (0: none yet)")
     content_args(sp)
 
     sp = add(
@@ -393,6 +427,8 @@ def build_parser() -> _Parser:
                 evidence_id=a.id,
                 description=a.description,
                 locator=a.locator,
+                artifact_id=a.artifact,
+                artifact_version=a.version,
             )
         ),
         "attach evidence to a criterion",
@@ -403,6 +439,12 @@ def build_parser() -> _Parser:
     sp.add_argument("--id", help="the evidence's id (default: generated, printed)")
     sp.add_argument("--description", default="", help="what it shows, in a line")
     sp.add_argument("--locator", default="", help="where in the source it is (e.g. file:12-30)")
+    sp.add_argument("--artifact", help="the artifact the evidence was made on")
+    sp.add_argument(
+        "--version",
+        type=int,
+        help="the version of --artifact it was made on (default: the one current now)",
+    )
     content_args(sp)
 
     sp = add(
@@ -416,6 +458,8 @@ def build_parser() -> _Parser:
                 artifact_version=a.version,
                 evidence_ids=a.evidence,
                 note=a.note,
+                based_on=a.based_on,
+                older_evidence_reason=a.older_evidence_reason,
             )
         ),
         "mark a criterion satisfied, failed, waived or unverified",
@@ -436,15 +480,26 @@ def build_parser() -> _Parser:
         help="an evidence id attached to this criterion (repeat for more)",
     )
     sp.add_argument("--note", default="", help="why (required to waive)")
+    sp.add_argument(
+        "--older-evidence-reason",
+        help="why evidence made on an older version of the artifact still holds "
+        "(satisfied on such evidence is refused without it)",
+    )
+    based_on_arg(sp, "the criterion's rev you judged (boris show --json: criteria[].rev)")
 
     sp = add(
         "set-budget",
-        _write(lambda a: c.SetBudget(task_id=a.task, counter=a.counter, limit=a.limit)),
+        _write(
+            lambda a: c.SetBudget(
+                task_id=a.task, counter=a.counter, limit=a.limit, based_on=a.based_on
+            )
+        ),
         "set a budget limit",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("counter", choices=BUDGET_COUNTERS, help="the budget counter")
     sp.add_argument("limit", type=float, help="the limit (raising one is a person's)")
+    based_on_arg(sp, "how many times this counter's limit had been set when you decided")
 
     sp = add(
         "charge",

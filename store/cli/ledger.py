@@ -311,6 +311,7 @@ def register(add: Add) -> None:
                 observation_id=a.observation,
                 decision=a.decision,
                 note=a.note,
+                based_on=a.based_on,
             )
         ),
         "settle an effect against an observation; prints the verdict",
@@ -326,14 +327,38 @@ def register(add: Add) -> None:
         help="a person's decision by hand (needs --note); without it the verdict is computed",
     )
     sp.add_argument("--note", default="", help="why (required with --decision)")
+    sp.add_argument(
+        "--based-on",
+        type=int,
+        metavar="SEQ",
+        help="the seq of the effect's last reconciliation you saw (0: none): refused as a "
+        "conflict, naming who reconciled it and when, if another was recorded since",
+    )
 
     sp = add(
         "stop",
-        _write(lambda a: ck.StopRun(task_id=a.task, reason=a.reason)),
+        _write(
+            lambda a: ck.StopRun(
+                task_id=a.task, reason=a.reason, supersedes=a.continue_from, merge=a.merge
+            )
+        ),
         "stop the run: revoke approvals, cancel planned effects; prints the checkpoint id",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--reason", required=True, help="why the run stops (kept in the checkpoint)")
+    sp.add_argument(
+        "--continue-from",
+        metavar="HEAD",
+        help="on a forked lineage, the head the stopped checkpoint continues from (default: "
+        "none; the fork stays, named in the account, for a person to resolve)",
+    )
+    sp.add_argument(
+        "--merge",
+        metavar="HEAD",
+        action="append",
+        default=[],
+        help="another head the stopped checkpoint merges (needs --continue-from; repeat for more)",
+    )
 
     sp = add(
         "checkpoint",

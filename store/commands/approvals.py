@@ -17,7 +17,7 @@ from .. import events as ev
 from .. import rules
 from .. import schema as t
 from ..canonical import digest_of
-from ..errors import AuthorityRefused, CommandRejected
+from ..errors import AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
 from ..tx import Tx
 from .core import Ident, TaskCommand, _require_writable, handles, new_id, settle_status
@@ -95,20 +95,6 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
     return approval_id
 
 
-def why_undecidable(row: Any, now: str) -> str | None:
-    """Why this request cannot be decided now, in words a reviewer can act on."""
-    if row.state == "pending" and row.expires_at <= now:
-        return f"it expired at {row.expires_at}; ask for a new request"
-    if row.state == "stale":
-        return "its payload changed after it was requested; a new request is needed"
-    if row.state == "revoked":
-        return "it was revoked (the run stopped or the effect was cancelled)"
-    if row.state != "pending":
-        who = (row.decided_by or {}).get("id", "someone")
-        return f"it was already {row.state} by {who}"
-    return None
-
-
 @handles(DecideApproval)
 def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     if actor.kind != "person":
@@ -119,8 +105,9 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
         )
     ).first()
     if row is None:
-        raise CommandRejected(f"task {cmd.task_id} has no approval {cmd.approval_id!r}")
-    why = why_undecidable(row, tx.now)
+        raise UnknownApproval(cmd.task_id, cmd.approval_id)
+    # The rule the decision views show (store.reads.decision_views): one wording, one place.
+    why = rules.why_undecidable(row.state, row.expires_at, tx.now, row.decided_by)
     if why is not None:
         raise CommandRejected(f"approval {cmd.approval_id} cannot be decided: {why}")
     refused = rules.decider_refusal(row.requester, actor.kind, actor.id)

@@ -4,7 +4,8 @@ A checkpoint is written in the same transaction as its event, and names the boun
 taken at (the last event before it, by seq and chain hash). Each later checkpoint supersedes
 the head it was written from; checkpoints nothing supersedes are heads, and two heads are a
 fork: reported, never silently resolved. A merge supersedes the branch kept and records the
-other.
+other, and is only ever what the command names: a stop on a fork without a named head writes
+a stopped checkpoint that supersedes nothing (see `StopRun`), so the fork stays visible.
 """
 
 from __future__ import annotations
@@ -41,11 +42,20 @@ class WriteCheckpoint(TaskCommand):
 
 
 class StopRun(TaskCommand):
+    """Stop the run by decision. On a forked lineage the stop chooses no head by itself:
+    without `supersedes` the stopped checkpoint continues from none of the heads (it
+    supersedes nothing, so every head stays a head beside it) and its account names the fork
+    as unresolved; with `supersedes` it continues from that head, and merges only the heads
+    named in `merge`. Superseding every head would be a merge, and a merge is a person's
+    explicit choice, never a side effect of stopping."""
+
     type: Literal["stop_run"] = "stop_run"
     reason: str = Field(min_length=1)
-    # On a forked lineage: the head the stop continues from; the other heads are merged
-    # into the stopped checkpoint and named in its account. By default, the newest head.
+    # The head the stopped checkpoint continues from; by default the one head there is, and
+    # on a fork none.
     supersedes: str | None = None
+    # Other heads the stopped checkpoint merges: only these, and only with `supersedes`.
+    merge: list[str] = Field(default_factory=list)
 
 
 # --- the structured state ------------------------------------------------------------------
@@ -210,10 +220,17 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
         )
     )
     effects = _rows(tx, t.effects, cmd.task_id, t.effects.c.position)
+    current_heads = heads(tx, cmd.task_id)
+    refusal = rules.stop_lineage_refusal(current_heads, cmd.supersedes, cmd.merge)
+    if refusal is not None:
+        raise CommandRejected(f"task {cmd.task_id}: {refusal}")
     plan = rules.stop_plan(
         [(a, s, x) for a, s, x in approvals],
         [(e.effect_id, e.stage, e.outcome) for e in effects],
         tx.now,
+        current_heads,
+        continue_from=cmd.supersedes,
+        merge=cmd.merge,
     )
     open_approvals, cancel = list(plan.revoke), list(plan.cancel)
     unresolved = [e for e in effects if e.effect_id in plan.unresolved]
@@ -231,17 +248,8 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
             ev.EffectCancelled(effect_id=effect_id, reason=f"stopped: {cmd.reason}"),
             actor,
         )
-    current_heads = heads(tx, cmd.task_id)
-    keep = cmd.supersedes or (current_heads[-1] if current_heads else None)
-    if keep is not None and current_heads and keep not in current_heads:
-        raise CommandRejected(f"checkpoint {keep} is not a head of task {cmd.task_id}")
-    merge = [h for h in current_heads if h != keep]
     account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
-    if merge:
-        account += (
-            f" The lineage was forked; this stopped checkpoint continues from {keep} and "
-            f"merges {', '.join(merge)}."
-        )
+    account += fork_account(plan)
     tx.emit(
         cmd.task_id,
         ev.RunStopped(
@@ -260,9 +268,37 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
         "stopped",
         actor,
         note=account,
-        supersedes=[keep] if keep else None,
-        merge=merge,
+        # On a fork with no head named: no parent at all (every head stays a head). With
+        # no checkpoint yet: None, so the record's initial one is written first.
+        supersedes=([plan.continue_from] if plan.continue_from else ([] if plan.fork else None)),
+        merge=list(plan.merge),
     )
+
+
+def _and(ids: tuple[str, ...]) -> str:
+    return ", ".join(ids[:-1]) + " and " + ids[-1] if len(ids) > 1 else "".join(ids)
+
+
+def fork_account(plan: rules.StopPlan) -> str:
+    """What the stop did with a forked lineage, for its account ("" with no fork)."""
+    if not plan.fork:
+        return ""
+    forked = f" The lineage is forked (heads {_and(plan.fork)})."
+    if plan.continue_from is None:
+        return (
+            forked + f" Still unresolved: the fork, heads {_and(plan.fork)}, none chosen. "
+            "This stopped checkpoint continues from none of them and merges nothing; they "
+            "stay heads until a person chooses which to continue from."
+        )
+    text = forked + f" As chosen, this stopped checkpoint continues from {plan.continue_from}"
+    text += f" and merges {_and(plan.merge)}." if plan.merge else "."
+    if plan.left_open:
+        text += (
+            f" Still unresolved: {_and(plan.left_open)} "
+            + ("stays a head" if len(plan.left_open) == 1 else "stay heads")
+            + ", not merged."
+        )
+    return text
 
 
 def stop_account(

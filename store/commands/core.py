@@ -26,7 +26,14 @@ from .. import events as ev
 from .. import rules
 from .. import schema as t
 from .. import status as st
-from ..errors import AuthorityRefused, BudgetBinds, CommandRejected, EvidenceMissing
+from ..errors import (
+    AuthorityRefused,
+    BudgetBinds,
+    CommandRejected,
+    Conflict,
+    EvidenceMissing,
+    OlderEvidence,
+)
 from ..model import (
     BUDGET_COUNTERS,
     Actor,
@@ -35,6 +42,7 @@ from ..model import (
     PhaseInput,
     Scope,
 )
+from ..reads import judging
 from ..scope import make_scope, resolve_path
 from ..tx import Tx
 
@@ -59,6 +67,21 @@ class TaskCommand(Command):
     task_id: Ident
 
 
+#: The version of its subject a person's decision was based on: when given and no longer
+#: current, the store refuses the decision with a `Conflict` naming who changed it and when.
+BasedOn = Annotated[
+    int | None,
+    Field(
+        default=None,
+        ge=0,
+        description="the version of the subject the decision was based on (a criterion's "
+        "rev, an artifact's current version, the objective's revision, a budget limit's "
+        "revision, the seq of an effect's last reconciliation); refused as a conflict if it "
+        "changed since",
+    ),
+]
+
+
 # --- models ----------------------------------------------------------------------------------
 
 
@@ -76,6 +99,7 @@ class AmendObjective(TaskCommand):
     type: Literal["amend_objective"] = "amend_objective"
     text: str = Field(min_length=1)
     reason: str = Field(min_length=1)
+    based_on: BasedOn = None
 
 
 class AddCriterion(TaskCommand):
@@ -89,6 +113,7 @@ class ChangeCriterion(TaskCommand):
     criterion_id: Ident
     text: str = Field(min_length=1)
     reason: str = Field(min_length=1)
+    based_on: BasedOn = None
 
 
 class Content(Command):
@@ -109,6 +134,8 @@ class RecordArtifact(TaskCommand):
     note: str = ""
     effect_id: str | None = None
     attempt_no: int | None = None
+    # The current version the writer edited (0: it expects no version yet).
+    based_on: BasedOn = None
 
 
 class AttachEvidence(TaskCommand):
@@ -119,6 +146,9 @@ class AttachEvidence(TaskCommand):
     evidence_id: Ident | None = None
     description: str = ""
     locator: str = ""
+    # The artifact version the evidence was made on (else: the one current when attached).
+    artifact_id: Ident | None = None
+    artifact_version: int | None = Field(default=None, ge=1)
 
 
 class JudgeCriterion(TaskCommand):
@@ -129,6 +159,10 @@ class JudgeCriterion(TaskCommand):
     artifact_version: int | None = None
     evidence_ids: list[str] = Field(default_factory=list)
     note: str = ""
+    based_on: BasedOn = None
+    # Why evidence made on an older version of the artifact than the one judged still holds:
+    # without it, "satisfied" on such evidence is refused.
+    older_evidence_reason: str | None = None
 
 
 class AddPhase(TaskCommand):
@@ -149,6 +183,8 @@ class SetBudget(TaskCommand):
     type: Literal["set_budget"] = "set_budget"
     counter: str
     limit: float | None = Field(default=None, ge=0)
+    # The counter's limit revision the person changed (0: no limit was ever set).
+    based_on: BasedOn = None
 
 
 class ChargeBudget(TaskCommand):
@@ -295,9 +331,47 @@ def _create_task(tx: Tx, cmd: CreateTask, actor: Actor) -> str:
 @handles(AmendObjective)
 def _amend(tx: Tx, cmd: AmendObjective, actor: Actor) -> int:
     _require_writable(tx, cmd.task_id)
-    rev = int(tx.task(cmd.task_id).objective_rev) + 1
-    tx.emit(cmd.task_id, ev.ObjectiveAmended(rev=rev, text=cmd.text, reason=cmd.reason), actor)
+    current = int(tx.task(cmd.task_id).objective_rev)
+    if cmd.based_on is not None and cmd.based_on != current:
+        seq = tx.conn.execute(
+            sa.select(t.objective_revisions.c.seq).where(
+                t.objective_revisions.c.task_id == cmd.task_id,
+                t.objective_revisions.c.rev == current,
+            )
+        ).scalar_one()
+        _conflict(tx, cmd.task_id, "objective", cmd.task_id, cmd.based_on, current, seq)
+    rev = current + 1
+    tx.emit(
+        cmd.task_id,
+        ev.ObjectiveAmended(rev=rev, text=cmd.text, reason=cmd.reason, based_on=cmd.based_on),
+        actor,
+    )
     return rev
+
+
+def _conflict(
+    tx: Tx, task_id: str, kind: str, subject: str, based_on: int, current: int, seq: int | None
+) -> None:
+    """Refuse a decision based on `based_on` when the subject is at `current`, naming the
+    change (the event at `seq`) that moved it."""
+    if seq is None:
+        raise Conflict(kind, subject, based_on, current)
+    change = judging.change_at(tx.conn, task_id, seq)
+    raise Conflict(
+        kind,
+        subject,
+        based_on,
+        current,
+        changed_by=change.by,
+        changed_at=change.at,
+        change=change.what,
+        actor=change.actor,
+    )
+
+
+def _criterion_based_on(tx: Tx, task_id: str, row: Any, based_on: int | None) -> None:
+    if based_on is not None and based_on != int(row.rev):
+        _conflict(tx, task_id, "criterion", row.criterion_id, based_on, int(row.rev), row.rev_seq)
 
 
 def _criterion(tx: Tx, task_id: str, criterion_id: str) -> Any:
@@ -335,10 +409,16 @@ def _add_criterion(tx: Tx, cmd: AddCriterion, actor: Actor) -> str:
 @handles(ChangeCriterion)
 def _change_criterion(tx: Tx, cmd: ChangeCriterion, actor: Actor) -> str:
     _require_writable(tx, cmd.task_id)
-    _criterion(tx, cmd.task_id, cmd.criterion_id)
+    row = _criterion(tx, cmd.task_id, cmd.criterion_id)
+    _criterion_based_on(tx, cmd.task_id, row, cmd.based_on)
     tx.emit(
         cmd.task_id,
-        ev.CriterionChanged(criterion_id=cmd.criterion_id, text=cmd.text, reason=cmd.reason),
+        ev.CriterionChanged(
+            criterion_id=cmd.criterion_id,
+            text=cmd.text,
+            reason=cmd.reason,
+            based_on=cmd.based_on,
+        ),
         actor,
     )
     return cmd.criterion_id
@@ -396,6 +476,17 @@ def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any
             t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == artifact_id
         )
     ).first()
+    if cmd.based_on is not None:
+        current = 0 if row is None else int(row.current_version)
+        if cmd.based_on != current:
+            seq = tx.conn.execute(
+                sa.select(t.artifact_versions.c.seq).where(
+                    t.artifact_versions.c.task_id == cmd.task_id,
+                    t.artifact_versions.c.artifact_id == artifact_id,
+                    t.artifact_versions.c.version == current,
+                )
+            ).scalar()
+            _conflict(tx, cmd.task_id, "artifact", artifact_id, cmd.based_on, current, seq)
     identity = store_content(tx, cmd.task_id, cmd.content, cmd.name)
     if row is not None:
         current = tx.conn.execute(
@@ -426,6 +517,7 @@ def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any
             version=version,
             producer=producer,
             note=cmd.note,
+            based_on=cmd.based_on,
             **identity,
         ),
         actor,
@@ -451,6 +543,20 @@ def _attach_evidence(tx: Tx, cmd: AttachEvidence, actor: Actor) -> str:
     ).first()
     if exists:
         raise CommandRejected(f"task {cmd.task_id} already has evidence {evidence_id!r}")
+    if cmd.artifact_version is not None and cmd.artifact_id is None:
+        raise CommandRejected("an evidence's artifact_version needs the artifact_id it is of")
+    if cmd.artifact_id is not None:
+        art = tx.conn.execute(
+            sa.select(t.artifacts.c.current_version).where(
+                t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == cmd.artifact_id
+            )
+        ).scalar()
+        if art is None:
+            raise CommandRejected(f"task {cmd.task_id} has no artifact {cmd.artifact_id!r}")
+        if cmd.artifact_version is not None and cmd.artifact_version > int(art):
+            raise CommandRejected(
+                f"artifact {cmd.artifact_id} has no version {cmd.artifact_version}"
+            )
     identity = store_content(tx, cmd.task_id, cmd.content, evidence_id)
     identity.pop("path")
     tx.emit(
@@ -461,6 +567,8 @@ def _attach_evidence(tx: Tx, cmd: AttachEvidence, actor: Actor) -> str:
             kind=cmd.kind,
             description=cmd.description,
             locator=cmd.locator or (cmd.content.path or ""),
+            artifact_id=cmd.artifact_id,
+            artifact_version=cmd.artifact_version,
             **identity,
         ),
         actor,
@@ -471,13 +579,16 @@ def _attach_evidence(tx: Tx, cmd: AttachEvidence, actor: Actor) -> str:
 @handles(JudgeCriterion)
 def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
     _require_writable(tx, cmd.task_id)
-    _criterion(tx, cmd.task_id, cmd.criterion_id)
+    crit = _criterion(tx, cmd.task_id, cmd.criterion_id)
+    _criterion_based_on(tx, cmd.task_id, crit, cmd.based_on)
     version = cmd.artifact_version
+    refusal = rules.judgement_missing(
+        cmd.status, artifact_id=cmd.artifact_id, evidence_ids=cmd.evidence_ids, note=cmd.note
+    )
+    if refusal is not None:
+        raise CommandRejected(refusal, rule="judgement_needs")
     if cmd.status == "satisfied":
-        if not cmd.artifact_id:
-            raise CommandRejected("satisfied needs the artifact it was checked against")
-        if not cmd.evidence_ids:
-            raise CommandRejected("satisfied needs at least one piece of evidence")
+        assert cmd.artifact_id is not None  # rules.judgement_missing said so
         art = tx.conn.execute(
             sa.select(t.artifacts).where(
                 t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == cmd.artifact_id
@@ -493,8 +604,6 @@ def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
                 f"{cmd.artifact_id} v{version} is not current (v{art.current_version}): "
                 "a criterion is satisfied against the current version only"
             )
-    if cmd.status == "waived" and not cmd.note.strip():
-        raise CommandRejected("waiving a criterion needs a reason")
     for eid in cmd.evidence_ids:
         row = tx.conn.execute(
             sa.select(t.evidence.c.criterion_id).where(
@@ -505,6 +614,25 @@ def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
             raise CommandRejected(f"task {cmd.task_id} has no evidence {eid!r}")
         if row.criterion_id != cmd.criterion_id:
             raise CommandRejected(f"evidence {eid} was attached to {row.criterion_id}, not here")
+    reason = (cmd.older_evidence_reason or "").strip() or None
+    if cmd.status == "satisfied" and cmd.artifact_id and version is not None:
+        older = judging.older_evidence(
+            tx.conn, cmd.task_id, crit, cmd.artifact_id, version, cmd.evidence_ids
+        )
+        refusal = rules.judgement_missing(
+            cmd.status,
+            artifact_id=cmd.artifact_id,
+            evidence_ids=cmd.evidence_ids,
+            note=cmd.note,
+            older_evidence=older,
+            older_evidence_reason=reason,
+        )
+        if refusal is not None:
+            raise OlderEvidence(older, refusal)
+        if not older:
+            reason = None  # nothing older to account for
+    else:
+        reason = None
     tx.emit(
         cmd.task_id,
         ev.CriterionJudged(
@@ -514,6 +642,8 @@ def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
             artifact_version=version if cmd.status == "satisfied" else None,
             evidence_ids=tuple(cmd.evidence_ids),
             note=cmd.note,
+            based_on=cmd.based_on,
+            older_evidence_reason=reason,
         ),
         actor,
     )
@@ -605,7 +735,15 @@ def _exhausted(tx: Tx, task_id: str) -> list[str]:
 def _set_budget(tx: Tx, cmd: SetBudget, actor: Actor) -> None:
     _check_counter(cmd.counter)
     status = _require_writable(tx, cmd.task_id)
-    tx.emit(cmd.task_id, ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit), actor)
+    if cmd.based_on is not None:
+        rev, seq = judging.budget_limit_rev(tx.conn, cmd.task_id, cmd.counter)
+        if cmd.based_on != rev:
+            _conflict(tx, cmd.task_id, "budget", cmd.counter, cmd.based_on, rev, seq)
+    tx.emit(
+        cmd.task_id,
+        ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit, based_on=cmd.based_on),
+        actor,
+    )
     if status == rules.RunStatus.BUDGET_EXHAUSTED and not _exhausted(tx, cmd.task_id):
         # Raising the limit (a person's, by the authority table) is what lets the run go on.
         change_status(

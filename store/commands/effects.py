@@ -28,10 +28,12 @@ from ..rules import is_destination
 from ..scope import check_target
 from ..tx import Tx
 from .core import (
+    BasedOn,
     Content,
     Ident,
     Reading,
     TaskCommand,
+    _conflict,
     _require_writable,
     _scope,
     charge,
@@ -569,6 +571,10 @@ class ReconcileEffect(_SeesTarget):
     decision: Literal["present", "absent", "conflict"] | None = None
     override: bool = False
     note: str = ""
+    # The effect's reconciliation the decision was made seeing: the seq of its last
+    # reconciliation (0: none yet). Another verdict recorded since is a conflict. (The
+    # observation the decision rests on is guarded apart: `observation_id`, TargetChanged.)
+    based_on: BasedOn = None
 
 
 def _see_before_lock(store: Reading, cmd: _SeesTarget) -> None:
@@ -624,6 +630,12 @@ def _same_state(a: ev.FileState, b: ev.FileState) -> bool:
 @handles(ReconcileEffect)
 def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
+    if cmd.based_on is not None:
+        current = int((row.reconciliation or {}).get("seq") or 0)
+        if cmd.based_on != current:
+            _conflict(
+                tx, cmd.task_id, "effect", cmd.effect_id, cmd.based_on, current, current or None
+            )
     if not rules.effect_reconcilable(row.stage):
         raise CommandRejected(
             f"effect {cmd.effect_id} is {row.stage}: only a dispatched effect is reconciled"
@@ -668,6 +680,7 @@ def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
             decided_by_person=cmd.decision is not None,
             note=cmd.note,
             overrode=verdict if cmd.override else None,
+            based_on=cmd.based_on,
         ),
         actor,
     )

@@ -29,20 +29,30 @@ DESCRIPTIONS: dict[str, str] = {
         "Create a task: title, owner, objective and its resource scope (absolute paths it may "
         "touch; destinations such as https://host/prefix/ or mailto:address). Returns its id."
     ),
-    "amend_objective": "Amend the task's objective with a reason; the old revision stays readable.",
+    "amend_objective": (
+        "Amend the task's objective with a reason; the old revision stays readable. "
+        "based_on: the revision you read (refused as a conflict if it changed)."
+    ),
     "add_criterion": "Add an acceptance criterion; returns its id (C1, C2, ... unless given).",
-    "change_criterion": "Change a criterion's text with a reason.",
+    "change_criterion": (
+        "Change a criterion's text with a reason. based_on: the criterion's rev you read "
+        "(task_state criteria[].rev); refused as a conflict if it changed since."
+    ),
     "record_artifact": (
         "Record a new version of a named artifact from content (text, base64, or a path inside "
-        "the task's scope). The same bytes again are not a new version."
+        "the task's scope). The same bytes again are not a new version. based_on: the "
+        "current version you edited (0: none yet); refused as a conflict if it moved."
     ),
     "attach_evidence": (
         "Attach evidence (command output, source span, screenshot, review, receipt, other) "
-        "to a criterion; it is kept as a blob. Returns the evidence id."
+        "to a criterion; it is kept as a blob. Give artifact_id and artifact_version when it "
+        "was made on a known version. Returns the evidence id."
     ),
     "judge_criterion": (
         "Judge a criterion: satisfied (against the artifact's current version, with evidence "
-        "ids), failed, or unverified. Waiving is a person's decision."
+        "ids), failed, or unverified. Waiving is a person's decision. based_on: the "
+        "criterion's rev you read; evidence made on an older version needs "
+        "older_evidence_reason."
     ),
     "add_phase": "Add a phase whose inputs are artifacts, approvals or other phases.",
     "complete_phase": "Complete a phase whose inputs are ready.",
@@ -76,7 +86,8 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "reconcile_effect": (
         "Compare the intent with a current observation of the target and record the verdict "
-        "(present, absent, conflict). A decision by hand is a person's."
+        "(present, absent, conflict). A decision by hand is a person's. based_on: the seq "
+        "of the effect's last reconciliation you saw (0: none)."
     ),
     "request_approval": (
         "Ask a person to approve an effect's exact prepared object (or a payload with its "
@@ -87,7 +98,11 @@ DESCRIPTIONS: dict[str, str] = {
         "Write a checkpoint (initial, milestone, handoff, final) another actor can resume "
         "from. final is refused while work is pending."
     ),
-    "stop_run": "Stop the run: revoke open approvals, cancel planned effects, write a checkpoint.",
+    "stop_run": (
+        "Stop the run: revoke open approvals, cancel planned effects, write a checkpoint. On a "
+        "forked lineage it picks no head: name one in supersedes to continue from it, and "
+        "other heads in merge only to merge them; otherwise the fork stays for a person."
+    ),
     "record_narrative": (
         "Record your narrative of the task as a claim, with structured claims about criteria; "
         "where it disagrees with the record, the record wins."

@@ -157,12 +157,19 @@ def _criterion_added(conn: Connection, event: Event) -> None:
             evidence_ids=[],
             note="",
             stale_reason="",
+            rev=1,
+            rev_seq=event.seq,
         )
     )
 
 
 def _criterion_where(task_id: str, criterion_id: str) -> Any:
     return sa.and_(t.criteria.c.task_id == task_id, t.criteria.c.criterion_id == criterion_id)
+
+
+def _next_rev(event: Event) -> dict[str, Any]:
+    """The criterion's revision moves with every event that touches it."""
+    return {"rev": t.criteria.c.rev + 1, "rev_seq": event.seq}
 
 
 @applies("criterion.changed")
@@ -183,6 +190,7 @@ def _criterion_changed(conn: Connection, event: Event) -> None:
             judged_by=None,
             judged_at=None,
             stale_reason="",
+            **_next_rev(event),
         )
     )
 
@@ -203,6 +211,7 @@ def _criterion_judged(conn: Connection, event: Event) -> None:
             judged_by=_actor(event),
             judged_at=event.at,
             stale_reason="",
+            **_next_rev(event),
         )
     )
 
@@ -255,6 +264,7 @@ def _artifact_version(conn: Connection, event: Event) -> None:
         .values(
             status="stale",
             stale_reason=f"{p.artifact_id} has version {p.version} (recorded at seq {event.seq})",
+            **_next_rev(event),
         )
     )
     _invalidate_phases(conn, event.task_id, f"artifact:{p.artifact_id}", event.seq)
@@ -309,7 +319,16 @@ def _evidence_attached(conn: Connection, event: Event) -> None:
             locator=p.locator,
             actor=_actor(event),
             at=event.at,
+            artifact_id=p.artifact_id,
+            artifact_version=p.artifact_version,
+            seq=event.seq,
         )
+    )
+    # Evidence attached is a change to the criterion a person judging it must have seen.
+    conn.execute(
+        t.criteria.update()
+        .where(_criterion_where(event.task_id, p.criterion_id))
+        .values(**_next_rev(event))
     )
 
 

@@ -9,6 +9,7 @@ reads the rows, one query per table (no N+1), so it stays quick on ten thousand 
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,14 +20,18 @@ from .. import schema as t
 from ..blobs import BlobStore
 from .state import blob_problem
 
-#: Decision kinds, in the order the queue lists kinds that have no expiry.
-APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = (
-    "approval",
-    "reconcile",
-    "conflict",
-    "judge",
-    "resume",
-)
+
+class DecisionKind(StrEnum):
+    """What a person is asked to decide, in the order the queue lists kinds without expiry."""
+
+    APPROVAL = "approval"
+    RECONCILE = "reconcile"
+    CONFLICT = "conflict"
+    JUDGE = "judge"
+    RESUME = "resume"
+
+
+APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = tuple(DecisionKind)
 KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from .. import rules
 from .. import schema as t
 from ..errors import UnknownTask
 from . import inbox
@@ -62,7 +63,11 @@ def derive_phases(conn: Connection, task_id: str) -> dict[str, dict[str, Any]]:
                 else:
                     identities[key] = "approved"
         result = p["result"]
-        readiness = "done" if result else ("ready" if not blocked else "blocked")
+        readiness = (
+            rules.PhaseReadiness.DONE
+            if result
+            else (rules.PhaseReadiness.BLOCKED if blocked else rules.PhaseReadiness.READY)
+        )
         out[p["phase_id"]] = {
             "phase_id": p["phase_id"],
             "name": p["name"],

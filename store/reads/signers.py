@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,17 +22,20 @@ from sqlalchemy.engine import Connection
 from .. import schema as t
 from ..signing import keyring
 
+
 #: How an event stands: signed by a key bound to its actor; by a key the keyring does not
 #: know; by a key revoked before the event; by a key bound to another actor; after the last
 #: signature of a signed store; or in a store that does not sign (no alarm).
-SIGNED, UNKNOWN_KEY, REVOKED_KEY, OTHER_ACTOR, UNSIGNED, STORE_UNSIGNED = (
-    "signed",
-    "unknown_key",
-    "revoked_key",
-    "other_actor",
-    "unsigned",
-    "store_unsigned",
-)
+class SignatureState(StrEnum):
+    SIGNED = "signed"
+    UNKNOWN_KEY = "unknown_key"
+    REVOKED_KEY = "revoked_key"
+    OTHER_ACTOR = "other_actor"
+    UNSIGNED = "unsigned"
+    STORE_UNSIGNED = "store_unsigned"
+
+
+SIGNED, UNKNOWN_KEY, REVOKED_KEY, OTHER_ACTOR, UNSIGNED, STORE_UNSIGNED = tuple(SignatureState)
 ALARMS = frozenset({UNKNOWN_KEY, REVOKED_KEY, OTHER_ACTOR, UNSIGNED})
 
 

@@ -146,7 +146,7 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
     budgets = queries._rows(conn, t.budgets, task_id, t.budgets.c.counter)
     for b in budgets:
         b["exhausted"] = rules.budget_exhausted(b["used"], b["limit_value"])
-    return {
+    state = {
         "id": task["task_id"],
         "title": task["title"],
         "owner": task["owner"],
@@ -169,3 +169,46 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         "problems": problems,
         "now": now,
     }
+    state["pending_work"] = pending_of(state)
+    return state
+
+
+#: Approval states that still count as open work: decided but unused, or waiting.
+_OPEN_APPROVALS = frozenset(
+    {rules.ApprovalState.PENDING, rules.ApprovalState.APPROVED, rules.ApprovalState.EXPIRED}
+)
+
+
+def pending_of(task: dict[str, Any]) -> list[str]:
+    """The task's pending work (`rules.pending_work`) over the state this read assembled:
+    what a final checkpoint may not leave behind, said once for the window and the brief."""
+    return rules.pending_work(
+        {
+            "criteria": [
+                {"id": c["criterion_id"], "status": c.get("state") or c["status"]}
+                for c in task["criteria"]
+            ],
+            "unresolved_effects": [
+                {
+                    "id": e["effect_id"],
+                    "stage": e["stage"],
+                    "outcome": e["outcome"],
+                    "safe_recovery": rules.recovery(
+                        e["stage"], e["outcome"], bool(e.get("requires_approval"))
+                    ),
+                }
+                for e in task["effects"]
+                if rules.effect_unresolved(e["stage"], e["outcome"])
+            ],
+            "open_approvals": [
+                {"id": a["approval_id"], "state": a["state"]}
+                for a in task["approvals"]
+                if a["state"] in _OPEN_APPROVALS
+            ],
+            "pending_phases": [
+                {"id": p["phase_id"], "status": p["readiness"]}
+                for p in task.get("phases", [])
+                if p.get("readiness") != rules.PhaseReadiness.DONE
+            ],
+        }
+    )

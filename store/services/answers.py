@@ -41,6 +41,15 @@ _DETAILS = (
     "digest",
     "where",
     "role",
+    # A conflict (store.errors.Conflict): what changed, from which version to which, by whom.
+    "subject_kind",
+    "subject_id",
+    "based_on",
+    "current",
+    "changed_by",
+    "changed_at",
+    "change",
+    "evidence_ids",
 )
 
 

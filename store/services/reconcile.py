@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .. import events as ev
 from .. import rules
-from ..commands.effects import ObserveEffect, compute_verdict
+from ..commands.effects import ObserveEffect, ReconcileEffect, compute_verdict
 from ..model import Actor
 from ..store import Store
 
@@ -49,3 +49,51 @@ def observe_and_judge(store: Store, actor: Actor, task_id: str, effect_id: str) 
         tuple(reasons),
         (eff["intent"].get("intended") or {}).get("digest"),
     )
+
+
+def reconcile_by_hand(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    effect_id: str,
+    decision: rules.Verdict,
+    note: str,
+    based_on: int | None = None,
+) -> rules.Verdict:
+    """A destination the store cannot read (an upload, a message), reconciled by a person's
+    finding. It rests on the latest observation there; when there is none, what the person
+    found is recorded as the observation first — the intended content for present, the
+    state before for absent, something else for conflict — so the verdict names one."""
+    store.sign_as(actor)
+    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
+    observations = eff.get("observations") or []
+    obs_id = observations[-1]["observation_id"] if observations else None
+    if obs_id is None:
+        intent = eff["intent"]
+        found = {
+            rules.Verdict.PRESENT: intent.get("intended"),
+            rules.Verdict.ABSENT: intent.get("pre_state") or {"exists": False},
+        }.get(decision) or {"exists": True, "digest": None}
+        obs_id = store.execute(
+            ObserveEffect(
+                task_id=task_id,
+                effect_id=effect_id,
+                purpose="reconcile",
+                state=ev.FileState.model_validate(found),
+            ),
+            actor,
+        )
+    verdict: rules.Verdict = store.execute(
+        ReconcileEffect.model_validate(
+            {
+                "task_id": task_id,
+                "effect_id": effect_id,
+                "observation_id": obs_id,
+                "decision": decision.value,
+                "note": note,
+                "based_on": based_on,
+            }
+        ),
+        actor,
+    )
+    return verdict

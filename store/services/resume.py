@@ -277,14 +277,8 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
 
     lineage = state["checkpoints"]
     if len(lineage["heads"]) > 1:
-        blockers.append(
-            {
-                "kind": "fork",
-                "heads": lineage["heads"],
-                "message": f"the checkpoint lineage has forked (heads {', '.join(lineage['heads'])}): "
-                "merge before continuing; neither branch is picked silently",
-            }
-        )
+        blockers.append(_fork(task_id, lineage, head))
+        actions.append(_choose_head(task_id, lineage))
     if head is None:
         blockers.append(
             {
@@ -324,6 +318,49 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
         "forbidden": forbidden,
         "observed_at": state["now"],
     }
+
+
+def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) -> dict[str, Any]:
+    """The fork as a blocker. Which head the work continues from is a person's choice: the
+    brief names the heads and, when a stop left them unchosen, says so; it picks none."""
+    heads = lineage["heads"]
+    left_open: tuple[str, ...] = ()
+    if head is not None and head["reason"] == "stopped":
+        left_open = rules.fork_left_open(
+            ((c["checkpoint_id"], c["supersedes"], c["merged"]) for c in lineage["checkpoints"]),
+            head["checkpoint_id"],
+        )
+    said = (
+        f"stopped checkpoint {head['checkpoint_id']} chose none of heads {', '.join(left_open)}; "
+        if head is not None and left_open
+        else ""
+    )
+    return {
+        "kind": "fork",
+        "heads": heads,
+        "left_open_by": head["checkpoint_id"] if head is not None and left_open else None,
+        "unchosen": list(left_open),
+        "message": f"the checkpoint lineage has forked (heads {', '.join(heads)}): {said}"
+        "a person must choose the head to continue from, and whether to merge the others, "
+        "before anyone resumes; no branch is picked silently",
+    }
+
+
+def _choose_head(task_id: str, lineage: dict[str, Any]) -> dict[str, Any]:
+    heads = lineage["heads"]
+    return _item(
+        f"choose the head to continue from (one of {', '.join(heads)}): write a checkpoint "
+        "that supersedes it, merging another head only if you mean to",
+        rules.ActorKind.PERSON,
+        _cmd("write_checkpoint", task_id, reason="handoff"),
+        ("supersedes", "merge", "note"),
+        # Each head by the event boundary it was taken at.
+        evidence=[
+            {"kind": "checkpoint", "id": c["checkpoint_id"], "digest": c["chain_hash"]}
+            for c in lineage["checkpoints"]
+            if c["checkpoint_id"] in heads
+        ],
+    )
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ import json
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,6 +61,7 @@ from .. import db, projections, rules, team
 from .. import events as ev
 from .. import schema as t
 from ..canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
+from ..codec import EventDecoder
 from ..errors import BlobProblem, StoreError, UnknownTask
 from ..model import Actor, actor_json
 from ..record import Event, stored_body
@@ -431,7 +432,7 @@ class _TaskCheck:
         expected_prev, expected_seq, prev_seq, count = GENESIS_HASH, 1, 0, 0
         mem_seq = self.mem.seq if self.mem is not None else None
         fast_hash = _RowHasher(tid)
-        decoder = _Decoder()
+        decoder = EventDecoder()
         pending: Event | None = None
         head_only_by_type: dict[str, bool] = {}
         for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
@@ -869,44 +870,6 @@ class _RowHasher:
             f'"format":{fmt},"payload":{payload},"seq":{seq}{self.tail}{type_text}'
         )
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
-class _Decoder:
-    """A stored payload and actor as objects. A payload in its type's current format is
-    validated straight from its JSON text (one pass in pydantic's parser); one that needs
-    upcasting, or does not validate, goes the long way (`ev.decode`), which upcasts it or
-    explains what is wrong. Actors repeat: each is validated once."""
-
-    def __init__(self) -> None:
-        self.current: dict[str, tuple[int, Callable[[str], ev.Payload]]] = {}
-        self.actors: dict[tuple[str, str, str], Actor] = {}
-
-    def __call__(
-        self, type_: str, fmt: int, payload: str, kind: str, actor_id: str, name: str
-    ) -> tuple[ev.Payload, Actor]:
-        decoded: ev.Payload | None = None
-        known = self.current.get(type_)
-        if known is None:
-            with contextlib.suppress(StoreError):
-                cls = ev.payload_class(type_)
-                known = self.current[type_] = (cls.FORMAT, cls.model_validate_json)
-        if known is not None and known[0] == fmt:
-            try:  # not contextlib.suppress: this runs once per event
-                decoded = known[1](payload)
-            except ValueError:  # pydantic's ValidationError
-                decoded = None
-        if decoded is None:
-            data = json.loads(payload)
-            if not isinstance(data, dict):
-                raise ValueError("the payload is not a JSON object")
-            decoded = ev.decode(type_, fmt, data)
-        key = (kind, actor_id, name)
-        actor = self.actors.get(key)
-        if actor is None:
-            actor = self.actors[key] = Actor.model_validate(
-                {"kind": kind, "id": actor_id, "name": name}
-            )
-        return decoded, actor
 
 
 def _recompute(

@@ -22,6 +22,7 @@ from ... import migrate, projections
 from ... import schema as t
 from ...blobs import PREFIX
 from ...canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
+from ...codec import EventDecoder
 from ...errors import UnknownEventFormat
 from ...model import Actor
 from ...record import Event, stored_body
@@ -224,11 +225,9 @@ class SignatureLog:
             self.batch = []
 
 
-def event_of(row: Any) -> Event:
-    """A stored row (already checked) as an Event, as the store loads it."""
-    payload = ev.decode(row.type, row.format, json.loads(row.payload))
-    actor = Actor(kind=row.actor_kind, id=row.actor_id, name=row.actor_name)
-    return Event(row.task_id, row.seq, row.type, payload, actor, row.at, row.prev_hash, row.hash)
+def event_of(row: Any, decoder: EventDecoder | None = None) -> Event:
+    """A stored row (already checked) as an Event, as the store loads it (`store.codec`)."""
+    return (decoder or EventDecoder()).event(row)
 
 
 class EventLog:

@@ -1,0 +1,325 @@
+"""The store's one public face for the window: what Boris Desktop may import from `store`.
+
+The desktop imports this module and nothing deeper (an import-linter contract and
+tests/test_architecture.py hold it to that), as qutebrowser's components import only its
+`api` package: the window learns the store's answers — its read models, its rules' verdicts,
+its commands and its typed errors — never its tables, transactions or internal modules.
+A rule the window needs (is this request decidable, what does stopping do, what is pending)
+is asked here, never copied into the window.
+
+Every name is loaded on first use (PEP 562), as `store/__init__` does: the window's first
+paint must not wait for SQLAlchemy and pydantic, and a dialog that is never opened never
+imports its command.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> the module that defines it. Grouped by what the window does with it.
+_WHERE: dict[str, str] = {
+    # opening the record
+    "Store": "store.store",
+    "Actor": "store.model",
+    "default_directory": "store.location",
+    "resolve": "store.location",
+    "is_store_file": "store.scope",
+    "__version__": "store.version",
+    # errors: the environment's and the command's refusals, by type
+    "StoreError": "store.errors",
+    "CommandRejected": "store.errors",
+    "ScopeViolation": "store.errors",
+    "TargetChanged": "store.errors",
+    "AuthorityRefused": "store.errors",
+    "Conflict": "store.errors",
+    "OlderEvidence": "store.errors",
+    # commands: a reviewer's decision, as the CLI and MCP send it
+    "AmendObjective": "store.commands.core",
+    "AddCriterion": "store.commands.core",
+    "ChangeCriterion": "store.commands.core",
+    "Content": "store.commands.core",
+    "RecordArtifact": "store.commands.core",
+    "JudgeCriterion": "store.commands.core",
+    "DecideApproval": "store.commands.approvals",
+    "ObserveEffect": "store.commands.effects",
+    "ReconcileEffect": "store.commands.effects",
+    "WriteCheckpoint": "store.commands.checkpoints",
+    "StopRun": "store.commands.checkpoints",
+    "FileState": "store.events",
+    # rules: the store's verdicts and its states as enums
+    "ApprovalState": "store.rules",
+    "ActorKind": "store.rules",
+    "CriterionState": "store.rules",
+    "EffectStage": "store.rules",
+    "PhaseReadiness": "store.rules",
+    "RunStatus": "store.rules",
+    "BudgetStanding": "store.rules",
+    "BUDGET_AT_LIMIT": "store.rules",
+    "EXPIRING": "store.rules",
+    "State": "store.rules",
+    "StopPlan": "store.rules",
+    "Verdict": "store.rules",
+    "budget_left": "store.rules",
+    "budget_standing": "store.rules",
+    "conflict_undecided": "store.rules",
+    "criterion_done": "store.rules",
+    "criterion_stales_on_change": "store.rules",
+    "decider_refusal": "store.rules",
+    "decision_refusal": "store.rules",
+    "effect_reconcilable": "store.rules",
+    "effect_to_reconcile": "store.rules",
+    "effect_unresolved": "store.rules",
+    "is_destination": "store.rules",
+    "pending_work": "store.rules",
+    "record_open": "store.rules",
+    "recovery": "store.rules",
+    "same_state": "store.rules",
+    "stop_plan": "store.rules",
+    "why_undecidable": "store.rules",
+    "can_stop": "store.status",
+    # reads: what the views show
+    "decisions": "store.reads.decisions",
+    "DecisionKind": "store.reads.decisions",
+    "history": "store.reads.history",
+    "HISTORY_FIELDS": "store.reads.history",
+    "peek_tasks": "store.reads.peek",
+    "signers": "store.reads.signers",
+    "decision_signers": "store.reads.signers",
+    "SignatureState": "store.reads.signers",
+    "resume_brief": "store.services.resume",
+    # decision views: what a person decides, built by the store (the window renders them)
+    "ApprovalDecision": "store.reads.decision_views",
+    "ApprovalVerdict": "store.reads.decision_views",
+    "Change": "store.reads.changes",
+    "Send": "store.reads.changes",
+    "Write": "store.reads.changes",
+    "Replace": "store.reads.changes",
+    "Delete": "store.reads.changes",
+    "Upload": "store.reads.changes",
+    "Opaque": "store.reads.changes",
+    "WriteDiff": "store.reads.changes",
+    "write_diff": "store.reads.changes",
+    "read_blob_range": "store.reads.changes",
+    "UnknownApproval": "store.errors",
+    "BlobProblem": "store.errors",
+    "JudgeDecision": "store.reads.judging",
+    "EvidenceOffered": "store.reads.judging",
+    "EvidenceOrigin": "store.reads.judging",
+    "ArtifactOffered": "store.reads.judging",
+    "VersionChange": "store.reads.judging",
+    "VerdictNeeds": "store.rules",
+    "brief_markdown": "store.services.resume",
+    "narratives": "store.services.narratives",
+    "summary_markdown": "store.services.narratives",
+    "observe_and_judge": "store.services.reconcile",
+    "reconcile_by_hand": "store.services.reconcile",
+    "fill_demo": "store.services.demo",
+    # the reviewer's key
+    "keyring": "store.signing",
+    "person_key_line": "store.signing.export",
+}
+
+# Names that differ from their defining module's (the window's word on the left).
+_AS: dict[str, str] = {"HISTORY_FIELDS": "FIELDS"}
+
+if TYPE_CHECKING:
+    from store.commands.approvals import DecideApproval
+    from store.commands.checkpoints import StopRun, WriteCheckpoint
+    from store.commands.core import (
+        AddCriterion,
+        AmendObjective,
+        ChangeCriterion,
+        Content,
+        JudgeCriterion,
+        RecordArtifact,
+    )
+    from store.commands.effects import ObserveEffect, ReconcileEffect
+    from store.errors import (
+        AuthorityRefused,
+        BlobProblem,
+        CommandRejected,
+        Conflict,
+        OlderEvidence,
+        ScopeViolation,
+        StoreError,
+        TargetChanged,
+        UnknownApproval,
+    )
+    from store.events import FileState
+    from store.location import default_directory, resolve
+    from store.model import Actor
+    from store.reads.changes import (
+        Change,
+        Delete,
+        Opaque,
+        Replace,
+        Send,
+        Upload,
+        Write,
+        WriteDiff,
+        read_blob_range,
+        write_diff,
+    )
+    from store.reads.decision_views import ApprovalDecision, ApprovalVerdict
+    from store.reads.decisions import DecisionKind, decisions
+    from store.reads.history import FIELDS as HISTORY_FIELDS
+    from store.reads.history import history
+    from store.reads.judging import (
+        ArtifactOffered,
+        EvidenceOffered,
+        EvidenceOrigin,
+        JudgeDecision,
+        VersionChange,
+    )
+    from store.reads.peek import peek_tasks
+    from store.reads.signers import SignatureState, decision_signers, signers
+    from store.rules import (
+        BUDGET_AT_LIMIT,
+        EXPIRING,
+        ActorKind,
+        ApprovalState,
+        BudgetStanding,
+        CriterionState,
+        EffectStage,
+        PhaseReadiness,
+        RunStatus,
+        State,
+        StopPlan,
+        Verdict,
+        VerdictNeeds,
+        budget_left,
+        budget_standing,
+        conflict_undecided,
+        criterion_done,
+        criterion_stales_on_change,
+        decider_refusal,
+        decision_refusal,
+        effect_reconcilable,
+        effect_to_reconcile,
+        effect_unresolved,
+        is_destination,
+        pending_work,
+        record_open,
+        recovery,
+        same_state,
+        stop_plan,
+        why_undecidable,
+    )
+    from store.scope import is_store_file
+    from store.services.demo import fill_demo
+    from store.services.narratives import narratives, summary_markdown
+    from store.services.reconcile import observe_and_judge, reconcile_by_hand
+    from store.services.resume import brief_markdown, resume_brief
+    from store.signing import keyring
+    from store.signing.export import person_key_line
+    from store.status import can_stop
+    from store.store import Store
+    from store.version import __version__
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'store.api' has no attribute {name!r}")
+    module = importlib.import_module(where)
+    value = getattr(module, _AS.get(name, name))
+    globals()[name] = value  # looked up once
+    return value
+
+
+# Spelled out for the type checker and linters; tests/test_architecture.py checks it is _WHERE.
+__all__ = [
+    "BUDGET_AT_LIMIT",
+    "EXPIRING",
+    "HISTORY_FIELDS",
+    "Actor",
+    "ActorKind",
+    "AddCriterion",
+    "AmendObjective",
+    "ApprovalDecision",
+    "ApprovalState",
+    "ApprovalVerdict",
+    "ArtifactOffered",
+    "AuthorityRefused",
+    "BlobProblem",
+    "BudgetStanding",
+    "Change",
+    "ChangeCriterion",
+    "CommandRejected",
+    "Conflict",
+    "Content",
+    "CriterionState",
+    "DecideApproval",
+    "DecisionKind",
+    "Delete",
+    "EffectStage",
+    "EvidenceOffered",
+    "EvidenceOrigin",
+    "FileState",
+    "JudgeCriterion",
+    "JudgeDecision",
+    "ObserveEffect",
+    "OlderEvidence",
+    "Opaque",
+    "PhaseReadiness",
+    "ReconcileEffect",
+    "RecordArtifact",
+    "Replace",
+    "RunStatus",
+    "ScopeViolation",
+    "Send",
+    "SignatureState",
+    "State",
+    "StopPlan",
+    "StopRun",
+    "Store",
+    "StoreError",
+    "TargetChanged",
+    "UnknownApproval",
+    "Upload",
+    "Verdict",
+    "VerdictNeeds",
+    "VersionChange",
+    "Write",
+    "WriteCheckpoint",
+    "WriteDiff",
+    "__version__",
+    "brief_markdown",
+    "budget_left",
+    "budget_standing",
+    "can_stop",
+    "conflict_undecided",
+    "criterion_done",
+    "criterion_stales_on_change",
+    "decider_refusal",
+    "decision_refusal",
+    "decision_signers",
+    "decisions",
+    "default_directory",
+    "effect_reconcilable",
+    "effect_to_reconcile",
+    "effect_unresolved",
+    "fill_demo",
+    "history",
+    "is_destination",
+    "is_store_file",
+    "keyring",
+    "narratives",
+    "observe_and_judge",
+    "peek_tasks",
+    "pending_work",
+    "person_key_line",
+    "read_blob_range",
+    "reconcile_by_hand",
+    "record_open",
+    "recovery",
+    "resolve",
+    "resume_brief",
+    "same_state",
+    "signers",
+    "stop_plan",
+    "summary_markdown",
+    "why_undecidable",
+    "write_diff",
+]

@@ -1,0 +1,161 @@
+"""Decision views: what a person is asked to decide, built by the store.
+
+The window renders a view and adds no rule: which change the request makes (`changes`), the
+state the request is in (an enum), whether it can be decided now and why not (the store's
+rule), the verdicts allowed, and the version of the record the view was built on, so that a
+view read again after any write can be told from the one on screen.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .. import rules
+from .. import schema as t
+from ..blobs import BlobStore
+from ..errors import UnknownApproval, UnknownTask
+from ..model import Actor
+from .changes import Change, Facts, change_of, pretty_json
+
+
+class ApprovalVerdict(StrEnum):
+    """What a person may answer a pending request with (DecideApproval's `decision`)."""
+
+    APPROVE = "approved"
+    REJECT = "rejected"
+
+
+#: The events that change an approval, by type: the last of them is the approval's version.
+APPROVAL_EVENTS = (
+    "approval.requested",
+    "approval.decided",
+    "approval.consumed",
+    "approval.retired",
+)
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """One approval as a person decides it.
+
+    `change`: what approving lets happen (see `store.reads.changes`). `prepared_json`: the
+    exact prepared object the approval binds, as JSON; `payload_digest` its digest.
+    `verdicts`: what may be answered now (none when `why_not` says why it cannot be decided).
+    `seq`: the task's event that last changed this approval; `task_seq`: the task's last event
+    when the view was read; `now`: the database clock then (an expiry is judged by it)."""
+
+    task_id: str
+    approval_id: str
+    effect_id: str | None
+    state: rules.ApprovalState
+    consequence: str
+    policy: str
+    requester: Actor
+    requested_at: str
+    expires_at: str
+    decided_by: Actor | None
+    decided_at: str | None
+    note: str
+    payload_digest: str
+    prepared_json: str
+    change: Change
+    verdicts: tuple[ApprovalVerdict, ...]
+    why_not: str | None
+    seq: int
+    task_seq: int
+    now: str
+
+    @property
+    def decidable(self) -> bool:
+        return self.why_not is None
+
+
+def _actor(x: Any) -> Actor | None:
+    if not isinstance(x, dict) or not x.get("id"):
+        return None
+    return Actor.model_validate({"kind": x.get("kind"), "id": x["id"], "name": x.get("name", "")})
+
+
+def _facts(conn: Connection, row: Any) -> Facts | None:
+    """The effect's kind, target and intent, while the approval binds its prepared object."""
+    if row.effect_id is None:
+        return None
+    eff = conn.execute(
+        sa.select(t.effects.c.kind, t.effects.c.target, t.effects.c.intent).where(
+            t.effects.c.task_id == row.task_id, t.effects.c.effect_id == row.effect_id
+        )
+    ).first()
+    if eff is None:
+        return None
+    intent = dict(eff.intent or {})
+    if intent.get("prepared_digest") != row.payload_digest:
+        return None  # revised since: its new intent is not what this request asked
+    return Facts(str(eff.kind), str(eff.target), intent.get("intended"), intent.get("pre_state"))
+
+
+def approval_seq(conn: Connection, task_id: str, approval_id: str) -> int:
+    """The seq of the task's last event about this approval (0 if none is found)."""
+    rows = conn.execute(
+        sa.select(t.events.c.seq, t.events.c.payload)
+        .where(
+            t.events.c.task_id == task_id,
+            t.events.c.type.in_(APPROVAL_EVENTS),
+            t.events.c.payload.contains(json.dumps(approval_id), autoescape=True),
+        )
+        .order_by(t.events.c.seq.desc())
+    )
+    for seq, payload in rows:
+        p = json.loads(payload)
+        if p.get("approval_id") == approval_id or approval_id in (p.get("approval_ids") or ()):
+            return int(seq)
+    return 0
+
+
+def approval_decision(
+    conn: Connection, blobs: BlobStore, task_id: str, approval_id: str, now: str
+) -> ApprovalDecision:
+    """The decision view of one approval. UnknownTask / UnknownApproval when there is none."""
+    task_seq = conn.execute(
+        sa.select(t.tasks.c.last_seq).where(t.tasks.c.task_id == task_id)
+    ).scalar_one_or_none()
+    if task_seq is None:
+        raise UnknownTask(task_id)
+    row = conn.execute(
+        sa.select(t.approvals).where(
+            t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+        )
+    ).first()
+    if row is None:
+        raise UnknownApproval(task_id, approval_id)
+    state = rules.approval_state(str(row.state), row.expires_at, now)
+    why = rules.why_undecidable(state, row.expires_at, now, row.decided_by)
+    payload = dict(row.payload or {})
+    requester = _actor(row.requester)
+    return ApprovalDecision(
+        task_id=task_id,
+        approval_id=approval_id,
+        effect_id=row.effect_id,
+        state=state,
+        consequence=row.consequence,
+        policy=row.policy,
+        requester=requester or Actor(kind="system", id="unknown"),
+        requested_at=row.requested_at,
+        expires_at=row.expires_at,
+        decided_by=_actor(row.decided_by),
+        decided_at=row.decided_at,
+        note=row.note or "",
+        payload_digest=row.payload_digest,
+        prepared_json=pretty_json(payload),
+        change=change_of(payload, _facts(conn, row), blobs),
+        verdicts=() if why is not None else tuple(ApprovalVerdict),
+        why_not=why,
+        seq=approval_seq(conn, task_id, approval_id),
+        task_seq=int(task_seq),
+        now=now,
+    )

@@ -162,7 +162,7 @@ def drive(store_dir: str, pages: int) -> dict[str, object]:
     from heartbeat import Heartbeat
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.runtime import share_the_gil
+    from boris_desktop.runtime.interpreter import share_the_gil
 
     share_the_gil()  # as boris-desktop does at start
     app = QApplication(sys.argv[:1])

@@ -42,7 +42,7 @@ def _upload(path: Path, mib: float) -> None:
 
 
 def run_once(mib: float, tmp: Path, app) -> dict[str, float]:
-    from boris_desktop.dialogs import ApproveDialog
+    from boris_desktop.decide.approve import ApproveDialog
     from boris_desktop.main_window import MainWindow
     from store import Actor, Store
     from store import commands as c
@@ -99,7 +99,7 @@ def run_once(mib: float, tmp: Path, app) -> dict[str, float]:
     d = box["d"]
     out["next page"] = hb.longest_stall(
         d.content.next.click,
-        lambda: d.content.result["page"] == 1 and not d.content.loading(),
+        lambda: d.content.result.page == 1 and not d.content.loading(),
     )
     other = Store.open(store.location.directory)
 
@@ -131,11 +131,11 @@ def main() -> None:
     ap_.add_argument("--mb", type=float, default=20)
     ap_.add_argument("--runs", type=int, default=3)
     args = ap_.parse_args()
+    # The interpreter as the app sets it up (see boris_desktop/runtime/interpreter.py): without the
+    # shorter switch interval a worker's lexing holds the GUI thread for 60-80 ms here.
     from PySide6.QtWidgets import QApplication
 
-    # The interpreter as the app sets it up (see boris_desktop/runtime.py): without the
-    # shorter switch interval a worker's lexing holds the GUI thread for 60-80 ms here.
-    from boris_desktop.runtime import share_the_gil
+    from boris_desktop.runtime.interpreter import share_the_gil
 
     share_the_gil()
     app = QApplication.instance() or QApplication([])

@@ -82,8 +82,8 @@ def main() -> None:
     args = p.parse_args()
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.decision_queue import DecisionFilter, DecisionModel, _Table
-    from boris_desktop.runtime import SWITCH_INTERVAL_S
+    from boris_desktop.queue.decisions import DecisionFilter, DecisionModel, _Table
+    from boris_desktop.runtime.interpreter import SWITCH_INTERVAL_S
 
     app = QApplication([])
     model = DecisionModel()

@@ -60,8 +60,8 @@ def heard(url: str, tmp: Path, n: int) -> list[float]:
 def shown(url: str, tmp: Path, n: int) -> list[float]:
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop import live
     from boris_desktop.main_window import MainWindow
+    from boris_desktop.runtime import live
 
     app = QApplication.instance() or QApplication([])
     out: list[float] = []

@@ -50,7 +50,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
     from boris_desktop.main_window import MainWindow
-    from boris_desktop.runtime import freeze_startup, share_the_gil
+    from boris_desktop.runtime.interpreter import freeze_startup, share_the_gil
     from store import Actor, Store
     from store import commands as c
 
@@ -97,7 +97,7 @@ def run(store_dir: Path, mib: float) -> dict[str, float]:
 
     t0 = time.perf_counter()
     preview_stall = heart.longest_stall(
-        lambda: panel.tree.setCurrentIndex(panel.tree.find(("src", "v2"))),
+        lambda: panel.tree.setCurrentIndex(panel.tree.index_at(("src", "v2"))),
         lambda: (
             panel.detail.highlighter.spans
             and not panel.detail.loading()

@@ -152,7 +152,7 @@ def main() -> None:
         return
     from PySide6.QtWidgets import QApplication
 
-    from boris_desktop.runtime import share_the_gil
+    from boris_desktop.runtime.interpreter import share_the_gil
 
     share_the_gil()
     app = QApplication([])

@@ -13,7 +13,7 @@ def about_text(store: Any) -> str:
     import PySide6
     from PySide6.QtCore import qVersion
 
-    from store.version import __version__
+    from store.api import __version__
 
     where = store.location.describe() if store is not None else "no store open"
     return (

@@ -17,8 +17,14 @@ from typing import Any
 class _Version(argparse.Action):
     """Imports the version only when asked: `store` loads SQLAlchemy, too slow for start-up."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
-        from store.version import __version__
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from store.api import __version__
 
         print(f"boris-desktop {__version__}")  # on stdout, like `boris --version`
         parser.exit()
@@ -55,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
 def demo_directory(store: str | None = None) -> str:
     """The demo store: DIR when given, else demo-store in the user data dir. Never the default
     store (BORIS_STORE or the user data dir itself), which holds the user's own tasks."""
-    from store.location import default_directory, resolve
+    from store.api import default_directory, resolve
 
     directory = resolve(store).directory if store else default_directory() / "demo-store"
     if directory == resolve(None).directory:
@@ -65,7 +71,7 @@ def demo_directory(store: str | None = None) -> str:
 
 def _tab_index(tab: str) -> int | None:
     """The task view's tab whose title starts with `tab` (any case)."""
-    from .task_view import PANELS
+    from boris_desktop.task.view import PANELS
 
     titles = [cls.title.lower() for cls in PANELS]
     return next((i for i, x in enumerate(titles) if x.startswith(tab.lower())), None)
@@ -74,7 +80,7 @@ def _tab_index(tab: str) -> int | None:
 def _warm_lexing() -> None:
     import threading
 
-    from .lexing import warm
+    from boris_desktop.runtime.lexing import warm
 
     threading.Thread(target=warm, name="warm-lexing", daemon=True).start()
 
@@ -86,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.screenshot:
             parser.error("--tab goes with --screenshot")
         if _tab_index(args.tab) is None:
-            from .task_view import PANELS
+            from boris_desktop.task.view import PANELS
 
             names = ", ".join(cls.title for cls in PANELS)
             parser.error(f"no tab {args.tab!r}; the tabs are: {names}")
@@ -109,13 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
-    from .runtime import share_the_gil
+    from boris_desktop.runtime.interpreter import share_the_gil
 
     share_the_gil()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
-    app.setDesktopFileName("org.boris.BorisDesktop")  # type: ignore[attr-defined]
+    app.setDesktopFileName("org.boris.BorisDesktop")  # type: ignore[attr-defined]  # instance() is typed QCoreApplication; this is a QApplication
     if args.screenshot:
         try:
             width, height = (int(x) for x in args.size.lower().split("x"))
@@ -123,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"boris-desktop: --size wants WIDTHxHEIGHT, not {args.size}", file=sys.stderr)
             return 2
         return _screenshot(args.store, args.screenshot, args.tab, (width, height), demo=args.demo)
-    from .main_window import MainWindow
+    from boris_desktop.main_window import MainWindow
 
     window = MainWindow(staged=True)  # the rest is built right after the first paint
     window.resize(1280, 780)
@@ -135,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.store_opened.connect(_fill_demo_once(window))
     if not args.exit_after_paint:
         window.store_opened.connect(_ask_reviewer_once(window))
-    from .runtime import freeze_startup
+    from boris_desktop.runtime.interpreter import freeze_startup
 
     # Once the first task is on screen, start-up's objects are there for good: see runtime.
     window.loaded.connect(freeze_startup)
@@ -152,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _ask_reviewer_once(window: Any) -> Any:
     def ask() -> None:
-        from . import settings
+        from boris_desktop import settings
 
         if settings.reviewer() is None and not getattr(window, "_asked", False):
             window._asked = True
@@ -185,15 +191,14 @@ def _screenshot(
 
     from PySide6.QtWidgets import QApplication
 
-    from store import Store, StoreError
-
-    from .main_window import MainWindow
+    from boris_desktop.main_window import MainWindow
+    from store.api import Store, StoreError
 
     try:
         store = Store.open(directory)
         # Only the demo store is filled: an empty store of the user's stays empty.
         if demo and not store.task_ids():
-            from store.services.demo import fill_demo
+            from store.api import fill_demo
 
             fill_demo(store)
     except StoreError as exc:
@@ -232,13 +237,13 @@ def _screenshot(
     return 0 if ok else 1
 
 
-def _exit_after_paint(app, window) -> None:  # type: ignore[no-untyped-def]
+def _exit_after_paint(app: Any, window: Any) -> None:
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     class Watch(QObject):
         first = True
 
-        def eventFilter(self, obj, event):  # type: ignore[no-untyped-def]
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
             if event.type() == QEvent.Type.Paint and self.first:
                 self.first = False
                 print(f"first_paint {time.time():.6f}", flush=True)

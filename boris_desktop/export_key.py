@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import jobs
-from .actions import message_of
-from .loader import Loader
-from .widgets import error_label, plain_label
+from boris_desktop.runtime import jobs
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.ui.text import failure
+from boris_desktop.ui.widgets import error_label, plain_label
 
 
 class ExportKeyDialog(QDialog):
@@ -81,9 +81,9 @@ class ExportKeyDialog(QDialog):
         for b in (self.save, self.copy):
             b.setEnabled(True)
 
-    def _failed(self, error: str) -> None:
+    def _failed(self, error: Exception) -> None:
         self.key.setText("")
-        self.error.setText(f"Could not read or create your key: {message_of(error)}")
+        self.error.setText(f"Could not read or create your key: {failure(error)}")
 
     def copy_line(self) -> None:
         QGuiApplication.clipboard().setText(self.line + "\n")
@@ -105,7 +105,7 @@ class ExportKeyDialog(QDialog):
             "export-key-save",
             lambda: jobs.write_text(path, self.line + "\n"),
             self._saved,
-            lambda error: self.error.setText(f"Could not save the key: {message_of(error)}"),
+            lambda error: self.error.setText(f"Could not save the key: {failure(error)}"),
         )
 
     def _saved(self, path: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .loader import Loader
+from boris_desktop.runtime.loader import Loader
 
 
 class Host(Protocol):
@@ -31,3 +31,17 @@ class Host(Protocol):
 
     def stop_task(self) -> Any:
         """Open the stop dialog for the task on screen."""
+
+
+class Window(Host, Protocol):
+    """What the Actions menu needs of the window it acts in: the task on screen, the row
+    selected in a part of it, and its menu bar (the shortcuts are read from the menus)."""
+
+    def shown_task(self) -> dict[str, Any] | None:
+        """The record on screen, when it is the selected task's (else None)."""
+
+    def current_key(self, part: str) -> Any:
+        """The selected row's top-level key in a part of the task view (an effect id…)."""
+
+    def menuBar(self) -> Any:  # Qt's name, which MainWindow has
+        """The window's menu bar."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QWidget
 
-from . import settings
-from .widgets import plain_label
+from boris_desktop import settings
+from boris_desktop.ui.widgets import plain_label
 
 
 class ReviewerDialog(QDialog):

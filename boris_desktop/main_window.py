@@ -32,19 +32,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import jobs, settings
-from .loader import Loader
-from .runtime import discover_widget_types
-from .window_actions import ActionsMixin
+from boris_desktop import settings
+from boris_desktop.decide.menu import Actions
+from boris_desktop.runtime import jobs
+from boris_desktop.runtime.interpreter import discover_widget_types
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.ui.text import failure
 
 if TYPE_CHECKING:
-    from store import Store
+    from boris_desktop.inbox.table import InboxFilter, InboxModel
+    from boris_desktop.runtime.task_watch import TaskFileWatcher
+    from boris_desktop.task.view import TaskView
+    from store.api import Store
 
-    from .inbox import InboxFilter, InboxModel
-    from .task_view import TaskView
-    from .task_watch import TaskFileWatcher
-
-EMPTY, TASK, NOTHING = range(3)
+EMPTY, TASK, NOTHING, NO_DECISION = range(4)
 #: The inbox's column titles (inbox.COLUMNS, kept equal by a test): the first paint shows
 #: them before the inbox module and its model are loaded.
 COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity")
@@ -53,7 +54,7 @@ COLUMN_CAP = {1: 180, 3: 150, 4: 140}
 COLUMN_WIDEST = {1: "awaiting approval", 3: "100% exhausted", 4: "2026-12-03 21:10"}
 
 
-class MainWindow(ActionsMixin, QMainWindow):
+class MainWindow(QMainWindow):
     store_opened = Signal()
     loaded = Signal()  # the inbox (and task, if any) reflect the store
     peeked = Signal()  # the inbox lists the tasks read before the store was open
@@ -164,10 +165,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QPushButton, QSplitter
 
-        from .icons import icon
-        from .inbox import NEEDS, TITLE, InboxFilter, InboxModel
-        from .task_watch import TaskFileWatcher
-        from .widgets import plain_label
+        from boris_desktop.inbox.table import NEEDS, TITLE, InboxFilter, InboxModel
+        from boris_desktop.runtime.task_watch import TaskFileWatcher
+        from boris_desktop.ui.icons import icon
+        from boris_desktop.ui.widgets import plain_label
 
         self.setWindowIcon(icon("app"))
         self.inbox: InboxModel = InboxModel(self)
@@ -234,7 +235,18 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.nothing.setTextFormat(Qt.TextFormat.PlainText)  # it may show an error's text
         self.right.insertWidget(EMPTY, empty)
         self.right.insertWidget(TASK, QWidget())  # the task view, built when first needed
+        # The Decisions tab with no decision selected: no task below, rather than one the
+        # queue does not select.
+        self.no_decision = plain_label("Select a decision above to see its task here.")
+        self.no_decision.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.no_decision.setAccessibleName("No decision selected: select a decision")
+        self.right.insertWidget(NO_DECISION, self.no_decision)
         self.right.setCurrentIndex(NOTHING)
+        # The decision the pane shows (the queue in front), whether its part is still to be
+        # brought to the front, and what waits for its task's record (Enter's dialog).
+        self._pane_for: dict[str, Any] | None = None
+        self._part_due = False
+        self._then: Callable[[dict[str, Any]], None] | None = None
 
         # The inbox spans the window's width above the task: its columns stay readable and
         # the task's tables, previews and diffs get the whole width. The inbox is tall
@@ -244,7 +256,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         # The task inbox and, beside it, the queue of open decisions across tasks.
         from PySide6.QtWidgets import QTabWidget
 
-        from .decision_queue import DecisionQueue
+        from boris_desktop.queue.decisions import DecisionQueue
 
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
@@ -254,12 +266,21 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.views.addTab(self.queue, icon("approval"), "&Decisions")
         self.queue.updated.connect(self._queue_updated)
         self.queue.show_task.connect(self.show_task)
-        self.queue.current_task.connect(self._select_task)
-        from .notifications import Notifier
+        # The pane below the queue is the selected decision's task (see `show_decision`).
+        self.queue.current_decision.connect(self._decision_selected)
+        self.queue.pane = self.show_decision
+        self.views.currentChanged.connect(self._view_changed)
+        for said in (
+            self.queue.proxy.rowsInserted,
+            self.queue.proxy.rowsRemoved,
+            self.queue.proxy.modelReset,
+        ):
+            said.connect(lambda *_: self._say_no_decision())
+        from boris_desktop.runtime.notifications import Notifier
 
         self.notifier = Notifier(self.open_decision, self)
         self.queue.updated.connect(self.notifier.update)
-        from .history import HistoryView
+        from boris_desktop.history.decided import HistoryView
 
         self.history = HistoryView(self)
         self.views.addTab(self.history, icon("ok"), "&What I Decided")
@@ -284,8 +305,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._timer = QTimer(self)
         self._timer.setInterval(self._poll_ms)
         self._timer.timeout.connect(self._poll)
-        # A team store's commits, heard from the server: no polling (see boris_desktop.live).
-        from .live import StoreFeed
+        # A team store's commits, heard from the server: no polling (see boris_desktop.runtime.live).
+        from boris_desktop.runtime.live import StoreFeed
 
         self.live = StoreFeed(self)
         self.live.changed.connect(self._heard)
@@ -306,7 +327,7 @@ class MainWindow(ActionsMixin, QMainWindow):
     def task_view(self) -> TaskView:
         """Built on first use, after the first paint: its panels are most of the start-up."""
         if self._task_view is None:
-            from .task_view import TaskView
+            from boris_desktop.task.view import TaskView
 
             self._task_view = TaskView(self.loader)
             self._task_view.set_store(self.store)
@@ -318,7 +339,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             for panel in self._task_view.panels.values():
                 tree = getattr(panel, "tree", None)
                 if tree is not None:
-                    tree.selectionModel().currentChanged.connect(lambda *_: self.update_actions())
+                    tree.selectionModel().currentChanged.connect(lambda *_: self.menu_actions.update())
         return self._task_view
 
     # --- menus ---------------------------------------------------------------------------
@@ -385,10 +406,10 @@ class MainWindow(ActionsMixin, QMainWindow):
             act.setShortcuts([QKeySequence(k) for k in sequences])
             act.triggered.connect(lambda _=False, step=step: self.step_tab(step))
             view.addAction(act)
-        self._actions_menu(actions)
+        self.menu_actions = Actions(self, actions)
         keys = QAction("&Keyboard Shortcuts", self)
         keys.setShortcut(QKeySequence("Ctrl+/"))
-        keys.triggered.connect(self.show_shortcuts)
+        keys.triggered.connect(self.menu_actions.show_shortcuts)
         help_.addAction(keys)
         about = QAction("&About Boris Desktop", self)
         about.triggered.connect(self.show_about)
@@ -406,7 +427,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.search.selectAll()
 
     def show_about(self) -> None:
-        from .about import show_about
+        from boris_desktop.about import show_about
 
         self._about = show_about(self, getattr(self, "store", None))
 
@@ -425,8 +446,34 @@ class MainWindow(ActionsMixin, QMainWindow):
         if d:
             self.open_store(d)
 
+    # --- what the Actions menu asks of the window (host.Window) ---------------------------
+
+    def shown_task(self) -> dict[str, Any] | None:
+        tv = self._task_view
+        if tv is None or tv.bundle is None or tv.task_id != self.selected:
+            return None
+        task: dict[str, Any] = tv.bundle["task"]
+        return task
+
+    def current_key(self, part: str) -> Any:
+        # The selection as the panel holds it (by key), not filled first: asked on every
+        # task shown, filling would undo the task view's filling in turns.
+        from boris_desktop.task.panels.base import TreePanel
+
+        panel = self.task_view.panels[part]
+        if not isinstance(panel, TreePanel):
+            return None
+        node = panel.tree.current_node()
+        while node is not None and node.parent is not None:
+            node = node.parent
+        return node.key if node is not None else None
+
+    def stop_task(self) -> Any:
+        """Open the stop dialog for the task on screen (the checkpoint dialog's way out)."""
+        return self.menu_actions.stop_task()
+
     def ask_reviewer(self) -> Any:
-        from .identity import ReviewerDialog
+        from boris_desktop.identity import ReviewerDialog
 
         dlg = ReviewerDialog(self)
         dlg.finished.connect(lambda _r: self._reviewer_changed())
@@ -435,7 +482,7 @@ class MainWindow(ActionsMixin, QMainWindow):
 
     def export_public_key(self) -> Any:
         """Ask who the reviewer is first, if nobody said yet: the key is theirs."""
-        from .export_key import ExportKeyDialog
+        from boris_desktop.export_key import ExportKeyDialog
 
         who = settings.reviewer()
         if who is None:
@@ -449,7 +496,7 @@ class MainWindow(ActionsMixin, QMainWindow):
     # --- the decision queue --------------------------------------------------------------
 
     def notification_settings(self) -> Any:
-        from .notify_settings import NotificationSettingsDialog
+        from boris_desktop.runtime.notify_settings import NotificationSettingsDialog
 
         dlg = NotificationSettingsDialog(self)
         dlg.open()
@@ -469,8 +516,117 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.statusBar().showMessage(f"{task_id}: the decision is event {seq} of its timeline")
 
     def show_queue(self) -> None:
+        if self.views.currentWidget() is self.queue:
+            self._view_changed(self.views.currentIndex())  # back to the decision's part
         self.views.setCurrentWidget(self.queue)
         self.queue.table.setFocus()
+
+    def _queue_in_front(self) -> bool:
+        return self.views.currentWidget() is self.queue
+
+    def _view_changed(self, _index: int) -> None:
+        """Tasks, Decisions or What I Decided came to the front: the pane follows it."""
+        if self._queue_in_front():
+            self.queue.ensure_current()
+            self.show_decision(self.queue.current())
+            return
+        self._pane_for, self._then = None, None
+        if self.views.currentWidget() is self.left:
+            # The task list's own selection: the task it highlights is the one below.
+            row = self.inbox.row_of(self.selected)
+            ix = self.proxy.mapFromSource(self.inbox.index(row, 0)) if row >= 0 else None
+            if ix is not None and ix.isValid():
+                self._select_row()
+            else:
+                self._row_changed(self.table.currentIndex(), QModelIndex())
+        if self.right.currentIndex() == NO_DECISION:
+            self._show_task_page()
+            self.menu_actions.update()
+
+    def _decision_selected(self, d: dict[str, Any] | None) -> None:
+        if self._queue_in_front():
+            self.show_decision(d)
+
+    def show_decision(
+        self, d: dict[str, Any] | None, then: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
+        """The pane shows decision `d`'s task, on the part `d` concerns with its row current.
+        `then` is called with the task's record once the pane shows it, read afresh for it
+        (Enter's dialog: always over the task on screen). No decision: the pane shows none.
+
+        The read is a "load" like any task's: one superseded by a later selection is dropped
+        by the loader's token, and one for another task than the selected is not shown."""
+        if not self._built:
+            return
+        from boris_desktop.queue.decisions import KIND_PART
+
+        # Already on its way (the tab shown, then its first row selected): read once.
+        on_its_way = (
+            then is None
+            and d is not None
+            and self._pane_for is not None
+            and self._pane_for["id"] == d["id"]
+            and self.selected == d["task_id"]
+            and self.loader.busy("load")
+        )
+        self._pane_for, self._then = d, then
+        if on_its_way:
+            self._part_due = True
+            return
+        if d is None:
+            self.selected = None  # no action acts on a task that is not on screen
+            self._say_no_decision()
+            if self.right.currentIndex() in (TASK, NO_DECISION):
+                self.right.setCurrentIndex(NO_DECISION)
+            self.menu_actions.update()
+            return
+        self._part_due = d["kind"] in KIND_PART
+        task_id = d["task_id"]
+        tv = self._task_view
+        if then is None and tv is not None and tv.bundle is not None and tv.task_id == task_id:
+            self.selected = task_id
+            self._select_row()
+            self._pane_shows(tv.bundle)
+            return
+        self.selected = task_id
+        self._select_row()
+        self.menu_actions.update()  # until its record is in, no action acts on the task shown
+        store = self.store
+        if store is None or self._version is None:
+            self.reload()
+            return
+        self.loader.submit(
+            "load", lambda: jobs.task_only(store, task_id), self._on_loaded, self._failed
+        )
+
+    def _say_no_decision(self) -> None:
+        """What the pane says when no decision is selected: why there is none to show."""
+        q = self.queue
+        if q.proxy.rowCount():
+            text = "Select a decision above to see its task here."
+        elif q.model.rows:
+            text = "No open decision matches the filters above."
+        elif q.loaded:
+            text = "No open decisions: nothing waits for a person."
+        else:
+            text = "Reading the open decisions…"
+        self.no_decision.setText(text)
+
+    def _pane_shows(self, bundle: dict[str, Any]) -> None:
+        """The task view shows `bundle`: if it is the decision's task, its part in front."""
+        d = self._pane_for
+        if d is None or bundle["task"]["id"] != d["task_id"] or not self._queue_in_front():
+            return
+        from boris_desktop.queue.decisions import KIND_PART
+
+        self._show_task_page()
+        if self._part_due:
+            self._part_due = False
+            self.task_view.show_part(KIND_PART[d["kind"]], d["key"])
+        self.menu_actions.update()
+        if self._then is not None:
+            then, self._then = self._then, None
+            then(bundle["task"])
 
     def open_decision(self, decision_id: str) -> None:
         """A notification was clicked: the window in front, that decision's dialog open."""
@@ -499,6 +655,7 @@ class MainWindow(ActionsMixin, QMainWindow):
     def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
         n = len(rows)
         self.views.setTabText(1, f"&Decisions ({n})" if n else "&Decisions")
+        self._say_no_decision()
 
     def _reviewer_changed(self) -> None:
         self._show_reviewer()
@@ -676,7 +833,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.task_view.show_brief(jobs.brief(self.store, self.selected))
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        from .inbox import ID_ROLE
+        from boris_desktop.inbox.table import ID_ROLE
 
         task_id = current.data(ID_ROLE) if current.isValid() else None
         if task_id and task_id != self.selected:
@@ -691,7 +848,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             )
 
     def _on_loaded(self, result: dict[str, Any]) -> None:
-        from .inbox import ID_ROLE
+        from boris_desktop.inbox.table import ID_ROLE
 
         if result.get("unchanged"):
             return
@@ -716,7 +873,11 @@ class MainWindow(ActionsMixin, QMainWindow):
         else:
             self.right.setCurrentIndex(EMPTY)
         self.empty_button.setEnabled(True)
-        if self.inbox.rows and self.inbox.row_of(self.selected) < 0:
+        if (
+            self.inbox.rows
+            and self.inbox.row_of(self.selected) < 0
+            and not (self._queue_in_front() and self._pane_for is None)
+        ):
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
             top = self.proxy.index(0, 0)
             self.selected = top.data(ID_ROLE) if top.isValid() else self.inbox.rows[0]["id"]
@@ -737,7 +898,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         and what needs you take the rest of the width. Not from the rows: Qt would ask the
         model for each cell sampled, a call into Python each (with a worker reading, each
         waits for the interpreter lock)."""
-        from .inbox import ACTIVITY, BUDGET, STATUS
+        from boris_desktop.inbox.table import ACTIVITY, BUDGET, STATUS
 
         if self._columns_sized or self._columns_restored:
             return
@@ -751,25 +912,28 @@ class MainWindow(ActionsMixin, QMainWindow):
 
     def _show_task_page(self) -> None:
         self.task_view  # noqa: B018  (built now: the stack's TASK page)
-        self.right.setCurrentIndex(TASK)
+        # The Decisions tab with nothing selected shows no task (see `show_decision`).
+        shown = NO_DECISION if self._queue_in_front() and self._pane_for is None else TASK
+        self.right.setCurrentIndex(shown)
 
     def _show_task(self, result: dict[str, Any]) -> None:
         bundle = result.get("bundle")
         if bundle is not None and result.get("task_id") == self.selected:
-            from .task_view import same_record
+            from boris_desktop.task.view import same_record
 
             # The brief (it hashes files) is read again when the record changed, not when
             # only the clock did.
             changed = not same_record(self.task_view.bundle, bundle)
             self.task_view.show_bundle(bundle)
             self.file_watch.set_task(self.store, bundle["task"])
+            self._pane_shows(bundle)
             if changed and self.selected is not None:
                 store, task_id = self.store, self.selected
                 self.loader.submit(
                     "brief", lambda: jobs.brief(store, task_id), self.task_view.show_brief
                 )
         self._status()
-        self.update_actions()
+        self.menu_actions.update()
         self.loaded.emit()
 
     def _disk_marks(self) -> None:
@@ -875,7 +1039,7 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.status_filter.blockSignals(True)
             while self.status_filter.count() > 2:
                 self.status_filter.removeItem(2)
-            from .icons import status_icon, words
+            from boris_desktop.ui.icons import status_icon, words
 
             for s in statuses:
                 self.status_filter.addItem(status_icon(s), words(s), s)
@@ -887,7 +1051,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         needy = self._needy  # counted with the inbox's last read (jobs.refresh)
         where = self.store.location.describe() if self.store else "no store"
         who = getattr(self, "reviewer_label", "")
-        from . import text as t
+        from boris_desktop.ui import text as t
 
         need = "needs" if needy == 1 else "need"
         self.statusBar().showMessage(
@@ -903,9 +1067,9 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.queue.start()
             self.history.start()
 
-    def _failed(self, error: str) -> None:
+    def _failed(self, error: Exception) -> None:
         self._start_following()
-        first = error.splitlines()[0]
+        first = failure(error)
         self.statusBar().showMessage(f"Could not read the store: {first}")
         self.nothing.setText(f"Could not read the store:\n{first}")
         if self.store is None:
@@ -925,14 +1089,14 @@ def _imports(*names: str) -> Callable[[], None]:
 
 #: The staged start-up's turns before `_finish`, each one its own turn of the event loop.
 WARM_UP: tuple[Callable[[], None], ...] = (
-    _imports("boris_desktop.widgets"),  # Pygments' lexers, for the text panes
+    _imports("boris_desktop.ui.widgets"),  # Pygments' lexers, for the text panes
     _imports(
-        "boris_desktop.inbox",
-        "boris_desktop.task_watch",
-        "boris_desktop.decision_queue",
-        "boris_desktop.notifications",
-        "boris_desktop.history",
-        "boris_desktop.live",
+        "boris_desktop.inbox.table",
+        "boris_desktop.runtime.task_watch",
+        "boris_desktop.queue.decisions",
+        "boris_desktop.runtime.notifications",
+        "boris_desktop.history.decided",
+        "boris_desktop.runtime.live",
     ),
     discover_widget_types,
 )

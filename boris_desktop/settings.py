@@ -39,7 +39,7 @@ def recent_stores() -> list[str]:
     value = settings().value("stores/recent", [])
     if isinstance(value, str):  # QSettings returns a lone entry as a string
         value = [value]
-    return [str(v) for v in value or []]  # type: ignore[attr-defined]
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def remember_store(directory: str) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .widgets import plain_label
+from boris_desktop.ui.widgets import plain_label
 
 #: Keys that move focus rather than run an action (so no QAction carries them).
 FOCUS_KEYS = (
@@ -24,7 +24,7 @@ FOCUS_KEYS = (
 
 
 class ShortcutsDialog(QDialog):
-    def __init__(self, parent: QWidget, actions: list[tuple[str, str, str]]) -> None:
+    def __init__(self, parent: QWidget | None, actions: list[tuple[str, str, str]]) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard Shortcuts")
         rows = [*actions, *FOCUS_KEYS]
@@ -56,7 +56,9 @@ class ShortcutsDialog(QDialog):
     def rows(self) -> list[tuple[str, str, str]]:
         """(keys, what, menu) as shown."""
         t = self.table
-        return [
-            tuple(t.item(r, c).text() for c in range(3))  # type: ignore[misc,union-attr]
-            for r in range(t.rowCount())
-        ]
+
+        def cell(r: int, c: int) -> str:
+            item = t.item(r, c)
+            return item.text() if item is not None else ""
+
+        return [(cell(r, 0), cell(r, 1), cell(r, 2)) for r in range(t.rowCount())]

@@ -25,34 +25,34 @@ def _who(mark: dict[str, Any]) -> str:
 
 def signer_words(mark: dict[str, Any] | None) -> tuple[str, str | None, str]:
     """(cell text, icon name or None, tooltip) for an event's or a decision's signer."""
-    from store.reads import signers as s
+    from store import api
 
     if not mark:
         return "—", None, ""
     state = mark["state"]
     key = mark.get("key_id", "")
-    if state == s.STORE_UNSIGNED:
+    if state == api.SignatureState.STORE_UNSIGNED:
         return "—", None, "This store does not sign its records (an unsigned store)."
-    if state == s.UNSIGNED:
+    if state == api.SignatureState.UNSIGNED:
         return (
             "unsigned",
             "attention",
             "Not signed by any key: written after the task's last signature.",
         )
-    if state == s.UNKNOWN_KEY:
+    if state == api.SignatureState.UNKNOWN_KEY:
         return (
             f"unknown key {fingerprint(key)}",
             "failed",
             f"Signed by key {key}, which this store's keyring does not know.",
         )
     who = _who(mark)
-    if state == s.REVOKED_KEY:
+    if state == api.SignatureState.REVOKED_KEY:
         return (
             f"revoked key: {who} · {fingerprint(key)}",
             "failed",
             f"Signed by key {key} of {mark['actor']} after that key was revoked.",
         )
-    if state == s.OTHER_ACTOR:
+    if state == api.SignatureState.OTHER_ACTOR:
         return (
             f"another's key: {who} · {fingerprint(key)}",
             "failed",

@@ -149,3 +149,124 @@ def test_the_layers_name_only_modules_that_exist() -> None:
     modules = set(_modules())
     stale = sorted(name for layer in _layers() for name in layer if name not in modules)
     assert stale == []
+
+
+# --- the window and the store: one typed face ---------------------------------------------
+
+DESKTOP = ROOT / "boris_desktop"
+
+
+def _store_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, what) for every import of the store in a desktop module, in any body."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "store":
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "store":
+                for alias in node.names:
+                    yield node.lineno, f"store.{alias.name}"
+            elif node.module.split(".")[0] == "store":
+                yield node.lineno, node.module
+
+
+def test_the_window_imports_the_store_only_through_its_public_face() -> None:
+    wrong = [
+        f"{p.relative_to(ROOT)}:{line}: {what}"
+        for p in DESKTOP.rglob("*.py")
+        for line, what in _store_imports(p)
+        if what != "store.api"
+    ]
+    assert wrong == []
+
+
+def test_the_import_contract_forbids_every_store_module_but_the_face() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["source_modules"] == ["boris_desktop"] and c["type"] == "forbidden"
+    )
+    children = {
+        f"store.{p.stem if p.is_file() else p.name}"
+        for p in STORE.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+    }
+    assert set(contract["forbidden_modules"]) == children - {"store.api"}
+
+
+def test_the_face_lists_what_it_lends() -> None:
+    from store import api
+
+    assert sorted(api.__all__) == sorted(api._WHERE)
+    for name in api.__all__:
+        assert getattr(api, name) is not None
+
+
+def _state_words() -> set[str]:
+    """Every state the store names with an enum: what the window must not spell itself."""
+    from enum import StrEnum
+
+    from store import rules, status
+    from store.reads import signers
+
+    words: set[str] = set()
+    for module in (rules, status, signers):
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, StrEnum) and value is not StrEnum:
+                words |= {str(m) for m in value}
+    words |= set(status.STATUSES) if hasattr(status, "STATUSES") else set()
+    return words
+
+
+def _compared_words(tree: ast.AST, words: set[str]) -> Iterator[tuple[int, str]]:
+    """String constants the code compares against (==, !=, in, not in; match cases)."""
+
+    def constants(node: ast.AST) -> Iterator[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+        elif isinstance(node, ast.Set | ast.Tuple | ast.List):
+            for elt in node.elts:
+                yield from constants(elt)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                for value in constants(side):
+                    if value in words:
+                        yield node.lineno, value
+        elif isinstance(node, ast.MatchValue):
+            for value in constants(node.value):
+                if value in words:
+                    yield node.lineno, value
+
+
+def test_the_window_compares_no_state_the_store_names() -> None:
+    words = _state_words()
+    assert {"approved", "stale", "satisfied", "dispatched", "unknown"} <= words
+    found = [
+        f"{p.relative_to(ROOT)}:{line}: {value!r}"
+        for p in DESKTOP.rglob("*.py")
+        for line, value in _compared_words(ast.parse(p.read_text(encoding="utf-8")), words)
+    ]
+    assert found == []
+
+
+def test_a_state_string_compared_in_the_window_is_found() -> None:
+    tree = ast.parse('if a["state"] == "approved" or s in ("stale", "x"):\n    pass\n')
+    assert [v for _, v in _compared_words(tree, _state_words())] == ["approved", "stale"]
+
+
+def test_every_type_ignore_in_the_window_says_why() -> None:
+    """mypy is strict on the window too; where Qt's stubs are wrong, the line says so."""
+    import re
+
+    unexplained = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in DESKTOP.rglob("*.py")
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if (m := re.search(r"# type: ignore\[[^\]]*\](.*)$", line))
+        and not re.search(r"#\s*(?!noqa)\w.{8,}", m.group(1).replace("# noqa: B008", ""))
+    ]
+    assert unexplained == []

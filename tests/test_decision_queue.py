@@ -164,7 +164,7 @@ def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, s
         d.ok.setFocus()
         qtbot.keyClick(d.ok, Qt.Key.Key_Space)
         qtbot.waitUntil(lambda d=d: not d.isVisible(), timeout=5000)
-        decided.append(d.approval["approval_id"])
+        decided.append(d.approval_id)
     assert set(ids) <= set(decided)
     qtbot.waitUntil(lambda: q.proxy.rowCount() == 0, timeout=5000)
     states = {a["approval_id"]: a["state"] for a in store.task("note")["approvals"]}
@@ -188,7 +188,7 @@ def test_the_selected_decision_shows_its_task_and_the_counts_read_right(qtbot, s
 
 
 def test_a_read_that_finds_nothing_new_keeps_the_rows_and_moves_the_clock(qtbot) -> None:
-    from boris_desktop.decision_queue import WAITING, DecisionModel
+    from boris_desktop.queue.decisions import WAITING, DecisionModel
 
     rows = [{"id": "a", "kind": "approval", "since": "2026-12-04T10:00:00Z"}]
     model = DecisionModel()

@@ -55,6 +55,11 @@ def armed(qtbot, button) -> None:
     qtbot.waitUntil(button.isEnabled, timeout=5000)
 
 
+def viewed(qtbot, dialog) -> None:
+    """An approval dialog reads the store's view of what is decided on a worker: wait for it."""
+    qtbot.waitUntil(lambda: dialog.decision is not None, timeout=5000)
+
+
 def done(qtbot, w, dialog) -> None:
     """Wait for the dialog's command to come back (accepted, or refused and shown)."""
     qtbot.waitUntil(lambda: not dialog.running, timeout=5000)
@@ -75,10 +80,12 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
     try:
         w1 = open_window(qtbot, demo, "note")
         w2 = open_window(qtbot, other, "note")
-        assert w1.approve_action.isEnabled() and w2.approve_action.isEnabled()
-        w1.approve_action.trigger()
-        w2.approve_action.trigger()
-        d1, d2 = w1.dialog, w2.dialog
+        assert w1.menu_actions.approve_action.isEnabled() and w2.menu_actions.approve_action.isEnabled()
+        w1.menu_actions.approve_action.trigger()
+        w2.menu_actions.approve_action.trigger()
+        d1, d2 = w1.menu_actions.dialog, w2.menu_actions.dialog
+        viewed(qtbot, d1)
+        viewed(qtbot, d2)
         assert "Email this week's project note" in d1.fields["consequence"].text()
         assert d1.fields["digest"].text().startswith("sha256:")
         assert '"kind": "send"' in d1.payload.toPlainText()
@@ -98,8 +105,8 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
         assert a["state"] == "approved"
         assert a["decided_by"]["id"] == "rita" and a["note"] == "fine to send"
         # Both windows refreshed: no pending approval left to decide.
-        qtbot.waitUntil(lambda: not w2.approve_action.isEnabled(), timeout=5000)
-        assert not w1.approve_action.isEnabled()
+        qtbot.waitUntil(lambda: not w2.menu_actions.approve_action.isEnabled(), timeout=5000)
+        assert not w1.menu_actions.approve_action.isEnabled()
         w1.close()
         w2.close()
     finally:
@@ -108,8 +115,9 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
 
 def test_reject_with_note(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    w.approve_action.trigger()
-    d = w.dialog
+    w.menu_actions.approve_action.trigger()
+    d = w.menu_actions.dialog
+    viewed(qtbot, d)
     d.note.setPlainText("not before Friday")
     armed(qtbot, d.reject_button)
     d.reject_button.click()
@@ -132,11 +140,12 @@ def test_expired_request_cannot_be_approved(qtbot, store: Store, ws: Path) -> No
 
     time.sleep(0.1)
     w = open_window(qtbot, store, "t")
-    from boris_desktop.dialogs import ApproveDialog
+    from boris_desktop.decide.approve import ApproveDialog
 
     task = w.task_view.bundle["task"]
     d = ApproveDialog(w, "t", task["approvals"][0], task["now"])
     qtbot.addWidget(d)
+    viewed(qtbot, d)
     assert "expired" in d.error.text()
     assert not d.ok.isEnabled()
     # Even if forced past the dialog's own rule, the store refuses and the dialog says why.
@@ -156,9 +165,9 @@ def _note_file(store: Store) -> Path:
 
 def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    assert w.reconcile_action.isEnabled()
-    w.reconcile_action.trigger()
-    d = w.dialog
+    assert w.menu_actions.reconcile_action.isEnabled()
+    w.menu_actions.reconcile_action.trigger()
+    d = w.menu_actions.dialog
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     first = d.observation["observation_id"]
     assert "as it will be" in d.diff.toPlainText()
@@ -194,12 +203,12 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
         lambda: w.task_view.bundle["task"]["effects"][0]["reconciliation"] is not None,
         timeout=5000,
     )
-    assert w.task_view.panel("Effects").tree.find(("save-note", "reconciliation")).isValid()
+    assert w.task_view.panel("Effects").tree.index_at(("save-note", "reconciliation")).isValid()
 
 
 def test_reconcile_deleted_target_is_seen(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     _note_file(demo).unlink()
     qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
@@ -217,7 +226,7 @@ def test_reconcile_without_a_reviewer_says_nothing_was_observed(qtbot, demo: Sto
     s = settings.settings()
     s.remove("reviewer")
     s.sync()
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     assert d.observation is None and d.progress.isHidden()
     assert d.obs_label.text().startswith("Not observed yet")
     assert "say who you are first" in d.error.text()
@@ -233,7 +242,7 @@ def test_reconcile_without_a_reviewer_says_nothing_was_observed(qtbot, demo: Sto
 def test_watcher_handler_error_does_not_kill_it(qtbot, tmp_path: Path) -> None:
     from watchdog.events import FileModifiedEvent
 
-    from boris_desktop.watch import FileWatcher, _handler
+    from boris_desktop.runtime.watch import FileWatcher, _handler
 
     f = tmp_path / "a.txt"
     f.write_text("1")
@@ -258,7 +267,7 @@ def test_watcher_handler_error_does_not_kill_it(qtbot, tmp_path: Path) -> None:
 
 
 def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> None:
-    from boris_desktop import watch
+    from boris_desktop.runtime import watch
 
     f = tmp_path / "b.txt"
     f.write_text("1")
@@ -290,16 +299,18 @@ def test_a_tall_dialog_keeps_its_fields_at_the_top(qtbot, demo: Store) -> None:
     d.resize(800, 900)
     d.show()
     qtbot.waitExposed(d)
-    # The reason field sits under the list of what stopping does, not halfway down.
-    assert d.reason.geometry().bottom() < 300 < d.buttons.geometry().top()
+    # The reason field sits under the list of what stopping does, not halfway down (the
+    # demo's lineage is forked, so the choice of head comes first: measured from the plan).
+    assert d.reason.geometry().top() - d.what.geometry().bottom() < 60
+    assert d.reason.geometry().bottom() < 450 < d.buttons.geometry().top()
     d.reject()
 
 
 def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "guide")
-    assert w.stop_action.isEnabled()
-    w.stop_action.trigger()
-    d = w.dialog
+    assert w.menu_actions.stop_action.isEnabled()
+    w.menu_actions.stop_action.trigger()
+    d = w.menu_actions.dialog
     assert "upload-guide" in d.what.text()  # stays for manual reconciliation
     assert d.plan.unresolved == ("upload-guide",) and d.plan.cancel == ()
     d.reason.setText("the owner takes it from here")
@@ -313,25 +324,31 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     assert task["status"] == "stopped"
     assert task["effects"][0]["unresolved"]
     qtbot.waitUntil(lambda: w.task_view.bundle["task"]["status"] == "stopped", timeout=5000)
-    assert w.task_view.panel("Effects").tree.find(("upload-guide",)).isValid()
+    assert w.task_view.panel("Effects").tree.index_at(("upload-guide",)).isValid()
     assert "stopped" in w.task_view.header.status.text().lower()
-    assert not w.stop_action.isEnabled()
+    assert not w.menu_actions.stop_action.isEnabled()
     reasons = [k["reason"] for k in task["checkpoints"]["checkpoints"]]
     assert "stopped" in reasons
     # Stopped is not closed: the unknown upload is still reconciled by hand, the task still
     # edited, and the handoff the next actor resumes from still written here.
-    for act in (w.reconcile_action, w.checkpoint_action, w.amend_action, w.judge_action):
+    for act in (w.menu_actions.reconcile_action, w.menu_actions.checkpoint_action, w.menu_actions.amend_action, w.menu_actions.judge_action):
         assert act.isEnabled(), act.text()
-    w.checkpoint_action.trigger()
-    d = w.dialog
+    w.menu_actions.checkpoint_action.trigger()
+    d = w.menu_actions.dialog
     assert d.radios["handoff"].isChecked() and not d.radios["final"].isEnabled()
     qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
     d.note.setPlainText("stopped by the owner; check the docs site before uploading again")
+    # The stop chose no head (the demo's lineage is forked): the handoff waits for the
+    # reviewer's choice of the head it continues from, and merges nothing by itself.
+    stopped = task["checkpoints"]["checkpoints"][-1]["checkpoint_id"]
+    assert task["checkpoints"]["heads"] == ["ckpt-milestone", "ckpt-handoff", stopped]
+    d.heads.radios[stopped].click()
     armed(qtbot, d.ok)
     d.ok.click()
     done(qtbot, w, d)
     last = demo.task("guide")["checkpoints"]["checkpoints"][-1]
     assert last["reason"] == "handoff" and last["note"].startswith("stopped by the owner")
+    assert (last["supersedes"], last["merged"]) == ([stopped], [])
 
 
 def test_a_completed_task_takes_no_more_decisions(qtbot, store: Store) -> None:
@@ -344,14 +361,14 @@ def test_a_completed_task_takes_no_more_decisions(qtbot, store: Store) -> None:
     )
     w = open_window(qtbot, store, "t")
     assert store.task("t")["status"] == "completed"
-    for act in (w.stop_action, w.checkpoint_action, w.amend_action, w.source_action):
+    for act in (w.menu_actions.stop_action, w.menu_actions.checkpoint_action, w.menu_actions.amend_action, w.menu_actions.source_action):
         assert not act.isEnabled(), act.text()
 
 
 def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    w.checkpoint_action.trigger()
-    d = w.dialog
+    w.menu_actions.checkpoint_action.trigger()
+    d = w.menu_actions.dialog
     assert d.pending and any("save-note" in p for p in d.pending)
     assert "save-note" in d.pending_label.text()
     assert not d.radios["final"].isEnabled() and d.radios["handoff"].isChecked()
@@ -395,8 +412,8 @@ def all_keys(nodes) -> set[str]:
 
 def test_amend_objective(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    w.amend_action.trigger()
-    d = w.dialog
+    w.menu_actions.amend_action.trigger()
+    d = w.menu_actions.dialog
     d.text.setPlainText("Keep the project note current, decisions first.")
     assert not d.ok.isEnabled()
     d.reason.setText("the team reads only the top")
@@ -410,16 +427,17 @@ def test_amend_objective(qtbot, demo: Store) -> None:
 
 def test_add_and_judge_criterion_waived(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    w.add_criterion_action.trigger()
-    d = w.dialog
+    w.menu_actions.add_criterion_action.trigger()
+    d = w.menu_actions.dialog
     d.text.setText("The note names the owner.")
     d.ok.click()
     done(qtbot, w, d)
     crits = demo.task("note")["criteria"]
     assert crits[-1]["text"] == "The note names the owner."
-    w.judge_action.trigger()
-    j = w.dialog
+    w.menu_actions.judge_action.trigger()
+    j = w.menu_actions.dialog
     assert j.criterion["criterion_id"] == "saved"
+    qtbot.waitUntil(lambda: j.decision is not None, timeout=5000)  # the store's read
     j.set_status("waived")
     assert not j.ok.isEnabled()  # a waiver needs its reason
     j.note.setText("the owner checks this by hand")
@@ -438,7 +456,7 @@ def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, mo
     inside = scope / "sources" / "07-audit.md"
     inside.write_text("# Audit\n\nAuditors get read-only access.\n", encoding="utf-8")
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(inside), ""))
-    w.source_action.trigger()
+    w.menu_actions.source_action.trigger()
     qtbot.waitUntil(
         lambda: any(a["name"] == "07-audit.md" for a in demo.task("guide")["artifacts"]),
         timeout=5000,
@@ -449,19 +467,19 @@ def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, mo
     outside = tmp_path / "elsewhere.md"
     outside.write_text("not in scope", encoding="utf-8")
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(outside), ""))
-    w.source_action.trigger()
-    qtbot.waitUntil(lambda: w.message_box is not None, timeout=5000)
-    assert "Not recorded" in w.message_box.text() and "scope" in w.message_box.text()
+    w.menu_actions.source_action.trigger()
+    qtbot.waitUntil(lambda: w.menu_actions.message_box is not None, timeout=5000)
+    assert "Not recorded" in w.menu_actions.message_box.text() and "scope" in w.menu_actions.message_box.text()
     assert not any(a["name"] == "elsewhere.md" for a in demo.task("guide")["artifacts"])
 
 
 def test_edit_artifact_text(qtbot, demo: Store) -> None:
-    from boris_desktop.dialogs import EditArtifactDialog
+    from boris_desktop.decide.edits import EditArtifactDialog
 
     w = open_window(qtbot, demo, "note")
-    w.edit_artifact_action.trigger()
-    qtbot.waitUntil(lambda: isinstance(w.dialog, EditArtifactDialog), timeout=5000)
-    d = w.dialog
+    w.menu_actions.edit_artifact_action.trigger()
+    qtbot.waitUntil(lambda: isinstance(w.menu_actions.dialog, EditArtifactDialog), timeout=5000)
+    d = w.menu_actions.dialog
     assert "Kick-off on Monday" in d.editor.toPlainText()
     assert not d.ok.isEnabled()
     d.editor.setPlainText(d.editor.toPlainText() + "\nReviewed by Rita.\n")
@@ -479,7 +497,7 @@ def test_edit_artifact_text(qtbot, demo: Store) -> None:
 
 def test_shortcuts_in_menu_and_tooltips(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    texts = {a.text(): a for a in w.actions_menu.actions() if a.text()}
+    texts = {a.text(): a for a in w.menu_actions.menu.actions() if a.text()}
     assert texts["&Approve / Reject…"].shortcut().toString() == "Ctrl+Return"
     assert texts["&Reconcile Effect…"].shortcut().toString() == "Ctrl+R"
     assert texts["&Stop the Run…"].shortcut().toString() == "Ctrl+."
@@ -509,8 +527,8 @@ def test_a_signed_store_takes_the_reviewers_decision_signed_with_their_key(
     )
     store.signer = None  # the window signs as the reviewer by itself
     w = open_window(qtbot, store, tid)
-    w.amend_action.trigger()
-    d = w.dialog
+    w.menu_actions.amend_action.trigger()
+    d = w.menu_actions.dialog
     d.text.setPlainText("Keep the project note current, decisions first.")
     d.reason.setText("the team reads only the top")
     d.ok.click()
@@ -532,8 +550,8 @@ def test_a_signed_store_refuses_a_reviewer_it_does_not_trust_and_says_so(
     require(demo, SigningKey.generate(), Actor(kind="person", id="owner"))
     before = demo.task("note")["objective"]["text"]
     w = open_window(qtbot, demo, "note")
-    w.amend_action.trigger()
-    d = w.dialog
+    w.menu_actions.amend_action.trigger()
+    d = w.menu_actions.dialog
     d.text.setPlainText("Something else entirely.")
     d.reason.setText("testing trust")
     d.ok.click()

@@ -143,7 +143,7 @@ def test_a_tab_that_does_not_exist_fails_naming_the_tabs(home: Path) -> None:
     )
     assert proc.returncode != 0
     assert "'NoSuchTab'" in proc.stderr
-    from boris_desktop.task_view import PANELS
+    from boris_desktop.task.view import PANELS
 
     for cls in PANELS:
         assert cls.title in proc.stderr

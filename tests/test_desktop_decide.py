@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QPushButton
-from test_desktop_actions import armed, done, open_window
+from test_desktop_actions import armed, done, open_window, viewed
 
 from store import Actor, Store
 from store import commands as c
@@ -48,9 +48,10 @@ def _approval(store: Store, task: str) -> dict:
 
 def _open_approve(qtbot, store: Store, task: str):
     w = open_window(qtbot, store, task)
-    w.approve_action.trigger()
-    d = w.dialog
+    w.menu_actions.approve_action.trigger()
+    d = w.menu_actions.dialog
     qtbot.waitExposed(d)
+    viewed(qtbot, d)
     return w, d
 
 
@@ -116,7 +117,7 @@ def _mnemonics(dialog) -> list[str]:
 
 def test_mnemonics_never_collide_with_cancel(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    dialogs = [w.approve(), w.reconcile(), w.checkpoint(), w.stop_task()]
+    dialogs = [w.menu_actions.approve(), w.menu_actions.reconcile(), w.menu_actions.checkpoint(), w.stop_task()]
     for d in dialogs:
         d.show()
         qtbot.waitExposed(d)
@@ -214,20 +215,20 @@ def test_a_large_upload_is_paged_and_a_binary_one_peeked(qtbot, store: Store, ws
         )  # fmt: skip
         store.execute(ap.RequestApproval(task_id="t", approval_id=f"ap-{eid}", effect_id=eid,
                                          policy="p", expires_in_seconds=3600), AGENT)  # fmt: skip
-    from boris_desktop.dialogs import ApproveDialog
+    from boris_desktop.decide.approve import ApproveDialog
 
     w = open_window(qtbot, store, "t")
     task = w.task_view.bundle["task"]
     d = ApproveDialog(w, "t", task["approvals"][0], task["now"])
     qtbot.addWidget(d)
     qtbot.waitUntil(lambda: d.content.result is not None and not d.content.loading(), timeout=5000)
-    from boris_desktop.content_view import PAGE
+    from boris_desktop.decide.content_view import PAGE
 
     pages = -(-big.stat().st_size // PAGE)
     assert pages > 1 and f"page 1 of {pages}" in d.content.note.text()
     assert not d.content.next.isHidden() and not d.content.prev.isEnabled()
     d.content.next.click()
-    qtbot.waitUntil(lambda: d.content.result["page"] == 1, timeout=5000)
+    qtbot.waitUntil(lambda: d.content.result.page == 1, timeout=5000)
     assert f"page 2 of {pages}" in d.content.note.text() and d.content.prev.isEnabled()
     b = ApproveDialog(w, "t", task["approvals"][1], task["now"])
     qtbot.addWidget(b)
@@ -273,7 +274,7 @@ def test_an_expiry_disables_the_open_dialog_within_a_second(qtbot, store: Store,
     _w, d = _open_approve(qtbot, store, "t")
     armed(qtbot, d.ok)
     expires = _approval(store, "t")["expires_at"]
-    from boris_desktop.text import parse
+    from boris_desktop.ui.text import parse
 
     qtbot.waitUntil(lambda: not d.ok.isEnabled(), timeout=15000)
     late = (parse(store.now()) - parse(expires)).total_seconds()
@@ -286,7 +287,7 @@ def test_an_expiry_disables_the_open_dialog_within_a_second(qtbot, store: Store,
 def test_the_checkpoint_dialogs_pending_list_follows_new_work(qtbot, store: Store, ws: Path):
     _task(store, ws)
     w = open_window(qtbot, store, "t")
-    d = w.checkpoint()
+    d = w.menu_actions.checkpoint()
     qtbot.waitExposed(d)
     assert d.pending == [] and d.radios["final"].isChecked()
     assert "can be final" in d.pending_label.text()
@@ -322,11 +323,11 @@ def _mail_in_doubt(store: Store, ws: Path) -> None:
 def test_a_mailto_effect_is_reconciled_from_the_window(qtbot, store: Store, ws: Path) -> None:
     _mail_in_doubt(store, ws)
     w = open_window(qtbot, store, "t")
-    assert w.reconcile_action.isEnabled()
+    assert w.menu_actions.reconcile_action.isEnabled()
     effects = w.task_view.panel("Effects")
-    step = effects.tree.find(("m",)).siblingAtColumn(len(effects.headers) - 1).data()
+    step = effects.tree.index_at(("m",)).siblingAtColumn(len(effects.headers) - 1).data()
     assert step == "Reconcile: check the destination and decide (Ctrl+R)"  # not "the file"
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     qtbot.waitExposed(d)
     assert not d.file_target
     assert "cannot read mailto:team@example.org" in d.obs_label.text()
@@ -343,7 +344,7 @@ def test_a_mailto_effect_is_reconciled_from_the_window(qtbot, store: Store, ws: 
 
 def test_a_file_verdict_is_overridden_only_explicitly(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     assert d.observation["verdict"] == "absent"  # the file still holds its pre-state
     d.note.setText("the tool wrote it to the other copy, which is the one that counts")
@@ -365,7 +366,7 @@ def test_after_a_conflict_the_dialog_says_what_to_do(qtbot, demo: Store) -> None
     demo.execute(lg.ReconcileEffect(task_id="note", effect_id="save-note"), AGENT)
     assert demo.task("note")["effects"][0]["conflict_undecided"]
     w = open_window(qtbot, demo, "note")
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     text = d.next_step.text()
     assert "conflict" in text and "A person decides it" in text and str(target) in text
     d.reject()
@@ -373,7 +374,7 @@ def test_after_a_conflict_the_dialog_says_what_to_do(qtbot, demo: Store) -> None
 
 def test_a_reconciliation_elsewhere_disables_the_open_dialog(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     qtbot.waitExposed(d)
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     d.note.setText("absent")
@@ -395,16 +396,39 @@ def test_judge_picks_evidence_from_a_list(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "guide")
     task = w.task_view.bundle["task"]
     crit = next(c for c in task["criteria"] if c["evidence"])
-    from boris_desktop.dialogs import JudgeDialog
+    from boris_desktop.decide.judge import JudgeDialog
 
     d = JudgeDialog(w, task, crit)
     qtbot.addWidget(d)
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=5000)  # the store's read
     ids = [d.evidence.item(i).data(Qt.ItemDataRole.UserRole) for i in range(d.evidence.count())]
     assert ids == [e["evidence_id"] for e in crit["evidence"]]
+    # No verdict is chosen for the person, and nothing is ticked that speaks for an older
+    # version (tests/test_desktop_no_overwrite.py has the stale case in full).
+    assert d.chosen_verdict() is None and not d.ok.isEnabled()
     for i in range(d.evidence.count()):
         d.evidence.item(i).setCheckState(Qt.CheckState.Unchecked)
     d.set_status("satisfied")
     assert not d.ok.isEnabled()  # satisfied needs evidence
     d.evidence.item(0).setCheckState(Qt.CheckState.Checked)
+    if d.older():  # made on an older version of the artifact: the person says why
+        assert not d.ok.isEnabled()
+        d.older_reason.setText("still holds")
     assert d.ok.isEnabled()
     assert d.command().evidence_ids == [ids[0]]
+
+
+def test_no_verdict_is_enabled_before_the_request_is_read(qtbot, demo: Store) -> None:
+    # The dialog reads the store's view of the request on a worker: until it is shown, and
+    # until the verdicts are armed, neither button decides anything.
+    from boris_desktop.decide.approve import ApproveDialog
+
+    w = open_window(qtbot, demo, "note")
+    d = ApproveDialog(w, "note", "apr-note-mail")
+    qtbot.addWidget(d)
+    assert d.decision is None
+    assert not d.ok.isEnabled() and not d.reject_button.isEnabled()
+    viewed(qtbot, d)
+    assert "Email" in d.fields["consequence"].text()
+    armed(qtbot, d.ok)
+    assert d.reject_button.isEnabled()

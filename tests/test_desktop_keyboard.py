@@ -80,7 +80,7 @@ def test_ctrl_tab_and_ctrl_page_keys_move_between_parts(qtbot, demo) -> None:
 def test_keyboard_shortcuts_lists_every_action_with_keys(qtbot, demo) -> None:
     from PySide6.QtGui import QAction, QKeySequence
 
-    dialog = demo.show_shortcuts()
+    dialog = demo.menu_actions.show_shortcuts()
     qtbot.addWidget(dialog)
     shown = {keys for keys, _what, _menu in dialog.rows()}
     actions = [a for a in demo.findChildren(QAction) if a.shortcuts()]
@@ -97,13 +97,13 @@ def test_keyboard_shortcuts_lists_every_action_with_keys(qtbot, demo) -> None:
     extra = QAction("Zoom &In", demo)
     extra.setShortcut(QKeySequence("Ctrl+="))
     demo.menuBar().actions()[1].menu().addAction(extra)
-    assert ("Ctrl+=", "Zoom In", "View") in demo.show_shortcuts().rows()
+    assert ("Ctrl+=", "Zoom In", "View") in demo.menu_actions.show_shortcuts().rows()
     dialog.close()
-    demo.shortcuts_dialog.close()
+    demo.menu_actions.shortcuts_dialog.close()
 
 
 def test_selection_stays_in_view_after_sort_and_filter(qtbot, store: Store) -> None:
-    from boris_desktop.inbox import TITLE
+    from boris_desktop.inbox.table import TITLE
     from boris_desktop.main_window import MainWindow
 
     store.execute_all(

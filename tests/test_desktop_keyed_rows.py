@@ -16,7 +16,7 @@ import pytest
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableView
 
-from boris_desktop import keyed_rows
+from boris_desktop.ui import keyed_rows
 from store.reads.decisions import order_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +62,7 @@ class _Watch:
 
 @pytest.fixture
 def queue_view(qtbot):
-    from boris_desktop.decision_queue import DecisionFilter, DecisionModel
+    from boris_desktop.queue.decisions import DecisionFilter, DecisionModel
 
     model = DecisionModel()
     proxy = DecisionFilter()
@@ -87,7 +87,7 @@ def _select(view: QTableView, row: int) -> None:
 
 
 def _selected_id(view: QTableView) -> str:
-    from boris_desktop.decision_queue import ID_ROLE
+    from boris_desktop.queue.decisions import ID_ROLE
 
     return str(view.currentIndex().data(ID_ROLE))
 
@@ -139,7 +139,7 @@ def test_an_arrived_decision_is_inserted_in_expiry_order(qtbot, queue_view) -> N
 
 
 def test_thousands_of_new_decisions_come_in_slices(qtbot) -> None:
-    from boris_desktop.decision_queue import DecisionModel
+    from boris_desktop.queue.decisions import DecisionModel
 
     model = DecisionModel()
     watch = _Watch(model)
@@ -203,7 +203,7 @@ def _task(n: int, attention: int, title: str = "") -> dict[str, Any]:
 
 
 def test_the_inbox_takes_a_reread_in_place_and_a_moved_task_keeps_its_selection(qtbot) -> None:
-    from boris_desktop.inbox import ID_ROLE, InboxFilter, InboxModel
+    from boris_desktop.inbox.table import ID_ROLE, InboxFilter, InboxModel
 
     model = InboxModel()
     proxy = InboxFilter()
@@ -242,7 +242,7 @@ def test_jobs_running_at_exit_finish_before_teardown_and_say_nothing(tmp_path: P
 import os, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication, QWidget
-from boris_desktop.loader import Loader
+from boris_desktop.runtime.loader import Loader
 
 app = QApplication([])
 window = QWidget()
@@ -272,7 +272,7 @@ window.close()
 
 
 def test_the_queue_filters_by_kind_task_and_mine_as_the_rules_say(qtbot) -> None:
-    from boris_desktop.decision_queue import ID_ROLE, DecisionFilter, DecisionModel, may_decide
+    from boris_desktop.queue.decisions import ID_ROLE, DecisionFilter, DecisionModel, may_decide
 
     rows = _queue_rows()
     rows[1] = {**rows[1], "requester": {"kind": "person", "id": "rita"}}  # her own request
@@ -340,8 +340,8 @@ def test_the_task_filter_follows_arrivals_and_keeps_its_choice(qtbot, store) -> 
 def test_a_cell_is_painted_with_one_call_that_answers_every_role(qtbot) -> None:
     from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan, Qt
 
-    from boris_desktop.decision_queue import DecisionModel
-    from boris_desktop.inbox import InboxModel
+    from boris_desktop.inbox.table import InboxModel
+    from boris_desktop.queue.decisions import DecisionModel
 
     class Counting(DecisionModel):
         def __init__(self) -> None:
@@ -392,8 +392,8 @@ def test_a_cell_behind_the_window_s_filter_is_still_one_call(qtbot) -> None:
     multiData asks data() once per role: every cell painted must reach the model as one
     multiData, every role answered inside it (cells.WholeCellsThrough), and no row count asked
     by Qt on its own (cells.FlatIndex answers index in one call)."""
-    from boris_desktop.decision_queue import DecisionFilter, DecisionModel
-    from boris_desktop.inbox import InboxFilter, InboxModel
+    from boris_desktop.inbox.table import InboxFilter, InboxModel
+    from boris_desktop.queue.decisions import DecisionFilter, DecisionModel
 
     def counting(base: Any) -> Any:
         class Counting(base):  # type: ignore[misc, valid-type]
@@ -454,8 +454,8 @@ def test_a_cell_behind_the_window_s_filter_is_still_one_call(qtbot) -> None:
 def test_a_record_tree_row_is_painted_one_call_per_cell(qtbot) -> None:
     """The task's panels (RecordTree) answer a cell's roles in one call, and leave `flags`
     to Qt (a Python one was one more call per cell painted)."""
-    from boris_desktop.cells import CellsInOneCall
-    from boris_desktop.records import Node, RecordTree, RecordTreeModel
+    from boris_desktop.ui.cells import CellsInOneCall
+    from boris_desktop.ui.records import Node, RecordTree, RecordTreeModel
 
     calls = {"data": 0, "alone": 0}
     real_data = RecordTreeModel.data

@@ -84,7 +84,7 @@ def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
 
 
 def test_layout_of_a_straight_line_is_one_lane() -> None:
-    from boris_desktop.panels.lineage import layout
+    from boris_desktop.task.panels.lineage import layout
 
     def c(cid: str, seq: int, *sup: str) -> dict:
         return {"checkpoint_id": cid, "seq": seq, "at": "", "supersedes": list(sup)}

@@ -14,9 +14,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import psycopg
 import pytest
-from test_desktop_actions import armed, open_window
+from test_desktop_actions import armed, open_window, viewed
 
-from boris_desktop import live
+from boris_desktop.runtime import live
 from store import Actor, Store, notify
 from store import commands as c
 from store.commands import approvals as ap
@@ -132,9 +132,10 @@ def test_an_open_dialog_on_a_team_store_hears_a_decision_made_elsewhere(
 ) -> None:
     fill_demo(team)
     w = _live_window(qtbot, team, "note")
-    w.approve_action.trigger()
-    d = w.dialog
+    w.menu_actions.approve_action.trigger()
+    d = w.menu_actions.dialog
     qtbot.waitExposed(d)
+    viewed(qtbot, d)
     armed(qtbot, d.ok)
     elsewhere.execute(
         ap.DecideApproval(task_id="note", approval_id="apr-note-mail", decision="approved",

@@ -103,7 +103,7 @@ def test_a_decision_from_another_process_appears_and_is_told_once(qtbot, store, 
     # Clicking it opens that decision's own dialog.
     w.notifier.tray.messageClicked.emit()
     qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
-    assert q.dialog.approval["approval_id"] == aid
+    assert q.dialog.approval_id == aid
     assert w.views.currentWidget() is q
     q.dialog.reject()
 
@@ -196,7 +196,7 @@ def test_quiet_hours_tell_nothing(qtbot, store, shown):
 
 
 def test_quiet_hours_wrap_past_midnight() -> None:
-    from boris_desktop.notifications import in_quiet_hours
+    from boris_desktop.runtime.notifications import in_quiet_hours
 
     assert in_quiet_hours(time(23, 30), time(22, 0), time(7, 0))
     assert in_quiet_hours(time(6, 59), time(22, 0), time(7, 0))

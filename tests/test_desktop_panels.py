@@ -74,7 +74,7 @@ def rows(tree, parent=None) -> list[list[str]]:
 
 
 def select(tree, *keys: str) -> None:
-    ix = tree.find(keys)
+    ix = tree.index_at(keys)
     assert ix.isValid(), keys
     tree.setCurrentIndex(ix)
 
@@ -114,7 +114,7 @@ def test_criteria_show_version_checked_and_evidence(qtbot, demo) -> None:
     got = {r[0]: r for r in rows(panel.tree)}
     assert got["structure"][1:3] == ["stale", "guide v1"]
     assert got["citations"][1] == "unverified"
-    ev = rows(panel.tree, panel.tree.find(("structure",)))
+    ev = rows(panel.tree, panel.tree.index_at(("structure",)))
     assert ev[0][0] == "check-1" and "command output" in ev[0][2]
     select(panel.tree, "structure", "evidence:check-1")
     qtbot.waitUntil(lambda: "3 sections found" in panel.detail.toPlainText(), timeout=3000)
@@ -124,7 +124,7 @@ def test_criteria_show_version_checked_and_evidence(qtbot, demo) -> None:
 
 def test_artifacts_preview_diff_and_marks(qtbot, demo) -> None:
     panel = demo.task_view.panel("Artifacts")
-    log = rows(panel.tree, panel.tree.find(("build-log",)))
+    log = rows(panel.tree, panel.tree.index_at(("build-log",)))
     assert "blob missing" in log[0][1]
     select(panel.tree, "guide", "v2")
     qtbot.waitUntil(lambda: "Reference guide" in panel.detail.toPlainText(), timeout=3000)
@@ -146,7 +146,7 @@ def test_artifact_changed_on_disk_is_marked(qtbot, demo, store: Store) -> None:
     demo.reload()
     panel = demo.task_view.panel("Artifacts")
     qtbot.waitUntil(
-        lambda: "changed on disk" in rows(panel.tree, panel.tree.find(("guide",)))[0][1],
+        lambda: "changed on disk" in rows(panel.tree, panel.tree.index_at(("guide",)))[0][1],
         timeout=5000,
     )
     # The version's file, and what is on disk now, under the preview.
@@ -208,7 +208,7 @@ def test_approval_shows_prepared_object_and_counts_down(qtbot, demo) -> None:
 def test_effects_show_attempts_responses_and_observations(qtbot, demo) -> None:
     select_task(qtbot, demo, "note")
     panel = demo.task_view.panel("Effects")
-    save = rows(panel.tree, panel.tree.find(("save-note",)))
+    save = rows(panel.tree, panel.tree.index_at(("save-note",)))
     assert save[0][0] == "intent"
     assert save[1][0] == "attempt 1" and "reported success" in save[1][3]
     assert save[2][0].startswith("observation") and save[2][1] == "post_dispatch"
@@ -249,7 +249,7 @@ def test_dependencies_name_the_blocking_input(qtbot, store: Store) -> None:
     panel = w.task_view.panel("Dependencies")
     top = rows(panel.tree)
     assert top[0][1] == "blocked" and "artifact spec has no version yet" in top[0][2]
-    kid = rows(panel.tree, panel.tree.find(("build",)))
+    kid = rows(panel.tree, panel.tree.index_at(("build",)))
     assert kid[0][:2] == ["artifact spec", "blocks"]
     w.close()
 
@@ -259,7 +259,7 @@ def test_checkpoints_lineage_with_heads_and_fork(demo) -> None:
     assert "Forked lineage: 2 heads" in panel.caption.text()
     top = rows(panel.tree)
     assert top[0][0] == "ckpt-initial" and top[0][2] == ""
-    kids = {r[0]: r for r in rows(panel.tree, panel.tree.find(("ckpt-initial",)))}
+    kids = {r[0]: r for r in rows(panel.tree, panel.tree.index_at(("ckpt-initial",)))}
     assert kids["ckpt-milestone"][2] == "head (fork)"
     assert kids["ckpt-handoff"][2] == "head (fork)"
     assert "resumed session" in kids["ckpt-handoff"][3]
@@ -348,8 +348,8 @@ def test_a_long_timeline_is_read_a_page_at_a_time(qtbot, store: Store, ws: Path)
     """A task with more events than a page: the newest page comes with the task, older
     pages as the reviewer scrolls to the end, a filter asks the store (and so finds an old
     event no page loaded), and an agent's new events go on top without losing the rest."""
-    from boris_desktop.jobs import TIMELINE_PAGE
     from boris_desktop.main_window import MainWindow
+    from boris_desktop.runtime.jobs import TIMELINE_PAGE
 
     agent = Actor(kind="agent", id="chatty")
     tid = store.execute(

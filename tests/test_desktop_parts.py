@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from store import Store
+from store.errors import CommandRejected
 from store.services.demo import fill_demo
 
 
@@ -24,8 +25,12 @@ def _own_settings(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
 
 
+def _refuse() -> None:
+    raise CommandRejected("changed")
+
+
 def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> None:
-    from boris_desktop.loader import Loader
+    from boris_desktop.runtime.loader import Loader
 
     loader = Loader()
     gate = threading.Event()
@@ -44,10 +49,15 @@ def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> N
     qtbot.wait(200)
     assert got == ["new"]  # the slow, superseded result arrived and was dropped
     assert threads == [False]
-    errors: list[str] = []
+    # A failure reaches the window as the exception itself, typed, never as its text.
+    errors: list[Exception] = []
     loader.submit("e", lambda: 1 / 0, got.append, errors.append)
     qtbot.waitUntil(lambda: bool(errors), timeout=2000)
-    assert errors[0].startswith("ZeroDivisionError")
+    assert isinstance(errors[0], ZeroDivisionError)
+    refused: list[Exception] = []
+    loader.submit("r", _refuse, got.append, refused.append)
+    qtbot.waitUntil(lambda: bool(refused), timeout=2000)
+    assert type(refused[0]) is CommandRejected and str(refused[0]) == "changed"
 
 
 def test_results_that_arrive_together_are_handed_over_one_per_turn(qtbot) -> None:
@@ -57,7 +67,7 @@ def test_results_that_arrive_together_are_handed_over_one_per_turn(qtbot) -> Non
     one for a loader that is gone is skipped."""
     from PySide6.QtCore import QCoreApplication, QThreadPool, QTimer
 
-    from boris_desktop.loader import Loader
+    from boris_desktop.runtime.loader import Loader
 
     first, second, gone = Loader(), Loader(), Loader()
     order: list[str] = []
@@ -93,7 +103,7 @@ def test_results_that_arrive_together_are_handed_over_one_per_turn(qtbot) -> Non
 
 
 def test_lex_spans_per_line_and_never_html() -> None:
-    from boris_desktop.lexing import lex
+    from boris_desktop.runtime.lexing import lex
 
     spans = lex('{\n  "a": "x<b>",\n  "n": 1\n}', "json")
     assert {s[2] for line in spans.values() for s in line} >= {"key", "string", "number"}
@@ -104,10 +114,10 @@ def test_lex_spans_per_line_and_never_html() -> None:
 
 
 def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
-    from boris_desktop.highlight import SpanHighlighter
-    from boris_desktop.lexing import HIGHLIGHT_CAP, lex
-    from boris_desktop.loader import Loader
-    from boris_desktop.widgets import TextPane
+    from boris_desktop.runtime.lexing import HIGHLIGHT_CAP, lex
+    from boris_desktop.runtime.loader import Loader
+    from boris_desktop.ui.highlight import SpanHighlighter
+    from boris_desktop.ui.widgets import TextPane
 
     text = '{"key": "value", "n": 1}\n' * 20_000  # 500,000 characters, 20,000 lines
     pane = TextPane(Loader(), "preview")
@@ -136,8 +146,8 @@ def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
 
 
 def test_a_long_text_goes_in_a_piece_at_a_time_and_comes_out_whole(qtbot) -> None:
-    from boris_desktop.loader import Loader
-    from boris_desktop.widgets import TextPane
+    from boris_desktop.runtime.loader import Loader
+    from boris_desktop.ui.widgets import TextPane
 
     pane = TextPane(Loader(), "preview")
     qtbot.addWidget(pane)
@@ -163,7 +173,7 @@ def test_a_long_text_goes_in_a_piece_at_a_time_and_comes_out_whole(qtbot) -> Non
 
 
 def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Path) -> None:
-    from boris_desktop.preview import PREVIEW_CAP, diff, preview
+    from boris_desktop.runtime.preview import PREVIEW_CAP, diff, preview
 
     old = "".join(f"line {i}\n" for i in range(200_000))
     new = "".join(f"line {i} changed\n" for i in range(200_000))
@@ -181,7 +191,7 @@ def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Pa
 
 
 def test_a_diff_cut_at_its_cap_compares_whole_lines(store: Store, monkeypatch) -> None:
-    from boris_desktop import preview
+    from boris_desktop.runtime import preview
 
     monkeypatch.setattr(preview, "DIFF_CAP", 64)
     old = "".join(f"line {i:02d}\n" for i in range(40))  # 8 bytes a line
@@ -324,9 +334,9 @@ def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
 ) -> None:
     """The first look (store.reads.peek) lists the tasks while the store's modules load;
     the reviewer's choice among them is kept, and the task opens once the store is there."""
-    from boris_desktop import jobs
-    from boris_desktop.inbox import ID_ROLE
+    from boris_desktop.inbox.table import ID_ROLE
     from boris_desktop.main_window import TASK, MainWindow
+    from boris_desktop.runtime import jobs
 
     with Store.open(tmp_path / "store") as opened:
         fill_demo(opened)
@@ -349,7 +359,7 @@ def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
         t["id"] for t in listed
     ]
     assert "opening the store" in w.statusBar().currentMessage()
-    for act in (w.approve_action, w.reconcile_action, w.stop_action, w.checkpoint_action):
+    for act in (w.menu_actions.approve_action, w.menu_actions.reconcile_action, w.menu_actions.stop_action, w.menu_actions.checkpoint_action):
         assert not act.isEnabled()
     # The reviewer picks the second task before the store is open: it is the one shown.
     second = w.proxy.index(1, 0)
@@ -370,7 +380,7 @@ def test_a_staged_window_paints_first_then_builds_and_takes_the_store(
 ) -> None:
     """Start-up builds only what the first paint shows; the rest follows that paint, and a
     store that opened before it is taken then. The first picture already names the columns."""
-    from boris_desktop.inbox import COLUMNS
+    from boris_desktop.inbox.table import COLUMNS
     from boris_desktop.main_window import COLUMN_TITLES, TASK, MainWindow
 
     assert COLUMN_TITLES == COLUMNS
@@ -430,7 +440,7 @@ def test_a_dark_system_palette_is_followed(qtbot, store: Store) -> None:
     from PySide6.QtWidgets import QApplication
 
     from boris_desktop.main_window import MainWindow
-    from boris_desktop.widgets import error_label, notice_banner
+    from boris_desktop.ui.widgets import error_label, notice_banner
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -478,7 +488,7 @@ def test_a_long_list_takes_new_rows_above_and_below_without_moving_the_reviewer(
 ) -> None:
     from PySide6.QtCore import QPoint
 
-    from boris_desktop.records import Node, RecordTable
+    from boris_desktop.ui.records import Node, RecordTable
 
     def rows(seqs: range) -> list[Node]:
         return [Node(key=str(s), cells=(str(s), f"event {s}")) for s in seqs]
@@ -491,7 +501,7 @@ def test_a_long_list_takes_new_rows_above_and_below_without_moving_the_reviewer(
     view.set_nodes(loaded)
     resets: list[bool] = []
     view.records.modelReset.connect(lambda: resets.append(True))
-    view.setCurrentIndex(view.find(("800",)))
+    view.setCurrentIndex(view.index_at(("800",)))
     view.scrollTo(view.currentIndex())
 
     def top_row() -> str:

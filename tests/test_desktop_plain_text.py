@@ -259,12 +259,12 @@ def test_task_text_is_never_rendered_as_rich_text(qtbot, store: Store, ws: Path)
     # The dialogs that show the task's texts.
     opened = []
     for action in ("approve_action", "reconcile_action", "checkpoint_action", "stop_action"):
-        act = getattr(w, action)
-        w.update_actions()
+        act = getattr(w.menu_actions, action)
+        w.menu_actions.update()
         if not act.isEnabled():
             continue
         act.trigger()
-        dialog = w.dialog
+        dialog = w.menu_actions.dialog
         qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
         seen.widget(dialog, prefix=f"{action} dialog: ")
         opened.append(action)
@@ -291,6 +291,6 @@ def test_task_text_is_never_rendered_as_rich_text(qtbot, store: Store, ws: Path)
     ],
 )
 def test_a_tooltip_renders_exactly_its_text(qapp, text: str) -> None:  # type: ignore[no-untyped-def]
-    from boris_desktop.text import tip
+    from boris_desktop.ui.text import tip
 
     assert _rendered(tip(text)) == text

@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from test_desktop_actions import open_window, settle
 
-from boris_desktop import jobs
+from boris_desktop.runtime import jobs
 from store import Actor, Store
 from store import commands as c
 from store.services.demo import fill_demo

@@ -59,7 +59,7 @@ def test_inbox_shows_a_queue_at_1280x780(qtbot, store: Store) -> None:
 
 
 def test_every_column_in_sight_at_1024x700(qtbot, store: Store) -> None:
-    from boris_desktop.inbox import BUDGET, NEEDS, STATUS
+    from boris_desktop.inbox.table import BUDGET, NEEDS, STATUS
 
     fill_demo(store)
     many_tasks(store, 10)
@@ -77,7 +77,7 @@ def test_every_column_in_sight_at_1024x700(qtbot, store: Store) -> None:
 
 
 def test_split_and_columns_remembered_across_restarts(qtbot, store: Store) -> None:
-    from boris_desktop.inbox import STATUS, TITLE
+    from boris_desktop.inbox.table import STATUS, TITLE
 
     many_tasks(store, 5)
     w = open_window(qtbot, store, (1280, 780))
@@ -129,7 +129,7 @@ def select_task(qtbot, w, task_id: str) -> None:
 def test_effect_detail_is_a_form_with_raw_json_one_toggle_away(qtbot, demo) -> None:
     select_task(qtbot, demo, "note")
     panel = demo.task_view.panel("Effects")
-    panel.tree.setCurrentIndex(panel.tree.find(("save-note",)))
+    panel.tree.setCurrentIndex(panel.tree.index_at(("save-note",)))
     fields = form_rows(panel)
     assert fields["What you can do"] == "Reconcile: observe the file and decide (Ctrl+R)"
     assert fields["Consequence"] == "Overwrite notes/project-note.md with this week's decisions"
@@ -142,7 +142,7 @@ def test_effect_detail_is_a_form_with_raw_json_one_toggle_away(qtbot, demo) -> N
     assert panel.detail_stack.currentWidget() is panel.detail
     assert '"idempotency_key": "note:save-note"' in panel.detail.toPlainText()
     # The choice holds for the next row.
-    panel.tree.setCurrentIndex(panel.tree.find(("mail-note",)))
+    panel.tree.setCurrentIndex(panel.tree.index_at(("mail-note",)))
     assert panel.detail_stack.currentWidget() is panel.detail
     panel.raw.click()
     assert form_rows(panel)["Kind"] == "send"
@@ -151,7 +151,7 @@ def test_effect_detail_is_a_form_with_raw_json_one_toggle_away(qtbot, demo) -> N
 def test_checkpoint_and_dependency_details_are_forms(qtbot, demo) -> None:
     tabs = demo.task_view
     cp = tabs.panel("Checkpoints")
-    cp.tree.setCurrentIndex(cp.tree.find(("ckpt-initial", "ckpt-handoff")))
+    cp.tree.setCurrentIndex(cp.tree.index_at(("ckpt-initial", "ckpt-handoff")))
     fields = form_rows(cp)
     assert fields["Reason"] == "handoff"
     assert fields["Author"].startswith("Drafting agent (resumed session)")
@@ -162,7 +162,7 @@ def test_checkpoint_and_dependency_details_are_forms(qtbot, demo) -> None:
     assert cp.detail_stack.currentWidget() is cp.detail and not cp.raw.isEnabled()
 
     ph = tabs.panel("Dependencies")
-    ph.tree.setCurrentIndex(ph.tree.find(("review",)))
+    ph.tree.setCurrentIndex(ph.tree.index_at(("review",)))
     fields = form_rows(ph)
     assert fields["Readiness"] == "ready"
     assert fields["Blocked by"] == "none"

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from boris_desktop import runtime
+from boris_desktop.runtime import interpreter as runtime
 
 
 def test_the_collector_waits_while_any_job_that_paused_it_runs() -> None:

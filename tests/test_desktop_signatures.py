@@ -80,7 +80,7 @@ def signed_by(panel: Any, column: int) -> dict[str, tuple[str, str]]:
     """Each row's key -> (the signer cell's words, its icon's name) as the view shows them."""
     from PySide6.QtCore import QModelIndex, Qt
 
-    from boris_desktop.icons import icon
+    from boris_desktop.ui.icons import icon
 
     model = panel.tree.records
     names = ("signed", "attention", "failed")
@@ -156,8 +156,8 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
     key.reject()
 
     # The reviewer's own decision from the window is signed with her key, and shown so.
-    w.amend_action.trigger()
-    d = w.dialog
+    w.menu_actions.amend_action.trigger()
+    d = w.menu_actions.dialog
     d.text.setPlainText("y")
     d.reason.setText("clearer")
     d.ok.click()

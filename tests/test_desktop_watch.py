@@ -71,7 +71,7 @@ def atomic_save(path: Path, text: str) -> None:
 
 def cell(w, panel: str, path: tuple[str, ...], col: int) -> str:
     tree = w.task_view.panel(panel).tree
-    ix = tree.find(path)
+    ix = tree.index_at(path)
     assert ix.isValid(), path
     return ix.siblingAtColumn(col).data()
 
@@ -139,7 +139,7 @@ def test_edit_made_while_closed_is_found_at_load(qtbot, store: Store, task) -> N
     w = open_window(qtbot, store)
     qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=5000)
     assert "stale on disk" in criterion_status(w)
-    detail = w.task_view.panel("Criteria").tree.find(("good",)).data(0x0003)  # tooltip role
+    detail = w.task_view.panel("Criteria").tree.index_at(("good",)).data(0x0003)  # tooltip role
     assert "report changed on disk" in detail and "loaded" in detail
     assert "· target" not in effect_what(w)  # out.md holds its pre-state
     assert not watch_observations(store)
@@ -165,7 +165,7 @@ def test_polling_fallback_still_detects(qtbot, store: Store, task, monkeypatch) 
 
 
 def test_watcher_stopped_is_shown(qtbot, store: Store, task, monkeypatch) -> None:
-    from boris_desktop import watch
+    from boris_desktop.runtime import watch
 
     def broken(self, dirs, polling):
         raise OSError(24, "Too many open files")
@@ -178,7 +178,7 @@ def test_watcher_stopped_is_shown(qtbot, store: Store, task, monkeypatch) -> Non
 
 
 def test_handler_raising_does_not_stop_the_watcher(qtbot, store: Store, task, monkeypatch) -> None:
-    from boris_desktop.task_watch import TaskFileWatcher
+    from boris_desktop.runtime.task_watch import TaskFileWatcher
 
     w = open_window(qtbot, store)
     real = TaskFileWatcher._hashed
@@ -205,7 +205,7 @@ def test_reconcile_dialog_holds_watch_observations(qtbot, store: Store, task) ->
     """While the reviewer reconciles, the watcher marks changes but records nothing between
     the dialog's observation and the decision."""
     w = open_window(qtbot, store)
-    d = w.reconcile()
+    d = w.menu_actions.reconcile()
     qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
     atomic_save(task["out"], "someone else's\n")
     qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
@@ -241,8 +241,8 @@ def test_the_desktop_never_hashes_the_database_of_an_open_store(tmp_path: Path) 
     """An effect recorded before the scope refused the store's own files may name one;
     watching or re-hashing it says why instead of reading it (which would drop SQLite's
     locks in this process)."""
-    from boris_desktop.reconcile import hash_file
-    from boris_desktop.task_watch import hash_paths
+    from boris_desktop.decide.reconcile import hash_file
+    from boris_desktop.runtime.task_watch import hash_paths
     from store import ScopeViolation
 
     db = str(tmp_path / "s" / "boris.sqlite")

@@ -130,7 +130,7 @@ def test_idle_polls_do_not_reload_the_record(qtbot, store: Store, window, monkey
 def test_the_inbox_sorts_by_any_column_and_keeps_the_selection(qtbot, store: Store, window) -> None:
     """Sorting is the model's own (10,000 rows sort in milliseconds): most in need first by
     default, any column on a header click, and the selected task stays selected."""
-    from boris_desktop.inbox import ID_ROLE, NEEDS, TITLE
+    from boris_desktop.inbox.table import ID_ROLE, NEEDS, TITLE
 
     for tid, title in (("t1", "Charlie"), ("t2", "alpha"), ("t3", "Bravo")):
         _make_task(store, tid, title, "x")

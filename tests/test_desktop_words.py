@@ -53,13 +53,13 @@ def tab_titles(w) -> dict[str, str]:
 
 
 def cell(w, panel: str, path: tuple[str, ...], col: int) -> str:
-    ix = w.task_view.panel(panel).tree.find(path)
+    ix = w.task_view.panel(panel).tree.index_at(path)
     assert ix.isValid(), path
     return ix.siblingAtColumn(col).data()
 
 
 def test_count_says_the_noun_in_its_number() -> None:
-    from boris_desktop import text as t
+    from boris_desktop.ui import text as t
 
     assert t.count(1, "criterion", "criteria") == "1 criterion"
     assert t.count(2, "criterion", "criteria") == "2 criteria"
@@ -107,7 +107,7 @@ def test_an_approved_unsent_effect_is_not_to_reconcile(qtbot, store: Store) -> N
     )
     w = open_window(qtbot, store)
     row = next(r for r in w.inbox.rows if r["id"] == "note")
-    from boris_desktop.inbox import needs_text
+    from boris_desktop.inbox.table import needs_text
 
     assert needs_text(row["needs"], row["status"]) == "1 effect to reconcile"
     select_task(qtbot, w, "note")
@@ -119,7 +119,7 @@ def test_an_approved_unsent_effect_is_not_to_reconcile(qtbot, store: Store) -> N
 
 
 def test_an_exhausted_budget_is_red_and_needs_you(qtbot, store: Store) -> None:
-    from boris_desktop.inbox import BUDGET, NEEDS, InboxFilter
+    from boris_desktop.inbox.table import BUDGET, NEEDS, InboxFilter
 
     store.execute_all(
         [
@@ -161,7 +161,7 @@ def test_rows_that_need_a_person_say_what_to_do(qtbot, store: Store) -> None:
     select_task(qtbot, w, "note")
     assert cell(w, "Approvals", ("apr-note-mail",), 5) == "Decide: approve or reject (Ctrl+Return)"
     approvals = w.task_view.panel("Approvals")
-    approvals.tree.setCurrentIndex(approvals.tree.find(("apr-note-mail",)))
+    approvals.tree.setCurrentIndex(approvals.tree.index_at(("apr-note-mail",)))
     assert approvals.fields["next"].text() == "Decide: approve or reject (Ctrl+Return)"
     assert cell(w, "Effects", ("mail-note",), 5) == (
         "Decide: approve or reject apr-note-mail (Ctrl+Return)"
@@ -185,7 +185,7 @@ def test_rows_that_need_a_person_say_what_to_do(qtbot, store: Store) -> None:
 def test_a_task_that_needs_you_always_says_why(store: Store) -> None:
     """The inbox's attention icon and its words come from the same counts: a task scored as
     needing a person never reads "—" (a budget near its limit is said when it is all)."""
-    from boris_desktop.inbox import needs_text
+    from boris_desktop.inbox.table import needs_text
 
     fill_demo(store)
     store.execute(
@@ -219,7 +219,7 @@ def _held(store: Store, limit: int, used: int, reserved: int) -> None:
 
 def _inbox_says(w: Any, task_id: str) -> tuple[str, str, int]:
     """The inbox row's Budget and Needs-you cells, and its attention score."""
-    from boris_desktop.inbox import BUDGET, NEEDS
+    from boris_desktop.inbox.table import BUDGET, NEEDS
 
     row = w.inbox.row_of(task_id)
     cells = (w.inbox.index(row, BUDGET).data(), w.inbox.index(row, NEEDS).data())

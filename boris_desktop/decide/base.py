@@ -2,7 +2,7 @@
 
 `ActionDialog` is the shape every action dialog shares: what will happen, the fields the
 reviewer fills in, a red line for the store's refusal, and buttons that are disabled while the
-command runs. A refusal reaches the dialog as the store's typed exception (`CommandRejected`
+command runs. A refusal reaches the dialog as the store's typed exception, through the loader (`CommandRejected`
 and its kinds: `TargetChanged`, `AuthorityRefused`, …), handled by its type, never by
 reading its words; the window reloads so the reviewer sees why. Success closes the dialog.
 
@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import settings
-from .host import Host
-from .widgets import error_label
+from boris_desktop import settings
+from boris_desktop.host import Host
+from boris_desktop.ui.widgets import error_label
 
 _serial = itertools.count(1)
 
@@ -41,13 +41,9 @@ _serial = itertools.count(1)
 ARM_MS = 1000
 
 
-class Bug(Exception):
-    """Something other than the store's refusal went wrong on the worker (its first line)."""
-
-
 def reviewer_actor() -> Any:
     """The reviewer as the store's Actor, or None before they have said who they are."""
-    from store import Actor
+    from store.api import Actor
 
     who = settings.reviewer()
     if who is None:
@@ -63,48 +59,6 @@ def execute_as(store: Any, command: Any, actor: Any) -> Any:
     return store.execute(command, actor)
 
 
-def message_of(error: str) -> str:
-    """The first line of a worker's failure report, without the exception's class name."""
-    first = error.splitlines()[0] if error else "failed"
-    name, sep, rest = first.partition(": ")
-    return rest if sep and name.isidentifier() else first
-
-
-class Refused:
-    """A worker's result that is the store's refusal: the exception itself, by type."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-
-def attempt(fn: Callable[[], Any]) -> Any:
-    """On a worker: `fn()`, or the store's refusal as a `Refused` (kept as its type)."""
-    from store.errors import StoreError
-
-    try:
-        return fn()
-    except StoreError as exc:
-        return Refused(exc)
-
-
-def submit_typed(
-    host: Host,
-    kind: str,
-    fn: Callable[[], Any],
-    on_done: Callable[[Any], None],
-    on_error: Callable[[Exception], None],
-) -> None:
-    """`host.loader.submit`, with the store's refusals delivered as exceptions."""
-
-    def done(result: Any) -> None:
-        if isinstance(result, Refused):
-            on_error(result.error)
-        else:
-            on_done(result)
-
-    host.loader.submit(kind, lambda: attempt(fn), done, lambda err: on_error(Bug(message_of(err))))
-
-
 def run_command(
     host: Host,
     make: Callable[[], Any],
@@ -117,7 +71,7 @@ def run_command(
     """
     from pydantic import ValidationError
 
-    from store.errors import CommandRejected, StoreError
+    from store.api import CommandRejected, StoreError
 
     store = host.store
     actor = reviewer_actor()
@@ -150,8 +104,8 @@ def run_command(
         on_error(error)
         host.reload()
 
-    submit_typed(
-        host, f"act:{next(_serial)}", lambda: execute_as(store, command, actor), done, failed
+    host.loader.submit(
+        f"act:{next(_serial)}", lambda: execute_as(store, command, actor), done, failed
     )
     return True
 
@@ -200,11 +154,6 @@ class ActionDialog(QDialog):
         self._arm_timer.timeout.connect(self._arm)
         if self.irreversible:
             self._arm_timer.start()
-
-    @property
-    def window_(self) -> Host:
-        """The host (kept under its old name for callers that used it)."""
-        return self.host
 
     def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
         self.body.addWidget(widget, stretch)

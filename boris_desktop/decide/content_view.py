@@ -1,96 +1,67 @@
-"""The thing decided, as the reviewer will recognise it: what an approval authorizes.
+"""The change decided, as the reviewer will recognise it: the store's `Change`, rendered.
 
-An email shows its headers and body; a file write shows a diff against the file as it is
-now; an upload (or any other content) shows its text, highlighted, or, when binary, its
-size and digest with a hex peek. The content is the intended blob the store holds; it is
-read a page at a time (PAGE bytes) on a worker, so a 20 MB upload never blocks the window,
-and the digest stays beside it. `content_page` is plain Python (no Qt): the workers run it.
+What a request changes is the store's word (`store.api.Send`, `Write`, `Replace`, `Delete`,
+`Upload`, `Opaque`); this module only shows the variant it is given. A message shows its
+recipients, subject and body as plain text (never rendered HTML); a write shows a diff
+against the file as it is now (`store.api.write_diff`, on a worker); an upload or a
+replacement shows its content, highlighted, or, when binary, its size and digest with a hex
+peek, read a page at a time (PAGE bytes) on a worker so that a 20 MB upload never blocks the
+window; a removal says so in words; anything the store cannot classify shows its JSON. The
+digest stays beside the content. `render` is plain Python (no Qt): the workers run it.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from . import text as t
-from .host import Host
-from .preview import HEX_CAP, _hexdump, _looks_binary
-from .widgets import TextPane, plain_label
+from boris_desktop.host import Host
+from boris_desktop.runtime.preview import HEX_CAP, _hexdump, _looks_binary, capped
+from boris_desktop.ui import text as t
+from boris_desktop.ui.widgets import TextPane, plain_label
+from store.api import (
+    BlobProblem,
+    Change,
+    Delete,
+    Opaque,
+    Replace,
+    Send,
+    Upload,
+    Write,
+    read_blob_range,
+    write_diff,
+)
 
 PAGE = 64 * 1024
+#: How much of each side the reconcile dialog's diff compares (decide/reconcile.py).
 DIFF_CAP = 1024 * 1024
 _serial = itertools.count(1)
 
 
-def subject_of(effect_or_payload: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
-    """What an approval or effect authorizes: kind, target and the intended content's
-    identity ({"exists", "digest", "size"}), from its prepared payload or its intent."""
-    if "intent" in effect_or_payload:  # an effect
-        intent = effect_or_payload["intent"] or {}
-        return {
-            "kind": effect_or_payload.get("kind") or kind,
-            "target": effect_or_payload.get("target", ""),
-            "intended": intent.get("intended") or {},
-        }
-    p = effect_or_payload
-    return {
-        "kind": p.get("kind") or kind,
-        "target": p.get("target", ""),
-        "intended": p.get("intended") or {},
-    }
+@dataclass(frozen=True)
+class Shown:
+    """One rendering of a change: what the view puts on screen."""
 
-
-def is_email(subject: dict[str, Any]) -> bool:
-    target = str(subject.get("target", "")).lower()
-    return subject.get("kind") in {"send", "email", "mail"} or target.startswith(
-        ("mailto:", "smtp://", "smtps://")
-    )
-
-
-def _recipient(target: str) -> str:
-    if target.lower().startswith("mailto:"):
-        return target[len("mailto:") :].split("?", 1)[0]
-    return target.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _read_range(store: Any, digest: str, offset: int, n: int) -> tuple[bytes, int]:
-    path = store.blobs.path_of(digest)
-    with open(path, "rb") as f:
-        f.seek(offset)
-        data = f.read(n)
-        total = os.fstat(f.fileno()).st_size
-    return data, total
-
-
-def _email(data: bytes, target: str) -> str:
-    from email import policy
-    from email.parser import BytesParser
-
-    msg = BytesParser(policy=policy.default).parsebytes(data)
-    lines = []
-    if "To" not in msg:
-        lines.append(f"To: {_recipient(target)}    (the authorized target)")
-    for name, value in msg.items():
-        lines.append(f"{name}: {value}")
-    try:
-        body_part = msg.get_body(preferencelist=("plain", "html"))
-        body = body_part.get_content() if body_part is not None else ""
-    except (KeyError, LookupError):
-        body = msg.get_payload(decode=False) or ""
-    attachments = [
-        f"Attachment: {p.get_filename() or '(unnamed)'} ({p.get_content_type()})"
-        for p in msg.iter_attachments()
-    ]
-    return "\n".join(lines + attachments) + "\n\n" + str(body)
+    title: str
+    text: str
+    media_type: str | None = None
+    name: str | None = None
+    note: str = ""
+    page: int = 0
+    pages: int = 1
+    digest: str | None = None
+    problem: str | None = None
 
 
 def _file_diff(intended: bytes, current: bytes | None, target: str, cut: bool) -> str:
+    """A diff of two texts, for the reconcile dialog (which compares what it observed)."""
     import difflib
 
-    from .runtime import paused
+    from boris_desktop.runtime.interpreter import paused
 
     name = os.path.basename(target)
     new = intended.decode("utf-8").splitlines(keepends=True)
@@ -110,115 +81,142 @@ def _file_diff(intended: bytes, current: bytes | None, target: str, cut: bool) -
     return text or "(the file already holds exactly this content)"
 
 
-def content_page(store: Any, subject: dict[str, Any], page: int = 0) -> dict[str, Any]:
-    """On a worker: one page of the content `subject` authorizes, shown as the reviewer
-    will recognise it. {"title", "text", "media_type", "name", "note", "page", "pages",
-    "digest", "size", "problem"}."""
-    from store.rules import is_destination
+# --- rendering, on a worker ------------------------------------------------------------------
 
-    intended = subject.get("intended") or {}
-    target = str(subject.get("target", ""))
-    digest = intended.get("digest")
-    out: dict[str, Any] = {
-        "digest": digest,
-        "size": intended.get("size"),
-        "page": 0,
-        "pages": 1,
-        "media_type": None,
-        "name": os.path.basename(target) or None,
-        "note": "",
-        "problem": None,
-    }
-    if not intended.get("exists", True) or not digest:
-        out.update(title=f"Remove {target}", text="(the target is to be removed: no content)")
-        return out
+
+def render(store: Any, change: Change, page: int = 0) -> Shown:
+    """On a worker: `change` as the reviewer will recognise it (one page of content)."""
+    match change:
+        case Send():
+            return _message(change)
+        case Write():
+            return _write(store, change, page)
+        case Replace():
+            before = change.before.digest if change.before is not None else None
+            shown = _content(store, f"Replace the content at {change.target}", change, page)
+            was = f"it holds {t.digest(before, 16)} now (as the writer saw it)" if before else ""
+            return replace(shown, note="; ".join(x for x in (shown.note, was) if x))
+        case Upload():
+            return _content(store, f"Upload to {change.target}", change, page)
+        case Delete():
+            return _removal(change)
+        case Opaque():
+            return Shown(
+                title="The prepared object, as the agent wrote it (JSON)",
+                text=change.payload_json,
+                media_type="json",
+                note=f"Not a message, a write, an upload or a removal the store can read: "
+                f"{change.why}. Approve only what the JSON says.",
+            )
+
+
+def _line(name: str, values: tuple[str, ...]) -> list[str]:
+    return [f"{name}: {', '.join(values)}"] if values else []
+
+
+def _message(m: Send) -> Shown:
+    to_note = "    (the authorized target)" if any("To is" in n for n in m.notes) else ""
+    head = [f"To: {', '.join(m.to) or '(no recipient)'}{to_note}"]
+    head += _line("Cc", m.cc) + _line("Bcc", m.bcc)
+    if m.sender:
+        head.append(f"From: {m.sender}")
+    head.append(f"Subject: {m.subject or '(no subject)'}")
+    head += [f"{k}: {v}" for k, v in m.headers]
+    head += [f"Attachment: {a}" for a in m.attachments]
+    whole = (
+        f"the whole message, {t.size(m.size)}"
+        if m.digest is not None
+        else "the whole message, from the prepared object's fields (its digest is above)"
+    )
+    return Shown(
+        title=f"Email to {', '.join(m.to) or '(no recipient)'}",
+        text="\n".join(head) + "\n\n" + m.body,
+        note="; ".join((whole, *m.notes)),
+        digest=m.digest,
+        problem=m.problem,
+    )
+
+
+def _removal(d: Delete) -> Shown:
+    lines = [
+        f"Approving this removes {d.target}.",
+        "",
+        "Nothing is written in its place: the prepared object says the target",
+        "is not to exist afterwards (intended: exists = false).",
+    ]
+    if d.before is not None and d.before.exists:
+        lines += [
+            "",
+            "When this was planned it held",
+            f"{d.before.digest} ({t.size(d.before.size)}).",
+        ]
+    return Shown(title=f"Remove {d.target}", text="\n".join(lines), note="a removal")
+
+
+def _write(store: Any, w: Write, page: int) -> Shown:
+    from boris_desktop.runtime.interpreter import paused
+
+    title = f"Write {w.target}: the change against the file as it is now"
+    with paused():  # difflib makes a container per line: see runtime
+        diff = write_diff(store.blobs, w)
+    if diff.binary:
+        return _content(store, f"Write {w.target}", w, page)
+    if diff.problem is not None:
+        return Shown(title=title, text="", digest=w.digest, problem=diff.problem)
+    text, more = capped(diff.text)
+    note = "a new file" if diff.new_file else f"diff of {t.size(w.size)}{more}"
+    if diff.moved:
+        note += "; the file changed after this write was planned"
+    return Shown(title=title, text=text, media_type="diff", note=note, digest=w.digest)
+
+
+def _content(store: Any, title: str, c: Write | Replace | Upload, page: int) -> Shown:
+    name = os.path.basename(c.target.rstrip("/")) or None
     try:
-        head, total = _read_range(store, digest, page * PAGE, PAGE)
-    except OSError as exc:
-        out.update(
-            title=f"Content for {target}",
-            text="",
-            problem=f"the intended content {digest} cannot be read: {exc.strerror or exc}",
+        head, total = read_blob_range(store.blobs, c.digest, page * PAGE, PAGE)
+    except BlobProblem as exc:
+        return Shown(
+            title=title, text="", digest=c.digest, problem=f"the content cannot be read: {exc}"
         )
-        return out
     pages = max(1, -(-total // PAGE))
-    out.update(size=total, page=min(page, pages - 1), pages=pages)
-    binary = _looks_binary(head)
-    if is_email(subject) and not binary and total <= DIFF_CAP:
-        data, _ = _read_range(store, digest, 0, total)
-        out.update(
-            title=f"Email to {_recipient(target)}",
-            text=_email(data, target),
-            media_type=None,
-            name=None,
-            pages=1,
-            page=0,
-            note=f"the whole message, {t.size(total)}",
-        )
-        return out
-    if not is_destination(target) and not binary:
-        data, _ = _read_range(store, digest, 0, DIFF_CAP)
-        current: bytes | None = None
-        try:
-            with open(target, "rb") as f:
-                current = f.read(DIFF_CAP + 1)
-        except FileNotFoundError:
-            current = None
-        except OSError as exc:
-            out["problem"] = f"the file as it is now cannot be read: {exc.strerror}"
-        cut = total > DIFF_CAP or (current is not None and len(current) > DIFF_CAP)
-        try:
-            text = _file_diff(data, None if current is None else current[:DIFF_CAP], target, cut)
-        except UnicodeDecodeError:
-            text = "(binary content: no text diff)"
-        from .preview import capped
-
-        text, more = capped(text)
-        out.update(
-            title=f"Write {target}: the change against the file as it is now",
-            text=text,
-            media_type="diff",
-            name=None,
-            pages=1,
-            page=0,
-            note="a new file" if current is None else f"diff of {t.size(total)}{more}",
-        )
-        return out
-    if binary:
-        out.update(
-            title=f"Upload to {target}" if is_destination(target) else f"Write {target}",
+    if _looks_binary(head):
+        return Shown(
+            title=title,
             text=_hexdump(head[:HEX_CAP]),
-            media_type=None,
-            name=None,
-            pages=1,
-            page=0,
             note=f"binary content, {t.size(total)} ({total:,} bytes): the first "
             f"{min(total, HEX_CAP):,} bytes as hex",
+            digest=c.digest,
         )
-        return out
     # A page is PAGE bytes of the blob: a character cut at its edge shows as a replacement.
-    text = head.decode("utf-8", "replace")
-    out.update(
-        title=f"Upload to {target}" if is_destination(target) else f"Content for {target}",
-        text=text,
+    page = min(page, pages - 1)
+    return Shown(
+        title=title,
+        text=head.decode("utf-8", "replace"),
+        media_type=c.media_type,
+        name=name,
         note=(
             f"the whole content, {t.size(total)}"
             if pages == 1
-            else f"page {out['page'] + 1} of {pages} ({PAGE // 1024} KiB each, {t.size(total)})"
+            else f"page {page + 1} of {pages} ({PAGE // 1024} KiB each, {t.size(total)})"
         ),
+        page=page,
+        pages=pages,
+        digest=c.digest,
     )
-    return out
+
+
+# --- the view --------------------------------------------------------------------------------
 
 
 class ContentView(QWidget):
-    """The content an approval authorizes, with its digest beside it, paged on a worker."""
+    """The change a request makes, with its digest beside it, paged on a worker."""
 
     def __init__(self, host: Host, name: str = "Content you are deciding") -> None:
         super().__init__()
         self.host = host
         self._kind = f"content:{next(_serial)}"
-        self.subject: dict[str, Any] | None = None
-        self.result: dict[str, Any] | None = None
+        self.change: Change | None = None
+        self.result: Shown | None = None
         self.title = plain_label("Reading the content…", name="What it authorizes")
         font = self.title.font()
         font.setBold(True)
@@ -251,42 +249,39 @@ class ContentView(QWidget):
         self.prev.hide()
         self.next.hide()
 
-    def show_subject(self, subject: dict[str, Any]) -> None:
-        """Show what `subject` authorizes (read again if it changed)."""
-        if subject == self.subject and self.result is not None:
+    def show_change(self, change: Change) -> None:
+        """Show `change` (read again only if it is a different change)."""
+        if change == self.change and self.result is not None:
             return
-        self.subject = subject
-        digest = (subject.get("intended") or {}).get("digest")
-        self.digest.setText(f"Digest {t.digest(digest, 16)}")
-        self.digest.setToolTip(digest or "")
+        self.change = change
         self.show_page(0)
 
     def loading(self) -> bool:
         return self.host.loader.busy(self._kind) or self.pane.loading()
 
     def show_page(self, page: int) -> None:
-        store, subject = self.host.store, self.subject
-        if store is None or subject is None:
+        store, change = self.host.store, self.change
+        if store is None or change is None:
             return
         self._page = max(page, 0)
+        wanted = self._page
         self.host.loader.submit(
             self._kind,
-            lambda: content_page(store, subject, self._page),
+            lambda: render(store, change, wanted),
             self._shown,
-            lambda err: self._shown({"title": "Content", "text": "", "problem": err}),
+            lambda err: self._shown(Shown("Content", "", problem=t.failure(err))),
         )
 
-    def _shown(self, r: dict[str, Any]) -> None:
+    def _shown(self, r: Shown) -> None:
         self.result = r
-        self.title.setText(r.get("title") or "Content")
-        if r.get("problem"):
-            self.note.setText(f"⚠ {str(r['problem']).splitlines()[0]}")
-        else:
-            self.note.setText(r.get("note") or "")
-        self.pane.show_text(r.get("text") or "", r.get("media_type"), r.get("name"), keep=False)
-        pages = int(r.get("pages") or 1)
-        self._page = int(r.get("page") or 0)
+        self.title.setText(r.title)
+        self.digest.setVisible(r.digest is not None)
+        self.digest.setText(f"Digest {t.digest(r.digest, 16)}")
+        self.digest.setToolTip(r.digest or "")
+        self.note.setText(f"⚠ {r.problem.splitlines()[0]}" if r.problem else r.note)
+        self.pane.show_text(r.text, r.media_type, r.name, keep=False)
+        self._page = r.page
         for b in (self.prev, self.next):
-            b.setVisible(pages > 1)
-        self.prev.setEnabled(self._page > 0)
-        self.next.setEnabled(self._page + 1 < pages)
+            b.setVisible(r.pages > 1)
+        self.prev.setEnabled(r.page > 0)
+        self.next.setEnabled(r.page + 1 < r.pages)

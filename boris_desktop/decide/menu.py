@@ -1,7 +1,10 @@
 """The window's Actions menu: what the reviewer can do to the selected task and row.
 
-Mixed into MainWindow. Every entry opens a non-modal dialog (returned, for tests) built from
-the task state the window loaded; the dialog runs the store command on a worker.
+`Actions` is an object the window hands itself to (git-cola's context commands), not a
+mixin: it knows the window only as `host.Window` — the task on screen, the selected row of a
+part, where to say things — so it reads no widget of the window's. Every entry opens a
+non-modal dialog (returned, for tests) built from the task state the window loaded; the
+dialog runs the store command on a worker.
 """
 
 from __future__ import annotations
@@ -9,12 +12,18 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from store import rules, status
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
 
-# Qt's classes are imported where used: touching one builds its enums, and this module is
-# loaded before the first paint, which needs none of them.
+from boris_desktop.host import Window
+from boris_desktop.ui.text import failure
+from store import api
+
+# The dialogs' Qt classes are imported where used: touching one builds its enums, and this
+# module is loaded before the first paint, which needs none of them.
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMessageBox
+    from PySide6.QtWidgets import QMenu, QMessageBox
 
 # (attribute, menu text, shortcut, tooltip, method)
 ACTIONS = (
@@ -31,34 +40,34 @@ ACTIONS = (
 )  # fmt: skip
 
 
-class ActionsMixin:
-    # Provided by MainWindow.
-    store: Any
-    loader: Any
-    selected: str | None
-    # Made by `_actions_menu` from ACTIONS.
-    approve_action: Any
-    reconcile_action: Any
-    stop_action: Any
-    checkpoint_action: Any
-    amend_action: Any
-    add_criterion_action: Any
-    source_action: Any
-    judge_action: Any
-    edit_artifact_action: Any
+class Actions(QObject):
+    """The Actions menu's entries, enabled for what the store says the task on screen
+    still takes, each opening its dialog over the window."""
 
-    def _actions_menu(self, menu: Any) -> None:
-        from PySide6.QtGui import QAction, QKeySequence
+    approve_action: QAction
+    reconcile_action: QAction
+    stop_action: QAction
+    checkpoint_action: QAction
+    amend_action: QAction
+    add_criterion_action: QAction
+    source_action: QAction
+    judge_action: QAction
+    edit_artifact_action: QAction
 
-        self.actions_menu = menu
+    def __init__(self, window: Window, menu: QMenu) -> None:
+        self.window = window
+        self.widget = window if isinstance(window, QWidget) else None
+        super().__init__(self.widget)
+        self.menu = menu
         self.dialog: Any = None
         self.message_box: QMessageBox | None = None
+        self.shortcuts_dialog: Any = None
         for spec in ACTIONS:
             if spec is None:
                 menu.addSeparator()
                 continue
             attr, label, keys, tip, method = spec
-            act = QAction(label, self)  # type: ignore[call-overload]
+            act = QAction(label, self.widget)
             act.setShortcut(QKeySequence(keys))
             shown = QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
             act.setToolTip(f"{tip} ({shown})")
@@ -68,29 +77,15 @@ class ActionsMixin:
             menu.addAction(act)
             setattr(self, attr, act)
         menu.setToolTipsVisible(True)
-        menu.aboutToShow.connect(self.update_actions)
+        menu.aboutToShow.connect(self.update)
 
     # --- what is selected ----------------------------------------------------------------
 
     def _task(self) -> dict[str, Any] | None:
-        tv = getattr(self, "_task_view", None)
-        if tv is None or tv.bundle is None or tv.task_id != self.selected:
-            return None
-        task: dict[str, Any] = tv.bundle["task"]
-        return task
-
-    def _current(self, panel: str) -> Any:
-        """The selected row's top-level key in a panel (an effect id, an approval id…)."""
-        # The selection as the panel holds it (by key), not filled first: asked on every
-        # task shown, filling would undo the task view's filling in turns.
-        tree = self.task_view.panels[panel].tree  # type: ignore[attr-defined]
-        node = tree.current_node()
-        while node is not None and node.parent is not None:
-            node = node.parent
-        return node.key if node is not None else None
+        return self.window.shown_task()
 
     def _pick(self, panel: str, rows: list[dict[str, Any]], key: str, want: Any) -> Any:
-        chosen = self._current(panel)
+        chosen = self.window.current_key(panel)
         for r in rows:
             if r[key] == chosen and want(r):
                 return r
@@ -98,7 +93,10 @@ class ActionsMixin:
 
     def _pending_approval(self, task: dict[str, Any]) -> Any:
         return self._pick(
-            "Approvals", task["approvals"], "approval_id", lambda a: a["state"] == "pending"
+            "Approvals",
+            task["approvals"],
+            "approval_id",
+            lambda a: a["state"] == api.ApprovalState.PENDING,
         )
 
     def _open_effect(self, task: dict[str, Any]) -> Any:
@@ -106,17 +104,17 @@ class ActionsMixin:
             "Effects",
             task["effects"],
             "effect_id",
-            lambda e: rules.effect_reconcilable(e["stage"]),
+            lambda e: api.effect_reconcilable(e["stage"]),
         )
 
-    def update_actions(self) -> None:
+    def update(self) -> None:
         task = self._task()
         # The store says what a run in this status still takes: a stopped run is not
         # stopped again, and is still reconciled, edited and handed off.
-        live = task is not None and rules.record_open(task["status"])
+        live = task is not None and api.record_open(task["status"])
         self.approve_action.setEnabled(bool(task and self._pending_approval(task)))
         self.reconcile_action.setEnabled(bool(task and self._open_effect(task)))
-        self.stop_action.setEnabled(task is not None and status.can_stop(task["status"]))
+        self.stop_action.setEnabled(task is not None and api.can_stop(task["status"]))
         for act in (
             self.checkpoint_action,
             self.amend_action,
@@ -132,10 +130,8 @@ class ActionsMixin:
     def shortcuts(self) -> list[tuple[str, str, str]]:
         """(menu, action, keys) for every action of the window that has a shortcut, read
         from the actions themselves: the list cannot drift from what the keys do."""
-        from PySide6.QtGui import QKeySequence
-
         out = []
-        bar = self.menuBar()  # type: ignore[attr-defined]
+        bar = self.window.menuBar()
         for menu_action in bar.actions():
             menu = menu_action.menu()
             if menu is None:
@@ -151,9 +147,9 @@ class ActionsMixin:
         return out
 
     def show_shortcuts(self) -> Any:
-        from .shortcuts import ShortcutsDialog
+        from boris_desktop.shortcuts import ShortcutsDialog
 
-        self.shortcuts_dialog = ShortcutsDialog(self, self.shortcuts())  # type: ignore[arg-type]
+        self.shortcuts_dialog = ShortcutsDialog(self.widget, self.shortcuts())
         self.shortcuts_dialog.show()
         return self.shortcuts_dialog
 
@@ -163,14 +159,14 @@ class ActionsMixin:
         return dialog
 
     def tell(self, title: str, text: str) -> QMessageBox:
+        """A non-modal message (a refusal, or why nothing can be done)."""
         from PySide6.QtWidgets import QMessageBox
 
-        """A non-modal message (a refusal, or why nothing can be done)."""
-        box: QMessageBox = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self)  # type: ignore[call-overload]
+        box = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self.widget)
         box.setTextFormat(box.textFormat().PlainText)
         self.message_box = box
         box.open()
-        self.statusBar().showMessage(f"{title}: {text}", 10000)  # type: ignore[attr-defined]
+        self.window.statusBar().showMessage(f"{title}: {text}", 10000)
         return box
 
     # --- the actions ---------------------------------------------------------------------
@@ -180,59 +176,59 @@ class ActionsMixin:
         a = task and self._pending_approval(task)
         if not task or not a:
             return self.tell("Approve", "No pending approval in the selected task.")
-        from .dialogs import ApproveDialog
+        from boris_desktop.decide.approve import ApproveDialog
 
-        return self._show(ApproveDialog(self, task["id"], a, task.get("now") or ""))  # type: ignore[arg-type]
+        return self._show(ApproveDialog(self.window, task["id"], a, task.get("now") or ""))
 
     def reconcile(self) -> Any:
         task = self._task()
         e = task and self._open_effect(task)
         if not task or not e:
             return self.tell("Reconcile", "No dispatched effect waits for reconciliation.")
-        from .reconcile import ReconcileDialog
+        from boris_desktop.decide.reconcile import ReconcileDialog
 
-        return self._show(ReconcileDialog(self, task["id"], e))  # type: ignore[arg-type]
+        return self._show(ReconcileDialog(self.window, task["id"], e))
 
     def stop_task(self) -> Any:
         task = self._task()
         if not task:
             return None
-        from .dialogs import StopDialog
+        from boris_desktop.decide.stop import StopDialog
 
-        return self._show(StopDialog(self, task))  # type: ignore[arg-type]
+        return self._show(StopDialog(self.window, task))
 
     def checkpoint(self) -> Any:
         task = self._task()
         if not task:
             return None
-        from .dialogs import CheckpointDialog
+        from boris_desktop.decide.checkpoint import CheckpointDialog
 
-        return self._show(CheckpointDialog(self, task))  # type: ignore[arg-type]
+        return self._show(CheckpointDialog(self.window, task))
 
     def amend_objective(self) -> Any:
         task = self._task()
         if not task:
             return None
-        from .dialogs import AmendDialog
+        from boris_desktop.decide.edits import AmendDialog
 
-        return self._show(AmendDialog(self, task))  # type: ignore[arg-type]
+        return self._show(AmendDialog(self.window, task))
 
     def add_criterion(self) -> Any:
         task = self._task()
         if not task:
             return None
-        from .dialogs import CriterionDialog
+        from boris_desktop.decide.edits import CriterionDialog
 
-        return self._show(CriterionDialog(self, task))  # type: ignore[arg-type]
+        return self._show(CriterionDialog(self.window, task))
 
     def judge_criterion(self) -> Any:
         task = self._task()
         c = task and self._pick("Criteria", task["criteria"], "criterion_id", lambda _c: True)
         if not task or not c:
             return None
-        from .dialogs import JudgeDialog
+        from boris_desktop.decide.judge import JudgeDialog
 
-        return self._show(JudgeDialog(self, task, c))  # type: ignore[arg-type]
+        return self._show(JudgeDialog(self.window, task, c))
 
     def supply_source(self, path: str | None = None) -> Any:
         """A file inside the task's scope, recorded as a source by the reviewer."""
@@ -243,25 +239,25 @@ class ActionsMixin:
             start = (task["scope"].get("paths") or [""])[0]
             from PySide6.QtWidgets import QFileDialog
 
-            path, _ = QFileDialog.getOpenFileName(self, "Supply a source", start)  # type: ignore[arg-type]
+            path, _ = QFileDialog.getOpenFileName(self.widget, "Supply a source", start)
             if not path:
                 return None
-        from store.commands import Content, RecordArtifact
+        from store.api import Content, RecordArtifact
 
         name = os.path.basename(path)
         result: dict[str, Any] = {}
 
         def done(r: Any) -> None:
             result["value"] = r
-            self.statusBar().showMessage(f"Recorded {name} as a source", 5000)  # type: ignore[attr-defined]
+            self.window.statusBar().showMessage(f"Recorded {name} as a source", 5000)
 
         def refused(error: Exception) -> None:
             self.tell("Supply a source", f"Not recorded: {error}")
 
-        from .actions import run_command
+        from boris_desktop.decide.base import run_command
 
         run_command(
-            self,  # type: ignore[arg-type]
+            self.window,
             lambda: RecordArtifact(
                 task_id=task["id"],
                 name=name,
@@ -281,7 +277,7 @@ class ActionsMixin:
         )
         if not task or not a:
             return None
-        store, digest = self.store, a["current"]["digest"]
+        store, digest = self.window.store, a["current"]["digest"]
 
         def opened(data: bytes) -> None:
             try:
@@ -289,23 +285,20 @@ class ActionsMixin:
             except UnicodeDecodeError:
                 self.tell("Edit artifact", f"{a['name']} is not text: it cannot be edited here.")
                 return
-            from .dialogs import EditArtifactDialog
+            from boris_desktop.decide.edits import EditArtifactDialog
 
-            self._show(EditArtifactDialog(self, task, a, text))  # type: ignore[arg-type]
+            self._show(EditArtifactDialog(self.window, task, a, text))
 
-        self.loader.submit(
+        self.window.loader.submit(
             "edit-artifact",
             lambda: store.blobs.read(digest),
             opened,
-            lambda err: self.tell("Edit artifact", f"Cannot read it: {_message_of(err)}"),
+            lambda err: self._cannot_read(err),
         )
         return None
 
-
-def _message_of(error: str) -> str:
-    from .actions import message_of
-
-    return message_of(error)
+    def _cannot_read(self, error: Exception) -> None:
+        self.tell("Edit artifact", f"Cannot read it: {failure(error)}")
 
 
 def _plain(text: str) -> str:

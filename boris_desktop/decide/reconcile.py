@@ -5,9 +5,9 @@ hashed once, outside the write lock, recorded as an observation) and the verdict
 beside a diff of the intended content against the file as it is now. The decision names that
 observation, so it rests on exactly what the reviewer saw. Deciding other than the store's
 verdict is an override of its observation: offered only as such, explicitly, with the
-reason in the note (`rules.decision_refusal` says which decisions need it).
+reason in the note (`api.decision_refusal` says which decisions need it).
 
-A destination (https://…, smtp://…, mailto:…; `rules.is_destination`) is not readable by
+A destination (https://…, smtp://…, mailto:…; `api.is_destination`) is not readable by
 the store: the reviewer checks it by hand, and the decision records what they found.
 
 While the dialog is open a watchdog watcher follows a file target; if a fresh hash differs
@@ -26,16 +26,15 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QWidget
 
-from store import ScopeViolation, rules
-from store.scope import is_store_file
-
-from . import text as t
-from .actions import ActionDialog, execute_as, reviewer_actor, submit_typed
-from .content_view import DIFF_CAP, _file_diff
-from .follow import Follower
-from .host import Host
-from .watch import FileWatcher
-from .widgets import TextPane, heading, notice_banner, plain_label, pretty_json
+from boris_desktop.decide.base import ActionDialog, reviewer_actor
+from boris_desktop.decide.content_view import DIFF_CAP, _file_diff
+from boris_desktop.host import Host
+from boris_desktop.runtime.follow import Follower
+from boris_desktop.runtime.watch import FileWatcher
+from boris_desktop.ui import text as t
+from boris_desktop.ui.widgets import TextPane, heading, notice_banner, plain_label, pretty_json
+from store import api
+from store.api import ScopeViolation, is_store_file
 
 CHUNK = 1 << 20
 _serial = itertools.count(1)
@@ -65,9 +64,9 @@ def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> di
 def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     if a is None or b is None:
         return False
-    return rules.same_state(
-        rules.State(bool(a.get("exists")), a.get("digest")),
-        rules.State(bool(b.get("exists")), b.get("digest")),
+    return api.same_state(
+        api.State(bool(a.get("exists")), a.get("digest")),
+        api.State(bool(b.get("exists")), b.get("digest")),
     )
 
 
@@ -100,7 +99,7 @@ def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:
 def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any]) -> dict[str, Any]:
     """On a worker: the store observes the target (one hash), records it and judges it; the
     diff of the intended content against the file as it is now."""
-    from store.services.reconcile import observe_and_judge
+    from store.api import observe_and_judge
 
     obs = observe_and_judge(store, actor, task_id, effect["effect_id"])
     state = obs.state.model_dump(mode="json")
@@ -114,52 +113,11 @@ def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any]) -> dic
     }
 
 
-def decide_destination(
-    store: Any, actor: Any, task_id: str, effect: dict[str, Any], decision: str, note: str
-) -> Any:
-    """On a worker: a destination the store cannot read, reconciled by the reviewer's hand
-    decision. It rests on the latest observation there; when there is none, the reviewer's
-    own finding is recorded as the observation first (what they saw: the intended content,
-    the pre-state, or something else)."""
-    from store.commands.effects import ObserveEffect, ReconcileEffect
-    from store.events import FileState
-
-    obs = effect.get("observations") or []
-    obs_id = obs[-1]["observation_id"] if obs else None
-    if obs_id is None:
-        intent = effect["intent"]
-        seen = {
-            "present": intent.get("intended"),
-            "absent": intent.get("pre_state") or {"exists": False},
-        }.get(decision) or {"exists": True, "digest": None}
-        obs_id = execute_as(
-            store,
-            ObserveEffect(
-                task_id=task_id,
-                effect_id=effect["effect_id"],
-                purpose="reconcile",
-                state=FileState.model_validate(seen),
-            ),
-            actor,
-        )
-    return execute_as(
-        store,
-        ReconcileEffect(
-            task_id=task_id,
-            effect_id=effect["effect_id"],
-            observation_id=obs_id,
-            decision=decision,  # type: ignore[arg-type]
-            note=note,
-        ),
-        actor,
-    )
-
-
 def what_next(effect: dict[str, Any]) -> str:
     """What the reviewer can do about this effect, from the rules the brief uses."""
     rec = effect.get("reconciliation") or {}
     stage, outcome = effect["stage"], effect["outcome"]
-    if rules.conflict_undecided(stage, outcome, rec.get("verdict")):
+    if api.conflict_undecided(stage, outcome, rec.get("verdict")):
         why = "; ".join(rec.get("reasons") or [])
         return (
             "Reconciling found a conflict" + (f" ({why})" if why else "") + ". A person decides "
@@ -167,26 +125,29 @@ def what_next(effect: dict[str, Any]) -> str:
             "there), Absent (it did not happen: a new attempt is allowed) or Conflict (it "
             "stays for someone to sort out), with a note saying what you found."
         )
-    return "Next: " + rules.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
+    return "Next: " + api.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
 
 
 class ReconcileDialog(ActionDialog):
-    DECISIONS = ("present", "absent", "conflict")
     irreversible = True
 
     def __init__(self, host: Host, task_id: str, effect: dict[str, Any]) -> None:
         super().__init__(host, f"Reconcile effect {effect['effect_id']}", "&Present")
         self.task_id, self.effect = task_id, effect
+        # The effect's reconciliation as this reviewer saw it: their verdict is refused as a
+        # conflict if another is recorded meanwhile, never written over it.
+        self.based_on = _reconciliation_seq(effect)
         self.observation: dict[str, Any] | None = None
         self.changed_note: str | None = None
         self.gone: str | None = None
         self._hint_since_observe = False
         self._id = next(_serial)
-        self.file_target = not rules.is_destination(effect["target"])
+        self.file_target = not api.is_destination(effect["target"])
         e = effect
         self.add(heading(f"{e['kind']} → {e['target']}"))
         self.add(plain_label(e["consequence"], name="Consequence"))
-        self.next_step = self.add(plain_label(what_next(e), name="What you can do next"))
+        self.next_step = plain_label(what_next(e), name="What you can do next")
+        self.add(self.next_step)
         self.store_changed = notice_banner("Changed in the store")
         self.store_changed.hide()
         self.add(self.store_changed)
@@ -239,12 +200,16 @@ class ReconcileDialog(ActionDialog):
         self.note.setPlaceholderText("What you found and why you decide so (required)")
         self.note.textChanged.connect(self.refresh_buttons)
         self.add(self.note)
-        self.decide_buttons = {"present": self.ok}
+        self.decide_buttons = {api.Verdict.PRESENT: self.ok}
         self.ok.setToolTip("The intended post-state is at the target")
         # Mnemonics: Alt+P, Alt+B, Alt+N; never Alt+C, which is Cancel's.
         for d, label, tip in (
-            ("absent", "A&bsent", "The effect did not happen"),
-            ("conflict", "Co&nflict", "Something else is there: it stays for a person to sort out"),
+            (api.Verdict.ABSENT, "A&bsent", "The effect did not happen"),
+            (
+                api.Verdict.CONFLICT,
+                "Co&nflict",
+                "Something else is there: it stays for a person to sort out",
+            ),
         ):
             b = self.add_button(label, tip)
             b.clicked.connect(lambda _=False, d=d: self.decide(d))
@@ -283,6 +248,9 @@ class ReconcileDialog(ActionDialog):
         self.observation = None
         self.changed_note = None
         self._hint_since_observe = False
+        # Looking again is looking at the effect as it is now, a verdict recorded meanwhile
+        # included: the decision is based on that.
+        self.based_on = _reconciliation_seq(self.effect)
         self.banner.hide()
         self.error.hide()
         if not self.file_target:
@@ -299,8 +267,7 @@ class ReconcileDialog(ActionDialog):
         self.obs_label.setText("The store is observing the target…")
         self.refresh_buttons()
         effect, task_id = self.effect, self.task_id
-        submit_typed(
-            self.host,
+        self.host.loader.submit(
             f"observe:{self._id}",
             lambda: observe(store, actor, task_id, effect),
             self._observed,
@@ -348,7 +315,7 @@ class ReconcileDialog(ActionDialog):
             f"The store's verdict: {result['verdict']} — {'; '.join(result['reasons'])}"
         )
         self.diff.show_text(result["diff"], "diff")
-        self.override.setVisible(result["verdict"] != rules.Verdict.CONFLICT)
+        self.override.setVisible(result["verdict"] != api.Verdict.CONFLICT)
         self.override.setChecked(False)
         if self._hint_since_observe:
             self._rehash("modified")
@@ -388,8 +355,8 @@ class ReconcileDialog(ActionDialog):
         e = next((x for x in task["effects"] if x["effect_id"] == eid), None)
         if e is None:
             return
-        self.next_step.setText(what_next(e))  # type: ignore[attr-defined]
-        if not rules.effect_reconcilable(e["stage"]):
+        self.next_step.setText(what_next(e))
+        if not api.effect_reconcilable(e["stage"]):
             rec = e.get("reconciliation") or {}
             who = rec.get("by")
             self.gone = f"it is {words(e['stage'])}" + (
@@ -424,16 +391,16 @@ class ReconcileDialog(ActionDialog):
             and bool(self.note.text().strip())
         )
 
-    def allowed(self, decision: str) -> bool:
-        """Whether the store's rules accept this decision now (`rules.decision_refusal`)."""
+    def allowed(self, decision: api.Verdict) -> bool:
+        """Whether the store's rules accept this decision now (`api.decision_refusal`)."""
         obs = self.observation
         if obs is None:
             return False
-        computed = obs.get("verdict") or rules.Verdict.CONFLICT
+        computed = obs.get("verdict") or api.Verdict.CONFLICT
         override = self.override.isChecked() and self.override.isVisible()
         return (
-            rules.decision_refusal(
-                self.effect["target"], rules.Verdict(computed), decision, override,
+            api.decision_refusal(
+                self.effect["target"], api.Verdict(computed), decision, override,
                 self.note.text(),
             )
             is None
@@ -449,30 +416,33 @@ class ReconcileDialog(ActionDialog):
                 not self.running and not self.host.loader.busy(f"observe:{self._id}")
             )
 
-    def decide(self, decision: str) -> None:
+    def decide(self, decision: api.Verdict) -> None:
         if self.allowed(decision):
             self.run(lambda: self._command(decision))
 
     def act(self) -> None:
-        self.decide("present")
+        self.decide(api.Verdict.PRESENT)
 
     def command(self) -> Any:
-        return self._command("present")
+        return self._command(api.Verdict.PRESENT)
 
-    def _command(self, decision: str) -> Any:
-        from store.commands.effects import ReconcileEffect
+    def _command(self, decision: api.Verdict) -> Any:
+        from store.api import ReconcileEffect
 
         assert self.observation is not None
         if not self.file_target:
             return _DestinationDecision(self.task_id, self.effect, decision, self.note.text())
         computed = self.observation.get("verdict")
-        return ReconcileEffect(
-            task_id=self.task_id,
-            effect_id=self.effect["effect_id"],
-            observation_id=self.observation["observation_id"],
-            decision=decision,  # type: ignore[arg-type]
-            override=bool(self.override.isChecked() and decision != computed),
-            note=self.note.text().strip(),
+        return ReconcileEffect.model_validate(
+            {
+                "task_id": self.task_id,
+                "effect_id": self.effect["effect_id"],
+                "observation_id": self.observation["observation_id"],
+                "decision": decision.value,
+                "override": bool(self.override.isChecked() and decision != computed),
+                "note": self.note.text().strip(),
+                "based_on": self.based_on,
+            }
         )
 
     def run(self, make: Callable[[], Any]) -> None:
@@ -500,24 +470,33 @@ class ReconcileDialog(ActionDialog):
             self._failed(err)
             self.host.reload()
 
-        submit_typed(
-            self.host,
+        based_on = self.based_on
+        self.host.loader.submit(
             f"decide:{self._id}",
-            lambda: decide_destination(store, actor, d.task_id, d.effect, d.decision, d.note),
+            lambda: api.reconcile_by_hand(
+                store, actor, d.task_id, d.effect["effect_id"], d.decision, d.note, based_on
+            ),
             done,
             failed,
         )
 
     def _failed(self, error: Exception) -> None:
-        from store.errors import TargetChanged
+        from store.api import TargetChanged
 
         super()._failed(error)
         if isinstance(error, TargetChanged):
             self._mark_changed("the store saw it differ when deciding")
 
 
+def _reconciliation_seq(effect: dict[str, Any]) -> int:
+    """The version of an effect's reconciliation (the seq of its last verdict; 0: none)."""
+    return int((effect.get("reconciliation") or {}).get("seq") or 0)
+
+
 class _DestinationDecision:
-    def __init__(self, task_id: str, effect: dict[str, Any], decision: str, note: str) -> None:
+    def __init__(
+        self, task_id: str, effect: dict[str, Any], decision: api.Verdict, note: str
+    ) -> None:
         self.task_id, self.effect, self.decision, self.note = (
             task_id,
             effect,

@@ -36,12 +36,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import settings
-from . import text as t
-from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
-from .follow import Follower
-from .host import Host
-from .icons import icon
+from boris_desktop import settings
+from boris_desktop.host import Host
+from boris_desktop.runtime.follow import Follower
+from boris_desktop.ui import text as t
+from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.icons import icon
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -69,7 +69,7 @@ KIND_ICON = {
 
 def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
     """Write the decisions to `path` as "csv" or "json"; returns how many (on a worker)."""
-    from store.reads.history import FIELDS
+    from store.api import HISTORY_FIELDS as FIELDS
 
     target = Path(path)
     if fmt == "json":
@@ -239,7 +239,7 @@ class HistoryView(QWidget):
 
     def _fetch(self, store: Any) -> dict[str, Any]:
         """On a worker: this reviewer's decisions (none before they said who they are)."""
-        from store.reads.history import history
+        from store.api import history
 
         who = self.who
         if who is None:
@@ -324,7 +324,7 @@ class HistoryView(QWidget):
             "history:export",
             lambda: write_export(path, rows, fmt),
             lambda n: self._exported(path, n),
-            lambda err: self.host.statusBar().showMessage(f"Could not export: {err}"),
+            lambda err: self.host.statusBar().showMessage(f"Could not export: {t.failure(err)}"),
         )
 
     def _exported(self, path: str, n: int) -> None:

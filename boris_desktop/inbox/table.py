@@ -10,6 +10,7 @@ set.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -22,13 +23,12 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
-from store import rules
-
-from . import keyed_rows
-from . import text as t
-from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
-from .icons import icon, status_icon, words
-from .text import tip
+from boris_desktop.ui import keyed_rows
+from boris_desktop.ui import text as t
+from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.icons import icon, status_icon, words
+from boris_desktop.ui.text import tip
+from store import api
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
@@ -65,9 +65,9 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
     standing = n.get("budget")
     if budget_exhausted(n, status):
         parts.append("budget exhausted")
-    elif standing == rules.BudgetStanding.FULLY_RESERVED:
+    elif standing == api.BudgetStanding.FULLY_RESERVED:
         parts.append("budget: nothing left to reserve")
-    elif not parts and standing == rules.BudgetStanding.NEAR_LIMIT:
+    elif not parts and standing == api.BudgetStanding.NEAR_LIMIT:
         # Said only when it is all there is: the Budget column beside shows it anyway, and
         # a task that needs a person never reads "—".
         parts.append("budget near limit")
@@ -76,21 +76,23 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
 
 def budget_exhausted(n: dict[str, Any], status: str = "") -> bool:
     """`budget`: how the task's most pressing counter stands (store.reads.inbox)."""
-    return status == "budget_exhausted" or n.get("budget") == rules.BudgetStanding.EXHAUSTED
+    return (
+        status == api.RunStatus.BUDGET_EXHAUSTED or n.get("budget") == api.BudgetStanding.EXHAUSTED
+    )
 
 
 #: A standing's words after the share used, as the Budgets tab says them.
 _STANDING_WORDS = {
-    rules.BudgetStanding.EXHAUSTED: " exhausted",
-    rules.BudgetStanding.FULLY_RESERVED: " nothing left to reserve",
-    rules.BudgetStanding.NEAR_LIMIT: " near limit",
+    api.BudgetStanding.EXHAUSTED: " exhausted",
+    api.BudgetStanding.FULLY_RESERVED: " nothing left to reserve",
+    api.BudgetStanding.NEAR_LIMIT: " near limit",
 }
 
 
 def budget_text(use: float, standing: str | None = None) -> str:
     """The most used counter's share used, and how the task's budget stands (the store's
     word: reservations count toward "near limit", as in the Budgets tab)."""
-    words = _STANDING_WORDS.get(rules.BudgetStanding(standing), "") if standing else ""
+    words = _STANDING_WORDS.get(api.BudgetStanding(standing), "") if standing else ""
     return f"{use * 100:.0f}%" + words
 
 
@@ -135,7 +137,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
-        self._pos: dict[str, int] = {}
+        self._pos: dict[Hashable, int] = {}  # a task id -> its row
         self.revision = 0  # counts the edits of `rows` (a worker's plan is for one of them)
         self._order = (NEEDS, Qt.SortOrder.DescendingOrder)
 
@@ -167,7 +169,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
             self._replace(rows, plan)
         else:
             keyed_rows.apply(self, self.rows, plan, len(COLUMNS))
-        self._pos = plan.where  # type: ignore[assignment]
+        self._pos = plan.where
 
     def _replace(self, rows: list[dict[str, Any]], plan: keyed_rows.Plan) -> None:
         for first, last in reversed(plan.absent):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -37,16 +38,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from store import rules
-
-from . import keyed_rows, settings
-from . import text as t
-from .cells import CellsInOneCall, FlatIndex, WholeCellsThrough
-from .follow import Follower
-from .host import Host
-from .icons import icon
+from boris_desktop import settings
+from boris_desktop.host import Host
+from boris_desktop.runtime.follow import Follower
+from boris_desktop.ui import keyed_rows
+from boris_desktop.ui import text as t
+from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.icons import icon
+from store import api
 
 Index = QModelIndex | QPersistentModelIndex
+#: Shows a decision's task, then calls back with the task's record (see DecisionQueue.pane).
+Pane = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
 
 KIND, TASK, WHAT, WHY, WAITING, EXPIRES = range(6)
 COLUMNS = ("Decision", "Task", "What", "Why it needs a person", "Waiting", "Expires in")
@@ -64,6 +67,15 @@ KIND_ICON = {
     "judge": "attention",
     "resume": "stopped",
 }
+#: The part of the task view each kind of decision is about: the pane below the queue shows
+#: the selected decision's task on that part, its row current (a run to resume: its brief).
+KIND_PART = {
+    api.DecisionKind.APPROVAL: "Approvals",
+    api.DecisionKind.RECONCILE: "Effects",
+    api.DecisionKind.CONFLICT: "Effects",
+    api.DecisionKind.JUDGE: "Criteria",
+    api.DecisionKind.RESUME: "Brief",
+}
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: What the filter matches: "kind \x1f task id \x1f 1 if this reviewer may decide it".
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -78,8 +90,8 @@ def may_decide(d: dict[str, Any], reviewer_id: str | None) -> bool:
     person's who did not request it; the rest are any person's."""
     if reviewer_id is None:
         return False
-    if d["kind"] == "approval":
-        return rules.decider_refusal(d.get("requester"), "person", reviewer_id) is None
+    if d["kind"] == api.DecisionKind.APPROVAL:
+        return api.decider_refusal(d.get("requester"), "person", reviewer_id) is None
     return True
 
 
@@ -271,8 +283,10 @@ class DecisionQueue(QWidget):
     updated = Signal(object, str)  # object: a list would be copied into Qt, 2,000 dicts in ~120 ms
     #: A decision without a dialog of its own (a run to resume): show its task.
     show_task = Signal(str)
-    #: The selected decision's task, so the detail below shows what the decision is about.
-    current_task = Signal(str)
+    #: The selected decision (its row), or None: the pane below shows its task, on the part
+    #: it concerns (KIND_PART). Told at every change, whatever made it: a key, a click, a
+    #: filter, a decision done and the next selected, a read that reordered or removed rows.
+    current_decision = Signal(object)
 
     def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -288,6 +302,11 @@ class DecisionQueue(QWidget):
         self._done_id: str | None = None
         self._keep: str | None = None  # the selected decision when a read came in
         self._tasks_listed: list[tuple[str, str]] = []  # the task filter's items
+        self._told: tuple[str, str] | None = None  # (decision id, task id) last told
+        #: Shows a decision's task in the pane, then calls back with the task's record as the
+        #: pane shows it (MainWindow.show_decision): Enter's dialog is built from that record,
+        #: so it is always about the task on screen. Without a pane the queue reads the task.
+        self.pane: Pane | None = None
 
         self.table = _Table()
         self.table.setAccessibleName("Open decisions")
@@ -358,9 +377,8 @@ class DecisionQueue(QWidget):
     def _read(self, store: Any) -> dict[str, Any]:
         """On a worker: the open decisions, what they change in the rows shown, and the
         task filter's items, so that the GUI thread only tells its views."""
-        from store.reads.decisions import decisions
-
-        from .runtime import paused
+        from boris_desktop.runtime.interpreter import paused
+        from store.api import decisions
 
         with paused():  # thousands of rows: no collection of the whole heap meanwhile
             result = decisions(store)
@@ -390,7 +408,10 @@ class DecisionQueue(QWidget):
         # only when that row was taken out (moved in the order, or not there yet).
         if keep is not None and self.current_id() != keep:
             self.select(keep)
+        if self.current_id() is None and self.isVisible():
+            self.ensure_current()
         self._summary()
+        self._tell()
         if self._chain and self._done_id not in {r["id"] for r in self.model.rows}:
             self._chain = False
             self._open_next()
@@ -438,10 +459,11 @@ class DecisionQueue(QWidget):
             task=self.task_filter(),
         )
         self._summary()
+        self._tell()
 
     def _summary(self) -> None:
         n, shown = len(self.model.rows), self.proxy.rowCount()
-        approvals = sum(r["kind"] == "approval" for r in self.model.rows)
+        approvals = sum(r["kind"] == api.DecisionKind.APPROVAL for r in self.model.rows)
         text = f"{t.count(n, 'open decision', 'open decisions')}"
         text += f" ({t.count(approvals, 'approval', 'approvals')})"
         if shown != n:
@@ -451,9 +473,30 @@ class DecisionQueue(QWidget):
     # --- selection -----------------------------------------------------------------------
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        d = self.model.rows[self.proxy.mapToSource(current).row()] if current.isValid() else None
-        if d is not None:
-            self.current_task.emit(d["task_id"])
+        if current.isValid() and not self.table.selectionModel().isRowSelected(
+            current.row(), QModelIndex()
+        ):
+            # Made current without a selection (the view takes focus, a row removed under
+            # it): the row is highlighted too, so what is current is what is seen.
+            self.table.selectRow(current.row())
+        self._tell()
+
+    def _tell(self) -> None:
+        """Say the current decision if it is not the one last said. (A model reset or a
+        filter moves the current row without Qt's signal; each of those calls this.)"""
+        d = self.current()
+        told = (d["id"], d["task_id"]) if d is not None else None
+        if told != self._told:
+            self._told = told
+            self.current_decision.emit(d)
+
+    def ensure_current(self) -> None:
+        """Shown with no decision selected: the first (the store's order puts the most
+        pressing first), so the pane below is never a task the queue does not select."""
+        if self.current_id() is None and self.proxy.rowCount():
+            ix = self.proxy.index(0, 0)
+            self.table.setCurrentIndex(ix)
+            self.table.selectRow(0)
 
     def current_id(self) -> str | None:
         ix = self.table.currentIndex()
@@ -484,36 +527,48 @@ class DecisionQueue(QWidget):
         store = self.host.store
         if d is None or store is None:
             return
-        if d["kind"] == "resume":
+        if d["kind"] == api.DecisionKind.RESUME:
             self.show_task.emit(d["task_id"])
             return
         self._chain_row = self.table.currentIndex().row()
         task_id = d["task_id"]
+
+        def opened(task: dict[str, Any]) -> None:
+            # Only for the decision still selected: Enter, then a move before the task was
+            # read, opens nothing over the task the reviewer moved to.
+            if self.current_id() == d["id"]:
+                self._open_dialog(d, task)
+
+        if self.pane is not None:
+            self.pane(d, opened)
+            return
         self.host.loader.submit(
             "queue:open",
             lambda: store.task(task_id),
             lambda task: self._open_dialog(d, task),
-            lambda err: self.host.statusBar().showMessage(f"Could not read {task_id}: {err}"),
+            lambda err: self.host.statusBar().showMessage(
+                f"Could not read {task_id}: {t.failure(err)}"
+            ),
         )
 
     def _open_dialog(self, d: dict[str, Any], task: dict[str, Any]) -> None:
         dialog: Any = None
-        if d["kind"] == "approval":
+        if d["kind"] == api.DecisionKind.APPROVAL:
             a = next((x for x in task["approvals"] if x["approval_id"] == d["key"]), None)
             if a is not None:
-                from .dialogs import ApproveDialog
+                from boris_desktop.decide.approve import ApproveDialog
 
                 dialog = ApproveDialog(self.host, task["id"], a, task.get("now") or "")
-        elif d["kind"] in {"reconcile", "conflict"}:
+        elif d["kind"] in {api.DecisionKind.RECONCILE, api.DecisionKind.CONFLICT}:
             e = next((x for x in task["effects"] if x["effect_id"] == d["key"]), None)
             if e is not None:
-                from .reconcile import ReconcileDialog
+                from boris_desktop.decide.reconcile import ReconcileDialog
 
                 dialog = ReconcileDialog(self.host, task["id"], e)
-        elif d["kind"] == "judge":
+        elif d["kind"] == api.DecisionKind.JUDGE:
             c = next((x for x in task["criteria"] if x["criterion_id"] == d["key"]), None)
             if c is not None:
-                from .dialogs import JudgeDialog
+                from boris_desktop.decide.judge import JudgeDialog
 
                 dialog = JudgeDialog(self.host, task, c)
         if dialog is None:

@@ -3,7 +3,7 @@
 On an SQLite store the follower asks the store for its data version (one cheap read, on a
 worker) every FOLLOW_MS, and only when it grew reads the task's record again and hands it to
 the dialog. On a team store (PostgreSQL) it asks only when the window's `live` feed
-(boris_desktop.live) hears a commit: no polling. Either way another reviewer's decision, an
+(boris_desktop.runtime.live) hears a commit: no polling. Either way another reviewer's decision, an
 expiry, a stop or new work reaches an open screen within a second, from any process. An approval's expiry writes nothing, so a dialog also asks for a
 fresh read at the moment a request expires (`at`). Nothing here blocks the GUI thread.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
-from .host import Host
+from boris_desktop.host import Host
 
 FOLLOW_MS = 250
 _serial = itertools.count(1)

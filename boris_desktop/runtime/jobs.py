@@ -10,14 +10,14 @@ from typing import Any
 
 
 def open_store(directory: str | None) -> Any:
-    from .runtime import paused
+    from boris_desktop.runtime.interpreter import paused
 
     # Opening imports SQLAlchemy, pydantic and the store's modules: some hundred thousand
     # objects that live as long as the process. Full collections while they are made scan
     # them all again and again for nothing (about a third of the open's CPU time on the
     # demo store, bench_desktop.py); refcounting still frees what is dropped.
     with paused():
-        from store import Store
+        from store.api import Store
 
         store = Store.open(directory)
         # The file watcher starts with the first task shown, on the GUI thread; importing
@@ -34,7 +34,7 @@ def peek_tasks(
     """The inbox of a SQLite store read before the store is open (store.reads.peek): no
     SQLAlchemy, so it is on screen long before the store's modules have loaded. Sorted and
     compared with the rows shown here, as `refresh` does (`as_shown`)."""
-    from store.reads.peek import peek_tasks as peek
+    from store.api import peek_tasks as peek
 
     tasks = peek(directory)
     if tasks is None:
@@ -50,8 +50,8 @@ def as_shown(
     revision), and compared with those rows (keyed_rows.plan): the GUI thread then neither
     sorts ten thousand rows nor compares them, it only tells its views what changed
     (inbox.InboxModel.set_rows)."""
-    from .inbox import ordered, task_key
-    from .keyed_rows import plan
+    from boris_desktop.inbox.table import ordered, task_key
+    from boris_desktop.ui.keyed_rows import plan
 
     order, held, revision = shown
     tasks = ordered(tasks, *order)
@@ -59,7 +59,7 @@ def as_shown(
 
 
 def fill_demo(store: Any) -> list[str]:
-    from store.services.demo import fill_demo as fill
+    from store.api import fill_demo as fill
 
     return fill(store)
 
@@ -91,7 +91,7 @@ def timeline_page(
     )
     more = len(events) > TIMELINE_PAGE
     events = events[:TIMELINE_PAGE]
-    from store.reads.signers import signers
+    from store.api import signers
 
     with store.read() as conn:
         signed_by = signers(conn, task_id, events)
@@ -109,8 +109,7 @@ def timeline_page(
 
 
 def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
-    from store.reads.signers import decision_signers
-    from store.services.narratives import narratives
+    from store.api import decision_signers, narratives
 
     with store.read() as conn:
         signing = decision_signers(conn, task_id)
@@ -135,7 +134,7 @@ def refresh(
     version = store.data_version()
     if known_version is not None and version == known_version:
         return {"version": version, "unchanged": True}
-    from .runtime import paused
+    from boris_desktop.runtime.interpreter import paused
 
     with paused():  # ten thousand rows: no collection of the whole heap meanwhile (runtime)
         tasks = store.tasks()
@@ -161,8 +160,7 @@ def task_only(store: Any, task_id: str) -> dict[str, Any]:
 
 def brief(store: Any, task_id: str) -> dict[str, Any]:
     """The resume brief hashes the task's files: never on the GUI thread."""
-    from store.services.narratives import summary_markdown
-    from store.services.resume import brief_markdown, resume_brief
+    from store.api import brief_markdown, resume_brief, summary_markdown
 
     b = resume_brief(store, task_id)
     return {
@@ -177,8 +175,7 @@ def brief(store: Any, task_id: str) -> dict[str, Any]:
 def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:
     """The reviewer's keys-file line (their key created on first use: a file written and
     synced, so never on the GUI thread) and whether the open store's keyring trusts it."""
-    from store.signing import keyring
-    from store.signing.export import person_key_line
+    from store.api import keyring, person_key_line
 
     key, line = person_key_line(reviewer_id)
     trusted: bool | None = None

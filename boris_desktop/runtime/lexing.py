@@ -103,7 +103,7 @@ def lex(text: str, media_type: str | None = None, name: str | None = None) -> Sp
             return result
         except (BrokenProcessPool, OSError, RuntimeError):
             _give_up()
-    from .runtime import paused
+    from boris_desktop.runtime.interpreter import paused
 
     with paused():  # a tuple per token: see runtime
         return spans_of(text, media_type, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import traceback
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -18,9 +18,11 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
+log = logging.getLogger(__name__)
+
 
 class _Relay(QObject):
-    finished = Signal(str, int, object, object)  # kind, token, result, error text
+    finished = Signal(str, int, object, object)  # kind, token, result, the exception raised
 
 
 def _job(relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> Callable[[], None]:
@@ -33,10 +35,10 @@ def _job(relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> Callabl
     def run() -> None:
         try:
             result, error = fn(), None
-        except Exception as exc:  # reported to the window, never lost on the worker
-            result, error = None, f"{type(exc).__name__}: {exc}"
-            if not _is_environment(exc):
-                error += "\n" + traceback.format_exc()
+        except Exception as exc:  # handed to the window as itself, never lost on the worker
+            result, error = None, exc
+            if not _is_environment(exc):  # a bug: its traceback is logged where it happened
+                log.error("%s failed on a worker", kind, exc_info=exc)
         # RuntimeError: the window closed while this ran, and nobody waits for the result.
         with contextlib.suppress(RuntimeError):
             relay.finished.emit(kind, token, result, error)
@@ -46,13 +48,16 @@ def _job(relay: _Relay, kind: str, token: int, fn: Callable[[], Any]) -> Callabl
 
 def _is_environment(exc: Exception) -> bool:
     try:
-        from store import StoreError
+        from store.api import StoreError
     except ImportError:  # pragma: no cover
         return False
     return isinstance(exc, StoreError)
 
 
 Callback = Callable[[Any], None]
+#: A failure's callback gets the exception itself (Anki's `CollectionOp.failure`): the store's
+#: refusals by their type, never a message to parse.
+Failure = Callable[[Exception], None]
 
 
 class _Turns(QObject):
@@ -66,13 +71,15 @@ class _Turns(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._waiting: deque[tuple[Loader, str, int, Any, str | None]] = deque()
+        self._waiting: deque[tuple[Loader, str, int, Any, Exception | None]] = deque()
         self._turn = QTimer(self)
         self._turn.setSingleShot(True)
         self._turn.setInterval(0)
         self._turn.timeout.connect(self._next)
 
-    def hand(self, loader: Loader, kind: str, token: int, result: Any, error: str | None) -> None:
+    def hand(
+        self, loader: Loader, kind: str, token: int, result: Any, error: Exception | None
+    ) -> None:
         self._waiting.append((loader, kind, token, result, error))
         if not self._turn.isActive():  # nothing handed over yet in this turn
             self._next()
@@ -119,7 +126,7 @@ class Loader(QObject):
         self._relay = _Relay(self)
         self._relay.finished.connect(self._finished)
         self._latest: dict[str, int] = {}
-        self._callbacks: dict[str, tuple[Callback, Callback | None]] = {}
+        self._callbacks: dict[str, tuple[Callback, Failure | None]] = {}
         self._pending: set[str] = set()
         self._counter = 0
         self.pool = QThreadPool.globalInstance()
@@ -133,7 +140,7 @@ class Loader(QObject):
         kind: str,
         fn: Callable[[], Any],
         on_done: Callback,
-        on_error: Callback | None = None,
+        on_error: Failure | None = None,
     ) -> int:
         self._counter += 1
         token = self._counter
@@ -151,12 +158,12 @@ class Loader(QObject):
         self._latest.pop(kind, None)
         self._pending.discard(kind)
 
-    def _finished(self, kind: str, token: int, result: Any, error: str | None) -> None:
+    def _finished(self, kind: str, token: int, result: Any, error: Exception | None) -> None:
         if self._latest.get(kind) != token:
             return  # superseded
         _the_turns().hand(self, kind, token, result, error)
 
-    def _deliver(self, kind: str, token: int, result: Any, error: str | None) -> None:
+    def _deliver(self, kind: str, token: int, result: Any, error: Exception | None) -> None:
         # Asked again: a newer request may have been made while this one waited its turn.
         if self._latest.get(kind) != token:
             return  # superseded

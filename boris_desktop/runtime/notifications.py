@@ -19,10 +19,10 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from . import settings
-from . import text as t
-from .decision_queue import KIND_WORDS, may_decide
-from .icons import icon
+from boris_desktop import settings
+from boris_desktop.queue.decisions import KIND_WORDS, may_decide
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import icon
 
 #: A burst is over when no new decision arrived for this long.
 COALESCE_MS = 2000

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import settings
-from .widgets import plain_label
+from boris_desktop import settings
+from boris_desktop.ui.widgets import plain_label
 
 
 def _qtime(x: time | None, default: QTime) -> QTime:

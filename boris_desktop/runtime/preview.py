@@ -40,7 +40,7 @@ def _hexdump(data: bytes) -> str:
 
 def preview(store: Any, digest: str, media_type: str | None, name: str | None) -> dict[str, Any]:
     """{"text", "media_type", "note"}: the start of the blob, decoded as text."""
-    from .lexing import normalize
+    from boris_desktop.runtime.lexing import normalize
 
     try:
         data, total = _read_head(store, digest, PREVIEW_CAP)
@@ -67,7 +67,7 @@ def preview(store: Any, digest: str, media_type: str | None, name: str | None) -
 
 def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> dict[str, Any]:
     """A unified diff between two versions (each {"digest", "version"})."""
-    from .runtime import paused
+    from boris_desktop.runtime.interpreter import paused
 
     with paused():  # difflib makes a container per line: see runtime
         return _diff(store, old, new, label)

@@ -27,12 +27,12 @@ from typing import Any
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from . import settings
-from . import text as t
-from .icons import icon
-from .loader import Loader
-from .text import tip as plain_tip
-from .watch import FileWatcher
+from boris_desktop import settings
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.runtime.watch import FileWatcher
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import icon
+from boris_desktop.ui.text import tip as plain_tip
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +40,9 @@ WATCH_ACTOR_ID = "boris-desktop-watch"
 
 
 def is_file_target(target: str) -> bool:
-    """A file the store can hash, not a destination (`rules.is_destination`: https://…,
+    """A file the store can hash, not a destination (`api.is_destination`: https://…,
     smtp://…, mailto:…). Imported here, not at the top: the store loads after the first paint."""
-    from store.rules import is_destination
+    from store.api import is_destination
 
     return bool(target) and not is_destination(target)
 
@@ -54,14 +54,14 @@ def _state(s: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """The same state by the store's rule (`rules.same_state`)."""
-    from store import rules
+    """The same state by the store's rule (`api.same_state`)."""
+    from store import api
 
     if a is None or b is None:
         return False
-    return rules.same_state(
-        rules.State(bool(a.get("exists")), a.get("digest")),
-        rules.State(bool(b.get("exists")), b.get("digest")),
+    return api.same_state(
+        api.State(bool(a.get("exists")), a.get("digest")),
+        api.State(bool(b.get("exists")), b.get("digest")),
     )
 
 
@@ -102,9 +102,8 @@ def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
     """On a worker: each path's state now (a file that cannot be read counts as missing)."""
-    from store import ScopeViolation
-
-    from .reconcile import hash_file
+    from boris_desktop.decide.reconcile import hash_file
+    from store.api import ScopeViolation
 
     out = {}
     for p in paths:
@@ -122,10 +121,8 @@ def record_watch(
 ) -> str | None:
     """On a worker: the store observes the target itself and records it as the reviewer's;
     nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
-    from store import Actor
-    from store.commands.effects import ObserveEffect
-
-    from .reconcile import hash_file
+    from boris_desktop.decide.reconcile import hash_file
+    from store.api import Actor, ObserveEffect
 
     eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
     if eff["observations"] and same(hash_file(eff["target"]), eff["observations"][-1]):
@@ -134,9 +131,8 @@ def record_watch(
         actor = Actor(kind="system", id=WATCH_ACTOR_ID)
     else:
         actor = Actor(kind="person", id=who[1], name=who[0])
-    # A person's observation is signed with their key in a signed store; the system's is
-    # signed with whichever key this window last signed with (a system write may be).
-    if actor.kind == "person":
+        # A person's observation is signed with their key in a signed store; the system's
+        # is signed with whichever key this window last signed with (a system write may be).
         store.sign_as(actor)
     return str(
         store.execute(ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="watch"), actor)
@@ -346,11 +342,11 @@ class TaskFileWatcher(QObject):
         for path, mark in self.marks.items():
             for e in self.files.get(path, []):
                 out["artifacts" if e["kind"] == "artifact" else "effects"][e["id"]] = mark
-        from store import rules
+        from store import api
 
         for c in task.get("criteria", []):
             m = out["artifacts"].get(c.get("artifact_id") or "")
-            if rules.criterion_stales_on_change(c["status"]) and m and m["state"] != "same":
+            if api.criterion_stales_on_change(c["status"]) and m and m["state"] != "same":
                 out["criteria"][c["criterion_id"]] = (
                     f"{c['artifact_id']} {m['state']} on disk ({m['what']} at {m['at']})"
                 )

@@ -88,7 +88,7 @@ class FileWatcher(QObject):
         if polling:
             from watchdog.observers.polling import PollingObserver as Observer
         else:
-            from watchdog.observers import Observer  # type: ignore[assignment]
+            from watchdog.observers import Observer  # type: ignore[assignment]  # the platform's observer class, chosen at import: a subclass the stubs cannot name
         obs = Observer(timeout=0.2) if polling else Observer()
         handler = _handler(self._relay, self._paths)
         try:

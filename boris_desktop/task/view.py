@@ -7,20 +7,20 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from . import text as t
-from .loader import Loader
-from .panels.approvals import ApprovalsPanel
-from .panels.artifacts import ArtifactsPanel
-from .panels.base import Bundle, Panel
-from .panels.brief import BriefPanel
-from .panels.budgets import BudgetsPanel
-from .panels.checkpoints import CheckpointsPanel
-from .panels.criteria import CriteriaPanel
-from .panels.effects import EffectsPanel
-from .panels.header import Header
-from .panels.phases import PhasesPanel
-from .panels.timeline import TimelinePanel
-from .widgets import hline
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.task.panels.approvals import ApprovalsPanel
+from boris_desktop.task.panels.artifacts import ArtifactsPanel
+from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.task.panels.brief import BriefPanel
+from boris_desktop.task.panels.budgets import BudgetsPanel
+from boris_desktop.task.panels.checkpoints import CheckpointsPanel
+from boris_desktop.task.panels.criteria import CriteriaPanel
+from boris_desktop.task.panels.effects import EffectsPanel
+from boris_desktop.task.panels.header import Header
+from boris_desktop.task.panels.phases import PhasesPanel
+from boris_desktop.task.panels.timeline import TimelinePanel
+from boris_desktop.ui import text as t
+from boris_desktop.ui.widgets import hline
 
 PANELS: tuple[type[Panel], ...] = (
     CriteriaPanel,
@@ -85,6 +85,19 @@ class TaskView(QWidget):
         self._fill(panel)
         return panel
 
+    def show_part(self, title: str, key: str | None = None) -> None:
+        """Bring a part to the front, with its top-level row `key` current if it lists one
+        (the decision the queue selects: its approval, effect or criterion)."""
+        panel = self.panel(title)
+        self.tabs.setCurrentWidget(panel)
+        tree = getattr(panel, "tree", None)
+        if key is None or tree is None:
+            return
+        ix = tree.index_at((key,))
+        if ix.isValid():
+            tree.setCurrentIndex(ix)
+            tree.scrollTo(ix)
+
     def _fill(self, panel: QWidget | None) -> None:
         title = getattr(panel, "title", None)
         if title not in self._unfilled or self.bundle is None:
@@ -128,24 +141,24 @@ class TaskView(QWidget):
     @staticmethod
     def tab_notes(task: dict[str, Any]) -> dict[str, str]:
         """What needs the reviewer in each part, said with what the number counts."""
-        from store import rules
-
-        from .inbox import budget_exhausted
-        from .panels.next_steps import effect_to_reconcile
+        from boris_desktop.inbox.table import budget_exhausted
+        from boris_desktop.task.panels.next_steps import effect_to_reconcile
+        from store import api
 
         # The store's judgement of each criterion (`state`): one judged satisfied whose
         # evidence can no longer be read counts as open again.
-        open_criteria = sum(not rules.criterion_done(c["state"]) for c in task["criteria"])
-        pending = sum(a["state"] == "pending" for a in task["approvals"])  # expiry judged
+        open_criteria = sum(not api.criterion_done(c["state"]) for c in task["criteria"])
+        pending = sum(
+            a["state"] == api.ApprovalState.PENDING for a in task["approvals"]
+        )  # expiry judged
         to_reconcile = sum(effect_to_reconcile(e) for e in task["effects"])
-        blocked = sum(p["readiness"] == "blocked" for p in task["phases"])
+        blocked = sum(p["readiness"] == api.PhaseReadiness.BLOCKED for p in task["phases"])
         problems = sum(p["kind"].startswith("artifact") for p in task["problems"])
         standings = [
-            rules.budget_standing(b["used"], b["reserved"], b["limit_value"])
-            for b in task["budgets"]
+            api.budget_standing(b["used"], b["reserved"], b["limit_value"]) for b in task["budgets"]
         ]
-        exhausted = standings.count(rules.BudgetStanding.EXHAUSTED)
-        reserved = standings.count(rules.BudgetStanding.FULLY_RESERVED)
+        exhausted = standings.count(api.BudgetStanding.EXHAUSTED)
+        reserved = standings.count(api.BudgetStanding.FULLY_RESERVED)
         at_limit = ", ".join(
             f"{n} {said}"
             for n, said in ((exhausted, "exhausted"), (reserved, "fully reserved"))

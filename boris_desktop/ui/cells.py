@@ -31,10 +31,10 @@ class CellsInOneCall:
         roleDataSpan: QModelRoleDataSpan | QModelRoleData,
     ) -> None:
         span: Iterable[QModelRoleData] = (
-            [roleDataSpan] if isinstance(roleDataSpan, QModelRoleData) else roleDataSpan  # type: ignore[assignment]
+            [roleDataSpan] if isinstance(roleDataSpan, QModelRoleData) else roleDataSpan  # type: ignore[assignment]  # a span iterates (not in the stubs)
         )  # a span iterates over its QModelRoleData (not in PySide's type stubs)
         for role_data in span:
-            role_data.setData(self.data(index, role_data.role()))  # type: ignore[attr-defined]
+            role_data.setData(self.data(index, role_data.role()))  # type: ignore[attr-defined]  # the span's items are QModelRoleData (not in the stubs)
 
 
 class WholeCellsThrough:
@@ -60,4 +60,4 @@ class FlatIndex:
             0 <= row < model.rowCount() and 0 <= column < model.columnCount()
         ):
             return QModelIndex()
-        return model.createIndex(row, column)  # type: ignore[no-any-return]
+        return model.createIndex(row, column)  # type: ignore[no-any-return]  # createIndex is untyped in the stubs

@@ -16,7 +16,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from .lexing import Spans
+from boris_desktop.runtime.lexing import Spans
 
 
 def _formats(palette: QPalette) -> dict[str, QTextCharFormat]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-ICONS = Path(__file__).parent / "resources" / "icons"
+ICONS = Path(__file__).parent.parent / "resources" / "icons"
 
 # Every status word the record uses, mapped to one of the few icons a reviewer learns.
 STATUS_ICON = {

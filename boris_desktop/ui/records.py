@@ -14,9 +14,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
 
-from .cells import CellsInOneCall
-from .icons import icon, status_icon
-from .text import tip
+from boris_desktop.ui.cells import CellsInOneCall
+from boris_desktop.ui.icons import icon, status_icon
+from boris_desktop.ui.text import tip
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -150,7 +150,7 @@ class RecordTreeModel(CellsInOneCall, QAbstractItemModel):
             return self.createIndex(row, column, kids[row].uid)
         return QModelIndex()
 
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008  # Qt's parent() is also QObject.parent(): the stubs merge the two
         n = self.node(index)
         if n is None or n.parent is None:
             return QModelIndex()
@@ -263,7 +263,7 @@ class RecordTree(QTreeView):
         else:
             self._expand(QModelIndex(), expanded)
         if current:
-            ix = self.find(current)
+            ix = self.index_at(current)
             if ix.isValid():
                 self.setCurrentIndex(ix)
         if first and self.size_to_contents:
@@ -298,7 +298,7 @@ class RecordTree(QTreeView):
                     self.expand(ix)
                     self._expand(ix, expanded)
 
-    def find(self, path: tuple[str, ...]) -> QModelIndex:  # type: ignore[override]
+    def index_at(self, path: tuple[str, ...]) -> QModelIndex:
         model, parent, nodes = self.records, QModelIndex(), self.records.roots
         for key in path:
             row = next((i for i, n in enumerate(nodes) if n.key == key), None)
@@ -349,13 +349,13 @@ class RecordTable(QTableView):
             _keep_rows_in_view(self, scroll[0], on_top, self.verticalHeader().defaultSectionSize())
             return
         if current is not None:
-            ix = self.find((current.key,))
+            ix = self.index_at((current.key,))
             if ix.isValid():
                 self.setCurrentIndex(ix)
         bar.setValue(scroll[0])
         self.horizontalScrollBar().setValue(scroll[1])
 
-    def find(self, path: tuple[str, ...]) -> QModelIndex:  # type: ignore[override]
+    def index_at(self, path: tuple[str, ...]) -> QModelIndex:
         if len(path) != 1:
             return QModelIndex()
         row = next((i for i, n in enumerate(self.records.roots) if n.key == path[0]), None)

@@ -84,3 +84,13 @@ def number(x: float | None) -> str:
     if x is None:
         return "—"
     return f"{x:,.10g}"
+
+
+def failure(error: BaseException) -> str:
+    """One line for a failure: the store's refusal in its own words; anything else (a bug,
+    whose traceback the loader logged) with its type, so it is never mistaken for a rule."""
+    from store.api import StoreError
+
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else "failed"
+    return first if isinstance(error, StoreError) else f"{type(error).__name__}: {first}"

@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontDatabase, QPalette, QTextCursor
 from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QWidget
 
-from .highlight import SpanHighlighter
-from .lexing import lex, normalize
-from .loader import Loader
+from boris_desktop.runtime.lexing import lex, normalize
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.ui.highlight import SpanHighlighter
 
 
 def plain_label(text: str = "", *, wrap: bool = True, name: str = "") -> QLabel:

@@ -9,18 +9,17 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFormLayout, QScrollArea, QVBoxLayout, QWidget
 
-from store import rules
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.signers import signer_words
+from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.panels.next_steps import approval_next
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import words
+from boris_desktop.ui.records import Node
+from boris_desktop.ui.widgets import plain_label, pretty_json
+from store import api
 
-from .. import text as t
-from ..icons import words
-from ..loader import Loader
-from ..records import Node
-from ..signers import signer_words
-from ..widgets import plain_label, pretty_json
-from .base import Bundle, TreePanel
-from .next_steps import approval_next
-
-LIVE = rules.EXPIRING  # whose expiry is counted down
+LIVE = api.EXPIRING  # whose expiry is counted down
 SIGNER = 6  # the column that says who signed the decision
 
 
@@ -92,13 +91,13 @@ class ApprovalsPanel(TreePanel):
         left = self.remaining(a)
         if a["state"] in LIVE and left > 0:
             return f"in {t.duration(left)}"
-        if a["state"] in LIVE or a["state"] == "expired":
+        if a["state"] in LIVE or a["state"] == api.ApprovalState.EXPIRED:
             return f"expired {t.duration(left)} ago"
         return f"— ({words(a['state'])})"
 
     def summary(self, bundle: Bundle) -> str:
         aps = bundle["task"]["approvals"]
-        pending = sum(a["state"] == "pending" for a in aps)
+        pending = sum(a["state"] == api.ApprovalState.PENDING for a in aps)
         if not aps:
             return "No approvals requested."
         return f"{t.count(len(aps), 'approval', 'approvals')}, {pending} waiting for a decision."
@@ -146,9 +145,15 @@ class ApprovalsPanel(TreePanel):
                 self.fields["next"].setText(self.next_step(self._current) or "nothing")
 
     def _expiry_line(self, a: dict[str, Any]) -> str:
-        if a["state"] not in LIVE and a["state"] != "expired":
+        if a["state"] not in LIVE and a["state"] != api.ApprovalState.EXPIRED:
             return f"was due {t.when(a['expires_at'])}; no longer counts: {words(a['state'])}"
         return f"{self.expiry_text(a)} — at {t.when(a['expires_at'])} (database clock)"
+
+    def clear_detail(self) -> None:
+        super().clear_detail()
+        self._current = None
+        for label in self.fields.values():
+            label.setText("")
 
     def show_detail(self, node: Node) -> None:
         a = node.detail

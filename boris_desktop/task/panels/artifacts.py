@@ -8,12 +8,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
 
-from .. import text as t
-from ..loader import Loader
-from ..preview import diff, preview
-from ..records import Node
-from ..widgets import plain_label
-from .base import Bundle, TreePanel
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.runtime.preview import diff, preview
+from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node
+from boris_desktop.ui.widgets import plain_label
 
 
 def producer(v: dict[str, Any]) -> str:
@@ -73,8 +73,20 @@ class ArtifactsPanel(TreePanel):
         return next((s for v in a["versions"] if (s := self._marks(a, v)[1])), None)
 
     def show_task(self, bundle: Bundle) -> None:
+        if self._bundle is not None and self._bundle["task"]["id"] != bundle["task"]["id"]:
+            # Another task: the last one's observations of its files are not this one's.
+            self.brief_artifacts = {}
         self._bundle = bundle
         super().show_task(bundle)
+
+    def clear_detail(self) -> None:
+        super().clear_detail()
+        self._selected = None
+        self.what.setText("")
+        self.file_line.setText("")
+        self.compare.blockSignals(True)
+        self.compare.clear()
+        self.compare.blockSignals(False)
 
     def show_brief(self, brief: dict[str, Any]) -> None:
         self.brief_artifacts = {a["artifact_id"]: a for a in brief.get("artifacts", [])}
@@ -230,7 +242,7 @@ class ArtifactsPanel(TreePanel):
             job = lambda: diff(store, old, new, a["name"])  # noqa: E731
         self.what.setText(head + " · loading…")
         self._show_identity()
-        self.loader.submit(f"content:{id(self)}", job, lambda r: self._content(head, r))
+        self.loader.submit(self.detail_job, job, lambda r: self._content(head, r))
 
     def _content(self, head: str, r: dict[str, Any]) -> None:
         self.what.setText(f"{head} · {r.get('note') or ''}")

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .. import text as t
-from ..loader import Loader
-from ..records import Node, RecordTable, RecordTree
-from ..widgets import TextPane, plain_label, pretty_json
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node, RecordTable, RecordTree
+from boris_desktop.ui.widgets import TextPane, plain_label, pretty_json
 
 Bundle = dict[str, Any]  # {"task": Store.task(), "events": [...], "narratives": [...]}
 
@@ -235,6 +235,10 @@ class TreePanel(Panel):
             self.show_detail(node)
         elif self.tree.records.roots and not self.tree.currentIndex().isValid():
             self.tree.setCurrentIndex(self.tree.records.index(0, 0))
+        if self.tree.current_node() is None:
+            # No row (a task without this part's data): nothing below either, not the row
+            # of the task shown before.
+            self.clear_detail()
 
     def nodes(self, bundle: Bundle) -> list[Node]:
         """The panel's rows. Every tree panel defines it (a test checks)."""
@@ -242,6 +246,21 @@ class TreePanel(Panel):
 
     def summary(self, bundle: Bundle) -> str:
         return ""
+
+    def clear_detail(self) -> None:
+        """No row is selected: the detail pane is empty (its placeholder shows). A panel
+        with more beside the detail empties that too."""
+        self.loader.cancel(self.detail_job)  # a preview or diff still on its way is dropped
+        self.detail.show_text("")
+        if self.forms:
+            self.form.set_nodes([])
+            self._has_form = False
+            self._show_form_or_raw()
+
+    @property
+    def detail_job(self) -> str:
+        """The loader kind of the selected row's slow detail (a preview, a diff)."""
+        return f"detail:{id(self)}"
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         node = self.tree.records.node(current)

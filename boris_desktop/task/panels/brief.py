@@ -9,12 +9,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QSplitter, QTabWidget, QTextEdit, QVBoxLayout, QWidget
 
-from .. import text as t
-from ..loader import Loader
-from ..records import Node, RecordTree
-from ..widgets import TextPane, heading
-from .base import Bundle, Panel
-from .header import Banner
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.task.panels.header import Banner
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node, RecordTree
+from boris_desktop.ui.widgets import TextPane, heading
 
 
 class BriefPanel(Panel):
@@ -35,6 +35,7 @@ class BriefPanel(Panel):
         self.discrepancies = Banner("attention", "Discrepancies with the record")
         self.discrepancies.hide()
         self._narr: list[dict[str, Any]] = []
+        self._task_id: str | None = None
 
         left = QWidget()
         lcol = QVBoxLayout(left)
@@ -67,6 +68,12 @@ class BriefPanel(Panel):
         self.summary.show_text(brief["summary"], "markdown")
 
     def show_task(self, bundle: Bundle) -> None:
+        if bundle["task"]["id"] != self._task_id:
+            # Another task: its brief is on its way (it observes files); the last task's is
+            # not shown meanwhile, only the placeholder saying it is being computed.
+            self._task_id = bundle["task"]["id"]
+            self.brief.show_text("")
+            self.summary.show_text("")
         self._narr = bundle.get("narratives") or []
         nodes = []
         found = 0

@@ -7,27 +7,26 @@ from typing import Any
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
-from store import rules
-
-from .. import text as t
-from ..icons import icon
-from ..loader import Loader
-from ..widgets import heading, is_dark, plain_label
-from .base import Bundle, Panel
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import icon
+from boris_desktop.ui.widgets import heading, is_dark, plain_label
+from store import api
 
 STEPS = 1000
 
 
-def standing(b: dict[str, Any]) -> rules.BudgetStanding:
-    return rules.budget_standing(b["used"], b["reserved"], b["limit_value"])
+def standing(b: dict[str, Any]) -> api.BudgetStanding:
+    return api.budget_standing(b["used"], b["reserved"], b["limit_value"])
 
 
 #: What each standing adds to the counter's sentence, and its icon.
 SAID = {
-    rules.BudgetStanding.EXHAUSTED: (" — exhausted", "failed"),
-    rules.BudgetStanding.FULLY_RESERVED: (" — nothing left to reserve", "failed"),
-    rules.BudgetStanding.NEAR_LIMIT: (" — near its limit", "attention"),
-    rules.BudgetStanding.WITHIN: ("", "ok"),
+    api.BudgetStanding.EXHAUSTED: (" — exhausted", "failed"),
+    api.BudgetStanding.FULLY_RESERVED: (" — nothing left to reserve", "failed"),
+    api.BudgetStanding.NEAR_LIMIT: (" — near its limit", "attention"),
+    api.BudgetStanding.WITHIN: ("", "ok"),
 }
 
 
@@ -36,7 +35,7 @@ def budget_words(b: dict[str, Any]) -> tuple[str, str]:
     used, reserved, limit = b["used"], b["reserved"], b["limit_value"]
     if limit is None:
         return f"{t.number(used)} used, {t.number(reserved)} reserved; no limit", "running"
-    left = max(rules.budget_left(used, reserved, limit), 0)
+    left = max(api.budget_left(used, reserved, limit), 0)
     line = f"{t.number(used)} used + {t.number(reserved)} reserved of {t.number(limit)}; {t.number(left)} left"
     said, icon_name = SAID[standing(b)]
     return line + said, icon_name
@@ -75,6 +74,7 @@ class BudgetsPanel(Panel):
             while self.grid.count():
                 item = self.grid.takeAt(0)
                 if item is not None and (w := item.widget()) is not None:
+                    w.hide()  # at once: deleted later, it would show until then
                     w.deleteLater()
             self.rows = {}
             for r, name in enumerate(names):
@@ -96,7 +96,7 @@ class BudgetsPanel(Panel):
             mark, bar, words_, _ = self.rows[b["counter"]]
             sentence, icon_name = budget_words(b)
             limit = b["limit_value"]
-            self._alarm(bar, words_, standing(b) in rules.BUDGET_AT_LIMIT)
+            self._alarm(bar, words_, standing(b) in api.BUDGET_AT_LIMIT)
             if limit:
                 frac = (b["used"] + b["reserved"]) / limit
                 bar.setEnabled(True)

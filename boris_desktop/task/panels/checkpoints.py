@@ -15,13 +15,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .. import text as t
-from ..loader import Loader
-from ..records import Node
-from ..signers import signer_words
-from ..widgets import plain_label
-from .base import Bundle, TreePanel, form_detail
-from .lineage import LineageGraph
+from boris_desktop.runtime.loader import Loader
+from boris_desktop.signers import signer_words
+from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.panels.lineage import LineageGraph
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node
+from boris_desktop.ui.widgets import plain_label
 
 
 def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -29,8 +29,8 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     import difflib
     import json
 
-    from ..preview import capped
-    from ..runtime import paused
+    from boris_desktop.runtime.interpreter import paused
+    from boris_desktop.runtime.preview import capped
 
     def lines(c: dict[str, Any]) -> list[str]:
         return json.dumps(c["state"], indent=2, sort_keys=True).splitlines(keepends=True)
@@ -157,7 +157,7 @@ class CheckpointsPanel(TreePanel):
     def select_checkpoint(self, checkpoint_id: str) -> None:
         """A click on the graph: that checkpoint is the tree's current row, shown below."""
         path = self.path_to(checkpoint_id)
-        ix = self.tree.find(path) if path else QModelIndex()
+        ix = self.tree.index_at(path) if path else QModelIndex()
         if ix.isValid():
             self.tree.setCurrentIndex(ix)
             self.tree.scrollTo(ix)
@@ -174,6 +174,13 @@ class CheckpointsPanel(TreePanel):
             self.compare.blockSignals(False)
         self._refresh_detail()
 
+    def clear_detail(self) -> None:
+        super().clear_detail()
+        self._selected = None
+        self.compare.blockSignals(True)
+        self.compare.clear()
+        self.compare.blockSignals(False)
+
     def _refresh_detail(self) -> None:
         chosen = self._rows.get(self._selected or "")
         if chosen is None:
@@ -187,7 +194,7 @@ class CheckpointsPanel(TreePanel):
             return
         old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))
         self.loader.submit(
-            f"checkpoint-diff:{id(self)}",
+            self.detail_job,
             lambda: state_diff(old, new),
             lambda r: self.show_plain(r["text"], r["media_type"]),
         )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import text as t
-from ..icons import words
-from ..preview import preview
-from ..records import Node
-from .base import Bundle, TreePanel
-from .next_steps import criterion_next
+from boris_desktop.runtime.preview import preview
+from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.panels.next_steps import criterion_next
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import words
+from boris_desktop.ui.records import Node
 
 
 class CriteriaPanel(TreePanel):
@@ -114,7 +114,7 @@ class CriteriaPanel(TreePanel):
         if store is None:
             return
         self.loader.submit(
-            f"evidence:{id(self)}",
+            self.detail_job,
             lambda: preview(store, e["digest"], e["media_type"], e.get("locator")),
             lambda r: self.detail.show_text(
                 head + f"({r.get('note') or r.get('problem')})\n" + "─" * 60 + "\n" + r["text"],

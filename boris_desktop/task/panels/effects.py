@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import text as t
-from ..icons import words
-from ..records import Node
-from .base import Bundle, TreePanel, form_detail
-from .next_steps import effect_next, effect_to_reconcile
+from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.panels.next_steps import effect_next, effect_to_reconcile
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import words
+from boris_desktop.ui.records import Node
 
 
 def _state(s: dict[str, Any] | None) -> str:

@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .. import text as t
-from ..icons import icon, status_icon, words
-from ..signers import summary_words
-from ..widgets import heading, plain_label
+from boris_desktop.signers import summary_words
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import icon, status_icon, words
+from boris_desktop.ui.widgets import heading, plain_label
 
 
 def head_checkpoint(cps: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,7 +103,7 @@ class Header(QWidget):
             if isinstance(widget, QHBoxLayout):
                 grid.addLayout(widget, row, 1)
             else:
-                grid.addWidget(widget, row, 1)  # type: ignore[call-overload]
+                grid.addWidget(widget, row, 1)  # type: ignore[call-overload]  # a QWidget here: the isinstance above leaves a union the stubs' overloads refuse
         grid.setColumnStretch(1, 1)
 
         obj_row = QHBoxLayout()
@@ -168,7 +168,8 @@ class Header(QWidget):
         heads = cps["heads"]
         self.fork.say(
             f"The checkpoint lineage has forked: {len(heads)} heads ({', '.join(heads)}). "
-            "Neither is picked; merge them before anyone resumes."
+            "None is picked: a person chooses which to continue from (and whether to merge "
+            "the others) before anyone resumes."
             if len(heads) > 1
             else ""
         )

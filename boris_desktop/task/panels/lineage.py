@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from .. import text as t
+from boris_desktop.ui import text as t
 
 #: Lane colours (distinct, readable on light and dark backgrounds); the head is also ringed
 #: and named, never marked by colour alone.

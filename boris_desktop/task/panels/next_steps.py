@@ -1,4 +1,4 @@
-"""What the reviewer can do about a row, in words, keyed by the store's state strings.
+"""What the reviewer can do about a row, in words, keyed by the store's states (its enums).
 
 The store decides what is allowed (its commands refuse the rest); these words only point the
 reviewer at the action that fits the state. The store's resume brief words its next actions
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.rules import is_destination
+from store import api
+from store.api import is_destination
 
 NOTHING = ""  # the row needs no person now
 
@@ -18,7 +19,7 @@ NOTHING = ""  # the row needs no person now
 def effect_to_reconcile(e: dict[str, Any]) -> bool:
     """The store's rule: maybe sent and not settled (planned or approved effects have not
     left the building; one known not to have happened is retried or cancelled)."""
-    from store.rules import effect_to_reconcile as rule
+    from store.api import effect_to_reconcile as rule
 
     return rule(e["stage"], e.get("outcome"))
 
@@ -27,12 +28,14 @@ def effect_next(e: dict[str, Any], approvals: list[dict[str, Any]]) -> str:
     if effect_to_reconcile(e):
         verdict = (e.get("reconciliation") or {}).get("verdict")
         look = "check the destination" if is_destination(e["target"]) else "observe the file"
-        if verdict == "conflict":
+        if verdict == api.Verdict.CONFLICT:
             return f"Conflict: a person decides present / absent — {look} again (Ctrl+R)"
         return f"Reconcile: {look} and decide (Ctrl+R)"
-    if e["stage"] == "planned" and e.get("requires_approval"):
+    if e["stage"] == api.EffectStage.PLANNED and e.get("requires_approval"):
         pending = [
-            a for a in approvals if a.get("effect_id") == e["effect_id"] and a["state"] == "pending"
+            a
+            for a in approvals
+            if a.get("effect_id") == e["effect_id"] and a["state"] == api.ApprovalState.PENDING
         ]
         if pending:
             return f"Decide: approve or reject {pending[0]['approval_id']} (Ctrl+Return)"
@@ -41,7 +44,7 @@ def effect_next(e: dict[str, Any], approvals: list[dict[str, Any]]) -> str:
 
 def approval_next(a: dict[str, Any], expired: bool) -> str:
     """`expired`: the approval's expiry has passed by the database clock."""
-    if a["state"] == "pending":
+    if a["state"] == api.ApprovalState.PENDING:
         if expired:
             return "Expired: it authorizes nothing; the agent must ask again"
         return "Decide: approve or reject (Ctrl+Return)"
@@ -50,12 +53,12 @@ def approval_next(a: dict[str, Any], expired: bool) -> str:
 
 def criterion_next(c: dict[str, Any], stale_on_disk: bool = False) -> str:
     status = c["state"]  # the store's judgement at this read, not the stored status
-    if status == "evidence_missing":
+    if status == api.CriterionState.EVIDENCE_MISSING:
         return "Evidence missing: restore it, or judge it again on new evidence (Ctrl+J)"
-    if status == "stale" or stale_on_disk:
+    if status == api.CriterionState.STALE or stale_on_disk:
         return "Re-check: judge it against the current version (Ctrl+J)"
-    if status == "unverified":
+    if status == api.CriterionState.UNVERIFIED:
         return "Verify: judge it satisfied, failed or waived, with evidence (Ctrl+J)"
-    if status == "failed":
+    if status == api.CriterionState.FAILED:
         return "Failed: the agent fixes it, or you waive it with a reason (Ctrl+J)"
     return NOTHING

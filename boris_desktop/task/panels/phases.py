@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .. import text as t
-from ..records import Node
-from .base import Bundle, TreePanel, form_detail
+from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node
+from store import api
 
 
 class PhasesPanel(TreePanel):
@@ -16,7 +17,7 @@ class PhasesPanel(TreePanel):
         phases = bundle["task"]["phases"]
         if not phases:
             return "No phases."
-        blocked = [p["phase_id"] for p in phases if p["readiness"] == "blocked"]
+        blocked = [p["phase_id"] for p in phases if p["readiness"] == api.PhaseReadiness.BLOCKED]
         return t.count(len(phases), "phase", "phases") + (
             f"; blocked: {', '.join(blocked)}" if blocked else "; none blocked"
         )

@@ -14,12 +14,12 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout
 
-from .. import jobs
-from .. import text as t
-from ..records import Node, RecordTable
-from ..signers import signer_words
-from ..widgets import plain_label, pretty_json
-from .base import Bundle, TreePanel
+from boris_desktop.runtime import jobs
+from boris_desktop.signers import signer_words
+from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node, RecordTable
+from boris_desktop.ui.widgets import plain_label, pretty_json
 
 Filter = tuple[str | None, tuple[str, str] | None]
 SIGNER = 4  # the column that says who signed the event

@@ -1,0 +1,1 @@
+"""The reviewer's decisions: one dialog per kind of decision, and the Actions menu that opens them."""

@@ -1,0 +1,186 @@
+"""Approve or reject a pending approval: the store's decision view, rendered.
+
+What is decided is the store's `ApprovalDecision` (store.api): the change the request makes
+(a message, a write, a replacement, an upload, a removal, or an object the store cannot
+classify), the request's state as an enum, why it cannot be decided and the verdicts
+allowed. The dialog shows that and adds no rule; it reads the view again whenever the store
+changes (another reviewer's decision, a revocation) and when the request expires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
+
+from boris_desktop.decide.base import no_default
+from boris_desktop.decide.content_view import ContentView
+from boris_desktop.decide.following import Following, note_edit
+from boris_desktop.host import Host
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import words
+from boris_desktop.ui.widgets import TextPane, plain_label
+from store.api import (
+    Actor,
+    ApprovalDecision,
+    ApprovalState,
+    ApprovalVerdict,
+    CommandRejected,
+    DecideApproval,
+    Opaque,
+)
+
+
+def _who(actor: Actor | None) -> str:
+    return t.actor(actor.model_dump() if actor is not None else None)
+
+
+class ApproveDialog(Following):
+    """What the request authorizes, as the reviewer will recognise it (the email, the diff,
+    the upload), its digest beside it; the consequence, policy, requester and expiry.
+
+    `approval` is the store's view of it, or the approval's id (a task row naming it is
+    taken for its id alone): the view is then read on a worker, as every later read is when
+    the store changes; the verdicts are armed only once it is shown."""
+
+    irreversible = True
+
+    def __init__(
+        self,
+        host: Host,
+        task_id: str,
+        approval: ApprovalDecision | str | Mapping[str, Any],
+        now: str | None = None,
+    ) -> None:
+        if isinstance(approval, ApprovalDecision):
+            aid = approval.approval_id
+        elif isinstance(approval, str):
+            aid = approval
+        else:
+            aid = str(approval["approval_id"])
+        super().__init__(host, f"Decide approval {aid}", "&Approve")
+        self.task_id, self.approval_id = task_id, aid
+        self.decision: ApprovalDecision | None = None
+        self.follow(task_id, now, fetch=lambda store: store.approval_decision(task_id, aid))
+        self.reject_button = self.add_button("&Reject", "Reject this request (with a note)")
+        self.reject_button.clicked.connect(lambda: self.decide(ApprovalVerdict.REJECT))
+        self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
+        self.final_refusal: Exception | None = None
+        form = QFormLayout()
+        self.fields = {}
+        for key, label in (
+            ("consequence", "Consequence"),
+            ("policy", "Policy"),
+            ("requester", "Requested by"),
+            ("expiry", "Expires"),
+            ("state", "State"),
+            ("digest", "Payload digest"),
+        ):
+            self.fields[key] = plain_label("", name=label)
+            form.addRow(label + ":", self.fields[key])
+        box = QWidget()
+        box.setLayout(form)
+        self.add(self.changed)
+        self.add(box)
+        self.content = ContentView(host)
+        self.add(self.content, 1)
+        self.raw_toggle = no_default(QPushButton("Show the prepared object (JSON)"))
+        self.raw_toggle.setCheckable(True)
+        self.raw_toggle.setAccessibleName("Show the prepared object")
+        self.payload = TextPane(host.loader, "Prepared object (JSON)")
+        self.payload.hide()
+        self.raw_toggle.toggled.connect(self.payload.setVisible)
+        self.add(self.raw_toggle)
+        self.add(self.payload, 1)
+        self.note = note_edit("A note for the record (optional)", "Note")
+        self.add(plain_label("Note:"))
+        self.add(self.note)
+        if isinstance(approval, ApprovalDecision):
+            self._show(approval)
+        else:
+            # Read on a worker, never on the GUI thread: until the view arrives nothing can
+            # be decided (`ready` wants it), so nobody decides on a half-drawn request.
+            self.fields["state"].setText("reading the request…")
+            self.follower.force()
+            self.refresh_buttons()  # nothing to decide on yet: no verdict is enabled
+        self.resize(860, 760)
+
+    def first_field(self) -> QWidget:
+        return self.note
+
+    def _show(self, d: ApprovalDecision) -> None:
+        self.decision = d
+        self.fields["consequence"].setText(d.consequence)
+        self.fields["policy"].setText(d.policy)
+        self.fields["requester"].setText(f"{_who(d.requester)} at {t.when(d.requested_at)}")
+        self.fields["expiry"].setText(f"{t.when(d.expires_at)} (database clock)")
+        self.fields["digest"].setText(d.payload_digest)
+        self.fields["state"].setText(words(d.state))
+        self.payload.show_text(d.prepared_json, "json")
+        self.content.show_change(d.change)
+        # An object the store cannot classify is shown as its JSON already: no second copy.
+        opaque = isinstance(d.change, Opaque)
+        if opaque:
+            self.raw_toggle.setChecked(False)
+        self.raw_toggle.setVisible(not opaque)
+        if d.why_not:
+            self.refuse(f"This request cannot be decided: {d.why_not}.")
+        self.follower.at(d.expires_at, d.now)
+        self.refresh_buttons()
+
+    def task_changed(self, task: ApprovalDecision) -> None:
+        old = self.decision
+        if old is not None and task.state != old.state:
+            self.tell_change(self._what_changed(task))
+        if old is not None and task.change != old.change:
+            self.rearm()  # different content: read it before deciding
+        self._show(task)
+
+    @staticmethod
+    def _what_changed(d: ApprovalDecision) -> str:
+        if d.state is ApprovalState.EXPIRED:
+            return f"It expired at {t.when(d.expires_at)} while this was open."
+        if d.decided_by is not None:
+            return (
+                f"{words(d.state).capitalize()} by {_who(d.decided_by)} at "
+                f"{t.when(d.decided_at)}, while this was open"
+                + (f": “{d.note}”" if d.note else ".")
+            )
+        return f"It became {words(d.state)} while this was open."
+
+    def ready(self) -> bool:
+        d = self.decision
+        return d is not None and bool(d.verdicts) and self.final_refusal is None
+
+    def refresh_buttons(self) -> None:
+        super().refresh_buttons()
+        d = self.decision
+        allowed = d.verdicts if d is not None else ()
+        self.ok.setEnabled(self.ok.isEnabled() and ApprovalVerdict.APPROVE in allowed)
+        self.reject_button.setEnabled(self.can_decide() and ApprovalVerdict.REJECT in allowed)
+
+    def command(self) -> Any:
+        return self._command(ApprovalVerdict.APPROVE)
+
+    def _command(self, verdict: ApprovalVerdict) -> DecideApproval:
+        # Validated as the CLI's JSON is: the verdict's value is the command's `decision`.
+        return DecideApproval.model_validate(
+            {
+                "task_id": self.task_id,
+                "approval_id": self.approval_id,
+                "decision": verdict.value,
+                "note": self.note.toPlainText().strip(),
+            }
+        )
+
+    def decide(self, verdict: ApprovalVerdict) -> None:
+        self.run(lambda: self._command(verdict))
+
+    def _failed(self, error: Exception) -> None:
+        if isinstance(error, CommandRejected):
+            # Decided, expired, stale, or not the reviewer's to decide: a refusal of the
+            # command, which cannot become decidable again. (StoreBusy and the like can.)
+            self.final_refusal = error
+            self.follower.force()
+        super()._failed(error)

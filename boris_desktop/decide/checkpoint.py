@@ -1,0 +1,181 @@
+"""A checkpoint or handoff: the pending work, a note for whoever resumes, Final only when nothing is pending."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QPushButton,
+    QRadioButton,
+    QWidget,
+)
+
+from boris_desktop.decide.base import no_default
+from boris_desktop.decide.following import Following, note_edit
+from boris_desktop.decide.lineage import HeadChoice, fork_sentence, lineage_rows
+from boris_desktop.host import Host
+from boris_desktop.ui.widgets import heading, plain_label
+
+
+def forked_heads(task: dict[str, Any]) -> list[str]:
+    """The lineage's heads when it is forked (two or more), else none."""
+    heads = list((task.get("checkpoints") or {}).get("heads") or [])
+    return heads if len(heads) > 1 else []
+
+
+def pending_work(task: dict[str, Any]) -> list[str]:
+    """The task's pending work, as the store read it with the task (its rule, not ours)."""
+    return list(task.get("pending_work") or [])
+
+
+#: The kinds of checkpoint a person writes here (a stopped one is the Stop dialog's).
+Kind = Literal["final", "handoff", "milestone"]
+
+
+class CheckpointDialog(Following):
+    """A final checkpoint, or a handoff (or milestone) with the reviewer's note."""
+
+    REASONS: tuple[Kind, ...] = ("final", "handoff", "milestone")
+    irreversible = True
+
+    def __init__(self, host: Host, task: dict[str, Any]) -> None:
+        super().__init__(host, f"Checkpoint {task['id']}", "&Write checkpoint")
+        self.task = task
+        self.follow(task["id"], task.get("now"))
+        self.pending = pending_work(task)
+        self.add(self.changed)
+        self.add(heading("Pending work"))
+        self.pending_label = plain_label(name="Pending work")
+        self.add(self.pending_label)
+        # A forked lineage: the person chooses the head this continues from, and what (if
+        # anything) it merges; the write waits for that choice.
+        self.fork_heading = heading("The lineage is forked: choose the head to continue from")
+        self.fork_text = plain_label(name="The fork")
+        self.heads = HeadChoice(None)
+        self.heads.changed.connect(self.refresh_buttons)
+        for w in (self.fork_heading, self.fork_text, self.heads):
+            self.add(w)
+        self._show_fork(task)
+        self.note = note_edit("Your note for whoever resumes (required)", "Note")
+        self.group = QButtonGroup(self)
+        self.add(heading("What kind of checkpoint"))
+        self.radios: dict[Kind, QRadioButton] = {}
+        for reason in self.REASONS:
+            r = QRadioButton(
+                {
+                    "final": "&Final — the task is done",
+                    "handoff": "&Handoff — another actor resumes from here",
+                    "milestone": "&Milestone — a point worth returning to",
+                }[reason]
+            )
+            r.setAccessibleName(reason)
+            self.radios[reason] = r
+            self.group.addButton(r)
+            self.add(r)
+            r.toggled.connect(self.refresh_buttons)
+        self.final_why = plain_label(name="Why final is unavailable")
+        self.add(self.final_why)
+        self._show_pending()
+        self.radios["handoff" if self.pending else "final"].setChecked(True)
+        self.stop_button = no_default(QPushButton("Stop the run instead…"))
+        self.stop_button.setAccessibleName("Stop the run instead")
+        self.stop_button.clicked.connect(self._stop_instead)
+        self.add(self.stop_button)
+        self.note.textChanged.connect(self.refresh_buttons)
+        self.add(plain_label("Note:"))
+        self.add(self.note)
+        self.refresh_buttons()
+        self.fit(560)
+
+    def first_field(self) -> QWidget:
+        return self.note
+
+    def _show_pending(self) -> None:
+        self.pending_label.setText(
+            "\n".join(f"• {x}" for x in self.pending) or "None: the task can be final."
+        )
+        final = self.radios["final"]
+        final.setEnabled(not self.pending)
+        if self.pending:
+            final.setToolTip("Pending work remains")
+            self.final_why.setText(
+                "Final is unavailable while work is pending. Write a handoff to pass it on, "
+                "or stop the run (stopped)."
+            )
+            self.final_why.show()
+            if final.isChecked():
+                self.radios["handoff"].setChecked(True)
+        else:
+            final.setToolTip("")
+            self.final_why.hide()
+
+    def _show_fork(self, task: dict[str, Any]) -> bool:
+        """Show the fork, if any; True when the head the person had chosen is gone."""
+        fork = forked_heads(task)
+        for w in (self.fork_heading, self.fork_text, self.heads):
+            w.setVisible(bool(fork))
+        lost = self.heads.show_heads(fork, lineage_rows(task))
+        if fork:
+            self.fork_text.setText(
+                f"This task's lineage is forked: {fork_sentence(fork, lineage_rows(task))}. "
+                "Nothing is chosen for you: choose the head this checkpoint continues from, "
+                "and tick another head only if you mean to merge it."
+            )
+        return lost
+
+    def task_changed(self, task: dict[str, Any]) -> None:
+        self.task = task
+        before = self.heads.heads
+        if self._show_fork(task) or tuple(forked_heads(task)) != before:
+            self.tell_change(
+                "The lineage changed while this was open"
+                + (
+                    f": its heads are now {', '.join(forked_heads(task))}. Choose again."
+                    if forked_heads(task)
+                    else ": it is no longer forked."
+                )
+            )
+            self.rearm()
+        pending = pending_work(task)
+        if pending != self.pending:
+            new = [x for x in pending if x not in self.pending]
+            done = [x for x in self.pending if x not in pending]
+            parts = []
+            if new:
+                parts.append("new pending work: " + "; ".join(new))
+            if done:
+                parts.append("no longer pending: " + "; ".join(done))
+            self.tell_change("While this was open — " + " · ".join(parts) + ".")
+            self.pending = pending
+            self._show_pending()
+            self.rearm()
+        self.refresh_buttons()
+
+    def reason(self) -> Kind:
+        return next((r for r, b in self.radios.items() if b.isChecked()), "handoff")
+
+    def ready(self) -> bool:
+        if self.reason() == "final" and self.pending:
+            return False
+        if self.heads.heads and self.heads.chosen() is None:
+            return False  # a fork: the person has not chosen the head to continue from
+        return bool(self.note.toPlainText().strip())
+
+    def command(self) -> Any:
+        from store.api import WriteCheckpoint
+
+        kw: dict[str, Any] = {}
+        chosen = self.heads.chosen()
+        if self.heads.heads and chosen is not None:  # a fork: only what the person chose
+            kw = {"supersedes": [chosen], "merge": self.heads.merged()}
+        return WriteCheckpoint(
+            task_id=self.task["id"],
+            reason=self.reason(),
+            note=self.note.toPlainText().strip(),
+            **kw,
+        )
+
+    def _stop_instead(self) -> None:
+        self.reject()
+        self.host.stop_task()

@@ -1,0 +1,216 @@
+"""The reviewer's edits of the record: the objective, a criterion's wording, an artifact's text.
+
+Each names the version it edits (`based_on`) and follows the store while open: a newer
+version recorded meanwhile (an agent's, another reviewer's) shows at once, the person's text
+stays, and saving is refused rather than dropping the other change (`Versioned`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from boris_desktop.decide.following import Following
+from boris_desktop.decide.versioned import Versioned
+from boris_desktop.host import Host
+from boris_desktop.ui import text as t
+from boris_desktop.ui.icons import words
+from boris_desktop.ui.widgets import plain_label
+from store import api
+
+_KEEP = (
+    "&Base my edit on it",
+    "Keep your text and make it an edit of the newer version: what you save replaces it, "
+    "so bring over any of its changes you want to keep",
+)
+
+
+class AmendDialog(Versioned, Following):
+    acting = "amending"
+
+    def __init__(self, host: Host, task: dict[str, Any]) -> None:
+        super().__init__(host, f"Amend the objective of {task['id']}", "&Amend")
+        self.task = task
+        self.based_on = int(task["objective"]["rev"])
+        self.follow(task["id"])
+        self.keep_versions(*_KEEP)
+        self.add(self.changed)
+        self.text = QPlainTextEdit(task["objective"]["text"])
+        self.text.setAccessibleName("Objective")
+        self.text.setTabChangesFocus(True)
+        self.reason = QLineEdit()
+        self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("Why the objective changes (required)")
+        for w in (plain_label("Objective:"), self.text, plain_label("Reason:"), self.reason):
+            self.add(w)
+        self.text.textChanged.connect(self.refresh_buttons)
+        self.reason.textChanged.connect(self.refresh_buttons)
+        self.refresh_buttons()
+        self.fit(600)
+
+    def first_field(self) -> QWidget:
+        return self.text
+
+    def ready(self) -> bool:
+        if self.latest is not None:
+            return False
+        return bool(self.text.toPlainText().strip() and self.reason.text().strip())
+
+    def task_changed(self, task: Any) -> None:
+        obj = task["objective"]
+        self.moved(
+            int(obj["rev"]),
+            f"{t.actor(obj['actor'])} amended the objective to revision {obj['rev']} at "
+            f"{t.when(obj['at'])}, while this was open: “{obj['text']}”",
+        )
+
+    def command(self) -> Any:
+        return api.AmendObjective(
+            task_id=self.task["id"],
+            text=self.text.toPlainText().strip(),
+            reason=self.reason.text().strip(),
+            based_on=self.based_on,
+        )
+
+
+class CriterionDialog(Versioned, Following):
+    """Add a criterion, or change the wording of one."""
+
+    acting = "saving"
+
+    def __init__(
+        self, host: Host, task: dict[str, Any], criterion: dict[str, Any] | None = None
+    ) -> None:
+        title = "Change criterion" if criterion else "Add a criterion"
+        super().__init__(host, f"{title} of {task['id']}", "&Save" if criterion else "&Add")
+        self.task, self.criterion = task, criterion
+        if criterion is None:
+            self.follow(task["id"])
+        else:
+            cid = str(criterion["criterion_id"])
+            self.based_on = int(criterion["rev"])
+            self.follow(task["id"], fetch=lambda store: store.judge_decision(task["id"], cid))
+        self.keep_versions(*_KEEP)
+        self.add(self.changed)
+        self.text = QLineEdit(criterion["text"] if criterion else "")
+        self.text.setAccessibleName("Criterion")
+        self.text.setPlaceholderText("What must be true for the task to be done")
+        self.text.textChanged.connect(self.refresh_buttons)
+        self.add(plain_label("Criterion:"))
+        self.add(self.text)
+        self.reason = QLineEdit()
+        self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("Why the wording changes")
+        if criterion:
+            self.add(plain_label("Reason:"))
+            self.add(self.reason)
+        self.refresh_buttons()
+        self.fit(520)
+
+    def first_field(self) -> QWidget:
+        return self.text
+
+    def ready(self) -> bool:
+        return bool(self.text.text().strip()) and self.latest is None
+
+    def task_changed(self, task: Any) -> None:
+        if self.criterion is None or not isinstance(task, api.JudgeDecision):
+            return  # adding: nothing is overwritten
+        change = task.last_change
+        self.moved(
+            task.rev,
+            f"{t.actor(change.actor)} {change.what} at {t.when(change.at)}, while this was open "
+            f"(it reads “{task.text}” and is {words(task.state)})",
+        )
+
+    def command(self) -> Any:
+        if self.criterion is None:
+            return api.AddCriterion(task_id=self.task["id"], text=self.text.text().strip())
+        return api.ChangeCriterion(
+            task_id=self.task["id"],
+            criterion_id=self.criterion["criterion_id"],
+            text=self.text.text().strip(),
+            reason=self.reason.text().strip(),
+            based_on=self.based_on,
+        )
+
+
+class EditArtifactDialog(Versioned, Following):
+    """A new version of a text artifact, written in the built-in editor, by the reviewer."""
+
+    acting = "saving"
+
+    def __init__(
+        self, host: Host, task: dict[str, Any], artifact: dict[str, Any], text: str
+    ) -> None:
+        cur = artifact["current"]
+        super().__init__(
+            host, f"Edit {artifact['name']} (v{cur['version']})", "&Save as a new version"
+        )
+        self.task, self.artifact, self.original = task, artifact, text
+        self.based_on = int(cur["version"])
+        self.follow(task["id"])
+        self.keep_versions(*_KEEP)
+        self.add(self.changed)
+        self.editor = QPlainTextEdit(text)
+        self.editor.setAccessibleName("Artifact text")
+        self.note = QLineEdit()
+        self.note.setAccessibleName("Note")
+        self.note.setPlaceholderText("What you changed (optional)")
+        self.editing = plain_label(
+            f"Editing version {cur['version']} ({t.digest(cur['digest'])}); saving records "
+            "a new version attributed to you.",
+            name="Editing",
+        )
+        self.add(self.editing)
+        self.add(self.editor, 1)
+        self.add(self.note)
+        self.editor.textChanged.connect(self.refresh_buttons)
+        self.resize(760, 560)
+        self.refresh_buttons()
+
+    def first_field(self) -> QWidget:
+        return self.editor
+
+    def ready(self) -> bool:
+        return self.editor.toPlainText() != self.original and self.latest is None
+
+    def task_changed(self, task: Any) -> None:
+        aid = self.artifact["artifact_id"]
+        a = next((x for x in task["artifacts"] if x["artifact_id"] == aid), None)
+        cur = a.get("current") if a else None
+        if a is None or not cur:
+            return
+        self.newest = cur
+        producer = (cur.get("producer") or {}).get("actor")
+        self.moved(
+            int(cur["version"]),
+            f"{t.actor(producer)} recorded {a['name']} v{cur['version']} at "
+            f"{t.when(cur['at'])}, while you edited v{self.based_on}"
+            + (f" (“{cur['note']}”)" if cur.get("note") else ""),
+        )
+
+    def rebased(self) -> None:
+        cur = getattr(self, "newest", None)
+        if cur:
+            self.editing.setText(
+                f"Your text, as an edit of version {cur['version']} ({t.digest(cur['digest'])}); "
+                "saving records a new version attributed to you."
+            )
+
+    def command(self) -> Any:
+        return api.RecordArtifact(
+            task_id=self.task["id"],
+            artifact_id=self.artifact["artifact_id"],
+            name=self.artifact["name"],
+            content=api.Content(
+                text=self.editor.toPlainText(), media_type=self.artifact["current"]["media_type"]
+            ),
+            note=self.note.text().strip() or "edited by the reviewer",
+            based_on=self.based_on,
+        )

@@ -1,0 +1,1 @@
+"""What I decided: the reviewer's own decisions across tasks."""

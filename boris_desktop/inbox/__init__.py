@@ -1,0 +1,1 @@
+"""The inbox: every task, most-needing first."""

@@ -1,0 +1,1 @@
+"""The decision queue: every open decision across tasks."""

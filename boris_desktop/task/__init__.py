@@ -1,0 +1,1 @@
+"""The task view: the header above a tab per part of the record."""

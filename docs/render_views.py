@@ -1,9 +1,11 @@
-"""Render docs/history.png (What I Decided) and docs/lineage.png (the lineage graph).
+"""Render docs/decisions.png (the Decisions tab), docs/history.png (What I Decided) and
+docs/lineage.png (the lineage graph).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python docs/render_views.py
+    QT_QPA_PLATFORM=offscreen .venv/bin/python docs/render_views.py [decisions|history ...]
 
-A demo store in a temporary directory; Rita approves the mail, reconciles the save, waives a
-criterion and merges the guide's forked lineage; then the two views are grabbed offscreen.
+A demo store in a temporary directory; the queue is grabbed first, then Rita approves the
+mail, reconciles the save, waives a criterion and merges the guide's forked lineage; then the
+other two views are grabbed offscreen. Named pictures only, when any are named.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ DOCS = Path(__file__).resolve().parent
 
 
 def main() -> int:
+    wanted = set(sys.argv[1:]) or {"decisions", "history", "lineage"}
     from PySide6.QtWidgets import QApplication
 
     from store import Actor, Store
@@ -36,6 +39,28 @@ def main() -> int:
     settings.set_reviewer("Rita Reviewer", "rita")
     store = Store.open(os.path.join(tmp.name, "store"))
     fill_demo(store)
+    from boris_desktop.main_window import MainWindow
+
+    def settle(w: MainWindow, seconds: float = 1.5) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            app.processEvents()
+            time.sleep(0.01)
+
+    if "decisions" in wanted:
+        # The Decisions tab before Rita decides anything: the first decision (the mail's
+        # approval) selected, its task below on the Approvals part.
+        w = MainWindow(store)
+        w.resize(1280, 780)
+        w.reload_now()
+        w.show()
+        settle(w)
+        w.show_queue()
+        w.queue.table.setCurrentIndex(w.queue.proxy.index(0, 0))
+        settle(w)
+        w.grab().save(str(DOCS / "decisions.png"))
+        w.close()
+
     rita = Actor(kind="person", id="rita", name="Rita Reviewer")
     for cmd in (
         ap.DecideApproval(task_id="note", approval_id="apr-note-mail", decision="approved",
@@ -50,14 +75,6 @@ def main() -> int:
     ):  # fmt: skip
         store.execute(cmd, rita)
 
-    from boris_desktop.main_window import MainWindow
-
-    def settle(w: MainWindow, seconds: float = 1.5) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.01)
-
     w = MainWindow(store)
     w.resize(1280, 780)
     w.reload_now()
@@ -67,7 +84,8 @@ def main() -> int:
     settle(w)  # read when first shown
     w.history.table.setCurrentIndex(w.history.proxy.index(1, 0))
     settle(w, 0.5)
-    w.grab().save(str(DOCS / "history.png"))
+    if "history" in wanted:
+        w.grab().save(str(DOCS / "history.png"))
 
     w.resize(1280, 900)  # the lineage needs the task's half of the window to be tall
     w.show_task("guide")
@@ -76,7 +94,8 @@ def main() -> int:
     w.task_view.tabs.setCurrentWidget(panel)
     panel.select_checkpoint("ckpt-merged")
     settle(w)
-    w.grab().save(str(DOCS / "lineage.png"))
+    if "lineage" in wanted:
+        w.grab().save(str(DOCS / "lineage.png"))
     w.close()
     from PySide6.QtCore import QThreadPool
 

@@ -49,6 +49,14 @@ def main() -> None:
     store.execute(ap.RequestApproval(task_id="note", approval_id="apr-tidy", effect_id="tidy-note",
                                      policy="edits to shared notes need the owner",
                                      expires_in_seconds=3600), agent)  # fmt: skip
+    # A message asked for as the README's `boris request-approval --payload-json` form does.
+    store.execute(ap.RequestApproval(
+        task_id="note", approval_id="apr-reminder",
+        payload={"to": "team@example.org", "subject": "Reminder: project note due Friday",
+                 "body": "Hello all,\n\nthe weekly note goes out on Friday; please add your "
+                         "items to the draft by Thursday noon.\n\nThanks,\nDrafting agent"},
+        consequence="Send the reminder to the team", policy="messages to the team need a person",
+        expires_in_seconds=3600), agent)  # fmt: skip
 
     def spin(ms: int) -> None:
         end = time.monotonic() + ms / 1000
@@ -77,15 +85,12 @@ def main() -> None:
         print(name, d.width(), "x", d.height())
         d.reject()
 
-    from boris_desktop.dialogs import (
-        AmendDialog,
-        ApproveDialog,
-        CheckpointDialog,
-        CriterionDialog,
-        JudgeDialog,
-        StopDialog,
-    )
-    from boris_desktop.reconcile import ReconcileDialog
+    from boris_desktop.decide.approve import ApproveDialog
+    from boris_desktop.decide.checkpoint import CheckpointDialog
+    from boris_desktop.decide.edits import AmendDialog, CriterionDialog
+    from boris_desktop.decide.judge import JudgeDialog
+    from boris_desktop.decide.reconcile import ReconcileDialog
+    from boris_desktop.decide.stop import StopDialog
 
     select("note")
     task = store.task("note")
@@ -94,6 +99,7 @@ def main() -> None:
     shot(ApproveDialog(w, "note", mail, task["now"]), "approve-email",
          lambda d: d.note.setPlainText("Checked the recipients and the body."))  # fmt: skip
     shot(ApproveDialog(w, "note", tidy, task["now"]), "approve-file-diff")
+    shot(ApproveDialog(w, "note", "apr-reminder"), "approve-message")
     save = next(e for e in task["effects"] if e["effect_id"] == "save-note")
     shot(ReconcileDialog(w, "note", save), "reconcile",
          lambda d: d.note.setText("The file still holds last week's note."))  # fmt: skip
@@ -103,6 +109,9 @@ def main() -> None:
     shot(StopDialog(w, guide), "stop", lambda d: d.reason.setText("The owner takes it from here"))
     crit = next(x for x in guide["criteria"] if x["evidence"])
     shot(JudgeDialog(w, guide, crit), "judge")
+    stale = next((x for x in guide["criteria"] if x["state"] == "stale"), None)
+    if stale is not None:
+        shot(JudgeDialog(w, guide, stale), "judge-stale")
     shot(CriterionDialog(w, guide), "add-criterion")
     shot(AmendDialog(w, guide), "amend")
     upload = next(e for e in guide["effects"] if e["effect_id"] == "upload-guide")

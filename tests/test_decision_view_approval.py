@@ -160,6 +160,9 @@ def test_anything_else_is_opaque_json_never_a_deletion(s: Store, tid: str) -> No
     assert "names no target" in d.change.why
     named = ask(s, tid, {"target": "/tmp/x", "note": "no content"}, aid="ap2")
     assert isinstance(named.change, Opaque) and "not the content" in named.change.why
+    # A "send" naming no recipient, no text and no message is not shown as an empty email.
+    empty = ask(s, tid, {"kind": "send", "n": 3}, aid="ap3")
+    assert isinstance(empty.change, Opaque)
 
 
 def test_uploads_and_replacements(s: Store, tid: str, ws: Path) -> None:

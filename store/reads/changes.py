@@ -151,7 +151,7 @@ def change_of(payload: Mapping[str, Any], facts: Facts | None, blobs: BlobStore)
     pre = _state(payload.get("pre_state")) or _state(facts.pre_state if facts else None)
     if intended is not None and intended.get("exists") is False:
         return Delete(target, pre)
-    if _is_message(payload, kind, target):
+    if _is_message(payload, kind, target, intended):
         return _message(payload, target, intended, blobs)
     digest = intended.get("digest") if intended is not None else None
     if target and intended is not None and intended.get("exists", True) and digest:
@@ -198,12 +198,17 @@ def _media_type(payload: Mapping[str, Any], intended: Mapping[str, Any], target:
     return mimetypes.guess_type(path)[0]
 
 
-def _is_message(payload: Mapping[str, Any], kind: str, target: str) -> bool:
-    if kind in _MAIL_KINDS or target.lower().startswith(_MAIL_SCHEMES):
+def _is_message(
+    payload: Mapping[str, Any], kind: str, target: str, intended: Mapping[str, Any] | None
+) -> bool:
+    if target.lower().startswith(_MAIL_SCHEMES) or isinstance(payload.get("rfc822"), str):
         return True
-    if isinstance(payload.get("rfc822"), str):
-        return True
-    return "to" in payload and any(k in payload for k in ("subject", "body", "text", "html"))
+    fields = [k for k in ("to", "subject", "body", "text", "html") if k in payload]
+    if kind in _MAIL_KINDS:
+        # A "send" that names no recipient, no text and no message blob shows nothing a
+        # person could check: it is shown as the object it is, not as an empty email.
+        return bool(fields) or bool(target) or (intended is not None and "digest" in intended)
+    return "to" in payload and len(fields) > 1
 
 
 # --- messages ------------------------------------------------------------------------------

@@ -231,6 +231,26 @@ def authority_refusal(
     return None
 
 
+#: What a caller may ask in the system's name: commands whose content the store makes itself
+#: (an observation is the store hashing the target now), so the name claims nothing the
+#: caller wrote. The desktop's file watcher observes as `system:boris-desktop-watch`.
+SYSTEM_MAY_ASK: frozenset[str] = frozenset({"observe_effect"})
+
+
+def system_actor_refusal(command_type: str, actor_kind: str) -> Refusal | None:
+    """Whether a caller may run this command naming a `system:` actor. `system:` is the
+    store's own name (an import retiring approvals, a generated summary): written by the
+    store itself, never taken from a caller's --actor, or an agent's key would sign events
+    that read as the store's."""
+    if actor_kind != ActorKind.SYSTEM or command_type in SYSTEM_MAY_ASK:
+        return None
+    return Refusal(
+        "system_is_the_stores",
+        "system: is the store's own name and no caller writes as it: act as agent:ID or "
+        "person:ID; nothing was written",
+    )
+
+
 def role_refusal(roles: Iterable[str], actor_kind: str, event_type: str) -> Refusal | None:
     """Whether a database role that is a member of `roles` (TeamRole values) may write an
     event claiming an actor of this kind, of this type. An agents' role (that is not also a
@@ -254,6 +274,17 @@ def role_refusal(roles: Iterable[str], actor_kind: str, event_type: str) -> Refu
             "role cannot write it",
         )
     return None
+
+
+def person_decided_values() -> dict[str, tuple[str, ...]]:
+    """What only a person's decision makes of a thing, by the thing: an approval approved or
+    rejected (only `approval.decided` says so), a criterion waived (only a person waives). No
+    event an agent may record sets these, so a team store's database refuses an agents' role
+    a projection row that does, whatever event comes with it (store.team)."""
+    return {
+        "approval": (ApprovalState.APPROVED, ApprovalState.REJECTED),
+        "criterion": (CriterionState.WAIVED,),
+    }
 
 
 # --- budgets ---------------------------------------------------------------------------------
@@ -446,6 +477,21 @@ def intent_open(stage: str, outcome: str | None) -> bool:
         EffectStage.OBSERVED,
         EffectStage.RECONCILED,
     } and outcome in {Outcome.FAILED, Outcome.ABSENT}
+
+
+#: Stages in which what became of an effect was settled: by a reconciliation, or by a cancel
+#: after every attempt was known not to have happened.
+SETTLED: frozenset[str] = frozenset({EffectStage.RECONCILED, EffectStage.CANCELLED})
+
+
+def late_response_reopens(stage: str) -> bool:
+    """Whether an executor's response arriving now re-opens the effect's reconciliation. A
+    response after the effect was settled is news about the world the settling did not see
+    (the executor wrote the file after it was found absent): it is kept, and the effect goes
+    back to dispatched with an unknown outcome, so only a fresh observation settles it again.
+    Its word is never the outcome (a late "failed" must not permit a blind retry of something
+    found present), and refusing it would lose the only sign that the world changed."""
+    return stage in SETTLED
 
 
 def why_not_dispatchable(stage: str, outcome: str | None) -> str | None:

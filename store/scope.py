@@ -7,12 +7,12 @@ the scope that points outside it is outside.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import threading
+import unicodedata
 from collections import Counter
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from .errors import ScopeViolation, UnsafeDestination
 from .model import Scope
@@ -116,6 +116,8 @@ def refuse_ambiguous_destination(target: str) -> None:
     that carries out the effect, a proxy or the server may choose another; the scope would
     then approve one path and the effect reach a different one. A legitimate destination
     never needs these forms, so refusing them makes the checked path the path that is sent.
+    The rest of the path is decoded as the most lenient server would (`normalised_segments`)
+    and refused where that reading cannot be settled.
     A destination without a host (mailto:, tel:) is compared as a whole and not by path
     segments, so nothing in it can climb out; it is left alone.
     """
@@ -125,17 +127,78 @@ def refuse_ambiguous_destination(target: str) -> None:
     found = _AMBIGUOUS.search(parts.netloc + parts.path)
     if found is not None:
         what = "a backslash" if found.group() == "\\" else f"the encoded form {found.group()}"
-        raise UnsafeDestination(
-            f"destination {target!r} is refused: it contains {what}, which URL parsers and "
-            "servers read differently (a backslash or encoded dot, slash, backslash or "
-            "percent sign may climb out of the allowed path); write the path plainly"
-        )
+        raise _unsafe(target, what)
+    normalised_segments(parts.path, target)
+
+
+def _unsafe(target: str, what: str) -> UnsafeDestination:
+    return UnsafeDestination(
+        f"destination {target!r} is refused: it contains {what}, which URL parsers and "
+        "servers read differently (a backslash or encoded dot, slash, backslash or "
+        "percent sign may climb out of the allowed path); write the path plainly"
+    )
+
+
+#: IIS's `%uXXXX`, one UTF-16 unit: `..%u002f` is `../` to it and `..%u002f` to others.
+_PERCENT_U = re.compile(r"%u([0-9A-Fa-f]{4})")
+#: A percent escape still there after one decoding: the path was encoded twice.
+_STILL_ENCODED = re.compile(r"%(?:[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4})")
+
+
+def _decoded(path: str, target: str) -> str:
+    """The path as a lenient server reads it: `%uXXXX` and `%XX` decoded once, the bytes read
+    as strict UTF-8 (an overlong `%c0%ae` is a dot to some decoders and invalid to others:
+    refused), compatibility forms folded (NFKC: a fullwidth `．` is a dot). Refused when it is
+    still encoded after that (double encoding) or holds a control or format character (NUL,
+    tab: some servers cut or drop them, so `..%00` or `..%09` is `..` there)."""
+    if re.search(r"%u(?![0-9A-Fa-f]{4})", path, re.IGNORECASE):
+        raise _unsafe(target, "a %u escape that is not %u and four hex digits")
+    try:
+        text = _PERCENT_U.sub(lambda m: chr(int(m.group(1), 16)), path)
+        text = unquote_to_bytes(text).decode("utf-8", "strict")
+    except (UnicodeDecodeError, ValueError):
+        raise _unsafe(
+            target, "percent-encoded bytes that are not UTF-8 (an overlong or broken form)"
+        ) from None
+    found = _STILL_ENCODED.search(text)
+    if found is not None:
+        raise _unsafe(target, f"a double encoding ({found.group()} after decoding once)")
+    text = unicodedata.normalize("NFKC", text)
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
+            raise _unsafe(target, f"the control character U+{ord(ch):04X} (decoded)")
+    if "\\" in text:
+        raise _unsafe(target, "a backslash (decoded)")
+    return text
+
+
+def normalised_segments(path: str, target: str = "") -> list[str] | None:
+    """The path's segments as the most lenient server reads them, or None when it climbs
+    (a plain `..`): `;parameters` dropped (Tomcat reads `..;` as `..`), empty and `.`
+    segments dropped. A segment only a lenient reading makes a climb of (`..;x`, `.. `,
+    `...`, a decoded `..`) raises UnsafeDestination; so does a path `_decoded` refuses."""
+    out: list[str] = []
+    raw_segments = path.split("/")
+    decoded = _decoded(path, target or path).split("/")
+    if len(raw_segments) != len(decoded):  # a decoded slash (%u002f) makes a new segment
+        raise _unsafe(target or path, "an encoded slash (decoded)")
+    for raw, seg in zip(raw_segments, decoded, strict=True):
+        core = seg.split(";", 1)[0].strip()
+        if core in ("", "."):
+            continue
+        if set(core) == {"."}:
+            if raw != "..":
+                raise _unsafe(target or path, f"the segment {raw!r}, which servers read as ..")
+            return None
+        out.append(core)
+    return out
 
 
 def destination_within(target: str, allowed: str) -> bool:
     """Whether the destination `target` lies within the scope's destination `allowed`: the
-    same scheme and host, and a path at or below the allowed one, judged by whole segments.
-    (By string prefix, https://docs.example.org would admit https://docs.example.org.evil/.)
+    same scheme and host, and a path at or below the allowed one, judged by whole segments
+    as the most lenient server reads them (`normalised_segments`). (By string prefix,
+    https://docs.example.org would admit https://docs.example.org.evil/.)
     A target in an ambiguous form (see `refuse_ambiguous_destination`) is never within."""
     try:
         refuse_ambiguous_destination(target)
@@ -148,11 +211,14 @@ def destination_within(target: str, allowed: str) -> bool:
         return t.path.lower() == a.path.lower() and not t.query and not t.fragment
     if a.query or a.fragment:
         return target == allowed
-    if ".." in unquote(t.path).split("/"):
+    try:
+        base = normalised_segments(a.path, allowed)
+    except UnsafeDestination:
+        return False
+    path = normalised_segments(t.path, target)
+    if path is None or base is None:
         return False  # no climbing out of the allowed path, however the server reads it
-    base = a.path.rstrip("/")
-    path = posixpath.normpath(t.path) if t.path else ""
-    return not base or path == base or path.startswith(base + "/")
+    return path[: len(base)] == base
 
 
 def check_target(scope: Scope, target: str) -> str:

@@ -33,7 +33,7 @@ from .errors import (
     WriteConflict,
 )
 from .location import DB_NAME, Location, resolve
-from .model import Actor
+from .model import SYSTEM, Actor
 from .reads import heads, queries
 from .record import Event
 from .signing import keyring
@@ -298,6 +298,17 @@ class Store:
 
     def execute_all(self, commands: Sequence[cmds.Command], actor: Actor) -> list[Any]:
         """All commands in one transaction: every one is written, or none is."""
+        return self._execute_all(commands, actor, by_store=False)
+
+    def execute_as_store(self, command: cmds.Command) -> Any:
+        """The store's own write (a summary it generated), recorded as `system:boris`: the
+        one way a `system:` actor is written through the command layer, which refuses that
+        name from any caller (rules.system_actor_refusal)."""
+        return self._execute_all([command], SYSTEM, by_store=True)[0]
+
+    def _execute_all(
+        self, commands: Sequence[cmds.Command], actor: Actor, *, by_store: bool
+    ) -> list[Any]:
         for c in commands:
             cmds.prepare(self, c)  # slow reads of the world (hashing), before the write lock
         give_up = time.monotonic() + _RETRY_FOR_S
@@ -305,7 +316,7 @@ class Store:
         while True:
             try:
                 with self.transaction() as tx:
-                    return [cmds.execute(tx, c, actor) for c in commands]
+                    return [cmds.execute(tx, c, actor, by_store=by_store) for c in commands]
             except WriteConflict:
                 if time.monotonic() >= give_up:
                     raise

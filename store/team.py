@@ -48,6 +48,19 @@ _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _READ_ONLY = ("alembic_version", "store_meta", "team_roles")
 _APPEND_ONLY = ("events",)
 _REVIEWERS_APPEND = ("keyring",)
+#: Appended to by every writer, never changed: a transaction's signature stays as it was made.
+_SIGNED_APPEND = ("signatures",)
+#: Projections the store only ever inserts into: an agents' role gets no UPDATE on them.
+#: (No agents' role deletes a projection row: only a rebuild does, the owner's or a
+#: reviewer's.) Every projection write by an agents' role is also guarded by the server
+#: (`projection_guard_sql`).
+_PROJECTIONS_APPENDED = (
+    "artifact_versions",
+    "checkpoints",
+    "evidence",
+    "objective_revisions",
+    "observations",
+)
 
 
 def valid_role_name(name: str) -> bool:
@@ -64,19 +77,23 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _member(s: str, kind: str) -> str:
+    """SQL: whether the connection's role is a member of a team role of this kind."""
+    return (
+        f"SELECT 1 FROM {s}.team_roles AS tr JOIN pg_catalog.pg_roles AS g "
+        f"ON g.rolname = tr.role_name WHERE tr.kind = {_literal(kind)} "
+        "AND pg_catalog.pg_has_role(current_user, g.oid, 'MEMBER')"
+    )
+
+
 def guard_sql(schema_name: str) -> tuple[str, ...]:
     """The functions and triggers that record each event's role and refuse an agents' role a
     person's event, in the schema `schema_name` (where the store's tables are). Generated
     from store.rules; run by migration 0007 on PostgreSQL."""
     s = f'"{schema_name}"'
     person_types = ", ".join(_literal(x) for x in rules.person_only_events()) or "NULL"
-    member = (
-        "SELECT 1 FROM {s}.team_roles AS tr JOIN pg_catalog.pg_roles AS g "
-        "ON g.rolname = tr.role_name WHERE tr.kind = {kind} "
-        "AND pg_catalog.pg_has_role(current_user, g.oid, 'MEMBER')"
-    )
-    agents = member.format(s=s, kind=_literal(rules.TeamRole.AGENTS))
-    reviewers = member.format(s=s, kind=_literal(rules.TeamRole.REVIEWERS))
+    agents = _member(s, rules.TeamRole.AGENTS)
+    reviewers = _member(s, rules.TeamRole.REVIEWERS)
     return (
         # Whatever the client sent, the row says which role inserted it.
         f"""CREATE OR REPLACE FUNCTION {s}.boris_events_db_role() RETURNS trigger AS $$
@@ -108,6 +125,102 @@ def guard_sql(schema_name: str) -> tuple[str, ...]:
     )
 
 
+#: The rules the projection guard raises (RoleRefused.rule, as the error's constraint name).
+PROJECTION_RULE = "projection_written_only_with_its_event"
+DECIDED_RULE = "persons_decision_needs_reviewer_role"
+
+#: Which projection column holds what only a person decides (rules.person_decided_values).
+_DECIDED_COLUMNS = {"approval": ("approvals", "state"), "criterion": ("criteria", "status")}
+
+
+def projection_guard_sql(schema_name: str) -> tuple[str, ...]:
+    """The function and triggers by which the server refuses an agents' role any write to a
+    projection that is not the store's own path. Run by migration 0010 on PostgreSQL.
+
+    The store writes a projection row only right after inserting the event it projects, in
+    the same transaction (store.tx.Tx.emit). So a row of task T that an agents' role
+    inserts, updates or deletes must come after T's newest event having been inserted by
+    this very role in this very transaction (its xmin is our transaction id: rows another
+    transaction has not committed are invisible, so the check cannot be borrowed). A bare
+    `UPDATE approvals SET state = 'approved'` has no such event and is refused. An agent that
+    appends an event of its own first is named by that event, in its name and role, in the
+    log that verify checks; and what only a person decides (an approval approved or rejected,
+    a criterion waived: rules.person_decided_values) is refused from an agents' role whatever
+    event comes with it, since no event an agent may record makes it. Dispatch and completion
+    read the decision's event besides (store.commands.authority): the table is never the
+    authority on its own.
+
+    Invoker's rights and a fixed search_path, as `guard_sql`'s check. The store's owner and a
+    reviewers' role are not restricted (a rebuild is theirs)."""
+    s = f'"{schema_name}"'
+    agents = _member(s, rules.TeamRole.AGENTS)
+    reviewers = _member(s, rules.TeamRole.REVIEWERS)
+    statements = [
+        f"""CREATE OR REPLACE FUNCTION {s}.boris_projection_guard() RETURNS trigger AS $$
+           DECLARE
+             row_task text;
+             decided text;
+             before text;
+           BEGIN
+             IF NOT EXISTS ({agents}) OR EXISTS ({reviewers}) THEN
+               RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+             END IF;
+             IF TG_OP = 'DELETE' THEN
+               row_task := OLD.task_id;
+             ELSE
+               row_task := NEW.task_id;
+             END IF;
+             IF TG_OP = 'UPDATE' AND OLD.task_id IS DISTINCT FROM NEW.task_id
+                OR NOT EXISTS (
+                  SELECT 1 FROM (
+                    SELECT e.db_role, e.xmin FROM {s}.events AS e
+                    WHERE e.task_id = row_task ORDER BY e.seq DESC LIMIT 1
+                  ) AS newest
+                  WHERE newest.db_role = current_user
+                    AND newest.xmin = pg_catalog.pg_current_xact_id()::xid) THEN
+               RAISE EXCEPTION USING
+                 ERRCODE = {_literal(REFUSED_STATE)},
+                 CONSTRAINT = {_literal(PROJECTION_RULE)},
+                 DETAIL = current_user,
+                 MESSAGE = 'database role ' || current_user || ' is an agents'' role: it '
+                   'writes ' || TG_TABLE_NAME || ' of task ' || coalesce(row_task, '?')
+                   || ' only with the event it projects, through the store';
+             END IF;
+             IF TG_NARGS > 0 AND TG_OP <> 'DELETE' THEN
+               decided := pg_catalog.to_jsonb(NEW) ->> TG_ARGV[0];
+               IF TG_OP = 'UPDATE' THEN
+                 before := pg_catalog.to_jsonb(OLD) ->> TG_ARGV[0];
+               END IF;
+               IF decided IS DISTINCT FROM before AND decided = ANY (TG_ARGV[1:]) THEN
+                 RAISE EXCEPTION USING
+                   ERRCODE = {_literal(REFUSED_STATE)},
+                   CONSTRAINT = {_literal(DECIDED_RULE)},
+                   DETAIL = current_user,
+                   MESSAGE = 'database role ' || current_user || ' is an agents'' role: '
+                     || TG_TABLE_NAME || '.' || TG_ARGV[0] || ' = ' || decided
+                     || ' is a person''s decision; a person makes it through a reviewers'' login';
+               END IF;
+             END IF;
+             RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+           END; $$ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp""",
+    ]
+    decided_by_table = {
+        _DECIDED_COLUMNS[thing]: values for thing, values in rules.person_decided_values().items()
+    }
+    for table in t.PROJECTIONS:
+        args = ""
+        for (name, column), values in decided_by_table.items():
+            if name == table.name:
+                args = ", ".join(_literal(x) for x in (column, *values))
+        statements += [
+            f"DROP TRIGGER IF EXISTS {table.name}_guard ON {s}.{table.name}",
+            f"""CREATE TRIGGER {table.name}_guard BEFORE INSERT OR UPDATE OR DELETE
+               ON {s}.{table.name} FOR EACH ROW
+               EXECUTE FUNCTION {s}.boris_projection_guard({args})""",
+        ]
+    return tuple(statements)
+
+
 def roles_sql(
     agents: str = DEFAULT_AGENTS,
     reviewers: str = DEFAULT_REVIEWERS,
@@ -125,11 +238,16 @@ def roles_sql(
         raise ValueError("the agents' and the reviewers' roles must differ")
     s = f'"{schema_name}"'
     both = f"{agents}, {reviewers}"
+    projections = sorted(table.name for table in t.PROJECTIONS)
     writable = sorted(
         name
         for name in t.metadata.tables
-        if name not in _READ_ONLY + _APPEND_ONLY + _REVIEWERS_APPEND
+        if name not in _READ_ONLY + _APPEND_ONLY + _REVIEWERS_APPEND + _SIGNED_APPEND
+        and name not in projections
     )
+    appended = [n for n in projections if n in _PROJECTIONS_APPENDED]
+    changed = [n for n in projections if n not in _PROJECTIONS_APPENDED]
+    everything = [*sorted(t.metadata.tables), "alembic_version"]
 
     def tables(names: Iterable[str]) -> str:
         return ", ".join(f"{s}.{n}" for n in names)
@@ -140,7 +258,8 @@ def roles_sql(
         "-- Run as the store database's owner, a role that may create roles (or a superuser):",
         '--     psql "postgresql://OWNER@HOST/DATABASE" -v ON_ERROR_STOP=1 -f roles.sql',
         "-- Run it again after upgrading Boris (new tables get their grants); existing roles stay.",
-        "-- An agents' role cannot write an event in a person's name (the server refuses it);",
+        "-- An agents' role cannot write an event in a person's name (the server refuses it),",
+        "-- nor change a projection but with the event it projects, nor a signature;",
         "-- a reviewers' role writes people's decisions, waivers, hand reconciliations, stops.",
         "BEGIN;",
     ]
@@ -150,13 +269,22 @@ def roles_sql(
             "EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
         )
     lines += [
+        # Run again after an upgrade: what older SQL granted (UPDATE and DELETE on every
+        # projection and on signatures) goes, and only what follows stays.
+        f"REVOKE ALL ON {tables(everything)} FROM {both};",
         f"GRANT USAGE ON SCHEMA {s} TO {both};",
         f"GRANT SELECT ON {tables(_READ_ONLY)} TO {both};",
         f"GRANT SELECT, INSERT ON {tables(_APPEND_ONLY)} TO {both};",
         f"GRANT SELECT ON {tables(_REVIEWERS_APPEND)} TO {agents};",
         f"GRANT SELECT, INSERT ON {tables(_REVIEWERS_APPEND)} TO {reviewers};",
         f"GRANT INSERT, DELETE ON {s}.store_meta TO {reviewers};",
+        f"GRANT SELECT, INSERT ON {tables(_SIGNED_APPEND)} TO {both};",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables(writable)} TO {both};",
+        # Projections: an agents' role inserts and updates them only through the store (the
+        # server's guard, migration 0010); a reviewers' role may also rebuild them.
+        f"GRANT SELECT, INSERT ON {tables(appended)} TO {agents};",
+        f"GRANT SELECT, INSERT, UPDATE ON {tables(changed)} TO {agents};",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables(projections)} TO {reviewers};",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {s} TO {both};",
         f"INSERT INTO {s}.team_roles (role_name, kind) VALUES "
         f"('{agents}', '{rules.TeamRole.AGENTS}'), ('{reviewers}', '{rules.TeamRole.REVIEWERS}') "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as hs
 
 from store import Actor, CommandRejected, Store
@@ -52,6 +52,7 @@ STEPS = hs.sampled_from(
         "world_writes_intended",
         "world_writes_other",
         "reconcile",
+        "cancel",
         "budget",
         "charge",
         "artifact",
@@ -117,6 +118,8 @@ def _apply(s: Store, ws: Path, tid: str, step: str, k: int) -> None:
             if not e["target"].startswith("https:"):
                 text = f"report {k % 3}\n" if step.endswith("intended") else "other\n"
                 Path(e["target"]).write_text(text)
+        elif step == "cancel" and eff:
+            s.execute(lg.CancelEffect(task_id=tid, effect_id=eff, reason="not needed"), AGENT)
         elif step == "reconcile" and eff:
             e = next(x for x in state["effects"] if x["effect_id"] == eff)
             if e["target"].startswith("https:"):
@@ -209,6 +212,28 @@ def _check_brief(s: Store, tid: str) -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(history=hs.lists(hs.tuples(STEPS, hs.integers(0, 5)), min_size=1, max_size=16))
+# Always tried: a response that arrives after its effect was reconciled absent, once the
+# executor wrote the file after all (the brief said reconcile, the command layer refused it).
+@example(
+    history=[
+        ("plan_file", 0),
+        ("dispatch", 0),
+        ("reconcile", 0),
+        ("world_writes_intended", 0),
+        ("respond_ok", 0),
+    ]
+)
+# The same late response after the effect was cancelled as absent.
+@example(
+    history=[
+        ("plan_file", 0),
+        ("dispatch", 0),
+        ("reconcile", 0),
+        ("cancel", 0),
+        ("world_writes_intended", 0),
+        ("respond_ok", 0),
+    ]
+)
 def test_every_next_action_is_accepted_and_every_forbidden_one_refused(
     s: Store, ws: Path, history: list[tuple[str, int]]
 ) -> None:

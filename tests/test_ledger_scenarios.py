@@ -319,3 +319,137 @@ def test_rebuild_of_the_ledger_equals_incremental(s: Store, ws: Path) -> None:
     before = s.projection_dump(tid)
     s.rebuild(tid)
     assert s.projection_dump(tid) == before
+
+
+def test_a_response_after_reconciliation_reopens_it(s: Store, ws: Path) -> None:
+    """Plan, dispatch, reconcile absent; then the executor writes the file and reports success.
+    The late word is kept and re-opens the reconciliation: the brief's next action (reconcile)
+    is accepted, and a fresh observation settles the effect (it was stuck for good before)."""
+    from store.services.resume import resume_brief
+
+    tid = new_task(s, ws)
+    eid = plan_write(s, tid)
+    s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "absent"
+    (ws / "report.md").write_text("new\n")  # the executor was only slow
+    outcome = s.execute(
+        RecordResponse(task_id=tid, effect_id=eid, reported="reported_success"), AGENT
+    )
+    e = effect(s, tid, eid)
+    assert outcome == "unknown"
+    assert (e["stage"], e["outcome"], e["reconciliation"]) == ("dispatched", "unknown", None)
+    assert e["attempts"][0]["response"] == {"reported": "reported_success"}
+    assert s.task(tid)["status"] == "outcome_unknown"
+    brief = resume_brief(s, tid)
+    kinds = [b["kind"] for b in brief["blockers"] if b.get("effect_id") == eid]
+    assert kinds == ["effect_to_reconcile"]
+    reconcile = [a for a in brief["next_actions"] if a["command"]["type"] == "reconcile_effect"]
+    assert [a["command"]["effect_id"] for a in reconcile] == [eid]
+    with pytest.raises(CommandRejected, match="unknown: reconcile"):
+        s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "present"
+    e = effect(s, tid, eid)
+    assert (e["stage"], e["outcome"], e["unresolved"]) == ("reconciled", "succeeded", False)
+    before = s.projection_dump(tid)
+    s.rebuild(tid)
+    assert s.projection_dump(tid) == before
+    assert chain_problems(s, tid) == []
+
+
+def test_a_late_failure_after_a_present_reconciliation_permits_no_blind_retry(
+    s: Store, ws: Path
+) -> None:
+    tid = new_task(s, ws)
+    eid = plan_write(s, tid)
+    s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
+    (ws / "report.md").write_text("new\n")
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "present"
+    outcome = s.execute(
+        RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="late timeout"),
+        AGENT,
+    )
+    # The executor's word is not the outcome: "failed" would allow sending it again.
+    assert outcome == "unknown"
+    assert effect(s, tid, eid)["stage"] == "dispatched"
+    with pytest.raises(CommandRejected, match="unknown: reconcile"):
+        s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
+    # A person's hand verdict is accepted again (it was refused while the effect was stuck).
+    verdict = s.execute(
+        ReconcileEffect(task_id=tid, effect_id=eid, decision="present", note="the file is there"),
+        ANA,
+    )
+    assert verdict == "present"
+    assert effect(s, tid, eid)["outcome"] == "succeeded"
+
+
+def test_dispatch_and_completion_read_the_decision_from_the_log_not_the_table(
+    s: Store, ws: Path
+) -> None:
+    """The tables say approved and waived (written by hand, as the database's owner could);
+    no person decided either in the log. Dispatch and completion are refused."""
+    from store import schema as t
+    from store.commands.approvals import RequestApproval
+
+    tid = new_task(s, ws)
+    eid: str = s.execute(
+        PlanEffect(
+            task_id=tid,
+            target="report.md",
+            consequence="write the report",
+            content=c.Content(text="new\n"),
+            requires_approval=True,
+            policy="review",
+        ),
+        AGENT,
+    )
+    apr = s.execute(RequestApproval(task_id=tid, effect_id=eid, policy="review"), AGENT)
+    with s.engine.begin() as conn:
+        conn.execute(
+            t.approvals.update().where(t.approvals.c.approval_id == apr).values(state="approved")
+        )
+        conn.execute(t.criteria.update().where(t.criteria.c.task_id == tid).values(status="waived"))
+        # The table also forgets that the effect needs an approval at all.
+        conn.execute(
+            t.effects.update().where(t.effects.c.task_id == tid).values(requires_approval=False)
+        )
+    dispatch = DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save", approval_id=apr)
+    with pytest.raises(CommandRejected, match="no person's approval of it is in the log") as info:
+        s.execute(dispatch, AGENT)
+    assert info.value.rule == "approval_not_in_record"
+    assert effect(s, tid, eid)["attempts"] == []
+    # The criterion's waiver is not in the log either: completion is refused for it.
+    s.execute(CancelEffect(task_id=tid, effect_id=eid, reason="not needed"), AGENT)
+    with pytest.raises(CommandRejected, match="saved"):
+        s.execute(c.SetStatus(task_id=tid, status="completed", reason="done"), AGENT)
+    # What a person decides, in the log, is what counts.
+    with s.engine.begin() as conn:
+        conn.execute(
+            t.criteria.update().where(t.criteria.c.task_id == tid).values(status="unverified")
+        )
+    s.execute(c.JudgeCriterion(task_id=tid, criterion_id="saved", status="waived", note="n/a"), ANA)
+    s.execute(c.SetStatus(task_id=tid, status="completed", reason="done"), AGENT)
+    assert s.task(tid)["status"] == "completed"
+
+
+def test_a_persons_approval_in_the_log_lets_dispatch_consume_it(s: Store, ws: Path) -> None:
+    from store.commands.approvals import DecideApproval, RequestApproval
+
+    tid = new_task(s, ws)
+    eid: str = s.execute(
+        PlanEffect(
+            task_id=tid,
+            target="report.md",
+            consequence="write the report",
+            content=c.Content(text="new\n"),
+            requires_approval=True,
+            policy="review",
+        ),
+        AGENT,
+    )
+    apr = s.execute(RequestApproval(task_id=tid, effect_id=eid, policy="review"), AGENT)
+    s.execute(DecideApproval(task_id=tid, approval_id=apr, decision="approved"), ANA)
+    s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
+    approval = s.task(tid)["approvals"][0]
+    assert (approval["state"], approval["consumed_by"]) == ("consumed", f"{eid}#1")
+    with pytest.raises(CommandRejected, match="unknown: reconcile"):
+        s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from cryptography.hazmat.primitives import serialization
 from test_archive import (
     event_rows,
     fix_digests,
@@ -353,14 +354,23 @@ def test_a_signed_store_keeps_an_imported_tasks_signatures_as_history(
     carol = SigningKey.generate()
     CAROL = Actor(kind="person", id="carol")
     require(dst, carol, CAROL)
-    # Without the importer's key a signed store cannot vouch for the package's keys.
+    # Keys this store does not trust: refused, each named with the actor it claims.
     before = snapshot(dst)
-    with pytest.raises(SignatureRefused) as err:
+    with pytest.raises(ar.PackageKeyUntrusted) as untrusted:
         ar.import_package(dst, pkg)
+    assert untrusted.value.keys == {
+        signed.alice.key_id: "person:alice",
+        signed.bot.key_id: "agent:bot",
+    }
+    assert snapshot(dst) == before
+    vouched = [signed.alice.key_id, signed.bot.key_id]
+    # Without the importer's key a signed store cannot vouch for the package's keys.
+    with pytest.raises(SignatureRefused) as err:
+        ar.import_package(dst, pkg, trust=vouched)
     assert err.value.code == "signature_required" and snapshot(dst) == before
 
     dst.signer = carol
-    result = ar.import_package(dst, pkg)
+    result = ar.import_package(dst, pkg, trust=vouched)
     assert result["signatures_kept"] == len(signatures_of(pkg))
     report = verify(dst, remember=False)
     assert report.ok and report.signed, problems(report)
@@ -384,3 +394,125 @@ def test_a_signed_store_keeps_an_imported_tasks_signatures_as_history(
     assert err.value.code == "revoked_key" and "imported with a task" in str(err.value)
     with pytest.raises(KeyringRefused):
         add_key(dst, signed.alice, SigningKey.generate().public_raw, BOT)
+
+
+def where(store: Store) -> list[str]:
+    args = ["--store", str(store.location.directory)]
+    if store.location.sqlite_file is None:
+        args += ["--url", store.engine.url.render_as_string(hide_password=False)]
+    return args
+
+
+def test_a_package_re_signed_with_a_forgers_keys_is_not_the_persons_decision(
+    store: Store, ws: Path, dst: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31, 1: a forger makes a history whose approval is decided by person:alice and
+    signs all of it with keys of their own (a keyring binding their key to person:alice):
+    its chain, signatures and keyring all hold. Alice's own signed store refuses it, naming
+    the key and the actor it claims; her store still verifies; `verify-package` with her
+    real keys reports the forger's keys; only an explicit --trust-key imports it."""
+    alice = SigningKey.generate()
+    require(dst, alice, ALICE)
+    dst.signer = alice
+    forged = Signed(store, ws, tmp_path)  # its "alice" key is the forger's
+    decided = [e for e in forged.store.events(forged.tid) if e["type"] == "approval.decided"]
+    assert decided and decided[0]["actor"]["id"] == "alice"
+    pkg = forged.export()
+    assert ar.verify_package(pkg, read_keys_file(forged.keys("alice", "bot"))).ok
+
+    before = snapshot(dst)
+    with pytest.raises(ar.PackageKeyUntrusted) as err:
+        ar.import_package(dst, pkg)
+    assert err.value.keys == {forged.alice.key_id: "person:alice", forged.bot.key_id: "agent:bot"}
+    assert f"{forged.alice.key_id} (claims person:alice)" in str(err.value)
+    assert snapshot(dst) == before and dst.task_ids() == []
+    assert verify(dst, remember=False).ok
+    with dst.read() as conn:
+        assert set(keyring.load(conn).bindings) == {alice.key_id}
+
+    capsys.readouterr()
+    assert cli([*where(dst), "--actor", "person:alice", "import", str(pkg)]) == 1
+    out, err_text = capsys.readouterr()
+    assert out == "" and len(err_text.strip().splitlines()) == 1
+    assert forged.alice.key_id in err_text and "person:alice" in err_text
+    assert cli([*where(dst), "--json", "--actor", "person:alice", "import", str(pkg)]) == 1
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "package_key_untrusted"
+
+    # Out of band, against Alice's real key: the forger's keys prove nothing.
+    real = tmp_path / "alice.keys"
+    real.write_text(f"{alice.key_id} person:alice {alice.public_text}\n")
+    report = ar.verify_package(pkg, read_keys_file(real))
+    assert {p.kind for p in report.problems} == {"unknown_key"}
+    assert any(forged.alice.key_id in p.message for p in report.problems)
+    assert cli(["verify-package", str(pkg), "--keys", str(real)]) == 3
+    assert f"unknown key {forged.alice.key_id}" in capsys.readouterr().out
+
+    # Naming one key is not enough; a person who vouches for both imports it, as history.
+    with pytest.raises(ar.PackageKeyUntrusted) as err:
+        ar.import_package(dst, pkg, trust=[forged.bot.key_id])
+    assert err.value.keys == {forged.alice.key_id: "person:alice"}
+    alice_pem = tmp_path / "alice.pem"
+    alice_pem.write_bytes(
+        alice.private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    vouch = ["--trust-key", forged.alice.key_id, "--trust-key", forged.bot.key_id]
+    as_alice = [*where(dst), "--json", "--actor", "person:alice", "--key", str(alice_pem)]
+    capsys.readouterr()
+    assert cli([*as_alice, "import", str(pkg), *vouch]) == 0
+    result = json.loads(capsys.readouterr().out)["result"]
+    assert result["task_id"] == forged.tid and verify(dst, remember=False).ok
+    with dst.read() as conn:
+        bound = keyring.load(conn).bindings[forged.alice.key_id]
+    assert bound.imported_at is not None  # signs history only, never a new write here
+
+
+def test_a_key_the_store_already_trusts_needs_no_vouching(
+    signed: Signed, dst: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Alice's store trusts her key and the agent's (added with `keys add`): the package
+    they signed imports with no --trust-key."""
+    carol = SigningKey.generate()
+    require(dst, carol, Actor(kind="person", id="carol"))
+    add_key(dst, carol, signed.alice.public_raw, ALICE)
+    add_key(dst, carol, signed.bot.public_raw, BOT)
+    dst.signer = carol
+    result = ar.import_package(dst, signed.export())
+    assert result["signed"] and verify(dst, remember=False).ok
+
+
+def test_an_unsigned_package_is_refused_by_a_signed_store(
+    store: Store, ws: Path, dst: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31, 5: its events would stand unproved here (an unsigned tail, the importer's
+    own signature over others' events): refused in one line, nothing written, the store
+    still verifies. An unsigned store takes it (test_an_unsigned_package_imports…)."""
+    tid = store.execute(
+        c.CreateTask(title="T", owner="o", objective="x", scope_paths=[str(ws)]), BOT
+    )
+    store.execute(RequestApproval(task_id=tid, payload={"x": 1}, consequence="c", policy="p"), BOT)
+    pkg = ar.export_task(store, tid, tmp_path / "unsigned.tar.gz")
+    rita = SigningKey.generate()
+    require(dst, rita, Actor(kind="person", id="rita"))
+    dst.signer = rita
+    before = snapshot(dst)
+    with pytest.raises(ar.PackageUnsigned, match="carries no signatures, and this store is signed"):
+        ar.import_package(dst, pkg)
+    assert snapshot(dst) == before and verify(dst, remember=False).ok
+    pem = tmp_path / "rita.pem"
+    pem.write_bytes(
+        rita.private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    capsys.readouterr()
+    argv = [*where(dst), "--actor", "person:rita", "--key", str(pem), "import", str(pkg)]
+    assert cli(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "carries no signatures" in err
+    assert dst.task_ids() == [] and verify(dst, remember=False).ok

@@ -4,12 +4,16 @@ task, seq and key of any signature that fails, against the keyring or out-of-ban
 from __future__ import annotations
 
 import base64
+import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from cryptography.hazmat.primitives import serialization
 
 from store import commands as c
 from store import schema as t
@@ -19,7 +23,7 @@ from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoints import WriteCheckpoint
 from store.model import Actor
 from store.services.verify import verify
-from store.signing import SignatureRefused, SigningKey, read_keys_file
+from store.signing import KeysFileError, SignatureRefused, SigningKey, keyring, read_keys_file
 from store.signing.keyring import KeyringRefused
 from store.signing.keys import load_or_create, person_key_path
 from store.signing.seal import encode_signature, record_message
@@ -315,3 +319,205 @@ def test_signatures_of_a_store_at_schema_0007_survive_the_upgrade(tmp_path: Path
         assert after == before
         assert sql.rstrip().endswith("WITHOUT ROWID")
         assert found(s) == []
+
+
+def pem(key: SigningKey, path: Path) -> Path:
+    """The key as a key file, as `boris keys new` writes one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        key.private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return path
+
+
+def where(store: Store) -> list[str]:
+    args = ["--store", str(store.location.directory)]
+    if store.location.sqlite_file is None:
+        args += ["--url", store.engine.url.render_as_string(hide_password=False)]
+    return args
+
+
+def test_no_caller_writes_as_the_system(
+    store: Store, ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`system:` is the store's own name: an agent naming it (with its own key, which signs
+    any system event) is refused, from the CLI and from execute; the store still writes it."""
+    from store.errors import AuthorityRefused
+    from store.model import SYSTEM
+    from store.services.narratives import record_summary
+
+    keys = Keys(store)
+    tid, _ = task_with_approval(store, keys, ws)
+    with pytest.raises(AuthorityRefused) as err:
+        as_(store, keys.bot, c.AddCriterion(task_id=tid, text="by the system?"), SYSTEM)
+    assert err.value.rule == "system_is_the_stores"
+    agent_file = tmp_path / "agent.pem"
+    pem(keys.bot, agent_file)
+    capsys.readouterr()
+    as_system = [*where(store), "--json", "--actor", "system:boris", "--key", str(agent_file)]
+    assert cli([*as_system, "add-criterion", tid, "--text", "by the system?"]) == 1
+    out, err_text = capsys.readouterr()
+    answer = json.loads(out)["error"]
+    assert (answer["code"], answer["rule"]) == ("authority_refused", "system_is_the_stores")
+    assert len(err_text.strip().splitlines()) == 1 and "Traceback" not in err_text
+    assert [e for e in store.events(tid) if e["actor"]["kind"] == "system"] == []
+    # The store's own write (a generated summary) is still the system's.
+    store.signer = keys.alice
+    record_summary(store, tid)
+    assert store.events(tid)[-1]["actor"]["kind"] == "system"
+    assert found(store) == []
+
+
+def _sign_with(key: SigningKey) -> Any:
+    """A seal that signs the transaction's last event with `key`, whatever the keyring says
+    (a stolen key used after its revocation, past the command layer)."""
+
+    def seal(conn: Any, policy: Any, signer: Any, emitted: Any, now: str) -> None:
+        e = emitted[-1]
+        conn.execute(
+            sa.insert(t.signatures).values(
+                task_id=e.task_id,
+                seq=e.seq,
+                key_id=key.key_id,
+                signature=encode_signature(key.sign(record_message(e.task_id, e.seq, e.hash))),
+            )
+        )
+
+    return seal
+
+
+def test_a_revoked_keys_earlier_history_verifies_against_the_keys_file(
+    store: Store, ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`keys export --all` says since when a key is revoked: `verify --keys` and
+    `verify-package --keys` accept what it signed before and report what came after."""
+    from store.services import archive as ar
+
+    keys = Keys(store)
+    tid, _ = task_with_approval(store, keys, ws)
+    as_(store, keys.bot, c.AddCriterion(task_id=tid, text="before"), BOT)
+    pem(keys.alice, person_key_path("alice"))  # Alice's own key, where the CLI finds it
+    capsys.readouterr()
+    assert cli([*where(store), "--actor", "person:alice", "keys", "revoke", keys.bot.key_id]) == 0
+    assert capsys.readouterr().out.startswith(f"{keys.bot.key_id} revoked at ")
+    assert cli([*where(store), "keys", "export", "--all"]) == 0
+    exported = capsys.readouterr().out
+    bot_line = next(line for line in exported.splitlines() if keys.bot.key_id in line)
+    assert " revoked=" in bot_line
+    keys_file = tmp_path / "trusted.keys"
+    keys_file.write_text(exported)
+    ring = read_keys_file(keys_file)
+    assert ring.bindings[keys.bot.key_id].revoked_at == bot_line.split("revoked=")[1]
+    assert found(store, keys=ring) == []
+    assert cli([*where(store), "verify", "--no-remember", "--keys", str(keys_file)]) == 0
+    assert ar.verify_package(ar.export_task(store, tid, tmp_path / "a.tar.gz"), ring).ok
+
+    # The revoked key used afterwards (forged past the command layer): that seq is named.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store_module, "seal", _sign_with(keys.bot))
+        as_(store, keys.bot, c.AddCriterion(task_id=tid, text="after"), BOT)
+    late = store.events(tid)[-1]["seq"]
+    problems = found(store, keys=ring)
+    assert [(p[0], p[1]) for p in problems] == [(tid, "revoked_key")]
+    assert problems[0][2].startswith(f"seq {late}:") and keys.bot.key_id in problems[0][2]
+    capsys.readouterr()
+    assert cli([*where(store), "verify", "--no-remember", "--keys", str(keys_file)]) == 3
+    assert f"{tid}: revoked_key: seq {late}:" in capsys.readouterr().out
+    report = ar.verify_package(ar.export_task(store, tid, tmp_path / "b.tar.gz"), ring)
+    assert [(p.kind, p.message.split(":")[0]) for p in report.problems] == [
+        ("revoked_key", f"seq {late}")
+    ]
+
+
+def test_a_keys_file_line_names_what_it_cannot_read(tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    path = tmp_path / "k.keys"
+    path.write_text(f"{key.key_id} agent:bot {key.public_text} expires=tomorrow\n")
+    with pytest.raises(KeysFileError, match="'expires=tomorrow' is not revoked=TIME"):
+        read_keys_file(path)
+
+
+def test_the_keys_commands_answer_in_one_line_or_json(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = Keys(store)
+    pem(keys.alice, person_key_path("alice"))
+    st = [*where(store), "--actor", "person:alice"]
+    capsys.readouterr()
+    # A key file that is not there: one line naming it, exit 4, no traceback.
+    assert cli([*st, "keys", "add", "/nonexistent.pem", "--for", "agent:x"]) == 4
+    _, err = capsys.readouterr()
+    assert err.strip().splitlines() == [
+        "boris: no key file at /nonexistent.pem, and '/nonexistent.pem' is not a base64 "
+        "Ed25519 public key; nothing was added"
+    ]
+    assert cli([*st, "--json", "keys", "add", "/nonexistent.pem", "--for", "agent:x"]) == 4
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "key_not_found"
+
+    # `keys new` makes a key file and needs no store (the README shows it without one).
+    nowhere = tmp_path / "no-store"
+    agent = tmp_path / "agent-7.pem"
+    assert cli(["--store", str(nowhere), "--json", "keys", "new", str(agent)]) == 0
+    made = json.loads(capsys.readouterr().out)["result"]
+    assert made["key_id"] == load_or_create(agent).key_id and not nowhere.exists()
+
+    # Every keys command honours --json: one object, {"ok": true, "result": …}.
+    def answer(*argv: str) -> Any:
+        assert cli([*st, "--json", "keys", *argv]) == 0
+        value = json.loads(capsys.readouterr().out)
+        assert value["ok"] is True
+        return value["result"]
+
+    added = answer("add", str(agent), "--for", "agent:drafter-7")
+    assert (added["key_id"], added["actor_id"]) == (made["key_id"], "drafter-7")
+    assert answer("add", str(agent), "--for", "agent:drafter-7")["seq"] == added["seq"]  # again
+    listed = answer("list")
+    assert listed["signatures_required"] is True and len(listed["entries"]) == 3
+    revoked = answer("revoke", made["key_id"])
+    assert revoked["action"] == "revoked"
+    exported = {k["key_id"]: k for k in answer("export", "--all")["keys"]}
+    assert exported[made["key_id"]]["revoked_at"] == revoked["at"]
+    assert answer("export")["keys"][0]["actor"] == "person:alice"
+
+
+def _boris_at_once(runs: list[list[str]]) -> list[tuple[int, str]]:
+    """Each argv run by the real `boris` in its own process, all started together."""
+    exe = Path(sys.executable).with_name("boris")
+    procs = [
+        subprocess.Popen(
+            [str(exe), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for argv in runs
+    ]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    return [(p.returncode, err) for p, err in zip(procs, errs, strict=True)]
+
+
+def test_concurrent_signed_inits_and_key_adds_all_succeed(
+    store_dir: Path, store_url: str | None, tmp_path: Path
+) -> None:
+    """Eight `boris init` at once (one person, one new key file), then eight `keys add` at
+    once (six keys, one of them added three times): every one exits 0, no traceback, and
+    the keyring holds one root and six keys (issue 31: UniqueViolation keyring_pkey)."""
+    st = ["--store", str(store_dir), *(["--url", store_url] if store_url else [])]
+    rita = [*st, "--actor", "person:rita"]
+    done = _boris_at_once([[*rita, "init"]] * 8)
+    assert [code for code, _ in done] == [0] * 8, [err for _, err in done]
+    agents = [load_or_create(tmp_path / f"agent-{n}.pem") for n in range(6)]
+    adds = [
+        [*rita, "keys", "add", str(k.path), "--for", f"agent:a{n}"] for n, k in enumerate(agents)
+    ]
+    done = _boris_at_once([*adds, adds[0], adds[0]])
+    assert [code for code, _ in done] == [0] * 8, [err for _, err in done]
+    assert not any("Traceback" in err for _, err in done)
+    with Store.open(store_dir, url=store_url) as s, s.read() as conn:
+        ring = keyring.load(conn)
+        assert keyring.required(conn)
+    assert ring.problems == []
+    assert sorted(b.actor for b in ring.bindings.values()) == sorted(
+        ["person:rita", *(f"agent:a{n}" for n in range(6))]
+    )

@@ -22,6 +22,9 @@ from store import Actor, RoleRefused, Store, rules
 from store import commands as c
 from store import schema as t
 from store.cli.app import main
+from store.commands.approvals import DecideApproval, RequestApproval
+from store.commands.checkpoints import WriteCheckpoint
+from store.commands.effects import DispatchEffect, PlanEffect, ReconcileEffect, RecordResponse
 from store.services.verify import RoleFinding, verify
 
 AGENT = Actor(kind="agent", id="builder", name="Build agent")
@@ -251,12 +254,16 @@ def test_verify_flags_an_event_its_recorded_role_could_not_have_written(
     stayed on), so verify, judging each row's role against the team roles, names it."""
     tid, apr = _task_and_request(team, tmp_path)
     before = max(_db_roles(team.owner_url, tid))
-    _admin(team.owner_url, "ALTER TABLE events DISABLE TRIGGER events_role_check")
+    # (and the projection guard, which refuses an agents' role a person's decision there too)
+    guards = (("events", "events_role_check"), ("approvals", "approvals_guard"))
+    for table, trigger in guards:
+        _admin(team.owner_url, f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
     try:
         with Store.open(tmp_path / "agent", url=team.agent_url) as s:
             s.execute(c.DecideApproval(task_id=tid, approval_id=apr, decision="approved"), PERSON)
     finally:
-        _admin(team.owner_url, "ALTER TABLE events ENABLE TRIGGER events_role_check")
+        for table, trigger in guards:
+            _admin(team.owner_url, f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
     # The decision and the status it settles, both in the person's name, by the agent's role.
     written = _db_roles(team.owner_url, tid)
     forged = [q for q in written if q > before]
@@ -392,3 +399,174 @@ def test_a_server_store_at_schema_0006_upgrades_its_old_rows_keeping_no_role(
     owner = make_url(empty_pg_url).username
     assert _db_roles(empty_pg_url, "old") == {1: ("note.recorded", None)}
     assert _db_roles(empty_pg_url, tid)[1] == ("task.created", owner)
+
+
+# --- the agents' role writes projections only through the store (issue 31, item 2) ---------
+
+
+def _agent_sql(team: Team, *statements: str) -> sa.exc.DBAPIError:
+    """Run statements on one transaction of the agent's login; the server's refusal."""
+    engine = sa.create_engine(team.agent_url)
+    try:
+        with pytest.raises(sa.exc.DBAPIError) as info, engine.begin() as conn:
+            for statement in statements:
+                conn.execute(sa.text(statement))
+        return info.value
+    finally:
+        engine.dispose()
+
+
+def _planned_with_approval(team: Team, tmp_path: Path) -> tuple[str, str, str]:
+    """An agent's task with a criterion, a charge and a file effect that needs an approval,
+    which it requested: (task, effect, approval)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        tid = s.execute(
+            c.CreateTask(title="ship", owner="ana", objective="ship", scope_paths=[str(ws)]),
+            AGENT,
+        )
+        s.execute(c.AddCriterion(task_id=tid, criterion_id="C1", text="shipped"), AGENT)
+        s.execute(c.SetBudget(task_id=tid, counter="tool_calls", limit=5), AGENT)
+        s.execute(c.ChargeBudget(task_id=tid, counter="tool_calls", amount=1), AGENT)
+        eid = s.execute(
+            PlanEffect(
+                task_id=tid,
+                target="out.txt",
+                consequence="write out.txt",
+                content=c.Content(text="out\n"),
+                requires_approval=True,
+                policy="review",
+            ),
+            AGENT,
+        )
+        apr = s.execute(RequestApproval(task_id=tid, effect_id=eid, policy="review"), AGENT)
+    return tid, eid, apr
+
+
+def _refused_as(exc: sa.exc.DBAPIError) -> tuple[str | None, str | None]:
+    diag = getattr(exc.orig, "diag", None)
+    return getattr(exc.orig, "sqlstate", None), getattr(diag, "constraint_name", None)
+
+
+def test_an_agent_login_cannot_approve_or_waive_by_writing_a_table(
+    team: Team, tmp_path: Path
+) -> None:
+    tid, _, apr = _planned_with_approval(team, tmp_path)
+    guarded = ("42501", "projection_written_only_with_its_event")
+    where = f"task_id = '{tid}'"
+    # A bare write to a projection: no event of the agent's in this transaction.
+    for statement in (
+        f"UPDATE approvals SET state = 'approved' WHERE approval_id = '{apr}'",
+        f"UPDATE criteria SET status = 'waived' WHERE {where}",
+        f"UPDATE budgets SET limit_value = NULL WHERE {where}",
+        f"UPDATE effects SET requires_approval = false WHERE {where}",
+        f"UPDATE tasks SET status = 'completed' WHERE {where}",
+    ):
+        assert _refused_as(_agent_sql(team, statement)) == guarded, statement
+    # Never granted: deleting projections, changing or deleting signatures, changing what
+    # the store only appends.
+    for statement in (
+        f"DELETE FROM approvals WHERE {where}",
+        f"DELETE FROM criteria WHERE {where}",
+        f"UPDATE signatures SET key_id = 'x' WHERE {where}",
+        f"DELETE FROM signatures WHERE {where}",
+        f"UPDATE observations SET digest = NULL WHERE {where}",
+        f"DELETE FROM events WHERE {where}",
+    ):
+        assert _refused_as(_agent_sql(team, statement)) == ("42501", None), statement
+    # With an event of its own first (the store's path, faked by hand): a person's decision
+    # is still refused, whatever event comes with it.
+    note = (
+        "INSERT INTO events (task_id, seq, type, format, payload, actor_kind, actor_id, "
+        f"actor_name, at, prev_hash, hash) VALUES ('{tid}', 999, 'note.recorded', 1, '{{}}', "
+        "'agent', 'builder', '', '2026-01-01T00:00:00.000000Z', 'p', 'h')"
+    )
+    decided = ("42501", "persons_decision_needs_reviewer_role")
+    for statement in (
+        f"UPDATE approvals SET state = 'approved' WHERE approval_id = '{apr}'",
+        f"UPDATE approvals SET state = 'rejected' WHERE approval_id = '{apr}'",
+        f"UPDATE criteria SET status = 'waived' WHERE {where}",
+    ):
+        assert _refused_as(_agent_sql(team, note, statement)) == decided, statement
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        state = s.task(tid)
+        assert state["approvals"][0]["state"] == "pending"
+        assert state["criteria"][0]["status"] == "unverified"
+        assert max(e["seq"] for e in s.events(tid)) < 999
+
+
+def test_the_store_refuses_an_agents_bare_table_write_as_a_typed_refusal(
+    team: Team, tmp_path: Path
+) -> None:
+    """The same refusal through the store's own transaction (as a command that wrote a
+    projection before its event would meet it): RoleRefused, the rule and the role."""
+    _, _, apr = _planned_with_approval(team, tmp_path)
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        with pytest.raises(RoleRefused) as info, s.transaction() as tx:
+            tx.conn.execute(
+                t.approvals.update()
+                .where(t.approvals.c.approval_id == apr)
+                .values(state="approved")
+            )
+        assert info.value.rule == "projection_written_only_with_its_event"
+        assert info.value.role == team.agent_login
+
+
+def test_an_agent_login_works_through_the_store_and_a_reviewer_decides(
+    team: Team, tmp_path: Path
+) -> None:
+    """The guard leaves the store's own path open: everything an agent does, with a person's
+    approval and waiver through a reviewers' login."""
+    tid, eid, apr = _planned_with_approval(team, tmp_path)
+    with Store.open(tmp_path / "reviewer", url=team.reviewer_url) as s:
+        s.execute(DecideApproval(task_id=tid, approval_id=apr, decision="approved"), PERSON)
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        assert s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:w"), AGENT)
+        (tmp_path / "ws" / "out.txt").write_text("out\n")
+        s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="reported_success"), AGENT)
+        assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "present"
+        s.execute(
+            c.RecordArtifact(
+                task_id=tid, artifact_id="out", name="out", content=c.Content(text="out\n")
+            ),
+            AGENT,
+        )
+        s.execute(c.RecordNote(task_id=tid, text="done"), AGENT)
+        s.execute(WriteCheckpoint(task_id=tid, reason="milestone"), AGENT)
+        assert s.task(tid)["approvals"][0]["state"] == "consumed"
+    with Store.open(tmp_path / "reviewer", url=team.reviewer_url) as s:
+        s.execute(
+            c.JudgeCriterion(task_id=tid, criterion_id="C1", status="waived", note="n/a"),
+            PERSON,
+        )
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        s.execute(c.SetStatus(task_id=tid, status="completed", reason="done"), AGENT)
+        assert s.task(tid)["status"] == "completed"
+        report = verify(s, remember=False)
+        assert report.ok, [p.line() for p in report.problems]
+
+
+def test_dispatch_refuses_an_approval_only_a_tampered_table_gives(
+    team: Team, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tampered as the owner (a superuser here: the server lets it): the table says approved,
+    no person decided. `boris dispatch … --approval` as the agent is refused, nothing used."""
+    tid, eid, apr = _planned_with_approval(team, tmp_path)
+    _admin(team.owner_url, f"UPDATE approvals SET state = 'approved' WHERE approval_id = '{apr}'")
+    capsys.readouterr()
+    argv = ["dispatch", tid, eid, "--executor", "tool:w", "--approval", apr]
+    where = ["--url", team.agent_url, "--store", str(tmp_path / "agent")]
+    assert main([*argv, *where, "--actor", "agent:builder", "--json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["category"], error["rule"]) == ("refused", "approval_not_in_record")
+    assert "no person's approval of it is in the log" in error["message"]
+    with Store.open(tmp_path / "agent", url=team.agent_url) as s:
+        state = s.task(tid)
+        assert state["approvals"][0]["state"] == "approved"  # as tampered; never consumed
+        assert state["effects"][0]["attempts"] == []
+    # A person's decision through a reviewers' login is what it takes.
+    _admin(team.owner_url, f"UPDATE approvals SET state = 'pending' WHERE approval_id = '{apr}'")
+    with Store.open(tmp_path / "reviewer", url=team.reviewer_url) as s:
+        s.execute(DecideApproval(task_id=tid, approval_id=apr, decision="approved"), PERSON)
+    assert main([*argv, *where, "--actor", "agent:builder"]) == 0

@@ -44,7 +44,7 @@ def cmd_export(store: Store, args: argparse.Namespace) -> None:
 
 def cmd_import(store: Store, args: argparse.Namespace) -> None:
     keys = read_keys_file(Path(args.keys)) if args.keys else None
-    result = import_package(store, args.package, keys=keys)
+    result = import_package(store, args.package, keys=keys, trust=args.trust_key or ())
     if not result["signed"]:
         # On stderr: stdout stays the answer scripts read.
         print("boris: note: unsigned package: no signatures to check", file=sys.stderr)
@@ -89,7 +89,15 @@ def register(add: Add) -> None:
     sp.add_argument(
         "--keys",
         help="check its signatures against these public keys only (lines 'KEY_ID KIND:ID KEY'), "
-        "not the keyring the package carries",
+        "not the keyring the package carries nor, in a signed store, the store's keyring",
+    )
+    sp.add_argument(
+        "--trust-key",
+        action="append",
+        metavar="KEY_ID",
+        help="in a signed store: vouch for this key of the package as the actor the package "
+        "names for it (it is recorded as imported, signing history only); repeatable. "
+        "Without it a key the store does not trust refuses the import",
     )
 
     sp = add(

@@ -10,20 +10,29 @@ old unsigned store never creates key files.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..model import Actor
+from ..services import answers
 from ..signing import keyring
 from ..signing.check import read_keys_file
-from ..signing.keys import SigningKey, agent_key, decode_public, load_or_create, person_key
+from ..signing.keys import (
+    KeyNotFound,
+    SigningKey,
+    agent_key,
+    decode_public,
+    encode_public,
+    load_key,
+    load_or_create,
+    person_key,
+)
 from ..signing.trust import add_key, require, revoke_key, trust_root
 from ..store import Store
 from .output import _actor as parse
-from .output import _global_options
+from .output import _global_options, _print, here
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
@@ -45,6 +54,11 @@ def choose_signer(store: Store, args: argparse.Namespace, actor: Actor | None) -
 
 def _person_signer(store: Store, args: argparse.Namespace) -> tuple[Actor, SigningKey]:
     actor = _actor(args)
+    if actor.kind != "person":
+        raise answers.UsageError(
+            f"only a person changes or exports a keyring's keys, not {actor.kind}:{actor.id}: "
+            "give --actor person:ID"
+        )
     signer = store.signer or person_key(actor.id)
     return actor, signer
 
@@ -61,72 +75,93 @@ def init_signatures(store: Store, args: argparse.Namespace) -> bool:
     return True
 
 
+def _binding_json(b: keyring.Binding) -> dict[str, Any]:
+    return {
+        "key_id": b.key_id,
+        "actor": b.actor,
+        "public_key": encode_public(b.public_raw),
+        "revoked_at": b.revoked_at,
+        "imported_at": b.imported_at,
+        "line": b.line(),
+    }
+
+
 def cmd_keys_list(store: Store, args: argparse.Namespace) -> None:
     with store.read() as conn:
         ring = keyring.load(conn)
         entries = keyring.rows(conn)
         required = keyring.required(conn)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "signatures_required": required,
-                    "entries": entries,
-                    "problems": [{"seq": s, "message": m} for s, m in ring.problems],
-                },
-                indent=2,
-                sort_keys=True,
-            )
-        )
-        return
-    if not entries:
-        print("(no keys: this store is unsigned)")
-        return
+    value = {
+        "signatures_required": required,
+        "entries": entries,
+        "problems": [{"seq": s, "message": m} for s, m in ring.problems],
+    }
+    lines = []
     for e in entries:
         succ = f" succeeds {e['succeeds']}" if e["succeeds"] else ""
-        print(
+        lines.append(
             f"{e['seq']:>4} {e['at']} {e['action']:<8} {e['key_id']} "
             f"{e['actor_kind']}:{e['actor_id']}{succ} (signed by {e['signer_key_id']})"
         )
-    for s, m in ring.problems:
-        print(f"PROBLEM keyring entry {s}: {m}")
+    lines += [f"PROBLEM keyring entry {s}: {m}" for s, m in ring.problems]
+    _print(args, value, "\n".join(lines) if entries else "(no keys: this store is unsigned)")
 
 
 def cmd_keys_export(store: Store, args: argparse.Namespace) -> None:
-    """The keys file lines: your own key (default), or every key the keyring trusts."""
+    """The keys file lines: your own key (default), or every key the keyring holds, a
+    revoked one with since when (`revoked=AT`), so what it signed before still verifies."""
     if args.all:
         with store.read() as conn:
             ring = keyring.load(conn)
-        lines = [b.line() for b in ring.bindings.values() if b.revoked_at is None]
+        bindings = list(ring.bindings.values())
     else:
         actor, signer = _person_signer(store, args)
-        b = keyring.Binding(signer.key_id, signer.public_raw, actor.kind, actor.id)
-        lines = [b.line()]
-    print("\n".join(lines))
+        bindings = [keyring.Binding(signer.key_id, signer.public_raw, actor.kind, actor.id)]
+    _print(
+        args, {"keys": [_binding_json(b) for b in bindings]}, "\n".join(b.line() for b in bindings)
+    )
 
 
-def cmd_keys_new(store: Store, args: argparse.Namespace) -> None:
-    """Create a key file (an agent's), mode 0600; print its keys-file line for `add`."""
+def cmd_keys_new(store: Store | None, args: argparse.Namespace) -> None:
+    """Create a key file (an agent's), mode 0600; print its keys-file line for `add`.
+    Needs no store: it only makes the file."""
     key = load_or_create(Path(args.path))
-    print(f"{key.key_id} {key.public_text}")
+    _print(
+        args,
+        {"key_id": key.key_id, "public_key": key.public_text, "path": str(key.path)},
+        f"{key.key_id} {key.public_text}",
+    )
+
+
+def _public_key(given: str) -> bytes:
+    """The public key `keys add` was given: a key file's, else a base64 public key."""
+    source = Path(given)
+    if source.is_file():
+        return load_key(source).public_raw
+    try:
+        return decode_public(given)
+    except ValueError:
+        raise KeyNotFound(
+            f"no key file at {here(given)}, and {given!r} is not a base64 Ed25519 public key; "
+            "nothing was added"
+        ) from None
 
 
 def cmd_keys_add(store: Store, args: argparse.Namespace) -> None:
     """Bind a public key (a key file, or its base64 public key) to an actor; signed by your
     person key, which the store must already trust."""
+    raw = _public_key(args.public)
     _, signer = _person_signer(store, args)
     who = Actor.parse(args.actor_for)
-    source = Path(args.public)
-    raw = load_or_create(source).public_raw if source.is_file() else decode_public(args.public)
     row = add_key(store, signer, raw, who)
     succ = f", succeeding {row['succeeds']}" if row["succeeds"] else ""
-    print(f"{row['key_id']} bound to {who.kind}:{who.id}{succ}")
+    _print(args, row, f"{row['key_id']} bound to {who.kind}:{who.id}{succ}")
 
 
 def cmd_keys_revoke(store: Store, args: argparse.Namespace) -> None:
     _, signer = _person_signer(store, args)
     row = revoke_key(store, signer, args.key_id)
-    print(f"{row['key_id']} revoked at {row['at']}")
+    _print(args, row, f"{row['key_id']} revoked at {row['at']}")
 
 
 def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
@@ -136,7 +171,11 @@ def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
         require(store, signer, actor)
     else:
         trust_root(store, signer, actor)
-    print(f"{signer.key_id} trusted as {actor.kind}:{actor.id}")
+    _print(
+        args,
+        {"key_id": signer.key_id, "actor": f"{actor.kind}:{actor.id}", "required": args.require},
+        f"{signer.key_id} trusted as {actor.kind}:{actor.id}",
+    )
 
 
 def register(add: Add) -> None:
@@ -152,9 +191,13 @@ def register(add: Add) -> None:
 
     keys_cmd("list", cmd_keys_list, "list the keyring's entries")
     keys_cmd("export", cmd_keys_export, "print your public key as a keys-file line").add_argument(
-        "--all", action="store_true", help="every key the keyring trusts"
+        "--all",
+        action="store_true",
+        help="every key the keyring holds (a revoked one with revoked=TIME)",
     )
-    keys_cmd("new", cmd_keys_new, "create a key file (mode 0600)").add_argument("path")
+    k = keys_cmd("new", cmd_keys_new, "create a key file (mode 0600); needs no store")
+    k.add_argument("path")
+    k.set_defaults(storeless=True)
     k = keys_cmd("add", cmd_keys_add, "bind a public key to an actor (signed by you)")
     k.add_argument("public", help="a key file, or a base64 Ed25519 public key")
     k.add_argument("--for", dest="actor_for", required=True, help="kind:id[:name]")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from typing import Any
 
@@ -49,9 +50,29 @@ def _actor_if_given(text: str | None) -> Actor | None:
 def _print(args: argparse.Namespace, value: Any, human: str, **extra: Any) -> None:
     """A result: with --json the one object `{"ok": true, "result": …}` (answers)."""
     if args.json:
-        print(json.dumps(answers.ok(value, **extra), indent=2, default=str, sort_keys=True))
+        print(strict_json(answers.ok(value, **extra)))
     else:
         print(human)
+
+
+def strict_json(value: Any) -> str:
+    """JSON as every parser reads it: never `Infinity` or `NaN` (Python's extension). No
+    command accepts a non-finite number any more; a record written before that may still
+    hold one in a table, and it is printed as null, as its event has it."""
+    try:
+        return json.dumps(value, indent=2, default=str, sort_keys=True, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), indent=2, default=str, sort_keys=True)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _write(build: Any) -> Any:

@@ -99,6 +99,9 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
 def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     if actor.kind != "person":
         raise CommandRejected("an approval is decided by a named person, not an agent")
+    # Decided once: the task's row is locked first (on a server, FOR UPDATE), so a reviewer
+    # deciding at the same moment waits here and then reads this decision.
+    tx.task(cmd.task_id)
     row = tx.conn.execute(
         sa.select(t.approvals).where(
             t.approvals.c.approval_id == cmd.approval_id, t.approvals.c.task_id == cmd.task_id
@@ -113,14 +116,8 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     refused = rules.decider_refusal(row.requester, actor.kind, actor.id)
     if refused is not None:
         raise AuthorityRefused(refused.rule, refused.message)
-    # Decided once: the same conditional update guards two reviewers deciding together.
-    won = tx.conn.execute(
-        t.approvals.update()
-        .where(t.approvals.c.approval_id == cmd.approval_id, t.approvals.c.state == "pending")
-        .values(state=cmd.decision)
-    ).rowcount
-    if won != 1:
-        raise CommandRejected(f"approval {cmd.approval_id} was decided meanwhile")
+    # The projection is written by the event alone (a team store's server lets no agents'
+    # role write it otherwise; store.team).
     tx.emit(
         cmd.task_id,
         ev.ApprovalDecided(approval_id=cmd.approval_id, decision=cmd.decision, note=cmd.note),

@@ -16,10 +16,10 @@ import secrets
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, TypeVar
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.engine import Connection
 
 from .. import events as ev
@@ -34,6 +34,7 @@ from ..errors import (
     EvidenceMissing,
     OlderEvidence,
 )
+from ..limits import MAX_BLOB_BYTES, check_input
 from ..model import (
     BUDGET_COUNTERS,
     Actor,
@@ -60,7 +61,16 @@ Ident = Annotated[str, Field(pattern=_ID)]
 class Command(BaseModel):
     # defer_build: each model's validator is built the first time it is used, not at
     # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    # allow_inf_nan=False: "inf" or 1e400 for a float field is refused by pydantic itself.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _within_limits(self) -> Self:
+        """Every value, free-form payloads included: finite, no NUL, within its size
+        (store.limits), whichever path built the command, so the same input is refused
+        the same way on both engines and whatever is accepted exports and imports again."""
+        check_input(self)
+        return self
 
 
 class TaskCommand(Command):
@@ -123,6 +133,22 @@ class Content(Command):
     text: str | None = None
     base64: str | None = None
     media_type: str | None = None
+
+    #: Carried as a blob, not as text in the event: bounded by MAX_BLOB_BYTES (one package
+    #: member), and NUL is just a byte there.
+    BULK: ClassVar[frozenset[str]] = frozenset({"text", "base64"})
+
+    @model_validator(mode="after")
+    def _blob_within_limit(self) -> Self:
+        size = len(self.text.encode("utf-8", "surrogatepass")) if self.text is not None else 0
+        if self.base64 is not None:
+            size = len(self.base64) // 4 * 3
+        if size > MAX_BLOB_BYTES:
+            raise ValueError(
+                f"the content is {size} bytes, more than the limit of {MAX_BLOB_BYTES} bytes "
+                "for one content"
+            )
+        return self
 
 
 class RecordArtifact(TaskCommand):
@@ -261,9 +287,13 @@ def prepare(store: Reading, command: Command) -> None:
         fn(store, command)
 
 
-def authorize(tx: Tx, command: Command, actor: Actor) -> None:
-    """The authority table (`store.rules.AUTHORITY`), enforced for every caller."""
+def authorize(tx: Tx, command: Command, actor: Actor, *, by_store: bool = False) -> None:
+    """The authority table (`store.rules.AUTHORITY`), enforced for every caller; and no
+    caller but the store itself (`by_store`) names a `system:` actor."""
     ctype = str(getattr(command, "type", ""))
+    system = None if by_store else rules.system_actor_refusal(ctype, actor.kind)
+    if system is not None:
+        raise AuthorityRefused(system.rule, system.message)
     if ctype not in rules.AUTHORITY or actor.kind == "person":
         return
     status = ""
@@ -281,12 +311,13 @@ def authorize(tx: Tx, command: Command, actor: Actor) -> None:
         raise AuthorityRefused(refusal.rule, refusal.message)
 
 
-def execute(tx: Tx, command: Command, actor: Actor) -> Any:
-    """Run one command inside `tx`. Returns what the handler returns (usually an id)."""
+def execute(tx: Tx, command: Command, actor: Actor, *, by_store: bool = False) -> Any:
+    """Run one command inside `tx`. Returns what the handler returns (usually an id).
+    `by_store` only for the store's own writes (`Store.execute_as_store`)."""
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise CommandRejected(f"no handler for {type(command).__name__}")
-    authorize(tx, command, actor)
+    authorize(tx, command, actor, by_store=by_store)
     return handler(tx, command, actor)
 
 
@@ -446,6 +477,11 @@ def store_content(tx: Tx, task_id: str, content: Content, name: str) -> dict[str
         if not real.is_file():
             as_given = "" if str(real) == content.path else f" (given as {content.path!r})"
             raise CommandRejected(f"no readable file at {real}{as_given}")
+        if real.stat().st_size > MAX_BLOB_BYTES:
+            raise CommandRejected(
+                f"{real} is {real.stat().st_size} bytes, more than the limit of "
+                f"{MAX_BLOB_BYTES} bytes for one content (a package could not carry it)"
+            )
         try:
             digest, size = tx.blobs.put_file(real)
             with open(real, "rb") as f:
@@ -831,7 +867,7 @@ def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
         .order_by(t.evidence.c.at)
     ):
         evidence.setdefault(cid, []).append((eid, digest))
-    return [
+    views = [
         rules.CriterionView(cid, status, tuple(evidence.get(cid, ())))
         for cid, status in tx.conn.execute(
             sa.select(t.criteria.c.criterion_id, t.criteria.c.status)
@@ -839,6 +875,19 @@ def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
             .order_by(t.criteria.c.position)
         )
     ]
+    if any(v.status == rules.CriterionState.WAIVED for v in views):
+        # A waiver is a person's decision: it counts only as the log has it (the table is a
+        # copy an agent's login could have been writing; store.commands.authority).
+        from .authority import waivers_on_record
+
+        waived = waivers_on_record(tx.conn, task_id)
+        views = [
+            v
+            if v.status != rules.CriterionState.WAIVED or v.criterion_id in waived
+            else rules.CriterionView(v.criterion_id, rules.CriterionState.UNVERIFIED, v.evidence)
+            for v in views
+        ]
+    return views
 
 
 def readable_in(tx: Tx) -> Callable[[str], bool]:

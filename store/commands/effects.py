@@ -27,6 +27,7 @@ from ..model import Actor, Scope
 from ..rules import is_destination
 from ..scope import check_target
 from ..tx import Tx
+from . import authority
 from .core import (
     BasedOn,
     Content,
@@ -388,8 +389,11 @@ def _dispatch(tx: Tx, cmd: DispatchEffect, actor: Actor) -> int:
         )
     attempt_no = len(attempts_of(tx, cmd.task_id, cmd.effect_id)) + 1
     approval_id = None
-    if row.requires_approval:
-        approval_id = consume_approval(tx, cmd.task_id, cmd.effect_id, digest, cmd.approval_id)
+    # The intent as the log planned it asks for an approval even where the table says not.
+    if row.requires_approval or authority.requires_approval_on_record(
+        tx.conn, cmd.task_id, cmd.effect_id
+    ):
+        approval_id = usable_approval(tx, cmd.task_id, cmd.effect_id, digest, cmd.approval_id)
     tx.emit(
         cmd.task_id,
         ev.AttemptDispatched(
@@ -402,6 +406,9 @@ def _dispatch(tx: Tx, cmd: DispatchEffect, actor: Actor) -> int:
         actor,
     )
     if approval_id is not None:
+        # After the attempt's event: on a team store the server lets an agents' role change
+        # a projection only right after an event of its own (store.team).
+        take_approval(tx, approval_id, digest)
         tx.emit(
             cmd.task_id,
             ev.ApprovalConsumed(
@@ -413,11 +420,11 @@ def _dispatch(tx: Tx, cmd: DispatchEffect, actor: Actor) -> int:
     return attempt_no
 
 
-def consume_approval(
+def usable_approval(
     tx: Tx, task_id: str, effect_id: str, digest: str, approval_id: str | None
 ) -> str:
-    """Use an approval, at most once: a conditional update and a rowcount check, so two
-    writers racing on a shared store get exactly one winner."""
+    """The approval a dispatch uses: approved in the table and, what decides, in the log (a
+    person's `approval.decided` for this very object, unused; store.commands.authority)."""
     q = sa.select(t.approvals).where(
         t.approvals.c.task_id == task_id, t.approvals.c.effect_id == effect_id
     )
@@ -437,10 +444,27 @@ def consume_approval(
             f"approval {chosen.approval_id} was given for {chosen.payload_digest}, not "
             f"{digest}: the payload changed, request a new approval"
         )
+    on_record = authority.approval_on_record(tx.conn, task_id, str(chosen.approval_id))
+    why = on_record.why_not_usable(effect_id, digest, tx.now)
+    if why is not None:
+        raise CommandRejected(
+            f"approval {chosen.approval_id} is approved in the store's table, but {why}: "
+            "the table disagrees with the record (run verify); a person decides it again",
+            rule="approval_not_in_record",
+        )
+    return str(chosen.approval_id)
+
+
+def take_approval(tx: Tx, approval_id: str, digest: str) -> None:
+    """Use an approval, at most once: a conditional update and a rowcount check, so two
+    writers racing on a shared store get exactly one winner."""
+    chosen = tx.conn.execute(
+        sa.select(t.approvals.c.expires_at).where(t.approvals.c.approval_id == approval_id)
+    ).one()
     result = tx.conn.execute(
         t.approvals.update()
         .where(
-            t.approvals.c.approval_id == chosen.approval_id,
+            t.approvals.c.approval_id == approval_id,
             t.approvals.c.state == "approved",
             t.approvals.c.payload_digest == digest,
             t.approvals.c.expires_at > tx.now,
@@ -449,10 +473,9 @@ def consume_approval(
     )
     if result.rowcount != 1:
         raise CommandRejected(
-            f"approval {chosen.approval_id} is no longer usable: "
+            f"approval {approval_id} is no longer usable: "
             + ("it expired" if chosen.expires_at <= tx.now else "another writer used it first")
         )
-    return str(chosen.approval_id)
 
 
 def _approval_story(rows: list[Any], now: str) -> str:
@@ -495,6 +518,11 @@ def _record_response(tx: Tx, cmd: RecordResponse, actor: Actor) -> str:
     response = dict(cmd.response or {})
     response.setdefault("reported", cmd.reported)
     outcome = _REPORTED_OUTCOME[cmd.reported]
+    if rules.late_response_reopens(effect_row(tx, cmd.task_id, cmd.effect_id).stage):
+        # Late: the effect was settled without this word. It re-opens the reconciliation
+        # (store.projections.ledger), and until a fresh observation the outcome is unknown,
+        # whatever the executor says.
+        outcome = rules.Outcome.UNKNOWN
     tx.emit(
         cmd.task_id,
         ev.AttemptResponded(

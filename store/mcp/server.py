@@ -8,15 +8,18 @@ one caller, as from any other process. Every call acts as the server's configure
 from __future__ import annotations
 
 import json
+import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from ..errors import CommandRejected
 from ..model import Actor
@@ -26,6 +29,9 @@ from ..version import __version__
 from . import tools
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
+#: Refusal categories that are the caller's mistake (a bad URI, no such task): invalid params.
+CALLERS_MISTAKE = frozenset({"usage", "not_found", "refused"})
 
 #: How often a waiting call looks at the approval again, and tells its progress.
 POLL_SECONDS = 0.2
@@ -105,8 +111,12 @@ class BorisServer:
         approval_id = str(arguments.get("approval_id") or "")
         if not task_id or not approval_id:
             raise answers.UsageError("wait_for_approval needs task_id and approval_id")
-        timeout = float(arguments.get("timeout_seconds", min(300.0, self.max_wait_seconds)))
-        if not 0 <= timeout <= self.max_wait_seconds:
+        timeout = arguments.get("timeout_seconds", min(300.0, self.max_wait_seconds))
+        # A number as the schema says: not a text that float() happens to read, nor a bool.
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            shown = json.dumps(timeout, default=str)[:40]
+            raise answers.UsageError(f"timeout_seconds must be a number of seconds, not {shown}")
+        if not 0 <= timeout <= self.max_wait_seconds:  # nan fails this too
             raise answers.UsageError(
                 f"timeout_seconds must be between 0 and {self.max_wait_seconds:g}"
             )
@@ -145,6 +155,23 @@ class BorisServer:
                 )
             )
         return out
+
+    async def _resource_step(self, fn: Callable[..., T], *args: Any) -> T:
+        """Store work for a resource request; a failure is a JSON-RPC error with its code
+        (the caller's: invalid params; the store's: internal) and the refusal object as
+        `data`, never the SDK's catch-all (code 0 and a traceback on stderr)."""
+        try:
+            return await self._in_store(fn, *args)
+        except Exception as exc:
+            error = answers.refusal(exc)["error"]
+            if error["category"] == "internal":  # a bug: keep its traceback for the report
+                logger.exception("resource request failed")
+            code = (
+                types.INVALID_PARAMS
+                if error["category"] in CALLERS_MISTAKE
+                else types.INTERNAL_ERROR
+            )
+            raise MCPError(code=code, message=error["message"], data=error) from None
 
     def read_resource(self, uri: str) -> str:
         prefix = "boris://tasks/"
@@ -196,7 +223,9 @@ class BorisServer:
         async def list_resources(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
         ) -> types.ListResourcesResult:
-            return types.ListResourcesResult(resources=await self._in_store(self.resource_list))
+            return types.ListResourcesResult(
+                resources=await self._resource_step(self.resource_list)
+            )
 
         async def list_templates(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -222,7 +251,7 @@ class BorisServer:
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
         ) -> types.ReadResourceResult:
             uri = str(params.uri)
-            text = await self._in_store(self.read_resource, uri)
+            text = await self._resource_step(self.read_resource, uri)
             return types.ReadResourceResult(
                 contents=[
                     types.TextResourceContents(uri=uri, mime_type="application/json", text=text)
@@ -243,11 +272,19 @@ class BorisServer:
 
 
 async def serve_stdio(server: BorisServer) -> None:
+    """MCP over stdin/stdout. The SDK reads stdin through `wire.ScreenedLines`, which answers
+    malformed lines itself (the SDK drops them unanswered); stdout stays the SDK's. The store
+    starts no child process and reads no stdin, so fd 0 needs no diversion."""
     from mcp.server.stdio import stdio_server
 
+    from .wire import ScreenedLines
+
     sdk = server.sdk_server()
-    async with stdio_server() as (read_stream, write_stream):
-        await sdk.run(read_stream, write_stream, sdk.create_initialization_options())
+    lines = ScreenedLines(anyio.wrap_file(sys.stdin.buffer))
+    # stdio_server only iterates its stdin (`async for line in stdin`), as ScreenedLines allows.
+    async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
+        lines.answer_through(write.send)
+        await sdk.run(read, write, sdk.create_initialization_options())
 
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from .. import db
+from .. import db, rules
 from .. import events as ev
 from .. import schema as t
 from ..model import actor_json
@@ -134,6 +134,15 @@ def _attempt_responded(conn: Connection, event: Event) -> None:
         .where(_attempt_key(event.task_id, p.effect_id, p.attempt_no))
         .values(ended_at=event.at, response=p.response, error=p.error, outcome=p.outcome)
     )
+    stage = conn.execute(
+        sa.select(t.effects.c.stage).where(_effect_key(event.task_id, p.effect_id))
+    ).scalar()
+    if stage is not None and rules.late_response_reopens(stage):
+        # A response after the effect was settled re-opens its reconciliation.
+        _set_effect(
+            conn, event, p.effect_id, stage="dispatched", outcome=p.outcome, reconciliation=None
+        )
+        return
     _set_effect(conn, event, p.effect_id, outcome=p.outcome)
 
 

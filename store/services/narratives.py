@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import commands as c
 from ..errors import StoreError
-from ..model import SYSTEM, Actor
+from ..model import Actor
 from ..store import Store
 
 
@@ -134,18 +134,19 @@ def summary_markdown(store: Store, task_id: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def record_summary(store: Store, task_id: str, actor: Actor = SYSTEM) -> dict[str, Any]:
-    """Generate the summary and keep it as a new version of the task's `summary` artifact."""
+def record_summary(store: Store, task_id: str, actor: Actor | None = None) -> dict[str, Any]:
+    """Generate the summary and keep it as a new version of the task's `summary` artifact:
+    by `actor`, or by default as the store's own write (`system:boris`)."""
     text = summary_markdown(store, task_id)
-    result: dict[str, Any] = store.execute(
-        c.RecordArtifact(
-            task_id=task_id,
-            artifact_id="summary",
-            name="summary",
-            role="other",
-            content=c.Content(text=text, media_type="text/markdown"),
-            note="generated from the record",
-        ),
-        actor,
+    command = c.RecordArtifact(
+        task_id=task_id,
+        artifact_id="summary",
+        name="summary",
+        role="other",
+        content=c.Content(text=text, media_type="text/markdown"),
+        note="generated from the record",
+    )
+    result: dict[str, Any] = (
+        store.execute_as_store(command) if actor is None else store.execute(command, actor)
     )
     return result

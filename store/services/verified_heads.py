@@ -76,6 +76,9 @@ def remember(location: Location, heads: Mapping[str, VerifiedHead]) -> None:
     """Record `heads` (found clean), keeping every other task's head and, for a task already
     remembered at a later seq, that later head."""
     path = witness_path(location)
+    # A team store's directory is only this machine's cache: on a machine that has not used
+    # it yet it does not exist, and the witness is the first thing written there.
+    path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
         current = _read(path)
         for task_id, head in heads.items():

@@ -84,6 +84,11 @@ class Finding:
     task_id: str
     kind: str
     message: str
+    #: The event, the signing key and the blob concerned, for a finding about one (the
+    #: message names them too): a script reads them here, never from the message.
+    seq: int | None = None
+    key_id: str | None = None
+    digest: str | None = None
 
     def line(self) -> str:
         return f"{self.task_id}: {self.kind}: {self.message}"
@@ -97,7 +102,6 @@ class RoleFinding(Finding):
     """An event whose recorded database role (`events.db_role`, a team store's) could not
     have written it: `seq` is the event, `role` the role, `rule` the store.rules refusal."""
 
-    seq: int = 0
     role: str = ""
     rule: str = ""
 
@@ -205,7 +209,9 @@ def verify(
                         clean[tid] = VerifiedHead(found.head[0], found.head[1], now)
         # Signatures, against the store's keyring or only `keys` (store.signing.check).
         sig_problems, _sig_info, report.signed = check_signatures(conn, ids, keys)
-        report.problems.extend(Finding(f.task_id, f.kind, f.message) for f in sig_problems)
+        report.problems.extend(
+            Finding(f.task_id, f.kind, f.message, seq=f.seq, key_id=f.key_id) for f in sig_problems
+        )
         for f in sig_problems:
             clean.pop(f.task_id, None)
         # A team store: events whose recorded database role could not have written them.
@@ -385,22 +391,25 @@ class _TaskCheck:
         self.decoded_all = True
         self.replaying = True
         self.replay_error: str | None = None
+        self.replay_seq: int | None = None
         # What the later checks need, gathered as the log streams by.
         self.checkpoints: list[_CheckpointSeen] = []
         self.requested: set[str] = set()
         self.requesters: dict[str, dict[str, Any]] = {}
         self.decided: dict[str, list[int]] = defaultdict(list)
-        self.bad_deciders: list[str] = []
+        self.bad_deciders: list[tuple[int, str]] = []
         self.consumed: dict[str, list[int]] = defaultdict(list)
-        self.unknown_consumed: list[str] = []
+        self.unknown_consumed: list[tuple[int, str]] = []
         self.charged: dict[str, tuple[int, list[float]]] = {}
         self.blob_refs: dict[tuple[str, bool], str] = {}
 
-    def problem(self, kind: str, message: str) -> None:
-        self.problems.append(Finding(self.task_id, kind, message))
+    def problem(
+        self, kind: str, message: str, seq: int | None = None, *, digest: str | None = None
+    ) -> None:
+        self.problems.append(Finding(self.task_id, kind, message, seq=seq, digest=digest))
 
-    def note(self, kind: str, message: str) -> None:
-        self.info.append(Finding(self.task_id, kind, message))
+    def note(self, kind: str, message: str, digest: str | None = None) -> None:
+        self.info.append(Finding(self.task_id, kind, message, digest=digest))
 
     def run(self) -> _TaskCheck:
         self.scratch.begin()
@@ -440,12 +449,12 @@ class _TaskCheck:
             if seq != expected_seq:
                 self._seq_gap(seq, expected_seq, prev_seq)
             if seq == 1 and type_ != "task.created":
-                self.problem("event_hash", f"seq 1 is {type_}, not task.created")
+                self.problem("event_hash", f"seq 1 is {type_}, not task.created", seq)
             if prev != expected_prev:
                 before = (
                     f"seq {prev_seq}'s hash {expected_prev}" if prev_seq else "the genesis hash"
                 )
-                self.problem("chain_link", f"seq {seq}: prev_hash {prev} is not {before}")
+                self.problem("chain_link", f"seq {seq}: prev_hash {prev} is not {before}", seq)
             # The hash of the stored bytes as they are: what the writer hashed. Only when
             # that differs is the payload parsed and hashed in canonical form (the slow way),
             # so a payload stored in another but equal form is not taken for a changed one.
@@ -456,6 +465,7 @@ class _TaskCheck:
                         "event_hash",
                         f"seq {seq} ({type_}): stored hash {digest} does not match its content "
                         f"(recomputed {recomputed}): the event was changed after it was written",
+                        seq,
                     )
             if seq == mem_seq:
                 self.hash_at_remembered = digest
@@ -470,6 +480,7 @@ class _TaskCheck:
                     "event_unreadable",
                     f"seq {seq} ({type_}) cannot be read: {reason}; "
                     "the task's projections were not compared with a replay",
+                    seq,
                 )
                 continue
             event = Event(tid, seq, type_, decoded, actor, at, prev, digest)
@@ -494,13 +505,13 @@ class _TaskCheck:
 
     def _seq_gap(self, seq: int, expected_seq: int, prev_seq: int) -> None:
         if seq < 1:
-            self.problem("seq_gap", f"seq {seq}: seqs start at 1")
+            self.problem("seq_gap", f"seq {seq}: seqs start at 1", seq)
             return
         missing = (
             f"seq {expected_seq}" if seq == expected_seq + 1 else f"seqs {expected_seq}..{seq - 1}"
         )
         after = f"seq {prev_seq}" if prev_seq else "the start"
-        self.problem("seq_gap", f"{missing} missing: the log jumps from {after} to seq {seq}")
+        self.problem("seq_gap", f"{missing} missing: the log jumps from {after} to seq {seq}", seq)
 
     def _replay(self, e: Event) -> None:
         try:
@@ -511,6 +522,7 @@ class _TaskCheck:
                 f"replaying the log failed at seq {e.seq} ({e.type}): "
                 f"{type(exc).__name__}: {reason}"
             )
+            self.replay_seq = e.seq
             self.replaying = False
 
     def _gather(self, e: Event) -> None:
@@ -542,14 +554,17 @@ class _TaskCheck:
             )
             if refused is not None:
                 self.bad_deciders.append(
-                    f"seq {e.seq} decides approval {p.approval_id}: {refused.message}"
+                    (e.seq, f"seq {e.seq} decides approval {p.approval_id}: {refused.message}")
                 )
         elif isinstance(p, ev.ApprovalConsumed):
             self.consumed[p.approval_id].append(e.seq)
             if p.approval_id not in self.requested:
                 self.unknown_consumed.append(
-                    f"seq {e.seq} consumes approval {p.approval_id}, which this task never "
-                    "requested before it"
+                    (
+                        e.seq,
+                        f"seq {e.seq} consumes approval {p.approval_id}, which this task "
+                        "never requested before it",
+                    )
                 )
         elif isinstance(p, ev.BudgetCharged):
             n, partials = self.charged.get(p.counter, (0, []))
@@ -592,19 +607,20 @@ class _TaskCheck:
                 )
             else:
                 now = f"the event at seq {seq} is gone"
-            self.problem("head_rolled_back", f"{said}; {now}")
+            self.problem("head_rolled_back", f"{said}; {now}", seq)
         elif self.hash_at_remembered != h:
             self.problem(
                 "head_rewritten",
                 f"{said}; the event at seq {seq} now has hash {self.hash_at_remembered}: the "
                 "log was rolled back and rewritten",
+                seq,
             )
 
     # --- projections ---------------------------------------------------------------------
 
     def _projections(self) -> None:
         if self.replay_error is not None:
-            self.problem("replay_failed", self.replay_error)
+            self.problem("replay_failed", self.replay_error, self.replay_seq)
             return
         if not self.decoded_all:
             return
@@ -644,22 +660,24 @@ class _TaskCheck:
                 self.problem(
                     "lineage_duplicate",
                     f"checkpoint {cid} is written twice (seq {written[cid].seq} and seq {c.seq})",
+                    c.seq,
                 )
                 continue
             written[cid] = c
             named = f"checkpoint {cid} (seq {c.seq}) names boundary seq {c.boundary_seq}"
             if c.boundary_seq >= c.seq:
-                self.problem("checkpoint_boundary", f"{named}, which is not before it")
+                self.problem("checkpoint_boundary", f"{named}, which is not before it", c.seq)
             elif c.boundary_seq not in hashes:
-                self.problem("checkpoint_boundary", f"{named}, which is not in the log")
+                self.problem("checkpoint_boundary", f"{named}, which is not in the log", c.seq)
             elif hashes[c.boundary_seq] != c.boundary_hash:
                 self.problem(
                     "checkpoint_boundary",
                     f"{named} with hash {c.boundary_hash}; the event there has hash "
                     f"{hashes[c.boundary_seq]}",
+                    c.seq,
                 )
             if c.digest_problem is not None:
-                self.problem("checkpoint_digest", c.digest_problem)
+                self.problem("checkpoint_digest", c.digest_problem, c.seq)
         initial = [cid for cid, c in written.items() if c.reason == "initial"]
         if len(initial) != 1:
             listed = ", ".join(f"{i} (seq {written[i].seq})" for i in initial)
@@ -676,6 +694,7 @@ class _TaskCheck:
                     "lineage_initial",
                     f"initial checkpoint {cid} (seq {c.seq}) supersedes "
                     f"{', '.join((*c.supersedes, *c.merged))}; an initial checkpoint has no parent",
+                    c.seq,
                 )
         edges: dict[str, list[str]] = defaultdict(list)
         replaced: set[str] = set()
@@ -686,7 +705,9 @@ class _TaskCheck:
                 for ref in refs:
                     replaced.add(ref)
                     if ref == cid:
-                        self.problem("lineage_cycle", f"checkpoint {cid} (seq {seq}) {how} itself")
+                        self.problem(
+                            "lineage_cycle", f"checkpoint {cid} (seq {seq}) {how} itself", seq
+                        )
                     elif ref in written:
                         edges[cid].append(ref)
                         if written[ref].seq > seq:
@@ -694,6 +715,7 @@ class _TaskCheck:
                                 "lineage_forward",
                                 f"checkpoint {cid} (seq {seq}) {how} {ref}, which is written "
                                 f"only later (seq {written[ref].seq})",
+                                seq,
                             )
                     else:
                         unresolved.append((cid, seq, how, ref))
@@ -704,7 +726,9 @@ class _TaskCheck:
                 if ref in owners
                 else "which is no checkpoint"
             )
-            self.problem("lineage_unresolved", f"checkpoint {cid} (seq {seq}) {how} {ref}, {where}")
+            self.problem(
+                "lineage_unresolved", f"checkpoint {cid} (seq {seq}) {how} {ref}, {where}", seq
+            )
         for cycle in _cycles(edges):
             self.problem(
                 "lineage_cycle",
@@ -733,10 +757,10 @@ class _TaskCheck:
     # --- approvals and budgets -----------------------------------------------------------
 
     def _approvals(self) -> None:
-        for message in self.unknown_consumed:
-            self.problem("approval_unknown", message)
-        for message in self.bad_deciders:
-            self.problem("approval_decider", message)
+        for seq, message in self.unknown_consumed:
+            self.problem("approval_unknown", message, seq)
+        for seq, message in self.bad_deciders:
+            self.problem("approval_decider", message, seq)
         for approval_id, seqs in self.decided.items():
             if len(seqs) > 1:
                 self.problem(
@@ -789,11 +813,12 @@ class _TaskCheck:
                     "blob_absent",
                     f"blob {digest} ({owner}) is not in the blob store; the intent may name "
                     "content the store was never given",
+                    digest,
                 )
             elif problem == "missing":
-                self.problem("blob_missing", f"blob {digest} ({owner}) is missing")
+                self.problem("blob_missing", f"blob {digest} ({owner}) is missing", digest=digest)
             else:
-                self.problem("blob_corrupt", f"blob {digest} ({owner}) is {problem}")
+                self.problem("blob_corrupt", f"blob {digest} ({owner}) is {problem}", digest=digest)
 
     def _blob_problem(self, digest: str) -> str | None:
         if digest not in self.blob_cache:

@@ -27,7 +27,14 @@ from .seal import record_message
 
 
 class KeysFileError(StoreError):
-    """A keys file line that is not `KEY_ID KIND:ID PUBLIC_KEY`."""
+    """A keys file line that is not `KEY_ID KIND:ID PUBLIC_KEY [revoked=AT] [imported=AT]`."""
+
+    code = "keys_file"
+    category = "usage"
+
+
+#: A keys file line's optional fields: since when the key signs nothing (Binding.revoked_by).
+_ENDS = ("revoked", "imported")
 
 
 @dataclass(frozen=True)
@@ -35,10 +42,17 @@ class SigFinding:
     task_id: str
     kind: str
     message: str
+    #: The event and the key concerned, when there is one (verify's Finding carries them).
+    seq: int | None = None
+    key_id: str | None = None
 
 
 def read_keys_file(path: Path) -> keyring.Keyring:
-    """Out-of-band keys: one line per key, `KEY_ID KIND:ID PUBLIC_KEY` (# comments)."""
+    """Out-of-band keys: one line per key, `KEY_ID KIND:ID PUBLIC_KEY` (# comments), then
+    optionally `revoked=AT` (revoked since AT) and `imported=AT` (came with an imported
+    task at AT): what the key signed before AT verifies, anything at or after is reported
+    (`boris keys export --all` writes them). A field this reader does not know refuses
+    the file rather than trusting the key without it."""
     ring = keyring.Keyring()
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = line.strip()
@@ -46,14 +60,27 @@ def read_keys_file(path: Path) -> keyring.Keyring:
             continue
         parts = line.split()
         try:
-            kid, actor, pub = parts
+            kid, actor, pub = parts[:3]
             kind, _, actor_id = actor.partition(":")
             raw = decode_public(pub)
         except ValueError as exc:
             raise KeysFileError(f"{path}:{n}: not 'KEY_ID KIND:ID PUBLIC_KEY'") from exc
         if key_id_of(raw) != kid or not actor_id:
             raise KeysFileError(f"{path}:{n}: key id {kid} is not its public key's")
-        ring.bindings[kid] = keyring.Binding(kid, raw, kind, actor_id)
+        ends: dict[str, str] = {}
+        for extra in parts[3:]:
+            word, eq, at = extra.partition("=")
+            if word not in _ENDS or not eq or not at or word in ends:
+                raise KeysFileError(f"{path}:{n}: {extra!r} is not revoked=TIME or imported=TIME")
+            ends[word] = at
+        ring.bindings[kid] = keyring.Binding(
+            kid,
+            raw,
+            kind,
+            actor_id,
+            revoked_at=ends.get("revoked"),
+            imported_at=ends.get("imported"),
+        )
     return ring
 
 
@@ -81,7 +108,13 @@ def check_task(
         b = ring.get(key_id)
         if b is None:
             out.append(
-                SigFinding(task_id, "unknown_key", f"seq {seq}: signed by unknown key {key_id}")
+                SigFinding(
+                    task_id,
+                    "unknown_key",
+                    f"seq {seq}: signed by unknown key {key_id}",
+                    seq=seq,
+                    key_id=key_id,
+                )
             )
             continue
         try:
@@ -94,6 +127,8 @@ def check_task(
                     task_id,
                     "bad_signature",
                     f"seq {seq}: signature by key {key_id} ({b.actor}) does not verify",
+                    seq=seq,
+                    key_id=key_id,
                 )
             )
             continue
@@ -103,6 +138,8 @@ def check_task(
                     task_id,
                     "revoked_key",
                     f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), {b.ended}",
+                    seq=seq,
+                    key_id=key_id,
                 )
             )
         for c in covered:
@@ -113,10 +150,14 @@ def check_task(
                         "key_names_another_actor",
                         f"seq {c['seq']}: by {c['actor_kind']}:{c['actor_id']} but signed "
                         f"(seq {seq}) by key {key_id} bound to {b.actor}",
+                        seq=int(c["seq"]),
+                        key_id=key_id,
                     )
                 )
     for seq in sorted(set(sigs) - seqs):
-        out.append(SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event"))
+        out.append(
+            SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event", seq=seq)
+        )
     if pending and (signed or sigs):
         first, last = pending[0]["seq"], pending[-1]["seq"]
         out.append(
@@ -124,6 +165,7 @@ def check_task(
                 task_id,
                 "unsigned_tail",
                 f"seq {first}..{last}: events after the last signature (not signed by any key)",
+                seq=int(first),
             )
         )
     return out

@@ -72,8 +72,15 @@ class Binding:
         return f"imported with a task at {self.imported_at}: it signs only what came before"
 
     def line(self) -> str:
-        """This key as a line of a keys file."""
-        return f"{self.key_id} {self.actor} {base64.b64encode(self.public_raw).decode()}"
+        """This key as a line of a keys file: `KEY_ID KIND:ID PUBLIC_KEY`, then since when it
+        signs nothing (`revoked=AT`, `imported=AT`; see check.read_keys_file), so an auditor
+        accepts what it signed before and refuses what came after."""
+        ends = "".join(
+            f" {word}={at}"
+            for word, at in (("revoked", self.revoked_at), ("imported", self.imported_at))
+            if at is not None
+        )
+        return f"{self.key_id} {self.actor} {base64.b64encode(self.public_raw).decode()}{ends}"
 
 
 @dataclass
@@ -185,6 +192,19 @@ def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
     return ring
 
 
+#: pg_advisory_xact_lock's key for keyring changes (any constant no other lock uses).
+_KEYRING_LOCK = 0x626F726973_6B6579  # "boris" "key"
+
+
+def lock(conn: Connection) -> None:
+    """Serialize keyring changes until the transaction ends. Each entry takes the next seq
+    after the entries it read: on PostgreSQL two transactions (concurrent inits, `keys add`)
+    would read the same head and collide on the key. SQLite's write transaction is already
+    exclusive (BEGIN IMMEDIATE). An advisory lock needs no privilege on any table."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_KEYRING_LOCK)))
+
+
 def rows(conn: Connection) -> list[dict[str, Any]]:
     q = sa.select(t.keyring).order_by(t.keyring.c.seq)
     return [dict(r._mapping) for r in conn.execute(q)]
@@ -202,6 +222,7 @@ def required(conn: Connection) -> bool:
 
 
 def set_required(conn: Connection) -> None:
+    lock(conn)
     conn.execute(sa.delete(t.store_meta).where(t.store_meta.c.key == REQUIRE_KEY))
     conn.execute(sa.insert(t.store_meta).values(key=REQUIRE_KEY, value="1"))
 
@@ -217,6 +238,7 @@ def append(
     actor_name: str = "",
 ) -> dict[str, Any]:
     """Add an entry signed by `signer`; refused unless the signer may (see module doc)."""
+    lock(conn)
     entries = rows(conn)
     ring = fold(entries)
     if ring.problems:

@@ -10,6 +10,7 @@ one file per actor id, never in the store; an agent's key is given by path (`--k
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -27,6 +28,15 @@ _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 class KeyFileError(StoreError):
     """A key file that cannot be read, created or parsed."""
+
+    code = "key_file"
+
+
+class KeyNotFound(KeyFileError):
+    """No key file at the path given, where one was needed (it is not created there)."""
+
+    code = "key_not_found"
+    category = "not_found"
 
 
 def key_id_of(public_raw: bytes) -> str:
@@ -84,6 +94,8 @@ class SigningKey:
 def load_key(path: Path) -> SigningKey:
     try:
         data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise KeyNotFound(f"no key file at {path}") from exc
     except OSError as exc:
         raise KeyFileError(f"cannot read the key {path}: {exc.strerror}") from exc
     try:
@@ -96,7 +108,11 @@ def load_key(path: Path) -> SigningKey:
 
 
 def load_or_create(path: Path) -> SigningKey:
-    """The key at `path`, created (mode 0600, parents 0700) when there is none."""
+    """The key at `path`, created (mode 0600, parents 0700) when there is none.
+
+    Written whole to a temporary name, then linked to `path` (which fails if it exists):
+    a process racing this one (two `boris init` at once) sees no key or a whole one, never
+    an empty file, and the first link wins for both."""
     if path.exists():
         return load_key(path)
     key = SigningKey.generate()
@@ -105,18 +121,32 @@ def load_or_create(path: Path) -> SigningKey:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
+    part = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-            f.flush()
-            os.fsync(f.fileno())
+        _write_new(part, pem)
+        try:
+            os.link(part, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: exclusive create in place
+            _write_new(path, pem)
     except FileExistsError:  # another process made it first: use theirs
         return load_key(path)
     except OSError as exc:
         raise KeyFileError(f"cannot create the key {path}: {exc.strerror}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
     return SigningKey(key.private, path)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def config_dir() -> Path:

@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 
 from ..model import Actor
 from . import keyring
-from .keys import SigningKey
+from .keys import SigningKey, key_id_of
 from .seal import SignatureRefused
 
 
@@ -28,8 +28,10 @@ class Store(Protocol):
 
 def require(store: Store, root: SigningKey | None, person: Actor | None = None) -> None:
     """Make `store` refuse unsigned writes. An empty keyring first trusts `root`, a
-    person's key (`person` names them; by default the key's own id), as its root."""
+    person's key (`person` names them; by default the key's own id), as its root.
+    Idempotent: with a root already there (another init was first), it only requires."""
     with store.transaction() as tx:
+        keyring.lock(tx.conn)  # before reading: concurrent inits agree on one root
         ring = keyring.load(tx.conn)
         if ring.empty:
             if root is None:
@@ -68,8 +70,19 @@ def trust_root(store: Store, root: SigningKey, person: Actor) -> None:
 
 def add_key(store: Store, signer: SigningKey, public_raw: bytes, actor: Actor) -> dict[str, object]:
     """Bind a public key to `actor`, signed by `signer` (a trusted person's key). A second
-    key for the same actor records whom it succeeds."""
+    key for the same actor records whom it succeeds. Adding a key already bound to that
+    actor (and not revoked) again changes nothing and returns its entry: two people adding
+    the agent's key at once both succeed."""
     with store.transaction() as tx:
+        keyring.lock(tx.conn)
+        held = keyring.load(tx.conn).get(key_id_of(public_raw))
+        live = held is not None and held.revoked_at is None and held.imported_at is None
+        if held is not None and live and held.names(actor.kind, actor.id):
+            return next(
+                r
+                for r in reversed(keyring.rows(tx.conn))
+                if r["key_id"] == held.key_id and r["action"] == "added"
+            )
         return keyring.append(
             tx.conn,
             signer,
@@ -82,7 +95,9 @@ def add_key(store: Store, signer: SigningKey, public_raw: bytes, actor: Actor) -
 
 
 def revoke_key(store: Store, signer: SigningKey, key_id: str) -> dict[str, object]:
+    """End a key's trust from now on: what it signed before stays proved."""
     with store.transaction() as tx:
+        keyring.lock(tx.conn)
         ring = keyring.load(tx.conn)
         held = ring.get(key_id)
         if held is None:

@@ -51,10 +51,15 @@ is a no-op; a different history under its id is refused.
 Signatures (format 2): `keyring.json` carries the source store's keyring (its chain of
 public keys bound to actors) and `signatures.jsonl` the task's signatures, one per write
 transaction over the chain hash of its last event. The import stages them with the events and
-verify checks them against that keyring (or only against keys the caller gives); a signature
-that fails refuses the package (`PackageSignaturesFail`). `verify_package` (`offline`) does
-the same against a keys file alone, writing nothing. A format 1 package, or one from an
-unsigned store, carries no signatures: it imports, and says it is unsigned.
+verify checks them: into a signed store, against the keys that store already trusts (or only
+the keys file given), plus the package's keys the person importing names (`trust`); a key
+none of these trusts refuses the package naming it and the actor it claims
+(`PackageKeyUntrusted`), never bound silently. Into an unsigned store, against the keyring
+the package carries (or the keys file). A signature that fails refuses the package
+(`PackageSignaturesFail`). `verify_package` (`offline`) checks against a keys file alone,
+writing nothing. A format 1 package, or one from an unsigned store, carries no signatures:
+it imports into an unsigned store, and says so; a signed store refuses it
+(`PackageUnsigned`).
 
 Approvals arrive as history, never as live authority: an approval that was pending or
 approved in the package is revoked on import by an `approval.retired` event appended (by the
@@ -81,9 +86,11 @@ from .common import (
     BlobRef,
     Limits,
     PackageFailsVerify,
+    PackageKeyUntrusted,
     PackageRefused,
     PackageSignaturesFail,
     PackageTooLarge,
+    PackageUnsigned,
     blob_refs,
 )
 from .export import ExportFailed, export_task, export_with_manifest
@@ -110,9 +117,11 @@ __all__ = [
     "ExportFailed",
     "Limits",
     "PackageFailsVerify",
+    "PackageKeyUntrusted",
     "PackageRefused",
     "PackageSignaturesFail",
     "PackageTooLarge",
+    "PackageUnsigned",
     "blob_refs",
     "export_task",
     "export_with_manifest",

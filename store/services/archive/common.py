@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 from ... import events as ev
 from ... import schema as t
 from ...errors import CommandRejected
+from ...limits import MAX_BLOB_BYTES, MAX_EVENT_LINE_BYTES, MAX_EVENT_LINE_ITEMS
 from ...record import Event
 
 FORMAT = "boris-task-package"
@@ -28,19 +29,22 @@ SIGNED_FORMAT = 2
 # Limits on what an import reads. The sizes a header states are checked before anything is
 # read; the bytes actually decompressed are counted too, so a lying header gains nothing.
 MAX_MEMBERS = 100_000
-MAX_MEMBER_BYTES = 512 * 1024 * 1024
+#: A blob is one member: the largest content a command accepts (store.limits) fits.
+MAX_MEMBER_BYTES = MAX_BLOB_BYTES
 MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
 #: A pax or GNU long-name header is read whole into memory: keep it small.
 MAX_HEADER_BYTES = 64 * 1024
 #: The manifest is parsed whole; it lists every member (about 200 bytes each).
 MAX_MANIFEST_BYTES = 32 * 1024 * 1024
-#: One line of events.jsonl is parsed whole (the log itself is read a line at a time).
-MAX_EVENT_BYTES = 8 * 1024 * 1024
+#: One line of events.jsonl is parsed whole (the log itself is read a line at a time). The
+#: limit follows from what one command may hold (store.limits), so an event any command
+#: wrote is a line an import reads.
+MAX_EVENT_BYTES = MAX_EVENT_LINE_BYTES
 #: JSON values (counted from its commas, colons, braces and brackets) one parse may build:
 #: a small text can expand into many objects, this bounds the memory a parse can take.
 MAX_JSON_ITEMS = 1_000_000
-#: The same budget for one event line (its payload included).
-MAX_EVENT_ITEMS = 250_000
+#: The same budget for one event line (its payload included), again from store.limits.
+MAX_EVENT_ITEMS = MAX_EVENT_LINE_ITEMS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +120,29 @@ class PackageSignaturesFail(PackageFailsVerify):
     signs, events after the last signature. `problems` name the task, seq and key."""
 
     code = "package_signatures_fail"
+
+
+class PackageKeyUntrusted(PackageSignaturesFail):
+    """A signed store was asked to import a package signed by keys it does not trust (nor
+    the keys file given, nor `--trust-key`): whatever actor the package's own keyring says
+    they name, nothing proves it, so nothing is bound to that actor silently. `keys` maps
+    each key id to the actor the package claims for it (None where it claims none)."""
+
+    code = "package_key_untrusted"
+
+    def __init__(self, message: str, keys: dict[str, str | None]) -> None:
+        super().__init__(
+            message,
+            [("untrusted_key", f"key {k} claims {a or 'no actor'}") for k, a in keys.items()],
+        )
+        self.keys = keys
+
+
+class PackageUnsigned(PackageRefused):
+    """An unsigned package offered to a signed store: its events would stand here unproved
+    (an unsigned tail `boris verify` reports), so it is refused."""
+
+    code = "package_unsigned"
 
 
 def refuse(message: str) -> PackageRefused:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ... import events as ev
-from ... import projections
+from ... import projections, tempfiles
 from ... import schema as t
 from ...blobs import PREFIX
 from ...errors import StoreError
@@ -46,7 +46,9 @@ from .common import (
     SIGNATURE_KINDS,
     Limits,
     PackageFailsVerify,
+    PackageKeyUntrusted,
     PackageSignaturesFail,
+    PackageUnsigned,
     checkpoint_rows_json,
     pretty,
     refuse,
@@ -71,13 +73,22 @@ def import_package(
     *,
     limits: Limits | None = None,
     keys: Keyring | None = None,
+    trust: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Verify a package completely, then write its task into `store` in one transaction.
 
-    Its signatures are checked against the keyring it carries (whose own chain must hold),
-    or only against `keys` when given (out-of-band public keys); a package that fails is
-    refused with `PackageSignaturesFail`. A package from an unsigned store (or an older
-    format) carries none: it imports, and the result says `signed: false`.
+    Into a signed store, its signatures are checked against the keys this store already
+    trusts (its keyring), or only `keys` when given (out-of-band public keys), plus the
+    package's own keys whose ids are in `trust` (the person importing vouches for each, as
+    the actor the package's keyring names). A key none of them trusts refuses the package
+    (`PackageKeyUntrusted`, naming the key and the actor it claims): a forger who re-signs
+    a task with keys of their own never gets them bound to a person here. An unsigned
+    package is refused there (`PackageUnsigned`): its events would stand unproved.
+
+    Into an unsigned store (which checks no signatures), against the keyring the package
+    carries (whose own chain must hold), or only `keys`; a package from an unsigned store
+    (or an older format) carries none: it imports, and the result says `signed: false`.
+    A package whose signatures fail is refused with `PackageSignaturesFail`.
 
     Returns the task id, how many events were imported, the blobs, the approvals revoked,
     whether it was signed and whether the task was already here (then nothing is written).
@@ -89,12 +100,18 @@ def import_package(
     label = str(pkg)
     with (
         open(pkg, "rb") as raw,
-        tempfile.TemporaryDirectory(prefix="boris-import-") as tmp,
+        tempfiles.private_directory("boris-import-") as tmp,
         Store.open(Path(tmp) / "staging") as staging,
     ):
         scanned = stage(staging, label, raw, limits)
-        signed = _verify_staged(staging, scanned, keys)
-        result = _write(store, staging, scanned, label, raw, limits, Path(tmp), keys)
+        signed_here = store.is_signed()
+        ring = (
+            _trusted(store, staging, scanned.task_id, keys, frozenset(trust))
+            if signed_here
+            else keys
+        )
+        signed = _verify_staged(staging, scanned, ring)
+        result = _write(store, staging, scanned, label, raw, limits, Path(tmp), ring, signed_here)
         return {**result, "signed": signed}
 
 
@@ -129,6 +146,53 @@ def verify_staged(staging: Store, task_id: str, keys: Keyring | None) -> Report:
     report = verify(staging, task_id, remember=False, keys=keys)
     report.problems = [p for p in report.problems if p.kind not in _STAGING_BLOB_KINDS]
     return report
+
+
+def _trusted(
+    store: Store, staging: Store, task_id: str, keys: Keyring | None, trust: frozenset[str]
+) -> Keyring:
+    """What a signed store checks a package's signatures against: the keys file given, else
+    the keys this store's keyring holds, plus the package's keys named in `trust` (as the
+    actor the package's keyring binds each to). Refuses an unsigned package, and one
+    signed by a key none of these trusts, naming each such key and the actor it claims."""
+    with staging.read() as source:
+        signers = sorted(
+            {
+                str(k)
+                for (k,) in source.execute(
+                    sa.select(t.signatures.c.key_id).where(t.signatures.c.task_id == task_id)
+                )
+            }
+        )
+        carried = keyring.load(source)
+    if not signers:
+        raise PackageUnsigned(
+            f"task {task_id} in the package carries no signatures, and this store is signed: "
+            "nothing would prove who wrote its events here (import it into an unsigned store "
+            "instead); nothing was imported"
+        )
+    if keys is None:
+        with store.read() as conn:
+            keys = keyring.load(conn)
+    ring = Keyring(bindings=dict(keys.bindings))
+    untrusted: dict[str, str | None] = {}
+    for key_id in signers:
+        if key_id in ring.bindings:
+            continue
+        claimed = carried.get(key_id)
+        if key_id in trust and claimed is not None:
+            ring.bindings[key_id] = claimed
+        else:
+            untrusted[key_id] = claimed.actor if claimed is not None else None
+    if untrusted:
+        named = ", ".join(f"{k} (claims {a or 'no actor'})" for k, a in untrusted.items())
+        raise PackageKeyUntrusted(
+            f"task {task_id} in the package is signed by keys this store does not trust: "
+            f"{named}; nothing was imported. Only if you vouch for a key as that actor, "
+            "import again with --trust-key KEY_ID (or add it first: boris keys add)",
+            untrusted,
+        )
+    return ring
 
 
 def _verify_staged(staging: Store, scanned: Scanned, keys: Keyring | None) -> bool:
@@ -311,6 +375,7 @@ def _write(
     limits: Limits,
     tmp: Path,
     keys: Keyring | None = None,
+    signed_here: bool = False,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "task_id": scanned.task_id,
@@ -329,7 +394,7 @@ def _write(
                 return {**result, **_nothing_done()}
             _approval_clash(tx.conn, scanned)
             _copy_events(tx.conn, staging, scanned.task_id)
-            carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys)
+            carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys, signed_here)
             revoked = _retire_approvals(tx, scanned.task_id)
             appended = len(tx.emitted)
             written = _put_blobs(store, label, raw, scanned, limits, tmp)
@@ -347,12 +412,19 @@ def _write(
 
 
 def _carry_signatures(
-    store: Store, conn: Connection, staging: Store, task_id: str, keys: Keyring | None
+    store: Store,
+    conn: Connection,
+    staging: Store,
+    task_id: str,
+    keys: Keyring | None,
+    signed_here: bool,
 ) -> int:
     """In a signed store, the package's signatures come with its events, and each key that
-    made them is bound here as `imported` (signed by the person importing, who vouches for
-    it as history: it proves what it signed before and signs nothing new), so this store's
-    verify proves the imported history too. An unsigned store keeps none (it checks none)."""
+    made them and is not in the keyring yet (one the keys file gave, or the person named
+    with `trust`: `_trusted` refused any other) is bound here as `imported` (signed by the
+    person importing, who vouches for it as history: it proves what it signed before and
+    signs nothing new), so this store's verify proves the imported history too. An unsigned
+    store keeps none (it checks none)."""
     with staging.read() as source:
         sigs = [
             dict(r._mapping)
@@ -360,10 +432,13 @@ def _carry_signatures(
                 sa.select(t.signatures).where(t.signatures.c.task_id == task_id)
             )
         ]
-        ring = keys if keys is not None else keyring.load(source)
     here = keyring.load(conn)
-    if not sigs or (here.empty and not keyring.required(conn)):
+    if not (here.empty and not keyring.required(conn)) and not signed_here:
+        # Signed since the package was checked (against its own keyring): check it again.
+        raise refuse("this store became signed while the package was imported; import it again")
+    if not sigs or not signed_here:
         return 0
+    ring = keys if keys is not None else here
     if store.signer is None:
         raise SignatureRefused(
             "signature_required",
@@ -373,7 +448,7 @@ def _carry_signatures(
     for key_id in sorted({str(s["key_id"]) for s in sigs}):
         theirs = ring.get(key_id)
         if theirs is None:  # pragma: no cover - verify refused the package already
-            raise refuse(f"key {key_id} of task {task_id} is not in the package's keyring")
+            raise refuse(f"key {key_id} of task {task_id} is not a key this import trusts")
         mine = here.get(key_id)
         if mine is not None:
             if not mine.names(theirs.actor_kind, theirs.actor_id):

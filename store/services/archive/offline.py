@@ -16,17 +16,18 @@ nothing about who wrote it: with keys to check against, that is a problem.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 import sqlalchemy as sa
 
 from ... import schema as t
+from ... import tempfiles
+from ...blobs import PREFIX
 from ...signing.keyring import Keyring
 from ...store import Store
 from ..verify import Finding, Report
-from .common import Limits, PackageRefused
+from .common import BLOB_MEMBER, Limits, PackageRefused
 from .importing import check_path, stage, verify_staged
 
 _SUFFIX = "; nothing was imported"
@@ -41,7 +42,7 @@ def verify_package(
     pkg = check_path(pkg_path)
     with (
         open(pkg, "rb") as raw,
-        tempfile.TemporaryDirectory(prefix="boris-verify-package-") as tmp,
+        tempfiles.private_directory("boris-verify-package-") as tmp,
         Store.open(Path(tmp) / "staging") as staging,
     ):
         try:
@@ -52,6 +53,12 @@ def verify_package(
             report.problems.append(Finding(pkg.name, "package_refused", message))
             return report
         report = verify_staged(staging, scanned.task_id, keys)
+        # The staging store is given no blobs: an intended state whose content the package
+        # carries is not absent (verify notes only those the package lacks too).
+        carried = {PREFIX + m.group(1) for n in scanned.blobs if (m := BLOB_MEMBER.fullmatch(n))}
+        report.info = [
+            i for i in report.info if not (i.kind == "blob_absent" and i.digest in carried)
+        ]
         if not report.signed:
             report.problems.append(
                 Finding(

@@ -24,6 +24,7 @@ from ...blobs import PREFIX
 from ...canonical import GENESIS_HASH, canonical_json, chain_hash, digest_of
 from ...codec import EventDecoder
 from ...errors import UnknownEventFormat
+from ...limits import input_problem
 from ...model import Actor
 from ...record import Event, stored_body
 from ...signing import keyring
@@ -132,6 +133,8 @@ def _table_row(
                 raise refuse(f"{where}: {col.name} is not an integer")
         elif not isinstance(value, str):
             raise refuse(f"{where}: {col.name} is not a string")
+        elif "\x00" in value:
+            raise refuse(f"{where}: {col.name} contains a NUL character")
         else:
             length = getattr(col.type, "length", None)
             if length is not None and len(value) > length:
@@ -284,6 +287,10 @@ class EventLog:
             raise refuse(f"{what}: its payload is not valid JSON ({exc})") from None
         if not isinstance(payload, dict):
             raise refuse(f"{what}: its payload is not a JSON object")
+        # What no command accepts (NaN, Infinity, 1e400, NUL) is no stored event either.
+        problem = input_problem(payload, sizes=False)
+        if problem is not None:
+            raise refuse(f"{what}: {problem}")
         if canonical_json(payload) != row["payload"]:
             raise refuse(f"{what}: its payload is not in canonical form")
         try:

@@ -46,6 +46,8 @@ _WHERE: dict[str, str] = {
     "ReconcileEffect": "store.commands.effects",
     "WriteCheckpoint": "store.commands.checkpoints",
     "StopRun": "store.commands.checkpoints",
+    "CloseTask": "store.commands.checkpoints",
+    "SetStatus": "store.commands.core",
     "FileState": "store.events",
     # rules: the store's verdicts and its states as enums
     "ApprovalState": "store.rules",
@@ -78,6 +80,8 @@ _WHERE: dict[str, str] = {
     "stop_plan": "store.rules",
     "why_undecidable": "store.rules",
     "can_stop": "store.status",
+    "can_resume": "store.rules",
+    "close_targets": "store.rules",
     # reads: what the views show
     "decisions": "store.reads.decisions",
     "DecisionKind": "store.reads.decisions",
@@ -125,7 +129,7 @@ _AS: dict[str, str] = {"HISTORY_FIELDS": "FIELDS"}
 
 if TYPE_CHECKING:
     from store.commands.approvals import DecideApproval
-    from store.commands.checkpoints import StopRun, WriteCheckpoint
+    from store.commands.checkpoints import CloseTask, StopRun, WriteCheckpoint
     from store.commands.core import (
         AddCriterion,
         AmendObjective,
@@ -133,6 +137,7 @@ if TYPE_CHECKING:
         Content,
         JudgeCriterion,
         RecordArtifact,
+        SetStatus,
     )
     from store.commands.effects import ObserveEffect, ReconcileEffect
     from store.errors import (
@@ -190,6 +195,8 @@ if TYPE_CHECKING:
         VerdictNeeds,
         budget_left,
         budget_standing,
+        can_resume,
+        close_targets,
         conflict_undecided,
         criterion_done,
         criterion_stales_on_change,
@@ -246,6 +253,7 @@ __all__ = [
     "BudgetStanding",
     "Change",
     "ChangeCriterion",
+    "CloseTask",
     "CommandRejected",
     "Conflict",
     "Content",
@@ -269,6 +277,7 @@ __all__ = [
     "RunStatus",
     "ScopeViolation",
     "Send",
+    "SetStatus",
     "SignatureState",
     "State",
     "StopPlan",
@@ -288,7 +297,9 @@ __all__ = [
     "brief_markdown",
     "budget_left",
     "budget_standing",
+    "can_resume",
     "can_stop",
+    "close_targets",
     "conflict_undecided",
     "criterion_done",
     "criterion_stales_on_change",

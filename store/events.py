@@ -395,10 +395,18 @@ class ApprovalRequested(Payload):
 
 
 @event_type("approval.decided")
-class ApprovalDecided(Payload):
+class ApprovalDecided(Additive):
+    """A person's answer. `sent_back`: changes requested (the note says which). `edited`:
+    the person's revision of the requested object, approved as edited; the approval binds
+    `edited_digest` from here on (the requester's version stays in `approval.requested`)."""
+
     approval_id: str
-    decision: Literal["approved", "rejected"]
+    decision: Literal["approved", "rejected", "sent_back"]
     note: str = ""
+    edited: dict[str, Any] | None = None
+    edited_digest: str | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"edited", "edited_digest"})
 
 
 @event_type("approval.consumed")

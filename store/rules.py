@@ -67,6 +67,9 @@ class ApprovalState(StrEnum):
     PENDING = "pending"
     APPROVED = "approved"
     REJECTED = "rejected"
+    # Neither approved nor rejected: a person asked for changes, with a note; the agent
+    # revises and asks again under a new digest (a new request).
+    SENT_BACK = "sent_back"
     CONSUMED = "consumed"
     EXPIRED = "expired"
     STALE = "stale"
@@ -119,6 +122,32 @@ def can_dispatch(status: str) -> bool:
     return status in DISPATCHING
 
 
+def close_targets(status: str) -> tuple[str, ...]:
+    """What a person may close a run in this status as: `failed` (it will not be finished)
+    or `superseded` (another task replaces it). A run that may still dispatch is stopped
+    first (the stop revokes its approvals and cancels its planned effects); a closed
+    record takes nothing."""
+    from .status import allowed
+
+    if not record_open(status) or status in DISPATCHING:
+        return ()
+    return tuple(s for s in (RunStatus.FAILED, RunStatus.SUPERSEDED) if allowed(status, s))
+
+
+def close_refusal(status: str, to_status: str) -> str | None:
+    """Why a run in this status cannot be closed as `to_status` (None when it can)."""
+    if to_status in close_targets(status):
+        return None
+    if status in DISPATCHING:
+        return f"the run is {status}: stop it first (stopping revokes its approvals)"
+    return f"a run that is {status} cannot be closed as {to_status}"
+
+
+def can_resume(status: str) -> bool:
+    """Whether a person may resume the run (it was stopped, or its budget ran out)."""
+    return awaits_resume(status)
+
+
 def is_reopening(from_status: str, to_status: str) -> bool:
     """Leaving a status set by policy or by the owner for one in which work goes on."""
     return from_status in STOPPED_BY_POLICY and to_status not in TERMINAL
@@ -156,6 +185,8 @@ AUTHORITY: dict[str, Authority] = {
         _ANYONE, ("the run is budget_exhausted or stopped and would go on (reopening)",)
     ),
     "set_budget": Authority(_ANYONE, ("it raises or removes an existing limit",)),
+    # Giving a task up, or declaring it replaced, is a person's decision with their reason.
+    "close_task": Authority(_PERSON),
 }
 
 
@@ -216,6 +247,11 @@ def authority_refusal(
                 "hand_decision_is_a_persons",
                 f"only a person decides a reconciliation by hand: {ask}",
             )
+    if command_type == "close_task":
+        return Refusal(
+            "closing_is_a_persons",
+            f"only a person closes a task that will not be finished, not an {actor_kind}: {ask}",
+        )
     if command_type == "set_status" and is_reopening(status, str(payload.get("status"))):
         return Refusal(
             "reopening_is_a_persons",
@@ -282,7 +318,7 @@ def person_decided_values() -> dict[str, tuple[str, ...]]:
     event an agent may record sets these, so a team store's database refuses an agents' role
     a projection row that does, whatever event comes with it (store.team)."""
     return {
-        "approval": (ApprovalState.APPROVED, ApprovalState.REJECTED),
+        "approval": (ApprovalState.APPROVED, ApprovalState.REJECTED, ApprovalState.SENT_BACK),
         "criterion": (CriterionState.WAIVED,),
     }
 
@@ -840,6 +876,10 @@ def decision_kind(event_type: str, payload: Mapping[str, Any]) -> str | None:
         return str(payload.get("decision") or "approval")
     if kind == "judgement" and payload.get("status") == CriterionState.WAIVED:
         return "waiver"
+    if kind == "checkpoint" and payload.get("reason") == "initial":
+        # Where the record starts: written by itself before the first checkpoint asked for
+        # (commands.checkpoints.write_checkpoint), never a choice the person made.
+        return None
     return kind
 
 

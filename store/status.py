@@ -57,8 +57,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
         {"running", "awaiting_approval", "paused", "blocked", "stopped", "failed", "superseded"}
     ),
     "budget_exhausted": frozenset({"running", "paused", "stopped", "failed", "superseded"}),
-    # A stopped run may be resumed deliberately by the next actor; nothing else leaves it.
-    "stopped": frozenset({"running", "superseded"}),
+    # A stopped run may be resumed deliberately by the next actor, or closed by a person as
+    # failed (it will not be finished) or superseded.
+    "stopped": frozenset({"running", "failed", "superseded"}),
     "completed": frozenset({"superseded"}),
     "failed": frozenset({"running", "superseded"}),
     "superseded": frozenset(),

@@ -130,6 +130,23 @@ def cmd_effects(store: Store, args: argparse.Namespace) -> None:
     _print(args, rows, "\n".join(lines) or "(no effects)")
 
 
+def _decide(a: argparse.Namespace, decision: str) -> c.Command:
+    """A person's answer; `approve --edited-json` / `--text` / `--file` approves their edit."""
+    edited = json.loads(a.edited_json) if a.edited_json else None
+    if edited is not None and not isinstance(edited, dict):
+        raise UsageError("--edited-json must be a JSON object: the prepared object as edited")
+    return ap.DecideApproval.model_validate(
+        {
+            "task_id": a.task,
+            "approval_id": a.approval,
+            "decision": decision,
+            "note": a.note,
+            "edited": edited,
+            "edited_content": _content(a, stdin=False),
+        }
+    )
+
+
 def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
     with store.read() as conn:
         if args.task is not None:
@@ -139,6 +156,7 @@ def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
         f"{r['id']:<14} {r['task_id']:<14} {r['state']:<9} expires {r['expires_at']}  "
         + (f"effect {r['effect_id']}  " if r["effect_id"] else "")
         + f"— {r['consequence']}"
+        + (f" (sent back: “{r['note']}”)" if r["state"] == "sent_back" else "")
         for r in rows
     ]
     _print(args, rows, "\n".join(lines) or "(no approvals)")
@@ -230,16 +248,29 @@ def register(add: Add) -> None:
     for name, decision in (("approve", "approved"), ("reject", "rejected")):
         sp = add(
             name,
-            _write(
-                lambda a, d=decision: ap.DecideApproval(
-                    task_id=a.task, approval_id=a.approval, decision=d, note=a.note
-                )
-            ),
+            _write(lambda a, d=decision: _decide(a, d)),
             f"decide an approval: {decision} (a person, never the requester)",
         )
         sp.add_argument("task", help=TASK_HELP)
         sp.add_argument("approval", help="the approval's id (boris approvals lists them)")
         sp.add_argument("--note", default="", help="the reviewer's note, kept with the decision")
+        if name == "reject":
+            sp.set_defaults(edited_json=None, text=None, file=None)
+            continue
+        sp.add_argument(
+            "--edited-json", help="approve your edit: the prepared object as you revised it"
+        )
+        sp.add_argument("--text", help="approve your edit: a file write's new content")
+        sp.add_argument("--file", help="approve your edit: a file with the new content")
+    sp = add(
+        "send-back",
+        _write(lambda a: _decide(a, "sent_back")),
+        "answer an approval with changes requested: the note says what to change",
+    )
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument("approval", help="the approval's id (boris approvals lists them)")
+    sp.add_argument("--note", required=True, help="what the requester should change")
+    sp.set_defaults(edited_json=None, text=None, file=None)
 
     sp = add(
         "dispatch",
@@ -359,6 +390,21 @@ def register(add: Add) -> None:
         default=[],
         help="another head the stopped checkpoint merges (needs --continue-from; repeat for more)",
     )
+
+    sp = add(
+        "close",
+        _write(lambda a: ck.CloseTask(task_id=a.task, status=a.as_status, reason=a.reason)),
+        "close a task that will not be finished (a person's decision; stop a live run first)",
+    )
+    sp.add_argument("task", help=TASK_HELP)
+    sp.add_argument(
+        "--as",
+        dest="as_status",
+        choices=["failed", "superseded"],
+        required=True,
+        help="failed: it will not be finished; superseded: another task replaces it",
+    )
+    sp.add_argument("--reason", required=True, help="why it will not be finished")
 
     sp = add(
         "checkpoint",

@@ -10,7 +10,7 @@ never this package.
 
 from . import approvals, checkpoints, effects, narrative
 from .approvals import DecideApproval, RequestApproval
-from .checkpoints import StopRun, WriteCheckpoint
+from .checkpoints import CloseTask, StopRun, WriteCheckpoint
 from .core import (
     AddCriterion,
     AddPhase,
@@ -62,6 +62,7 @@ __all__ = [
     "ChangeCriterion",
     "ChargeBudget",
     "ClaimIn",
+    "CloseTask",
     "Command",
     "CompletePhase",
     "Content",

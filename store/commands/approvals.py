@@ -20,8 +20,16 @@ from ..canonical import digest_of
 from ..errors import AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
 from ..tx import Tx
-from .core import Ident, TaskCommand, _require_writable, handles, new_id, settle_status
-from .effects import effect_row, intent_open, normalize_consequence
+from . import message_edit
+from .core import Content, Ident, TaskCommand, _require_writable, handles, new_id, settle_status
+from .effects import (
+    effect_row,
+    intended_file_state,
+    intent_open,
+    normalize_consequence,
+    open_approvals,
+    prepared_object,
+)
 
 
 class RequestApproval(TaskCommand):
@@ -36,10 +44,22 @@ class RequestApproval(TaskCommand):
 
 
 class DecideApproval(TaskCommand):
+    """A person's answer: approved, rejected, or `sent_back` (changes requested: the note
+    says which, and the requester asks again with a revised object under a new digest).
+
+    Edit, then approve: with `approved`, `edited` (the prepared object as the person revised
+    it) or `edited_content` (a file write's new content) approves the person's version: it
+    is recorded as their revision of the effect, and the approval binds its digest."""
+
     type: Literal["decide_approval"] = "decide_approval"
     approval_id: Ident
-    decision: Literal["approved", "rejected"]
+    decision: Literal["approved", "rejected", "sent_back"]
     note: str = ""
+    edited: dict[str, Any] | None = None
+    edited_content: Content | None = None
+    # A message's words as the person edited them (subject, body): the store makes the
+    # edited object from them (a payload's fields, or the mail effect's RFC 822 content).
+    edited_message: dict[Literal["subject", "body"], str] | None = None
 
 
 def _plus_seconds(iso: str, seconds: float) -> str:
@@ -116,12 +136,89 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     refused = rules.decider_refusal(row.requester, actor.kind, actor.id)
     if refused is not None:
         raise AuthorityRefused(refused.rule, refused.message)
+    if cmd.decision == "sent_back" and not cmd.note.strip():
+        raise CommandRejected("sending back needs a note: say what should change")
+    edited = _persons_revision(tx, cmd, row, actor)
     # The projection is written by the event alone (a team store's server lets no agents'
     # role write it otherwise; store.team).
     tx.emit(
         cmd.task_id,
-        ev.ApprovalDecided(approval_id=cmd.approval_id, decision=cmd.decision, note=cmd.note),
+        ev.ApprovalDecided(
+            approval_id=cmd.approval_id,
+            decision=cmd.decision,
+            note=cmd.note,
+            edited=edited,
+            edited_digest=digest_of(edited) if edited is not None else None,
+        ),
         actor,
     )
     settle_status(tx, cmd.task_id, actor)
     return cmd.decision
+
+
+def _persons_revision(tx: Tx, cmd: DecideApproval, row: Any, actor: Actor) -> dict[str, Any] | None:
+    """The object as the person edited it, or None when they approve it as asked. An
+    effect's intent is revised in the person's name first (the agent's version stays in
+    the log), and any other open approval of the old object goes stale."""
+    if cmd.edited is None and cmd.edited_content is None and cmd.edited_message is None:
+        return None
+    if cmd.decision != "approved":
+        raise CommandRejected("only an approval approves an edited object; send it back instead")
+    if cmd.edited_message is not None:
+        cmd = _message_edit(tx, cmd, row)
+    if row.effect_id is None:
+        if cmd.edited_content is not None or cmd.edited is None:
+            raise CommandRejected("new content edits an effect's file; this request has none")
+        edited = cmd.edited
+    else:
+        effect = effect_row(tx, cmd.task_id, row.effect_id)
+        if not intent_open(effect):
+            raise CommandRejected(f"effect {row.effect_id} is {effect.stage}: it cannot change")
+        old = dict(effect.intent)
+        intended = (
+            intended_file_state(tx, cmd.task_id, cmd.edited_content, None)
+            if cmd.edited_content is not None
+            else ev.FileState.model_validate(old["intended"])
+        )
+        edited = prepared_object(effect.kind, effect.target, intended, cmd.edited)
+    digest = digest_of(edited)
+    if digest == row.payload_digest:
+        return None  # nothing changed: an approval of the object as asked
+    if row.effect_id is not None:
+        tx.emit(
+            cmd.task_id,
+            ev.EffectRevised(
+                effect_id=row.effect_id,
+                intended=intended,
+                prepared=edited,
+                prepared_digest=digest,
+                consequence=str(effect.consequence),
+                reason=f"edited by {actor.id} before approving approval {cmd.approval_id}",
+            ),
+            actor,
+        )
+        others = [a for a in open_approvals(tx, cmd.task_id, row.effect_id) if a != row.approval_id]
+        if others:
+            tx.emit(
+                cmd.task_id,
+                ev.ApprovalRetired(
+                    approval_ids=tuple(others),
+                    state="stale",
+                    reason=f"effect {row.effect_id} was edited by {actor.id}",
+                ),
+                actor,
+            )
+    return edited
+
+
+def _message_edit(tx: Tx, cmd: DecideApproval, row: Any) -> DecideApproval:
+    """The edited words as an edited object: the payload's fields, or the mail's content."""
+    fields: dict[str, str] = {str(k): v for k, v in (cmd.edited_message or {}).items()}
+    payload = dict(row.payload or {})
+    if any(isinstance(payload.get(k), str) for k in message_edit.MESSAGE_FIELDS):
+        return cmd.model_copy(update={"edited": message_edit.edited_fields(payload, fields)})
+    digest = (payload.get("intended") or {}).get("digest")
+    if row.effect_id is None or not digest:
+        raise CommandRejected("this request holds no message whose words can be edited")
+    text = message_edit.edited_message(tx.blobs.read(str(digest)), fields)
+    return cmd.model_copy(update={"edited_content": Content(text=text)})

@@ -92,6 +92,8 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
             found.expires_at = str(p.get("expires_at") or "")
         elif type_ == "approval.decided" and actor_kind == rules.ActorKind.PERSON:
             found.decision = str(p.get("decision"))
+            # Edit, then approve: the person's version is what the approval binds.
+            found.payload_digest = p.get("edited_digest") or found.payload_digest
         elif type_ == "approval.consumed":
             found.consumed = True
     return found

@@ -25,7 +25,7 @@ from ..errors import CommandRejected, EvidenceMissing, PendingWork
 from ..model import Actor
 from ..tx import Tx
 from .checkpoint_state import known_state
-from .core import TaskCommand, _require_writable, handles, new_id
+from .core import TaskCommand, _require_writable, change_status, handles, new_id
 
 Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
 
@@ -39,6 +39,17 @@ class WriteCheckpoint(TaskCommand):
     # Other heads this checkpoint merges (they are superseded and recorded as merged).
     merge: list[str] = Field(default_factory=list)
     checkpoint_id: str | None = None
+
+
+class CloseTask(TaskCommand):
+    """Close a task that will not be finished: a person's decision, with their reason. It
+    becomes `failed` (given up; a person may still reopen it) or `superseded` (another task
+    replaces it; the record closes). A run that may still dispatch is stopped first, so
+    closing never leaves an approval to be decided or an effect planned."""
+
+    type: Literal["close_task"] = "close_task"
+    status: Literal["failed", "superseded"]
+    reason: str = Field(min_length=1)
 
 
 class StopRun(TaskCommand):
@@ -197,7 +208,7 @@ def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
     _require_writable(tx, cmd.task_id)
     if cmd.reason == "stopped":
         raise CommandRejected("a stopped checkpoint is written by the stop command")
-    return write_checkpoint(
+    cid = write_checkpoint(
         tx,
         cmd.task_id,
         cmd.reason,
@@ -207,6 +218,30 @@ def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
         merge=cmd.merge,
         checkpoint_id=cmd.checkpoint_id,
     )
+    if cmd.reason == "final":
+        # A final checkpoint is written only with nothing pending, so it completes the task
+        # (whoever writes it; the completion rule is checked again by change_status). A run
+        # a person stopped stays as it is: only a person resumes it, then finishes it.
+        status = str(tx.task(cmd.task_id).status)
+        if st.allowed(status, rules.RunStatus.COMPLETED):
+            change_status(
+                tx,
+                cmd.task_id,
+                rules.RunStatus.COMPLETED,
+                f"final checkpoint {cid}: every criterion satisfied or waived",
+                actor,
+            )
+    return cid
+
+
+@handles(CloseTask)
+def _close(tx: Tx, cmd: CloseTask, actor: Actor) -> str:
+    current = _require_writable(tx, cmd.task_id)
+    refusal = rules.close_refusal(current, cmd.status)
+    if refusal is not None:
+        raise CommandRejected(f"task {cmd.task_id}: {refusal}")
+    change_status(tx, cmd.task_id, cmd.status, f"closed by {actor.label()}: {cmd.reason}", actor)
+    return cmd.status
 
 
 @handles(StopRun)

@@ -978,8 +978,13 @@ def settle_status(tx: Tx, task_id: str, actor: Actor) -> None:
 def _set_status(tx: Tx, cmd: SetStatus, actor: Actor) -> str:
     if cmd.status == "stopped":
         raise CommandRejected("use the stop command: it revokes approvals and writes a checkpoint")
+    reopening = rules.is_reopening(str(tx.task(cmd.task_id).status), cmd.status)
     change_status(tx, cmd.task_id, cmd.status, cmd.reason, actor)
-    return cmd.status
+    if reopening:
+        # A resumed run is as the ledger has it: an effect still in doubt makes it
+        # outcome_unknown again (what the stop revoked stays revoked: nothing is pending).
+        settle_status(tx, cmd.task_id, actor)
+    return str(tx.task(cmd.task_id).status)
 
 
 @handles(RecordNote)

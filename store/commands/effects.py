@@ -220,7 +220,7 @@ class RecordResponse(TaskCommand):
     error: str | None = None
 
 
-def _intended_file_state(
+def intended_file_state(
     tx: Tx, task_id: str, content: Content | None, given: ev.FileState | None
 ) -> ev.FileState:
     if content is not None:
@@ -231,7 +231,7 @@ def _intended_file_state(
     raise CommandRejected("a planned effect needs its intended post-state: content or intended")
 
 
-def _prepared(
+def prepared_object(
     kind: str, target: str, intended: ev.FileState, given: dict[str, Any] | None
 ) -> dict[str, Any]:
     if given is not None:
@@ -264,8 +264,8 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
         pre = cmd.pre_state
     else:
         pre, _ = observe_file(target)
-    intended = _intended_file_state(tx, cmd.task_id, cmd.content, cmd.intended)
-    prepared = _prepared(cmd.kind, target, intended, cmd.prepared)
+    intended = intended_file_state(tx, cmd.task_id, cmd.content, cmd.intended)
+    prepared = prepared_object(cmd.kind, target, intended, cmd.prepared)
     tx.emit(
         cmd.task_id,
         ev.EffectPlanned(
@@ -293,7 +293,7 @@ def intent_open(row: Any) -> bool:
     return rules.intent_open(row.stage, row.outcome)
 
 
-def _open_approvals(tx: Tx, task_id: str, effect_id: str | None = None) -> list[str]:
+def open_approvals(tx: Tx, task_id: str, effect_id: str | None = None) -> list[str]:
     q = sa.select(t.approvals.c.approval_id).where(
         t.approvals.c.task_id == task_id, t.approvals.c.state.in_(("pending", "approved"))
     )
@@ -313,11 +313,11 @@ def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
         )
     old = dict(row.intent)
     intended = (
-        _intended_file_state(tx, cmd.task_id, cmd.content, cmd.intended)
+        intended_file_state(tx, cmd.task_id, cmd.content, cmd.intended)
         if cmd.content is not None or cmd.intended is not None
         else ev.FileState.model_validate(old["intended"])
     )
-    prepared = _prepared(row.kind, row.target, intended, cmd.prepared)
+    prepared = prepared_object(row.kind, row.target, intended, cmd.prepared)
     digest = digest_of(prepared)
     consequence = normalize_consequence(cmd.consequence or row.consequence)
     tx.emit(
@@ -332,7 +332,7 @@ def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
         ),
         actor,
     )
-    stale = _open_approvals(tx, cmd.task_id, cmd.effect_id)
+    stale = open_approvals(tx, cmd.task_id, cmd.effect_id)
     if stale and digest != old["prepared_digest"]:
         tx.emit(
             cmd.task_id,
@@ -356,7 +356,7 @@ def _cancel_effect(tx: Tx, cmd: CancelEffect, actor: Actor) -> None:
             f"effect {cmd.effect_id} is {row.stage}: a dispatched effect is reconciled, not cancelled"
         )
     tx.emit(cmd.task_id, ev.EffectCancelled(effect_id=cmd.effect_id, reason=cmd.reason), actor)
-    stale = _open_approvals(tx, cmd.task_id, cmd.effect_id)
+    stale = open_approvals(tx, cmd.task_id, cmd.effect_id)
     if stale:
         tx.emit(
             cmd.task_id,

@@ -183,9 +183,12 @@ def tool_specs(max_wait_seconds: float) -> list[ToolSpec]:
     specs.append(
         ToolSpec(
             WAIT_TOOL,
-            "Wait until a person decides an approval (approved or rejected), or it expires, is "
-            f"revoked or goes stale; at most timeout_seconds (up to {max_wait_seconds:g}). "
-            "Returns its state; timed_out is true when nobody decided in time. Cancellable.",
+            "Wait until a person decides an approval (approved, rejected, or sent_back: changes "
+            "requested, the note says which; revise and request_approval again), or it expires, "
+            f"is revoked or goes stale; at most timeout_seconds (up to {max_wait_seconds:g}). "
+            "Returns its state and payload_digest (an approval of a person's edit binds their "
+            "version: dispatch exactly it); timed_out is true when nobody decided in time. "
+            "Cancellable.",
             {
                 "type": "object",
                 "properties": {
@@ -265,6 +268,9 @@ def approval_now(store: Store, task_id: str, approval_id: str) -> dict[str, Any]
         "decided_by": row.decided_by,
         "decided_at": row.decided_at,
         "note": row.note,
+        "changes_requested": state == rules.ApprovalState.SENT_BACK,
+        # Approved: the exact object to hand the executor (a person's edit, if they made one).
+        "payload": row.payload if state == rules.ApprovalState.APPROVED else None,
         "payload_digest": row.payload_digest,
         "expires_at": row.expires_at,
     }

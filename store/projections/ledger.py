@@ -254,6 +254,13 @@ def _approval_decided(conn: Connection, event: Event) -> None:
         .where(_approval_key(event.task_id, p.approval_id))
         .values(state=p.decision, decided_by=_actor(event), decided_at=event.at, note=p.note)
     )
+    if p.edited is not None:
+        # Edit, then approve: the approval binds the person's version from here on.
+        conn.execute(
+            t.approvals.update()
+            .where(_approval_key(event.task_id, p.approval_id))
+            .values(payload=p.edited, payload_digest=p.edited_digest)
+        )
     effect_id = conn.execute(
         sa.select(t.approvals.c.effect_id).where(_approval_key(event.task_id, p.approval_id))
     ).scalar()

@@ -21,7 +21,7 @@ from .. import schema as t
 from ..blobs import BlobStore
 from ..errors import UnknownApproval, UnknownTask
 from ..model import Actor
-from .changes import Change, Facts, change_of, pretty_json
+from .changes import Change, Facts, Send, change_of, pretty_json
 
 
 class ApprovalVerdict(StrEnum):
@@ -29,6 +29,12 @@ class ApprovalVerdict(StrEnum):
 
     APPROVE = "approved"
     REJECT = "rejected"
+    # Changes requested: neither approved nor rejected; needs a note saying what to change.
+    SEND_BACK = "sent_back"
+
+
+#: The fields of a message a person may edit before approving it.
+EDITABLE_MESSAGE_FIELDS = ("subject", "body")
 
 
 #: The events that change an approval, by type: the last of them is the approval's version.
@@ -70,6 +76,9 @@ class ApprovalDecision:
     seq: int
     task_seq: int
     now: str
+
+    #: The prepared object's fields a person may edit, then approve (empty: none).
+    editable: tuple[str, ...] = ()
 
     @property
     def decidable(self) -> bool:
@@ -137,6 +146,7 @@ def approval_decision(
     why = rules.why_undecidable(state, row.expires_at, now, row.decided_by)
     payload = dict(row.payload or {})
     requester = _actor(row.requester)
+    change = change_of(payload, _facts(conn, row), blobs)
     return ApprovalDecision(
         task_id=task_id,
         approval_id=approval_id,
@@ -152,10 +162,28 @@ def approval_decision(
         note=row.note or "",
         payload_digest=row.payload_digest,
         prepared_json=pretty_json(payload),
-        change=change_of(payload, _facts(conn, row), blobs),
+        change=change,
         verdicts=() if why is not None else tuple(ApprovalVerdict),
         why_not=why,
         seq=approval_seq(conn, task_id, approval_id),
         task_seq=int(task_seq),
         now=now,
+        editable=() if why is not None else _editable(payload, change, row.effect_id),
     )
+
+
+def _editable(payload: dict[str, Any], change: Change, effect_id: str | None) -> tuple[str, ...]:
+    """The message fields a person may edit, then approve (DecideApproval `edited_message`):
+    a payload's own subject/body, or a mail effect's plain-text message shown whole."""
+    own = tuple(k for k in EDITABLE_MESSAGE_FIELDS if isinstance(payload.get(k), str))
+    if own:
+        return own
+    # Only a plain-text message shown whole (not HTML, not cut, no attachments, readable).
+    whole = (
+        isinstance(change, Send)
+        and change.digest is not None
+        and change.problem is None
+        and not change.attachments
+        and not any("HTML" in n or "are shown" in n for n in change.notes)
+    )
+    return EDITABLE_MESSAGE_FIELDS if whole and effect_id is not None else ()

@@ -20,10 +20,22 @@ from .. import schema as t
 FIELDS = ("at", "kind", "task_id", "task_title", "seq", "subject", "what", "note", "actor")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _a(word: str) -> str:
+    """The word with its article: an initial, a milestone."""
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
 def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
     """(subject id, what was decided, the note written) from an event's payload."""
+    if kind == "sent_back":
+        return p.get("approval_id", ""), "sent the request back", p.get("note", "")
     if kind in {"approved", "rejected", "approval"}:
-        return p.get("approval_id", ""), f"{kind} the request", p.get("note", "")
+        edited = " (edited)" if p.get("edited_digest") else ""
+        return p.get("approval_id", ""), f"{kind} the request{edited}", p.get("note", "")
     if kind == "reconcile":
         how = "decided by hand" if p.get("decided_by_person") else "from an observation"
         return p.get("effect_id", ""), f"reconciled: {p.get('verdict')} ({how})", p.get("note", "")
@@ -32,12 +44,15 @@ def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
     if kind == "stop":
         revoked = len(p.get("revoked_approvals") or ())
         cancelled = len(p.get("cancelled_effects") or ())
-        what = f"stopped the run ({revoked} approvals revoked, {cancelled} effects cancelled)"
+        what = (
+            f"stopped the run ({_count(revoked, 'approval')} revoked, "
+            f"{_count(cancelled, 'effect')} cancelled)"
+        )
         return "", what, p.get("reason", "")
     if kind == "checkpoint":
         return (
             p.get("checkpoint_id", ""),
-            f"wrote a {p.get('reason')} checkpoint",
+            f"wrote {_a(str(p.get('reason')))} checkpoint",
             p.get("note", ""),
         )
     return "", kind, ""

@@ -122,6 +122,9 @@ def attention_score(status: str, n: dict[str, Any]) -> int:
     score += 70 * n.get("missing_blobs", 0)
     score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
     score += 20 if n.get("budget") in BUDGET_NEEDS_YOU else 0
+    if not rules.record_open(status):
+        # A closed record takes no decision: only evidence it lost still needs a person.
+        return 70 * n.get("missing_blobs", 0) or -1
     if status in {"completed", "superseded", "stopped"} and score == 0:
         score = -1
     return score

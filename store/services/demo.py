@@ -24,6 +24,7 @@ from ..commands import effects as e
 from ..events import FileState
 from ..model import Actor, PhaseInput
 from ..store import Store
+from .demo_keys import DemoWriter, demo_writer
 
 AGENT = Actor(kind="agent", id="drafter-7", name="Drafting agent")
 # A later session of the same job that resumed from the initial checkpoint, not the newest.
@@ -81,14 +82,16 @@ def fill_demo(store: Store) -> list[str]:
     workspace = store.location.directory / "demo-workspace"
     existing = set(store.task_ids())
     suffix = "" if "guide" not in existing else f"-{len(existing)}"
+    # In a signed store each demo actor signs with a key of its own (demo_keys).
+    writer = demo_writer(store, (AGENT, RESUMED, OWNER), workspace)
     ids = [
-        _reference_guide(store, workspace / f"reference-guide{suffix}", f"guide{suffix}"),
-        _project_note(store, workspace / f"project-note{suffix}", f"note{suffix}"),
+        _reference_guide(writer, workspace / f"reference-guide{suffix}", f"guide{suffix}"),
+        _project_note(writer, workspace / f"project-note{suffix}", f"note{suffix}"),
     ]
     return ids
 
 
-def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
+def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
     src_dir, out_dir = ws / "sources", ws / "out"
     store.execute(
         c.CreateTask(
@@ -290,7 +293,7 @@ def _reference_guide(store: Store, ws: Path, task_id: str) -> str:
     return task_id
 
 
-def _upload_timed_out(store: Store, task_id: str, guide: Path) -> None:
+def _upload_timed_out(store: DemoWriter, task_id: str, guide: Path) -> None:
     """The guide's current version, approved by the owner, sent to the docs site; nothing came
     back, so nobody knows whether it is there: no blind retry until it is reconciled."""
     effect_id = "upload-guide"
@@ -356,7 +359,7 @@ def _mk(path: Path) -> Path:
     return path.resolve()
 
 
-def _project_note(store: Store, ws: Path, task_id: str) -> str:
+def _project_note(store: DemoWriter, ws: Path, task_id: str) -> str:
     note = _write(ws / "notes" / "project-note.md", NOTE_V1)
     store.execute(
         c.CreateTask(
@@ -394,7 +397,7 @@ def _project_note(store: Store, ws: Path, task_id: str) -> str:
     return task_id
 
 
-def _save_claimed_not_done(store: Store, task_id: str, note: Path) -> None:
+def _save_claimed_not_done(store: DemoWriter, task_id: str, note: Path) -> None:
     """The file tool says it wrote the note; the note on disk still holds its old bytes."""
     target = os.path.realpath(note)
     effect_id = "save-note"
@@ -431,7 +434,7 @@ def _save_claimed_not_done(store: Store, task_id: str, note: Path) -> None:
     )
 
 
-def _mail_awaiting_approval(store: Store, task_id: str) -> None:
+def _mail_awaiting_approval(store: DemoWriter, task_id: str) -> None:
     """An email of the updated note, waiting for the owner; the request expires in hours."""
     effect_id = "mail-note"
     store.execute(

@@ -267,6 +267,7 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
                     }
                 )
 
+    _sent_back(task_id, state["approvals"], effects, blockers, actions)
     ctx = _Run(task_id, status_now, closed, state["budgets"])
     _run_status(ctx, state, blockers, actions, forbidden)
     effect_briefs = []
@@ -681,6 +682,51 @@ def _effect_brief(
         text += f" with approval {valid[0]['id']}, valid until {valid[0]['expires_at']}"
     actions.append(_item(text, rules.ActorKind.AGENT, dispatch, ("executor",), evidence=evidence))
     return brief
+
+
+def _sent_back(
+    task_id: str,
+    rows: list[dict[str, Any]],
+    effects: dict[str, dict[str, Any]],
+    blockers: list[dict[str, Any]],
+    actions: list[dict[str, Any]],
+) -> None:
+    """A request a person sent back, not yet asked again: what they asked for, in their
+    words, and the next step (revise the object, then ask under the new digest)."""
+    for i, a in enumerate(rows):
+        if a["state"] != rules.ApprovalState.SENT_BACK:
+            continue
+        eid = a["effect_id"]
+        # Asked again already (a later request for the same effect): that one is the news.
+        if eid is not None and any(later["effect_id"] == eid for later in rows[i + 1 :]):
+            continue
+        if eid is not None and effects.get(eid, {}).get("stage") not in {"planned", "approved"}:
+            continue
+        who = (a.get("decided_by") or {}).get("id", "a person")
+        what = f"effect {eid}" if eid is not None else "the payload"
+        blockers.append(
+            {
+                "kind": "changes_requested",
+                "approval_id": a["approval_id"],
+                "effect_id": eid,
+                "note": a.get("note") or "",
+                "message": f"approval {a['approval_id']} was sent back by {who} with changes "
+                f"requested: “{a.get('note') or ''}”; revise {what}, then request a new approval",
+            }
+        )
+        if eid is not None:
+            actions.append(
+                _item(
+                    f"revise effect {eid} as {who} asked (“{a.get('note') or ''}”), then "
+                    "request a new approval for the revised object",
+                    rules.ActorKind.AGENT,
+                    _cmd("revise_effect", task_id, effect_id=eid, reason=a.get("note") or ""),
+                    ("prepared",),
+                    evidence=[
+                        {"kind": "approval", "id": a["approval_id"], "digest": a["payload_digest"]}
+                    ],
+                )
+            )
 
 
 def brief_markdown(b: dict[str, Any]) -> str:

@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from boris_desktop.main_window import MainWindow
 
     window = MainWindow(staged=True)  # the rest is built right after the first paint
-    window.resize(1280, 780)
+    window.fit_to_screen()  # the screen's available room, or where the reviewer left it
     if args.exit_after_paint:
         _exit_after_paint(app, window)
     window.show()
@@ -147,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.loaded.connect(freeze_startup)
     # The lexing process starts while the reviewer reads the inbox, not at the first preview.
     window.loaded.connect(_warm_lexing)
+    from boris_desktop.runtime.terminate import quit_on_terminate
+
+    quit_on_terminate(app)  # `kill PID` closes the window and what it started
     rc = app.exec()
     from PySide6.QtCore import QThreadPool
 

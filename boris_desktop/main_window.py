@@ -51,6 +51,8 @@ EMPTY, TASK, NOTHING, NO_DECISION = range(4)
 COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity")
 #: The widest a column sized to its contents gets, by column (Status, Budget, Last activity).
 COLUMN_CAP = {1: 180, 3: 150, 4: 140}
+#: The search waits this long after the last keystroke: typing a word asks for one search.
+SEARCH_PAUSE_MS = 150
 COLUMN_WIDEST = {1: "awaiting approval", 3: "100% exhausted", 4: "2026-12-03 21:10"}
 
 
@@ -59,6 +61,7 @@ class MainWindow(QMainWindow):
     loaded = Signal()  # the inbox (and task, if any) reflect the store
     peeked = Signal()  # the inbox lists the tasks read before the store was open
     finished = Signal()  # built whole (see `staged`)
+    searched = Signal()  # the inbox shows the rows matching the search box
 
     def __init__(
         self, store: Store | None = None, *, poll_ms: int = 1000, staged: bool = False
@@ -202,9 +205,13 @@ class MainWindow(QMainWindow):
         self._reselect = _soon(self, self._select_row)
         self.proxy.rowsInserted.connect(lambda *_: self._reselect.start())
         self.proxy.layoutChanged.connect(lambda *_: self._reselect.start())
-        self.search.textChanged.connect(self.proxy.set_text)
         self._to_selected = _soon(self, self.scroll_to_selected)
-        self.search.textChanged.connect(lambda *_: self._to_selected.start())
+        # The search waits for a pause in the typing, then picks the rows on a worker.
+        self._search_due = QTimer(self)
+        self._search_due.setSingleShot(True)
+        self._search_due.setInterval(SEARCH_PAUSE_MS)
+        self._search_due.timeout.connect(self._search)
+        self.search.textChanged.connect(lambda *_: self._search_due.start())
         self.status_filter.currentIndexChanged.connect(lambda *_: self._to_selected.start())
         self.table.horizontalHeader().sortIndicatorChanged.connect(
             lambda *_: self._to_selected.start()
@@ -216,6 +223,7 @@ class MainWindow(QMainWindow):
         )
 
         self._task_view: TaskView | None = None
+        self._parts_moved: set[str] = set()  # parts whose split the reviewer dragged
         self.empty_button = QPushButton("Load the demo tasks")
         self.empty_button.setAccessibleName("Load the demo tasks")
         self.empty_button.clicked.connect(self.load_demo)
@@ -340,7 +348,25 @@ class MainWindow(QMainWindow):
                 tree = getattr(panel, "tree", None)
                 if tree is not None:
                     tree.selectionModel().currentChanged.connect(lambda *_: self.menu_actions.update())
+            self._restore_part_splits()
         return self._task_view
+
+    def _restore_part_splits(self) -> None:
+        """Each part's split (list, detail; the lineage graph) as the reviewer last dragged
+        it; a part never dragged keeps sizing itself to its content."""
+        from boris_desktop.task.panels.checkpoints import CheckpointsPanel
+
+        assert self._task_view is not None
+        for title, panel in self._task_view.panels.items():
+            split = getattr(panel, "split", None)
+            if split is None:
+                continue
+            state = settings.layout(f"part/{title}/split")
+            if state is not None and split.restoreState(state):
+                self._parts_moved.add(title)
+                if isinstance(panel, CheckpointsPanel):
+                    panel.keep_graph_height()
+            split.splitterMoved.connect(lambda *_, t=title: self._parts_moved.add(t))
 
     # --- menus ---------------------------------------------------------------------------
 
@@ -628,6 +654,10 @@ class MainWindow(QMainWindow):
             then, self._then = self._then, None
             then(bundle["task"])
 
+    def own_write(self, task_id: str) -> None:
+        """The reviewer is writing to this task (run_command): not news to them."""
+        self.notifier.own_write(task_id)
+
     def open_decision(self, decision_id: str) -> None:
         """A notification was clicked: the window in front, that decision's dialog open."""
         self.showNormal()
@@ -702,7 +732,7 @@ class MainWindow(QMainWindow):
 
     def _on_peeked(self, result: dict[str, Any] | None) -> None:
         tasks = result["tasks"] if result else None
-        if self.store is not None or not tasks or self.inbox.rows:
+        if self.store is not None or not tasks or self.inbox.all_rows:
             return  # the store came first, or there is nothing to show
         assert result is not None
         self.inbox.set_rows(tasks, result["order"], result["planned"])
@@ -742,7 +772,7 @@ class MainWindow(QMainWindow):
             self._timer.stop()
         else:
             self._timer.start()
-        self.notifier.reset()
+        self.notifier.reset(store.location.describe())
         # The queue and the history read once the inbox is in: three big reads at once on a
         # big store make every call the GUI thread makes into Python wait for the interpreter
         # lock behind two workers (benchmarks/bench_queue.py), and the inbox is painted first.
@@ -814,10 +844,34 @@ class MainWindow(QMainWindow):
             self._failed,
         )
 
-    def _shown(self) -> tuple[tuple[int, bool], list[dict[str, Any]], int]:
+    def _shown(self) -> tuple[tuple[int, bool], list[dict[str, Any]], int, tuple[str, ...]]:
         """The inbox's order, a copy of its row list (the rows themselves are never changed
-        in place, so a worker may read them) and its revision."""
-        return self.inbox.order, list(self.inbox.rows), self.inbox.revision
+        in place, so a worker may read them), its revision and its search."""
+        return self.inbox.order, list(self.inbox.rows), self.inbox.revision, self.inbox.search
+
+    def _search(self) -> None:
+        """Pick the rows matching the search box on a worker; a newer search supersedes it
+        (the loader drops its result), a reload meanwhile makes the model pick them again."""
+        from boris_desktop.inbox.table import search_words
+
+        wanted = search_words(self.search.text())
+        every, held, revision = self.inbox.all_rows, list(self.inbox.rows), self.inbox.revision
+        self.loader.submit(
+            "search",
+            lambda: jobs.search(every, wanted, held, revision),
+            self._searched,
+            self._failed,
+        )
+
+    def _searched(self, result: Any) -> None:
+        wanted, planned = result
+        self.inbox.show_matching(wanted, planned)
+        if self.inbox.row_of(self.selected) < 0 and self.proxy.rowCount():
+            # The search hid the selected task: a shown one is selected, as when a few
+            # rows go (the view moves its cursor on); after a reset there is no cursor.
+            self.table.setCurrentIndex(self.proxy.index(0, 0))
+        self.searched.emit()
+        self._to_selected.start()
 
     def reload_now(self) -> None:
         """Load synchronously: only for start-up rendering (--screenshot) and tests."""
@@ -875,7 +929,7 @@ class MainWindow(QMainWindow):
         self.empty_button.setEnabled(True)
         if (
             self.inbox.rows
-            and self.inbox.row_of(self.selected) < 0
+            and not self.inbox.holds(self.selected)
             and not (self._queue_in_front() and self._pane_for is None)
         ):
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
@@ -999,13 +1053,35 @@ class MainWindow(QMainWindow):
     def _moved(self, *_: Any) -> None:
         self._split_moved = True
 
+    def fit_to_screen(self, room: Any = None) -> None:
+        """Open sized to the screen's available room (`room`, a QRect, in tests): where the
+        reviewer left the window if that still fits, else 1280×780 or less, centred."""
+        from PySide6.QtCore import QRect
+
+        from boris_desktop import screen_fit
+
+        room = room if room is not None else screen_fit.available(self)
+        saved = settings.window_rect()
+        screen_fit.place(self, room, QRect(*saved) if saved is not None else None)
+        if settings.window_maximized():
+            from PySide6.QtCore import Qt
+
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+
     def save_layout(self) -> None:
-        settings.set_layouts(
-            {
-                "main/split": self.split.saveState(),
-                "main/inbox_columns": self.table.horizontalHeader().saveState(),
-            }
-        )
+        g = self.normalGeometry() if self.isMaximized() else self.geometry()
+        if g.isValid():
+            settings.set_window_place((g.x(), g.y(), g.width(), g.height()), self.isMaximized())
+        states = {
+            "main/split": self.split.saveState(),
+            "main/inbox_columns": self.table.horizontalHeader().saveState(),
+        }
+        if self._task_view is not None:
+            for title in self._parts_moved:
+                split = getattr(self._task_view.panels[title], "split", None)
+                if split is not None:
+                    states[f"part/{title}/split"] = split.saveState()
+        settings.set_layouts(states)
 
     def _select_row(self) -> None:
         row = self.inbox.row_of(self.selected)
@@ -1047,7 +1123,7 @@ class MainWindow(QMainWindow):
             self.status_filter.blockSignals(False)
 
     def _status(self) -> None:
-        n = len(self.inbox.rows)
+        n = len(self.inbox.all_rows)
         needy = self._needy  # counted with the inbox's last read (jobs.refresh)
         where = self.store.location.describe() if self.store else "no store"
         who = getattr(self, "reviewer_label", "")

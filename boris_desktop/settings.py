@@ -115,3 +115,49 @@ def set_notifications(
         s.setValue("notifications/quiet_from", quiet[0].strftime("%H:%M"))
         s.setValue("notifications/quiet_to", quiet[1].strftime("%H:%M"))
     s.sync()
+
+
+def _store_slot(store_key: str) -> str:
+    """A settings key for one store (its location may hold slashes, which QSettings nests)."""
+    import hashlib
+
+    return hashlib.sha256(store_key.encode()).hexdigest()[:16]
+
+
+def warned_expiries(store_key: str) -> set[str]:
+    """The open approvals of a store whose expiry the reviewer was already warned of."""
+    value = settings().value(f"notifications/warned/{_store_slot(store_key)}", [])
+    if isinstance(value, str):  # QSettings returns a lone entry as a string
+        value = [value]
+    return {str(v) for v in value} if isinstance(value, list) else set()
+
+
+def set_warned_expiries(store_key: str, ids: set[str]) -> None:
+    s = settings()
+    s.setValue(f"notifications/warned/{_store_slot(store_key)}", sorted(ids))
+    s.sync()
+
+
+# --- the main window's place (see screen_fit.py) -----------------------------------------------
+
+
+def window_rect() -> tuple[int, int, int, int] | None:
+    """The main window's last (x, y, width, height) when not maximized, or None."""
+    value = settings().value("window/rect")
+    parts = value if isinstance(value, list) else str(value or "").split(",")
+    try:
+        x, y, w, h = (int(str(p)) for p in parts)
+    except ValueError:
+        return None
+    return (x, y, w, h) if w > 0 and h > 0 else None
+
+
+def window_maximized() -> bool:
+    return _flag(settings().value("window/maximized"), False)
+
+
+def set_window_place(rect: tuple[int, int, int, int], maximized: bool) -> None:
+    s = settings()
+    s.setValue("window/rect", ",".join(str(n) for n in rect))
+    s.setValue("window/maximized", maximized)
+    s.sync()

@@ -1,6 +1,6 @@
 """Driver for test_desktop_dbus.py, run inside a session bus and Xvfb with dunst as the
 freedesktop notification service: the real window, another process requesting one approval
-and then a burst of twenty; prints what the notifier says it showed, one JSON list."""
+and then a burst of twenty, then one whose words are HTML; prints what the notifier says it showed, one JSON object."""
 
 from __future__ import annotations
 
@@ -20,12 +20,17 @@ import sys
 from store import Actor, Store
 from store.commands import approvals as ap
 first, n = int(sys.argv[2]), int(sys.argv[3])
+words = sys.argv[4] if len(sys.argv) > 4 else "send message {i}"
 with Store.open(sys.argv[1], create=False) as s:
     s.execute_all([ap.RequestApproval(task_id="note", approval_id=f"apr-{i}",
-        payload={"n": i}, consequence=f"send message {i}", policy="test",
+        payload={"n": i}, consequence=words.replace("{i}", str(i)), policy="test",
         expires_in_seconds=3600) for i in range(first, first + n)],
         Actor(kind="agent", id="drafter-7"))
 """
+
+
+#: A task's words with markup in them: a notification must show them as they are.
+HTML = '<b>bold</b> <img src="file:///nonexistent.png"> <a href="https://example.invalid">link</a> & co'
 
 
 def main() -> int:
@@ -57,9 +62,11 @@ def main() -> int:
     settle(3)  # what the first read found is known, not news
     shown: list[list[str]] = []
     w.notifier.shown.connect(lambda title, body, _target: shown.append([title, body]))
-    for first, n in ((1, 1), (100, 20)):
+    for first, n, *words in ((1, 1), (100, 20), (200, 1, HTML)):
         told = len(shown)
-        subprocess.run([sys.executable, "-c", REQUEST, directory, str(first), str(n)], check=True)
+        subprocess.run(
+            [sys.executable, "-c", REQUEST, directory, str(first), str(n), *words], check=True
+        )
         settle(15, lambda told=told: len(shown) > told)
         settle(3)  # a burst's window and then some: nothing more may come
     print(json.dumps({"shown": shown, "tray": w.notifier.tray.isVisible()}))

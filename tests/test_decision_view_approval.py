@@ -82,7 +82,11 @@ def test_the_readmes_payload_is_a_message(s: Store, tid: str) -> None:
     assert d.change.to == ("a@b.c",)
     assert d.change.subject == "Weekly note" and d.change.body == "Hello"
     assert d.state is ApprovalState.PENDING and d.why_not is None
-    assert d.verdicts == (ApprovalVerdict.APPROVE, ApprovalVerdict.REJECT)
+    assert d.verdicts == (
+        ApprovalVerdict.APPROVE,
+        ApprovalVerdict.REJECT,
+        ApprovalVerdict.SEND_BACK,
+    )
     assert json.loads(d.prepared_json) == README_PAYLOAD
     assert d.consequence == "do what it says" and d.requester == AGENT
 

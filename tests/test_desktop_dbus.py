@@ -5,7 +5,8 @@ the window runs under Xvfb on a private session bus, dunst is the notification s
 (`dunst -print` writes every notification it receives), and a stand-in panel
 (docs/notification/status_notifier_watcher.py) makes Qt send its tray messages over D-Bus
 as it does on a desktop. Another process requests one approval, then a burst of twenty:
-the service receives exactly one notification for each, with the counts.
+the service receives exactly one notification for each, with the counts. A request
+whose words are HTML is shown by the service as those words, not as bold, an image and a link.
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NEEDS = ("dbus-run-session", "xvfb-run", "dunst")
+NEEDS = ("dbus-run-session", "xvfb-run", "dunst", "dunstctl")
+
+
+def _displayed(markup: str) -> str:
+    """The text a notification's markup displays: dunst hands its message (its format, the
+    body in it) to Pango, whose markup is XML; what shows is the text between the tags."""
+    return "".join(ET.fromstring(f"<markup>{markup}</markup>").itertext())
 
 
 def _missing() -> list[str]:
@@ -35,13 +43,15 @@ def _missing() -> list[str]:
 def test_the_notification_service_receives_one_notification_per_arrival(tmp_path: Path) -> None:
     assert not _missing(), f"CI installs {', '.join(NEEDS)}"
     log = tmp_path / "dunst.log"
+    history = tmp_path / "history.json"
     watcher = ROOT / "docs" / "notification" / "status_notifier_watcher.py"
     inside = (
         f'"{sys.executable}" "{watcher}" & w=$!; '
         f'dunst -print > "{log}" 2>/dev/null & d=$!; '
         "sleep 1.5; "
         f'QT_QPA_PLATFORM=xcb "{sys.executable}" "{ROOT / "tests" / "dbus_scene.py"}"; '
-        "rc=$?; kill $w $d 2>/dev/null; exit $rc"
+        f'rc=$?; dunstctl close-all; dunstctl history > "{history}"; '
+        "kill $w $d 2>/dev/null; exit $rc"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
     out = subprocess.run(
@@ -55,9 +65,22 @@ def test_the_notification_service_receives_one_notification_per_arrival(tmp_path
     assert out.returncode == 0, out.stderr[-3000:]
     told = json.loads(out.stdout.strip().splitlines()[-1])
     assert told["tray"]  # the panel took the tray icon
-    assert [title for title, _ in told["shown"]] == ["1 new decision", "20 new decisions"]
+    titles = ["1 new decision", "20 new decisions", "1 new decision"]
+    assert [title for title, _ in told["shown"]] == titles
     received = re.findall(r"summary: '([^']*)'", log.read_text())
-    assert received == ["1 new decision", "20 new decisions"]
+    assert received == titles
     bodies = re.findall(r"body: '([^']*)'", log.read_text(), re.S)
     assert "send message 1" in bodies[0] and "Save the weekly project note" in bodies[0]
     assert "and 17 more in the decision queue" in bodies[1]
+    # What the service shows of the HTML is the HTML's text, as written.
+    # dunst's history keeps each notification's message: the markup it displayed.
+    told_html = [
+        n for n in json.loads(history.read_text())["data"][0] if "bold" in n["body"]["data"]
+    ]
+    assert len(told_html) == 1
+    words = (
+        '<b>bold</b> <img src="file:///nonexistent.png"> '
+        '<a href="https://example.invalid">link</a> & co'
+    )
+    shown = _displayed(told_html[0]["message"]["data"])
+    assert f"Approve / reject: {words} (Save the weekly project note)" in shown

@@ -136,7 +136,8 @@ def test_selection_stays_in_view_after_sort_and_filter(qtbot, store: Store) -> N
     qtbot.waitUntil(in_view, timeout=2000)
     w.table.scrollToBottom()
     assert not in_view()
-    w.search.setText("Task 7")  # t07 and t70…t79: the selected one stays, in sight
+    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+        w.search.setText("Task 7")  # t07 and t70…t79: the selected one stays, in sight
     qtbot.waitUntil(in_view, timeout=2000)
     assert w.selected == "t79"
     w.search.clear()

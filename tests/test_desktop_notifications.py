@@ -243,3 +243,97 @@ def test_opening_another_store_is_not_news(qtbot, store, shown, tmp_path):
     assert shown == []
     w.close()
     other.close()
+
+
+# --- issue 32: plain text, the reviewer's own writes, each expiry once -------------------------
+
+
+def test_the_reviewers_own_stop_is_not_news_but_someone_elses_is(qtbot, store, shown):
+    from test_desktop_actions import select_task
+
+    from store.commands import StopRun
+
+    w = _window(qtbot, store)
+    select_task(qtbot, w, "guide")
+    _quiet(qtbot)
+    assert shown == []
+    d = w.stop_task()
+    qtbot.waitExposed(d)
+    d.reason.setText("enough")
+    d.confirm.setText("stop")
+    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    d.ok.click()
+    qtbot.waitUntil(
+        lambda: any(r["id"] == "resume:guide:guide" for r in w.queue.model.rows), timeout=5000
+    )
+    _quiet(qtbot)
+    assert shown == []  # the reviewer stopped it: "Resume a run" is theirs, not news
+    # The same decision opened by someone else (the owner, from the CLI) is told.
+    other = Store.open(store.location.directory)
+    try:
+        other.execute(
+            StopRun(task_id="note", reason="from the CLI"), Actor(kind="person", id="owner")
+        )
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    assert "Resume a run" in shown[0][1] and "Save the weekly project note" in shown[0][1]
+
+
+def test_an_expiry_warned_of_is_not_warned_again_by_a_new_window(qtbot, store, shown):
+    from boris_desktop import settings
+    from boris_desktop.main_window import MainWindow
+
+    settings.set_notifications(enabled=True, expiry_warning_minutes=15)
+    w = _window(qtbot, store)
+    _from_another_process(store, 1, expires_in=600)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    assert "approval expires soon" in shown[0][0]
+    w.close()
+    # The window opened again on the same store (the app restarted, the store reopened):
+    # the approval already warned of is not warned of again.
+    again = MainWindow(store)
+    qtbot.addWidget(again)
+    again.show()
+    again.reload_now()
+    qtbot.waitUntil(lambda: again.queue.loaded and again.notifier.known is not None, timeout=5000)
+    _quiet(qtbot)
+    assert len(shown) == 1
+    again.set_store(store)  # the store reopened in the same window
+    qtbot.waitUntil(lambda: again.notifier.known is not None, timeout=5000)
+    _quiet(qtbot)
+    assert len(shown) == 1
+    again.close()
+
+
+def test_a_task_s_markup_is_sent_as_text_to_a_service_that_reads_markup(
+    qtbot, store, shown, monkeypatch
+):
+    from boris_desktop.runtime import notifications
+
+    monkeypatch.setattr(notifications, "service_reads_markup", lambda: True)
+    _window(qtbot, store)
+    _quiet(qtbot)
+    html = '<b>bold</b> <img src="https://x.invalid/p.png"> <a href="https://x.invalid">go</a> & co'
+    other = Store.open(store.location.directory)
+    try:
+        other.execute(
+            ap.RequestApproval(task_id="note", approval_id="apr-html", payload={"n": 1},
+                               consequence=html, policy="test", expires_in_seconds=3600),
+            AGENT,
+        )  # fmt: skip
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    body = shown[0][1]
+    assert "<" not in body and ">" not in body
+    assert notifications.plain_body(html) in body
+    assert "&amp; co" in body
+
+
+def test_plain_body_escapes_what_the_freedesktop_spec_names() -> None:
+    from boris_desktop.runtime.notifications import plain_body
+
+    assert plain_body("a < b && c > d") == "a &lt; b &amp;&amp; c &gt; d"
+    assert plain_body("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert plain_body("plain words") == "plain words"

@@ -64,42 +64,77 @@ def test_results_that_arrive_together_are_handed_over_one_per_turn(qtbot) -> Non
     """Two windows' loaders (the inbox, the queue) finishing together: each result is
     handled in a turn of the event loop of its own, so a timer (the reviewer's input, a
     paint) gets its turn between them; a result superseded while it waited is dropped, and
-    one for a loader that is gone is skipped."""
+    one for a loader that is gone is skipped.
+
+    No step depends on how fast anything runs: the jobs run on a pool of the test's own (one
+    thread, so they finish in order, and nothing else's work delays them) and are waited
+    for without a time limit; "nothing more arrives" is a last result handed over after all
+    the others, never a pause."""
+    import shiboken6
     from PySide6.QtCore import QCoreApplication, QThreadPool, QTimer
 
-    from boris_desktop.runtime.loader import Loader
+    from boris_desktop.runtime import loader as loading
 
-    first, second, gone = Loader(), Loader(), Loader()
+    pool = QThreadPool()
+    pool.setMaxThreadCount(1)
+
+    def loader() -> loading.Loader:
+        made = loading.Loader()
+        made.pool = pool
+        return made
+
+    def all_posted() -> None:
+        assert pool.waitForDone(-1)  # every result is posted to the GUI thread
+
+    def turns_idle() -> bool:
+        turns = loading._the_turns()
+        return not turns._waiting and not turns._turn.isActive()
+
+    first, second, gone = loader(), loader(), loader()
     order: list[str] = []
-    ticks: list[int] = []
-    tick = QTimer()
-    tick.setInterval(0)
-    tick.timeout.connect(lambda: ticks.append(len(order)))
-    first.submit("a", lambda: "a", order.append)
-    second.submit("b", lambda: "b", order.append)
-    second.submit("c", lambda: "c", order.append)
-    gone.submit("d", lambda: "d", order.append)
-    QThreadPool.globalInstance().waitForDone(2000)  # all four results are on their way
-    gone.deleteLater()
-    tick.start()
-    qtbot.waitUntil(lambda: len(order) == 3, timeout=2000)
-    qtbot.wait(50)
-    tick.stop()
-    assert sorted(order) == ["a", "b", "c"]  # "d": its loader is gone
+    ticks = 0
+    ticks_at: list[int] = []
+
+    def handed(value: str) -> None:
+        order.append(value)
+        ticks_at.append(ticks)
+
+    def tick() -> None:
+        nonlocal ticks
+        ticks += 1
+
+    timer = QTimer()
+    timer.setInterval(0)
+    timer.timeout.connect(tick)
+    qtbot.waitUntil(turns_idle, timeout=30_000)
+    first.submit("a", lambda: "a", handed)
+    second.submit("b", lambda: "b", handed)
+    second.submit("c", lambda: "c", handed)
+    gone.submit("d", lambda: "d", handed)
+    first.submit("z", lambda: "z", handed)  # the last: when it is handed over, all were
+    all_posted()
+    QCoreApplication.sendPostedEvents()  # all five arrive in one pass: one is handed over
+    assert order == ["a"]
+    shiboken6.delete(gone)  # its window closes while "d" waits its turn
+    timer.start()
+    qtbot.waitUntil(lambda: "z" in order, timeout=30_000)
+    timer.stop()
+    assert order == ["a", "b", "c", "z"]  # "d": its loader is gone
     # Never two handed over between two ticks of a timer.
-    assert all(b - a <= 1 for a, b in itertools.pairwise(ticks)), ticks
+    assert all(b > a for a, b in itertools.pairwise(ticks_at[1:])), ticks_at
     # Superseded while waiting its turn: the newer request's result is the one delivered.
+    qtbot.waitUntil(turns_idle, timeout=30_000)
     got: list[str] = []
     second.submit("y", lambda: "y", got.append)
-    QThreadPool.globalInstance().waitForDone(2000)
     first.submit("x", lambda: "x1", got.append)
-    QThreadPool.globalInstance().waitForDone(2000)
+    all_posted()
     QCoreApplication.sendPostedEvents()  # "y" is handed over; "x1" waits for the next turn
     assert got == ["y"]
     first.submit("x", lambda: "x2", got.append)
-    qtbot.waitUntil(lambda: "x2" in got, timeout=2000)
-    qtbot.wait(50)
-    assert got == ["y", "x2"]
+    qtbot.waitUntil(lambda: "x2" in got, timeout=30_000)
+    assert got == ["y", "x2"]  # "x1" came before "x2" in the queue, and was dropped
+    qtbot.waitUntil(turns_idle, timeout=30_000)
+    pool.waitForDone(-1)
 
 
 def test_lex_spans_per_line_and_never_html() -> None:
@@ -223,9 +258,11 @@ def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodelteste
     assert "missing blob" in needs and "stale criterion" in needs
     assert p.index(1, 2).data().startswith("1 approval pending")
     assert p.index(0, 3).data() == "95% near limit"
-    w.search.setText("weekly note")
+    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+        w.search.setText("weekly note")
     assert p.rowCount() == 1 and p.index(0, 0).data() == "Save the weekly project note"
-    w.search.clear()
+    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+        w.search.clear()
     p.set_status("completed")
     assert p.rowCount() == 0
     w.status_filter.setCurrentIndex(w.status_filter.findData("outcome_unknown"))

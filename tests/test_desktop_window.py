@@ -149,7 +149,9 @@ def test_the_inbox_sorts_by_any_column_and_keeps_the_selection(qtbot, store: Sto
     current = window.table.currentIndex()
     assert window.proxy.index(current.row(), 0).data(ID_ROLE) == chosen
     window.table.sortByColumn(NEEDS, Qt.SortOrder.DescendingOrder)
-    window.search.setText("bra")
+    with qtbot.waitSignal(window.searched, timeout=3000):  # debounced, on a worker
+        window.search.setText("bra")
     assert titles() == ["Bravo"]
-    window.search.clear()
+    with qtbot.waitSignal(window.searched, timeout=3000):  # debounced, on a worker
+        window.search.clear()
     assert len(titles()) == 3

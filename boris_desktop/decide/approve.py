@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
 from boris_desktop.decide.base import no_default
 from boris_desktop.decide.content_view import ContentView
 from boris_desktop.decide.following import Following, note_edit
+from boris_desktop.decide.message_edits import MessageEdits
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -65,6 +66,15 @@ class ApproveDialog(Following):
         self.follow(task_id, now, fetch=lambda store: store.approval_decision(task_id, aid))
         self.reject_button = self.add_button("&Reject", "Reject this request (with a note)")
         self.reject_button.clicked.connect(lambda: self.decide(ApprovalVerdict.REJECT))
+        self.send_back_button = self.add_button(
+            "Send &back…", "Ask for changes, neither approving nor rejecting: the note says what"
+        )
+        self.send_back_button.clicked.connect(self.send_back)
+        self.edit_button = self.add_button(
+            "&Edit…", "Edit the message's subject and body, then approve your version"
+        )
+        self.edit_button.setCheckable(True)
+        self.edit_button.toggled.connect(self._editing)
         self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
         self.final_refusal: Exception | None = None
         form = QFormLayout()
@@ -96,6 +106,9 @@ class ApproveDialog(Following):
         self.note = note_edit("A note for the record (optional)", "Note")
         self.add(plain_label("Note:"))
         self.add(self.note)
+        self.edits = MessageEdits()
+        self.edits.hide()
+        self.add(self.edits)
         if isinstance(approval, ApprovalDecision):
             self._show(approval)
         else:
@@ -124,6 +137,8 @@ class ApproveDialog(Following):
         if opaque:
             self.raw_toggle.setChecked(False)
         self.raw_toggle.setVisible(not opaque)
+        self.edits.offer(d)
+        self.edit_button.setVisible(bool(d.editable))
         if d.why_not:
             self.refuse(f"This request cannot be decided: {d.why_not}.")
         self.follower.at(d.expires_at, d.now)
@@ -159,23 +174,51 @@ class ApproveDialog(Following):
         allowed = d.verdicts if d is not None else ()
         self.ok.setEnabled(self.ok.isEnabled() and ApprovalVerdict.APPROVE in allowed)
         self.reject_button.setEnabled(self.can_decide() and ApprovalVerdict.REJECT in allowed)
+        self.send_back_button.setEnabled(self.can_decide() and ApprovalVerdict.SEND_BACK in allowed)
+        # Opening the editor decides nothing: it is not held back by the arming delay.
+        self.edit_button.setEnabled(
+            not self.running and self.final_refusal is None and bool(d and d.editable)
+        )
 
     def command(self) -> Any:
         return self._command(ApprovalVerdict.APPROVE)
 
     def _command(self, verdict: ApprovalVerdict) -> DecideApproval:
         # Validated as the CLI's JSON is: the verdict's value is the command's `decision`.
+        edited = self.edits.changed() if self.edit_button.isChecked() else None
         return DecideApproval.model_validate(
             {
                 "task_id": self.task_id,
                 "approval_id": self.approval_id,
                 "decision": verdict.value,
                 "note": self.note.toPlainText().strip(),
+                # Approve the reviewer's version (the store records it as their revision).
+                "edited_message": edited if verdict is ApprovalVerdict.APPROVE else None,
             }
         )
 
     def decide(self, verdict: ApprovalVerdict) -> None:
         self.run(lambda: self._command(verdict))
+
+    def send_back(self) -> None:
+        """Changes requested: the note is what the agent will read, so it is asked for."""
+        if not self.note.toPlainText().strip():
+            self.refuse("Write in the note what should change, then send it back.")
+            self.note.setFocus()
+            return
+        self.decide(ApprovalVerdict.SEND_BACK)
+
+    def _editing(self, on: bool) -> None:
+        self.edits.setVisible(on)
+        self.ok.setText("&Approve edited" if on else "&Approve")
+        self.ok.setToolTip(
+            "Approve your edited version (recorded as yours; the agent's is kept)"
+            if on
+            else "Approve exactly the content shown, whose digest is beside it"
+        )
+        self.rearm()  # what Approve means changed: a moment before it is armed again
+        if on:
+            self.edits.subject.setFocus()
 
     def _failed(self, error: Exception) -> None:
         if isinstance(error, CommandRejected):

@@ -13,6 +13,10 @@ after the dialog opened or the content it shows last changed. Browsers arm their
 prompts the same way: a reviewer typing a note when the dialog appears, or pressing Space a
 moment after the content changed under them, cannot decide by accident; a reviewer who
 reads and then clicks never notices the delay.
+
+Every dialog fits the screen it opens on, down to 1024×700: its content scrolls, the row of
+decision buttons stays below it in sight, and the dialog is no taller than the screen's
+available room (an Approve dialog 760 px high put its buttons below a 700-high screen).
 """
 
 from __future__ import annotations
@@ -21,17 +25,19 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from boris_desktop import settings
+from boris_desktop import screen_fit, settings
 from boris_desktop.host import Host
 from boris_desktop.ui.widgets import error_label
 
@@ -104,10 +110,43 @@ def run_command(
         on_error(error)
         host.reload()
 
+    # Told before it runs: the queue may read the write's outcome before `done` is called.
+    own_write = getattr(host, "own_write", None)
+    task_id = getattr(command, "task_id", None)
+    if callable(own_write) and isinstance(task_id, str):
+        own_write(task_id)
     host.loader.submit(
         f"act:{next(_serial)}", lambda: execute_as(store, command, actor), done, failed
     )
     return True
+
+
+class ContentScroll(QScrollArea):
+    """The dialog's content, scrolled when the screen is shorter than it. It asks for the
+    content's whole size (QScrollArea asks for at most 24 lines), so a dialog with room
+    shows everything without a scroll bar."""
+
+    def __init__(self, content: QWidget) -> None:
+        super().__init__()
+        self.setWidget(content)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+
+    def sizeHint(self) -> QSize:
+        content = self.widget()
+        if content is None:
+            return super().sizeHint()
+        hint = content.sizeHint()
+        bar = self.verticalScrollBar().sizeHint().width()
+        return QSize(hint.width() + bar, hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        # Any height: the content scrolls. As wide as the content's least width, so that
+        # only a screen narrower than that scrolls sideways.
+        content = self.widget()
+        width = content.minimumSizeHint().width() if content is not None else 0
+        return QSize(width + self.verticalScrollBar().sizeHint().width(), 60)
 
 
 def no_default(button: QPushButton) -> QPushButton:
@@ -142,11 +181,15 @@ class ActionDialog(QDialog):
         self.buttons.addButton(self.ok, QDialogButtonBox.ButtonRole.AcceptRole)
         self.ok.clicked.connect(self.act)
         self.buttons.rejected.connect(self.reject)
-        self.body = QVBoxLayout()
+        self.body_widget = QWidget()
+        self.body = QVBoxLayout(self.body_widget)
+        self.body.setContentsMargins(0, 0, 0, 0)
+        self.body_scroll = ContentScroll(self.body_widget)
         layout = QVBoxLayout(self)
-        layout.addLayout(self.body, 1)
+        layout.addWidget(self.body_scroll, 1)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
+        screen_fit.cap_height(self)
         self.armed = not self.irreversible
         self._arm_timer = QTimer(self)
         self._arm_timer.setSingleShot(True)
@@ -177,6 +220,7 @@ class ActionDialog(QDialog):
         # taller, rather than spreading them down the window.
         if not any(self.body.stretch(i) for i in range(self.body.count())):
             self.body.addStretch(1)
+        self.fit_screen()
         super().showEvent(event)
         # QDialogButtonBox makes its first accept button the default when it is shown:
         # undo that, so that Return in a field never presses a button.
@@ -185,6 +229,16 @@ class ActionDialog(QDialog):
         field = self.first_field()
         if field is not None:
             field.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def fit_screen(self, room: Any = None) -> None:
+        """No larger than the available room of the screen it opens on (`room`, a QRect, in
+        tests); the content scrolls, the buttons stay in sight."""
+        parent = self.parentWidget()
+        room = room if room is not None else screen_fit.available(parent or self)
+        screen_fit.cap_height(self, room)
+        limit = self.maximumSize()
+        if self.width() > limit.width() or self.height() > limit.height():
+            self.resize(min(self.width(), limit.width()), min(self.height(), limit.height()))
 
     def fit(self, min_width: int = 480, max_width: int = 900) -> None:
         """Size the dialog to its content: wide enough for its lines and placeholders."""

@@ -85,8 +85,19 @@ class CheckpointDialog(Following):
         self.note.textChanged.connect(self.refresh_buttons)
         self.add(plain_label("Note:"))
         self.add(self.note)
+        self._write_before_cancel()
         self.refresh_buttons()
         self.fit(560)
+
+    def _write_before_cancel(self) -> None:
+        """Tab from the note reaches Write before Cancel (the button box's own order, on
+        some styles, puts Cancel first)."""
+        from PySide6.QtWidgets import QDialogButtonBox
+
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        QWidget.setTabOrder(self.note, self.ok)
+        if cancel is not None:
+            QWidget.setTabOrder(self.ok, cancel)
 
     def first_field(self) -> QWidget:
         return self.note

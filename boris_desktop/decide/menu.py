@@ -31,6 +31,8 @@ ACTIONS = (
     ("reconcile_action", "&Reconcile Effect…", "Ctrl+R", "Observe and reconcile an effect", "reconcile"),
     ("stop_action", "&Stop the Run…", "Ctrl+.", "Stop the run by owner decision", "stop_task"),
     ("checkpoint_action", "&Checkpoint / Handoff…", "Ctrl+K", "Write a final or handoff checkpoint", "checkpoint"),
+    ("resume_action", "Resume the Ru&n…", "Ctrl+Shift+R", "Resume a stopped run (its revoked approvals stay revoked)", "resume_task"),
+    ("close_action", "Close the Tas&k…", "Ctrl+Shift+X", "Close a task that will not be finished, with your reason", "close_task"),
     None,
     ("amend_action", "A&mend Objective…", "Ctrl+E", "Amend the task's objective", "amend_objective"),
     ("add_criterion_action", "Add Crite&rion…", "Ctrl+Shift+N", "Add a criterion", "add_criterion"),
@@ -48,6 +50,8 @@ class Actions(QObject):
     reconcile_action: QAction
     stop_action: QAction
     checkpoint_action: QAction
+    resume_action: QAction
+    close_action: QAction
     amend_action: QAction
     add_criterion_action: QAction
     source_action: QAction
@@ -115,6 +119,8 @@ class Actions(QObject):
         self.approve_action.setEnabled(bool(task and self._pending_approval(task)))
         self.reconcile_action.setEnabled(bool(task and self._open_effect(task)))
         self.stop_action.setEnabled(task is not None and api.can_stop(task["status"]))
+        self.resume_action.setEnabled(task is not None and api.can_resume(task["status"]))
+        self.close_action.setEnabled(bool(task and api.close_targets(task["status"])))
         for act in (
             self.checkpoint_action,
             self.amend_action,
@@ -196,6 +202,22 @@ class Actions(QObject):
         from boris_desktop.decide.stop import StopDialog
 
         return self._show(StopDialog(self.window, task))
+
+    def resume_task(self) -> Any:
+        task = self._task()
+        if not task:
+            return None
+        from boris_desktop.decide.finish import ResumeDialog
+
+        return self._show(ResumeDialog(self.window, task))
+
+    def close_task(self) -> Any:
+        task = self._task()
+        if not task:
+            return None
+        from boris_desktop.decide.finish import CloseDialog
+
+        return self._show(CloseDialog(self.window, task))
 
     def checkpoint(self) -> Any:
         task = self._task()

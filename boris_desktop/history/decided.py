@@ -50,6 +50,7 @@ COLUMNS = ("When", "Decision", "Task", "Event", "What", "Note")
 KIND_WORDS = {
     "approved": "Approved",
     "rejected": "Rejected",
+    "sent_back": "Sent back",
     "reconcile": "Reconciled",
     "judgement": "Judged",
     "waiver": "Waived",
@@ -59,6 +60,7 @@ KIND_WORDS = {
 KIND_ICON = {
     "approved": "ok",
     "rejected": "failed",
+    "sent_back": "attention",
     "reconcile": "unknown",
     "judgement": "attention",
     "waiver": "stopped",

@@ -107,6 +107,37 @@ def filter_text(r: dict[str, Any]) -> str:
     return f"{r['status']}\x1f{int(r['attention'] > 0)}\x1f{hay.casefold()}"
 
 
+#: Above this many runs of rows taken out or put back, a search resets the model instead.
+SEARCH_EDITS = 32
+
+#: Where a worker keeps a row's filter_text, so a search never builds it on the GUI thread.
+HAYSTACK = "haystack"
+
+
+def with_haystack(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fresh rows (a worker's own, not yet shown) with their filter text kept on them."""
+    for r in rows:
+        r[HAYSTACK] = filter_text(r)
+    return rows
+
+
+def search_words(text: str) -> tuple[str, ...]:
+    return tuple(text.casefold().split())
+
+
+def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The rows whose title, id, owner, status or needs hold every word, in their order.
+    Pure Python on plain rows: run on a worker (jobs.search) while the reviewer types."""
+    if not words_:
+        return rows
+    out = []
+    for r in rows:
+        hay = r.get(HAYSTACK) or filter_text(r)
+        if all(w in hay for w in words_):
+            out.append(r)
+    return out
+
+
 def ordered(rows: list[dict[str, Any]], column: int, descending: bool) -> list[dict[str, Any]]:
     """The rows in the inbox's order. Ascending: by the column, ties newest first;
     descending is its exact reverse, so among equals the task that has waited longest comes
@@ -136,7 +167,13 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []  # the rows shown: those matching `search`
+        #: Every task, in the same order: the search picks `rows` from them (`show_matching`)
+        #: here, in the model, rather than in a proxy that would ask Python about each of
+        #: ten thousand rows on the GUI thread at every keystroke (bench_search.py).
+        self.all_rows: list[dict[str, Any]] = []
+        self.search: tuple[str, ...] = ()
+        self._ids: set[Hashable] = set()  # every task's id, shown or not
         self._pos: dict[Hashable, int] = {}  # a task id -> its row
         self.revision = 0  # counts the edits of `rows` (a worker's plan is for one of them)
         self._order = (NEEDS, Qt.SortOrder.DescendingOrder)
@@ -151,16 +188,52 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         self,
         rows: list[dict[str, Any]],
         order: tuple[int, bool] | None = None,
-        planned: tuple[int, keyed_rows.Plan] | None = None,
+        planned: tuple[int, keyed_rows.Plan, list[Any]] | None = None,
     ) -> None:
-        """`order`: the order `rows` are already in (`ordered`, on a worker), if any.
-        `planned`: (revision, plan), the changes worked out on a worker (jobs.refresh) from
-        the rows this model held at `revision`; used if it still holds them."""
+        """`rows`: every task. `order`: the order they are already in (`ordered`, on a
+        worker), if any. `planned`: (revision, plan, shown rows), the changes worked out on a
+        worker (jobs.refresh) from the rows this model held at `revision`, for its search;
+        used if it still holds them."""
         if order != self.order:
             rows, planned = ordered(rows, *self.order), None
+        self.all_rows = rows
+        self._ids = {r["id"] for r in rows}
         if planned is not None and planned[0] == self.revision:
-            plan = planned[1]
+            # Worked out on a worker for the rows held now, so for the search in force.
+            self._show(planned[2], planned[1])
         else:
+            self._show(matching(rows, self.search))
+
+    def holds(self, task_id: str | None) -> bool:
+        """Whether the task is in the inbox, shown or hidden by the search."""
+        return task_id in self._ids
+
+    def show_matching(
+        self, search: tuple[str, ...], planned: tuple[int, keyed_rows.Plan, list[Any]] | None
+    ) -> None:
+        """Show the tasks matching `search`: `planned` (revision, plan, rows) was worked out
+        on a worker (jobs.search) and is used if the model still holds what it was made from."""
+        self.search = search
+        if planned is not None and planned[0] == self.revision:
+            rows, plan = planned[2], planned[1]
+        else:
+            rows = matching(self.all_rows, search)
+            plan = keyed_rows.plan(self.rows, rows, task_key)
+        if len(plan.gone) + len(plan.inserts) <= SEARCH_EDITS:
+            self._show(rows, plan)
+            return
+        # A search takes out or puts back rows all over the list: thousands of runs, each
+        # a removal or insert the proxy and the view handle one by one (the search's GUI
+        # pause, bench_search.py). One reset asks only for the rows in sight; the window
+        # gives the selection back (MainWindow._searched).
+        self.beginResetModel()
+        self.rows = list(rows)
+        self._pos = plan.where
+        self.revision += 1
+        self.endResetModel()
+
+    def _show(self, rows: list[dict[str, Any]], plan: keyed_rows.Plan | None = None) -> None:
+        if plan is None:
             plan = keyed_rows.plan(self.rows, rows, task_key)
         self.revision += 1
         if plan.moved:
@@ -203,6 +276,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         before = self.persistentIndexList()
         held = [(self.rows[ix.row()]["id"], ix.column()) for ix in before]
         self.rows = ordered(self.rows, *self.order)
+        self.all_rows = ordered(self.all_rows, *self.order)
         self.revision += 1
         self._pos = {r["id"]: i for i, r in enumerate(self.rows)}
         self.changePersistentIndexList(
@@ -272,7 +346,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         if role == ATTENTION_ROLE:
             return r["attention"]
         if role == FILTER_ROLE:
-            return filter_text(r)
+            return r.get(HAYSTACK) or filter_text(r)
         return None
 
 
@@ -303,6 +377,9 @@ class InboxFilter(WholeCellsThrough, QSortFilterProxyModel):
         self._apply()
 
     def set_text(self, text: str) -> None:
+        """The old search: Qt asks every row for its filter text, in Python, on the GUI
+        thread. The window searches in the model instead (InboxModel.show_matching); kept
+        as bench_search.py's peer."""
         self.text = text.strip().casefold()
         self._apply()
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from PySide6.QtCore import (
@@ -123,6 +125,9 @@ class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
         self.now = ""
+        #: The database clock at the last read, and the monotonic time it came: the time
+        #: columns follow the clock between reads (`tick`), an idle store is not read again.
+        self._read_clock: tuple[Any, float] | None = None
         self.revision = 0  # counts changes of `rows`, twice each (see `snapshot`)
         self.reviewer_id: str | None = None  # whose "mine" FILTER_ROLE tells (DecisionFilter)
         self._fresh: list[dict[str, Any]] = []
@@ -130,6 +135,14 @@ class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         self._more.setSingleShot(True)
         self._more.setInterval(0)
         self._more.timeout.connect(self._step)
+
+    def tick(self) -> None:
+        """Move `now` on by the time since the last read; the views repaint what they show
+        (the rows keep their order: every Waiting and Expires-in moves by the same time)."""
+        if self._read_clock is not None:
+            at, read = self._read_clock
+            now = at + timedelta(seconds=time.monotonic() - read)
+            self.now = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     @property
     def pending(self) -> bool:
@@ -146,6 +159,7 @@ class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         `rows` (`snapshot`, `DecisionQueue._read`); used if the model is still as it was."""
         clock_moved = now != self.now
         self.now, self._fresh = now, rows
+        self._read_clock = (t.parse(now), time.monotonic()) if now else None
         if clock_moved and self.rows:
             # The time columns follow the clock; the rows themselves only if they changed.
             self.dataChanged.emit(
@@ -279,9 +293,15 @@ class _Table(QTableView):
 class DecisionQueue(QWidget):
     """The queue's view; `host` is the window (loader, store, reload, statusBar)."""
 
+    def _tick(self) -> None:
+        if self.model.rows and self.table.isVisible():
+            self.model.tick()
+            self.table.viewport().update()
+
     #: The open decisions after every read (rows, database clock): the notifications' input.
     updated = Signal(object, str)  # object: a list would be copied into Qt, 2,000 dicts in ~120 ms
-    #: A decision without a dialog of its own (a run to resume): show its task.
+    #: Show a task in the window. Every kind of decision has a dialog now (a run to resume
+    #: opens the Resume dialog), so the queue itself does not emit it; the window listens.
     show_task = Signal(str)
     #: The selected decision (its row), or None: the pane below shows its task, on the part
     #: it concerns (KIND_PART). Told at every change, whatever made it: a key, a click, a
@@ -331,6 +351,12 @@ class DecisionQueue(QWidget):
         self.table.setColumnWidth(EXPIRES, 110)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        # Waiting and Expires in count on between reads: the cells in sight are painted
+        # again each second (a repaint asks only them; no dataChanged for 2,000 rows).
+        self.ticker = QTimer(self)
+        self.ticker.setInterval(1000)
+        self.ticker.timeout.connect(self._tick)
+        self.ticker.start()
         self.table.activated_by_key.connect(self.open_current)
         self.table.doubleClicked.connect(lambda _ix: self.open_current())
 
@@ -527,9 +553,6 @@ class DecisionQueue(QWidget):
         store = self.host.store
         if d is None or store is None:
             return
-        if d["kind"] == api.DecisionKind.RESUME:
-            self.show_task.emit(d["task_id"])
-            return
         self._chain_row = self.table.currentIndex().row()
         task_id = d["task_id"]
 
@@ -571,6 +594,10 @@ class DecisionQueue(QWidget):
                 from boris_desktop.decide.judge import JudgeDialog
 
                 dialog = JudgeDialog(self.host, task, c)
+        elif d["kind"] == api.DecisionKind.RESUME and api.can_resume(task["status"]):
+            from boris_desktop.decide.finish import ResumeDialog
+
+            dialog = ResumeDialog(self.host, task)
         if dialog is None:
             self.refresh()
             return

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: What the inbox holds, for a worker to read against: its order, the rows it shows, its
+#: revision and its search words (see `as_shown`).
+Shown = tuple[tuple[int, bool], list[dict[str, Any]], int, tuple[str, ...]]
+
 
 def open_store(directory: str | None) -> Any:
     from boris_desktop.runtime.interpreter import paused
@@ -28,9 +32,7 @@ def open_store(directory: str | None) -> Any:
     return store
 
 
-def peek_tasks(
-    directory: str | None, shown: tuple[tuple[int, bool], list[dict[str, Any]], int]
-) -> dict[str, Any] | None:
+def peek_tasks(directory: str | None, shown: Shown) -> dict[str, Any] | None:
     """The inbox of a SQLite store read before the store is open (store.reads.peek): no
     SQLAlchemy, so it is on screen long before the store's modules have loaded. Sorted and
     compared with the rows shown here, as `refresh` does (`as_shown`)."""
@@ -44,23 +46,43 @@ def peek_tasks(
 
 
 def as_shown(
-    tasks: list[dict[str, Any]], shown: tuple[tuple[int, bool], list[dict[str, Any]], int]
-) -> tuple[list[dict[str, Any]], tuple[int, bool], tuple[int, Any]]:
+    tasks: list[dict[str, Any]], shown: Shown
+) -> tuple[list[dict[str, Any]], tuple[int, bool], tuple[int, Any, list[dict[str, Any]]]]:
     """Fresh rows put in the order the inbox shows (its order, the rows it holds and its
     revision), and compared with those rows (keyed_rows.plan): the GUI thread then neither
     sorts ten thousand rows nor compares them, it only tells its views what changed
     (inbox.InboxModel.set_rows)."""
-    from boris_desktop.inbox.table import ordered, task_key
+    from boris_desktop.inbox.table import matching, ordered, task_key, with_haystack
     from boris_desktop.ui.keyed_rows import plan
 
-    order, held, revision = shown
-    tasks = ordered(tasks, *order)
-    return tasks, order, (revision, plan(held, tasks, task_key))
+    order, held, revision, search = shown
+    tasks = with_haystack(ordered(tasks, *order))
+    showing = matching(tasks, search)
+    return tasks, order, (revision, plan(held, showing, task_key), showing)
+
+
+def search(
+    every: list[dict[str, Any]], search_: tuple[str, ...], held: list[dict[str, Any]], revision: int
+) -> tuple[tuple[str, ...], tuple[int, Any, list[dict[str, Any]]]]:
+    """The inbox's rows matching a search, and the changes from the rows it shows
+    (`held`, at `revision`): while the reviewer types, the GUI thread only applies them."""
+    from boris_desktop.inbox.table import matching, task_key
+    from boris_desktop.ui.keyed_rows import plan
+
+    showing = matching(every, search_)
+    return search_, (revision, plan(held, showing, task_key), showing)
 
 
 def fill_demo(store: Any) -> list[str]:
+    """The demo tasks. In a signed store the reviewer vouches for the demo actors' keys
+    (store.services.demo_keys), so they sign with their own key, as for a decision."""
+    from boris_desktop import settings
+    from store.api import Actor
     from store.api import fill_demo as fill
 
+    who = settings.reviewer()
+    if who is not None:
+        store.sign_as(Actor(kind="person", id=who[1], name=who[0]))
     return fill(store)
 
 
@@ -126,7 +148,7 @@ def refresh(
     store: Any,
     task_id: str | None,
     known_version: int | None,
-    shown: tuple[tuple[int, bool], list[dict[str, Any]], int] | None = None,
+    shown: Shown | None = None,
 ) -> dict[str, Any]:
     """The inbox and the selected task; only the version when nothing was written since.
 

@@ -9,17 +9,27 @@ thread then waits up to a switch interval each time it calls into Python (every 
 highlighter formats, every model cell), so opening an approval over a 20 MB upload stalled
 the window 70-95 ms (benchmarks/bench_dialogs.py). In its own process Pygments runs beside
 the GUI on another core and the stall fell to the GUI thread's own work. Where a process
-cannot be started, lexing falls back to the worker thread.
+cannot be started (no writable /dev/shm for its queues, say), lexing falls back to the
+worker thread, said once in the log. The process ends with the window: at a clean exit the
+executor is shut down, and if the window dies without one (SIGKILL) the process sees its
+parent gone and exits.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 HIGHLIGHT_CAP = 200_000
+#: How often the lexing process looks whether its window is still there.
+PARENT_POLL_SECONDS = 0.5
+
+log = logging.getLogger(__name__)
 
 Spans = dict[int, list[tuple[int, int, str]]]  # line -> [(utf-16 column, length, style)]
 
@@ -126,14 +136,24 @@ _unavailable = False
 
 
 def _pool() -> ProcessPoolExecutor | None:
-    global _executor
+    global _executor, _unavailable
     with _lock:
         if _executor is None and not _unavailable:
             import multiprocessing
 
-            # spawn, not fork: a forked copy of a process running Qt threads may hold their
-            # locks forever.
-            _executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                # spawn, not fork: a forked copy of a process running Qt threads may hold
+                # their locks forever.
+                _executor = ProcessPoolExecutor(
+                    1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=watch_parent,
+                    initargs=(os.getpid(),),
+                )
+            except (OSError, ImportError, NotImplementedError) as exc:
+                # No semaphores (/dev/shm not writable), no _multiprocessing: lex here.
+                _unavailable = True
+                log.warning("highlighting runs in the window's own process: %s", exc)
         return _executor
 
 
@@ -144,6 +164,18 @@ def _give_up() -> None:
         pool, _executor = _executor, None
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def watch_parent(parent: int) -> None:
+    """In the lexing process: exit as soon as the window that started it is gone (its pipes
+    outlive it, since the process holds both ends, so it would never read an end of file)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-window", daemon=True).start()
 
 
 def spans_of(text: str, media_type: str | None, name: str | None) -> Spans:

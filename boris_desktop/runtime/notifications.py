@@ -4,14 +4,22 @@ The input is the decision queue's `updated(rows, now)`: every read of the open d
 with the database clock. Decisions present at the first read are known, not news. A burst
 of arrivals (an agent requesting twenty approvals) is gathered for a short quiet window and
 told in one notification with a count; an approval that comes within the warning time of
-expiring is told once. Notifications go through Qt's `QSystemTrayIcon.showMessage` (on Linux
-the freedesktop notification service); where a system tray exists its icon's tooltip holds
-the count of open decisions. Clicking a notification opens that decision, or the queue when
-it told of several. Off, and quiet hours, are the reviewer's settings (`settings.py`).
+expiring is told once (remembered in the settings, so reopening the window or the store does
+not tell it again). What the reviewer's own write just opened (their Stop opens "Resume a
+run") is theirs, not news. The text is plain: a task's words are the agent's, and a
+freedesktop service that renders body markup would show `<b>` bold and fetch `<img>`.
+
+Notifications go through Qt's `QSystemTrayIcon.showMessage` (on Linux the freedesktop
+notification service); where a system tray exists its icon's tooltip holds the count of open
+decisions. Clicking a notification opens that decision, or the queue when it told of several,
+where the platform reports the click (`messageClicked`): Qt sends its freedesktop
+notifications with no action, so a freedesktop service has none to invoke. Off, and quiet
+hours, are the reviewer's settings (`settings.py`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -30,6 +38,42 @@ COALESCE_MS = 2000
 COALESCE_MAX_MS = 10_000
 #: At most this many decisions are named in one notification.
 NAMED = 3
+#: A decision that opens on a task this long after the reviewer's own write to it is
+#: that write's doing (their Stop opens "Resume a run"), not news.
+OWN_WRITE_MS = 10_000
+
+
+def plain_body(text: str) -> str:
+    """`text` as a notification body that shows literally. The freedesktop notification spec
+    lets a service that advertises "body-markup" read the body as markup (`<b>`, `<i>`, `<u>`,
+    `<a href>`, `<img src>`), and asks the sender to escape `&`, `<` and `>`; Qt sends the body
+    as given."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def service_reads_markup() -> bool:
+    """Whether the notification service reads the body as markup: asked once over D-Bus
+    (GetCapabilities, "body-markup"). Elsewhere (Windows, macOS) Qt shows plain text."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return False
+    try:
+        from PySide6.QtDBus import QDBusConnection, QDBusInterface, QDBusMessage
+    except ImportError:  # pragma: no cover - a Qt build without D-Bus
+        return True  # escaped text shown as entities beats markup rendered
+    bus = QDBusConnection.sessionBus()
+    if not bus.isConnected():
+        return False
+    service = QDBusInterface(
+        "org.freedesktop.Notifications",
+        "/org/freedesktop/Notifications",
+        "org.freedesktop.Notifications",
+        bus,
+    )
+    service.setTimeout(500)  # asked on the GUI thread, once: never a long wait
+    reply = service.call("GetCapabilities")
+    if reply.type() != QDBusMessage.MessageType.ReplyMessage or not reply.arguments():
+        return False  # no service: Qt shows its own balloon, which reads no entities
+    return "body-markup" in list(reply.arguments()[0])
 
 
 def in_quiet_hours(now: time, start: time | None, end: time | None) -> bool:
@@ -68,6 +112,9 @@ class Notifier(QObject):
         self._local_time = local_time or (lambda: datetime.now().time())
         self.known: set[str] | None = None  # ids open at the last read; None before the first
         self.warned: set[str] = set()
+        self.store_key = ""  # whose approvals `warned` holds (settings.warned_expiries)
+        self._own: dict[str, QElapsedTimer] = {}  # task id -> since the reviewer wrote to it
+        self._markup: bool | None = None  # whether the service reads markup; asked once
         self.rows: list[dict[str, Any]] = []
         self._now = ""
         self._since_now = QElapsedTimer()
@@ -99,13 +146,31 @@ class Notifier(QObject):
         ):
             self._open("")
 
-    def reset(self) -> None:
-        """Another store was opened: its decisions at first read are known, not news."""
+    def reset(self, store_key: str = "") -> None:
+        """Another store was opened: its decisions at first read are known, not news; its
+        approvals already warned of (in an earlier window too) are not warned of again."""
         self._flush.stop()
         self._expiry.stop()
         self.known, self.rows, self._now = None, [], ""
-        self.warned.clear()
+        self.store_key = store_key
+        self.warned = settings.warned_expiries(store_key) if store_key else set()
+        self._own.clear()
         self._arrived, self._expiring = [], []
+
+    def own_write(self, task_id: str) -> None:
+        """The reviewer just wrote to this task: what it opens there is theirs, not news."""
+        since = QElapsedTimer()
+        since.start()
+        self._own[task_id] = since
+
+    def _theirs(self, row: dict[str, Any]) -> bool:
+        # A person's write opens a resume (their Stop), a judgement (their evidence or a
+        # criterion made stale) or a conflict (their verdict); an approval is an agent's
+        # request, news even on a task the reviewer just wrote to.
+        if row["kind"] == "approval":
+            return False
+        since = self._own.get(row["task_id"])
+        return since is not None and since.elapsed() < OWN_WRITE_MS
 
     # --- the queue's reads ---------------------------------------------------------------
 
@@ -118,7 +183,11 @@ class Notifier(QObject):
         if self.known is None:
             self.known = ids
         else:
-            new = [r for r in rows if r["id"] not in self.known and self._mine(r)]
+            new = [
+                r
+                for r in rows
+                if r["id"] not in self.known and self._mine(r) and not self._theirs(r)
+            ]
             # What is open now: a decision that closed and opens again (a new reconcile
             # after a new attempt) is news again.
             self.known = ids
@@ -152,6 +221,7 @@ class Notifier(QObject):
         warn = timedelta(minutes=settings.expiry_warning_minutes())
         now_s, edge = _iso(now), _iso(now + warn)
         later: str | None = None  # the soonest expiry not yet within the warning time
+        warned = len(self.warned)
         for r in self.rows:
             at = r.get("expires_at")
             if r["kind"] != "approval" or not at or at <= now_s:
@@ -163,6 +233,11 @@ class Notifier(QObject):
                 if self._mine(r):
                     self._expiring.append(r)
                     self._gather()
+        if len(self.warned) != warned and self.store_key:
+            # Kept only while still open: an approval decided or expired is not warned again.
+            live = {r["id"] for r in self.rows if r["kind"] == "approval"}
+            self.warned &= live
+            settings.set_warned_expiries(self.store_key, self.warned)
         if later is not None:
             due = _parse(later) - warn - now
             if due < timedelta(days=7):
@@ -194,7 +269,10 @@ class Notifier(QObject):
             return
         title, body, target = self.compose(arrived, expiring)
         self._target = target
-        self.tray.showMessage(title, body, icon("approval"), 15_000)
+        if self._markup is None:
+            self._markup = service_reads_markup()
+        sent = plain_body(body) if self._markup else body
+        self.tray.showMessage(title, sent, icon("approval"), 15_000)
         self.shown.emit(title, body, target)
 
     def compose(

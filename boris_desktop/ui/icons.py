@@ -33,6 +33,7 @@ STATUS_ICON = {
     "pending": "approval",
     "approved": "ok",
     "rejected": "failed",
+    "sent_back": "attention",
     "consumed": "ok",
     "expired": "stopped",
     "revoked": "stopped",

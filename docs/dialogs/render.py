@@ -116,6 +116,19 @@ def main() -> None:
     shot(AmendDialog(w, guide), "amend")
     upload = next(e for e in guide["effects"] if e["effect_id"] == "upload-guide")
     shot(ReconcileDialog(w, "guide", upload), "reconcile-destination")
+    # Finishing: the guide stopped by its owner, then resumed or closed (decide/finish.py).
+    from boris_desktop.decide.finish import CloseDialog, ResumeDialog
+    from store.commands.checkpoints import StopRun
+
+    owner = Actor(kind="person", id="rita", name="Rita Reviewer")
+    store.execute(StopRun(task_id="guide", reason="the owner takes it from here"), owner)
+    select("guide")
+    stopped = store.task("guide")
+    shot(ResumeDialog(w, stopped), "resume",
+         lambda d: d.reason.setText("The owner is back; the agent goes on"))  # fmt: skip
+    shot(CloseDialog(w, stopped), "close",
+         lambda d: (d.reason.setText("The guide is replaced by the new handbook"),
+                    d.radios["superseded"].setChecked(True), d.confirm.setText("guide")))  # fmt: skip
     w.close()
     store.close()
 

@@ -89,6 +89,11 @@ class ApprovalsPanel(TreePanel):
 
     def expiry_text(self, a: dict[str, Any]) -> str:
         left = self.remaining(a)
+        if a["state"] == api.ApprovalState.APPROVED and left > 0:
+            # Approved: the expiry now only bounds when the dispatch may start.
+            return f"approved: to be used within {t.duration(left)}"
+        if a.get("consumed_by"):
+            return f"no longer matters: used by {a['consumed_by']}"
         if a["state"] in LIVE and left > 0:
             return f"in {t.duration(left)}"
         if a["state"] in LIVE or a["state"] == api.ApprovalState.EXPIRED:
@@ -145,6 +150,8 @@ class ApprovalsPanel(TreePanel):
                 self.fields["next"].setText(self.next_step(self._current) or "nothing")
 
     def _expiry_line(self, a: dict[str, Any]) -> str:
+        if a.get("consumed_by"):
+            return f"{self.expiry_text(a)} (was due {t.when(a['expires_at'])})"
         if a["state"] not in LIVE and a["state"] != api.ApprovalState.EXPIRED:
             return f"was due {t.when(a['expires_at'])}; no longer counts: {words(a['state'])}"
         return f"{self.expiry_text(a)} — at {t.when(a['expires_at'])} (database clock)"

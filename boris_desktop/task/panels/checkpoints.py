@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -58,6 +58,8 @@ class CheckpointsPanel(TreePanel):
 
     #: The graph shows at most this many rows before it scrolls.
     GRAPH_ROWS = 6
+    #: ...and at least this many, however short the window.
+    GRAPH_LEAST = 2
 
     def __init__(self, loader: Loader) -> None:
         self.compare = QComboBox()
@@ -88,6 +90,11 @@ class CheckpointsPanel(TreePanel):
         # The graph heads the panel's splitter (graph, list, detail): it gets the rows it
         # needs where the window has them, and the reviewer can drag it.
         self.split.insertWidget(0, self.graph_box)
+        # The room the graph's least rows take comes out of the detail's least height (its
+        # line and a row: the list above names the checkpoint), not out of the inbox's.
+        detail = self.split.widget(2)
+        if detail is not None:
+            detail.setMinimumHeight(40)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 3)
         self.split.setStretchFactor(2, 2)
@@ -108,6 +115,10 @@ class CheckpointsPanel(TreePanel):
         frame = 2 * self.graph_box.frameWidth() + 6
         shown = min(max(len(rows), 1), self.GRAPH_ROWS) * self.graph.ROW + frame
         self.graph_box.setMaximumHeight(shown)
+        # ...but never less than GRAPH_LEAST rows (a fork's two heads and where they
+        # meet): below that the splitter gave it what the list and detail left, 1 to 25 px.
+        least = min(max(len(rows), 1), self.GRAPH_LEAST) * self.graph.ROW + frame
+        self.graph_box.setMinimumHeight(least)
         self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
         self._signers = (bundle.get("signing") or {}).get("checkpoints", {})
@@ -122,6 +133,10 @@ class CheckpointsPanel(TreePanel):
     def _graph_moved(self, *_: Any) -> None:
         self._graph_dragged = True
 
+    def keep_graph_height(self) -> None:
+        """The split was restored as the reviewer left it: no longer sized to the rows."""
+        self._graph_dragged = True
+
     def _size_graph(self) -> None:
         """The graph its rows (at most half the splitter), the list and detail the rest 3:2."""
         total = sum(self.split.sizes())
@@ -133,11 +148,18 @@ class CheckpointsPanel(TreePanel):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        self._size_graph()
+        self._size_graph_soon()
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
+        self._size_graph_soon()
+
+    def _size_graph_soon(self) -> None:
+        """Once the layout has given the splitter its new height: in the panel's own resize
+        the splitter still has the old one, and the graph kept the share of a smaller panel
+        (25 px at 1366×768)."""
         self._size_graph()
+        QTimer.singleShot(0, self, self._size_graph)
 
     def path_to(self, checkpoint_id: str) -> tuple[str, ...]:
         """Where a checkpoint is in the tree (under the checkpoints it descends from)."""

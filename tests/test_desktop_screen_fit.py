@@ -1,0 +1,234 @@
+"""The window and its dialogs fit a 1024×700 screen (and a 1366×768 one).
+
+A dialog as tall as its content (Approve 760 px, Reconcile 720 px) put its decision buttons
+below a 700-high screen; the main window opened at 1280×780 put its status bar below a
+768-high one; the lineage graph was given 25 px. The screen's available room is injected
+(a QRect), as a 1024×700 laptop's would be.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QPushButton
+from test_desktop_actions import open_window, select_task
+
+from store import Actor, Store
+from store import commands as c
+from store.commands import approvals as ap
+from store.commands import effects as lg
+from store.services.demo import fill_demo
+
+#: A 1024×700 screen less a 40 px panel, as QScreen.availableGeometry gives it.
+SMALL = QRect(0, 0, 1024, 700)
+#: A 1366×768 screen less its panel.
+LAPTOP = QRect(0, 0, 1366, 728)
+
+
+@pytest.fixture(autouse=True)
+def _reviewer(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+
+
+def _file_approval(store: Store) -> None:
+    """A file write that needs approval: the Approve dialog with a diff, its tallest."""
+    agent = Actor(kind="agent", id="drafter-7", name="Drafting agent")
+    note = Path(
+        next(e for e in store.task("note")["effects"] if e["kind"] == "file_write")["target"]
+    )
+    store.execute(
+        lg.PlanEffect(task_id="note", effect_id="tidy-note", kind="file_write", target=str(note),
+                      consequence="Tidy the project note's heading",
+                      content=c.Content(text=note.read_text().replace("# Project note",
+                                                                      "# Project note (week 49)")),
+                      requires_approval=True, policy="edits to shared notes need the owner"),
+        agent,
+    )  # fmt: skip
+    store.execute(ap.RequestApproval(task_id="note", approval_id="apr-tidy", effect_id="tidy-note",
+                                     policy="edits to shared notes need the owner",
+                                     expires_in_seconds=3600), agent)  # fmt: skip
+
+
+def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
+    from boris_desktop.decide.approve import ApproveDialog
+    from boris_desktop.decide.checkpoint import CheckpointDialog
+    from boris_desktop.decide.edits import AmendDialog, CriterionDialog, EditArtifactDialog
+    from boris_desktop.decide.judge import JudgeDialog
+    from boris_desktop.decide.reconcile import ReconcileDialog
+    from boris_desktop.decide.stop import StopDialog
+
+    note, guide = store.task("note"), store.task("guide")
+    mail = next(a for a in note["approvals"] if a["approval_id"] == "apr-note-mail")
+    tidy = next(a for a in note["approvals"] if a["approval_id"] == "apr-tidy")
+    save = next(e for e in note["effects"] if e["effect_id"] == "save-note")
+    upload = next(e for e in guide["effects"] if e["effect_id"] == "upload-guide")
+    crit = next(x for x in guide["criteria"] if x["evidence"])
+    text = next(a for a in guide["artifacts"] if a.get("current") is not None)
+    return [
+        ("approve an email", lambda: ApproveDialog(w, "note", mail, note["now"])),
+        ("approve a file write", lambda: ApproveDialog(w, "note", tidy, note["now"])),
+        ("reconcile", lambda: ReconcileDialog(w, "note", save)),
+        ("reconcile a destination", lambda: ReconcileDialog(w, "guide", upload)),
+        ("checkpoint", lambda: CheckpointDialog(w, note)),
+        ("stop", lambda: StopDialog(w, guide)),
+        ("judge", lambda: JudgeDialog(w, guide, crit)),
+        ("add a criterion", lambda: CriterionDialog(w, guide)),
+        ("amend", lambda: AmendDialog(w, guide)),
+        ("edit an artifact", lambda: EditArtifactDialog(w, guide, text, "line\n" * 200)),
+    ]
+
+
+def _outside(d: Any) -> list[str]:
+    """The dialog's buttons that are not wholly inside what the dialog shows."""
+    shown = d.rect()
+    return [
+        b.text()
+        for b in d.findChildren(QPushButton)
+        if b.isVisibleTo(d) and not shown.contains(QRect(b.mapTo(d, QPoint(0, 0)), b.size()))
+    ]
+
+
+def test_every_decision_button_is_on_a_1024x700_screen(qtbot, store: Store) -> None:
+    fill_demo(store)
+    _file_approval(store)
+    w = open_window(qtbot, store, "note")
+    room = SMALL.adjusted(0, 0, 0, -40)  # less the panel
+    for name, make in _dialogs(w, store):
+        d = make()
+        qtbot.addWidget(d)
+        d.show()
+        qtbot.waitExposed(d)
+        # As the window manager does on that screen: no taller than its room, less the
+        # title bar. The dialog's least size must fit too, or the manager cannot comply.
+        d.setMaximumSize(room.width() - 16, room.height() - 40)
+        d.resize(d.maximumSize())
+        qtbot.wait(50)
+        assert d.height() <= room.height() - 40, name
+        assert d.minimumSizeHint().height() <= room.height() - 40, name
+        assert d.buttons.isVisible(), name
+        assert d.buttons.geometry().bottom() <= d.rect().bottom(), name
+        assert not _outside(d), (name, _outside(d))
+        # ...and at its own size, as it opens there (capped to that screen).
+        d.fit_screen(room)
+        assert d.height() <= room.height() - 40, name
+        assert not _outside(d), (name, _outside(d))
+        d.reject()
+
+
+def test_a_dialog_opens_no_taller_than_its_screen(qtbot, store: Store) -> None:
+    fill_demo(store)
+    _file_approval(store)
+    w = open_window(qtbot, store, "note")
+    room = SMALL.adjusted(0, 0, 0, -40)
+    for name, make in _dialogs(w, store)[:4]:
+        d = make()
+        qtbot.addWidget(d)
+        d.resize(860, 760)  # the tallest size a dialog asked for
+        d.fit_screen(room)
+        d.show()
+        d.fit_screen(room)  # shown on that screen
+        assert d.height() <= room.height() - 40 and d.width() <= room.width(), name
+        assert not _outside(d), (name, _outside(d))
+        d.reject()
+
+
+@pytest.mark.parametrize("room", [SMALL, LAPTOP], ids=["1024x700", "1366x768"])
+def test_the_main_window_opens_within_the_available_screen(qtbot, store: Store, room) -> None:
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.fit_to_screen(room)
+    w.show()
+    w.reload_now()
+    select_task(qtbot, w, "guide")
+    # Within the room with a title bar's worth to spare, and its least size too.
+    assert w.width() <= room.width() and w.height() <= room.height() - 30
+    assert w.minimumSizeHint().height() <= room.height() - 30
+    assert room.contains(QRect(w.pos(), w.size()))
+    assert w.statusBar().geometry().bottom() <= w.rect().bottom()
+
+
+def test_the_window_s_place_is_remembered_and_pulled_onto_a_smaller_screen(
+    qtbot, store: Store
+) -> None:
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.fit_to_screen(LAPTOP)
+    w.show()
+    w.resize(1100, 640)
+    w.move(120, 40)
+    qtbot.wait(50)
+    w.close()
+    again = MainWindow(store)
+    qtbot.addWidget(again)
+    again.fit_to_screen(LAPTOP)
+    assert again.size().toTuple() == (1100, 640)
+    # The same place on a 1024×700 screen: pulled in, made smaller.
+    third = MainWindow(store)
+    qtbot.addWidget(third)
+    third.fit_to_screen(SMALL)
+    assert third.width() <= SMALL.width() and third.height() <= SMALL.height() - 30
+    assert SMALL.contains(QRect(third.pos(), third.size()))
+
+
+def test_the_lineage_graph_has_room_at_1366x768(qtbot, store: Store) -> None:
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.fit_to_screen(LAPTOP)
+    w.show()
+    w.reload_now()
+    select_task(qtbot, w, "guide")
+    w.task_view.show_part("Checkpoints")
+    panel = w.task_view.panels["Checkpoints"]
+    qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=3000)
+    qtbot.wait(100)
+    # The forked lineage's two heads are in sight (a row each).
+    assert panel.graph_box.height() >= 2 * panel.graph.ROW
+    assert w.statusBar().geometry().bottom() <= w.rect().bottom()
+
+
+def test_a_part_s_split_is_remembered_across_restarts(qtbot, store: Store) -> None:
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+
+    def opened() -> tuple[Any, Any]:
+        w = MainWindow(store)
+        qtbot.addWidget(w)
+        w.fit_to_screen(LAPTOP)
+        w.show()
+        w.reload_now()
+        select_task(qtbot, w, "guide")
+        w.task_view.show_part("Checkpoints")
+        panel = w.task_view.panels["Checkpoints"]
+        qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=3000)
+        qtbot.wait(100)
+        return w, panel
+
+    w, panel = opened()
+    total = sum(panel.split.sizes())
+    dragged = [80, 40, total - 120]
+    panel.split.setSizes(dragged)
+    panel.split.splitterMoved.emit(80, 1)  # as a drag of the handle says
+    dragged = panel.split.sizes()
+    w.close()
+    again, panel = opened()
+    assert panel.split.sizes() == dragged
+    again.close()

@@ -30,6 +30,7 @@ _WHERE: dict[str, str] = {
     "StoreError": "store.errors",
     "CommandRejected": "store.errors",
     "ScopeViolation": "store.errors",
+    "PhaseBlocked": "store.errors",
     "TargetChanged": "store.errors",
     "AuthorityRefused": "store.errors",
     "Conflict": "store.errors",
@@ -41,6 +42,8 @@ _WHERE: dict[str, str] = {
     "Content": "store.commands.core",
     "RecordArtifact": "store.commands.core",
     "JudgeCriterion": "store.commands.core",
+    "AttachEvidence": "store.commands.core",
+    "CompletePhase": "store.commands.core",
     "DecideApproval": "store.commands.approvals",
     "ObserveEffect": "store.commands.effects",
     "ReconcileEffect": "store.commands.effects",
@@ -68,6 +71,7 @@ _WHERE: dict[str, str] = {
     "criterion_done": "store.rules",
     "criterion_stales_on_change": "store.rules",
     "decider_refusal": "store.rules",
+    "may_decide": "store.rules",
     "decision_refusal": "store.rules",
     "effect_reconcilable": "store.rules",
     "effect_to_reconcile": "store.rules",
@@ -108,6 +112,11 @@ _WHERE: dict[str, str] = {
     "UnknownApproval": "store.errors",
     "BlobProblem": "store.errors",
     "JudgeDecision": "store.reads.judging",
+    "PhaseCompletion": "store.reads.phase_views",
+    "PhaseOutcome": "store.reads.phase_views",
+    "PhaseInputView": "store.reads.phase_views",
+    "EvidenceTarget": "store.reads.evidence_views",
+    "EVIDENCE_KINDS": "store.reads.evidence_views",
     "EvidenceOffered": "store.reads.judging",
     "EvidenceOrigin": "store.reads.judging",
     "ArtifactOffered": "store.reads.judging",
@@ -119,6 +128,22 @@ _WHERE: dict[str, str] = {
     "observe_and_judge": "store.services.reconcile",
     "reconcile_by_hand": "store.services.reconcile",
     "fill_demo": "store.services.demo",
+    # a budget changed, a planned effect cancelled: by a person, what each does said first
+    "SetBudget": "store.commands.core",
+    "BUDGET_COUNTERS": "store.model",
+    "ReleaseBudget": "store.commands.core",
+    "CancelEffect": "store.commands.effects",
+    "BudgetView": "store.reads.budget_views",
+    "BudgetChange": "store.reads.budget_views",
+    "CounterLine": "store.reads.budget_views",
+    "budget_view": "store.reads.budget_views",
+    "budget_change": "store.reads.budget_views",
+    "most_pressing_counter": "store.reads.budget_views",
+    "CancelEffectView": "store.reads.effect_views",
+    "RevokedApproval": "store.reads.effect_views",
+    "cancel_effect_view": "store.reads.effect_views",
+    "effect_cancellable": "store.rules",
+    "why_not_cancellable": "store.rules",
     # the reviewer's key
     "keyring": "store.signing",
     "person_key_line": "store.signing.export",
@@ -133,19 +158,24 @@ if TYPE_CHECKING:
     from store.commands.core import (
         AddCriterion,
         AmendObjective,
+        AttachEvidence,
         ChangeCriterion,
+        CompletePhase,
         Content,
         JudgeCriterion,
         RecordArtifact,
+        ReleaseBudget,
+        SetBudget,
         SetStatus,
     )
-    from store.commands.effects import ObserveEffect, ReconcileEffect
+    from store.commands.effects import CancelEffect, ObserveEffect, ReconcileEffect
     from store.errors import (
         AuthorityRefused,
         BlobProblem,
         CommandRejected,
         Conflict,
         OlderEvidence,
+        PhaseBlocked,
         ScopeViolation,
         StoreError,
         TargetChanged,
@@ -153,7 +183,15 @@ if TYPE_CHECKING:
     )
     from store.events import FileState
     from store.location import default_directory, resolve
-    from store.model import Actor
+    from store.model import BUDGET_COUNTERS, Actor
+    from store.reads.budget_views import (
+        BudgetChange,
+        BudgetView,
+        CounterLine,
+        budget_change,
+        budget_view,
+        most_pressing_counter,
+    )
     from store.reads.changes import (
         Change,
         Delete,
@@ -168,6 +206,8 @@ if TYPE_CHECKING:
     )
     from store.reads.decision_views import ApprovalDecision, ApprovalVerdict
     from store.reads.decisions import DecisionKind, decisions
+    from store.reads.effect_views import CancelEffectView, RevokedApproval, cancel_effect_view
+    from store.reads.evidence_views import EVIDENCE_KINDS, EvidenceTarget
     from store.reads.history import FIELDS as HISTORY_FIELDS
     from store.reads.history import history
     from store.reads.judging import (
@@ -178,6 +218,7 @@ if TYPE_CHECKING:
         VersionChange,
     )
     from store.reads.peek import peek_tasks
+    from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.signers import SignatureState, decision_signers, signers
     from store.rules import (
         BUDGET_AT_LIMIT,
@@ -202,15 +243,18 @@ if TYPE_CHECKING:
         criterion_stales_on_change,
         decider_refusal,
         decision_refusal,
+        effect_cancellable,
         effect_reconcilable,
         effect_to_reconcile,
         effect_unresolved,
         is_destination,
+        may_decide,
         pending_work,
         record_open,
         recovery,
         same_state,
         stop_plan,
+        why_not_cancellable,
         why_undecidable,
     )
     from store.scope import is_store_file
@@ -238,6 +282,8 @@ def __getattr__(name: str) -> Any:
 # Spelled out for the type checker and linters; tests/test_architecture.py checks it is _WHERE.
 __all__ = [
     "BUDGET_AT_LIMIT",
+    "BUDGET_COUNTERS",
+    "EVIDENCE_KINDS",
     "EXPIRING",
     "HISTORY_FIELDS",
     "Actor",
@@ -248,15 +294,22 @@ __all__ = [
     "ApprovalState",
     "ApprovalVerdict",
     "ArtifactOffered",
+    "AttachEvidence",
     "AuthorityRefused",
     "BlobProblem",
+    "BudgetChange",
     "BudgetStanding",
+    "BudgetView",
+    "CancelEffect",
+    "CancelEffectView",
     "Change",
     "ChangeCriterion",
     "CloseTask",
     "CommandRejected",
+    "CompletePhase",
     "Conflict",
     "Content",
+    "CounterLine",
     "CriterionState",
     "DecideApproval",
     "DecisionKind",
@@ -264,19 +317,27 @@ __all__ = [
     "EffectStage",
     "EvidenceOffered",
     "EvidenceOrigin",
+    "EvidenceTarget",
     "FileState",
     "JudgeCriterion",
     "JudgeDecision",
     "ObserveEffect",
     "OlderEvidence",
     "Opaque",
+    "PhaseBlocked",
+    "PhaseCompletion",
+    "PhaseInputView",
+    "PhaseOutcome",
     "PhaseReadiness",
     "ReconcileEffect",
     "RecordArtifact",
+    "ReleaseBudget",
     "Replace",
+    "RevokedApproval",
     "RunStatus",
     "ScopeViolation",
     "Send",
+    "SetBudget",
     "SetStatus",
     "SignatureState",
     "State",
@@ -295,10 +356,13 @@ __all__ = [
     "WriteDiff",
     "__version__",
     "brief_markdown",
+    "budget_change",
     "budget_left",
     "budget_standing",
+    "budget_view",
     "can_resume",
     "can_stop",
+    "cancel_effect_view",
     "close_targets",
     "conflict_undecided",
     "criterion_done",
@@ -308,6 +372,7 @@ __all__ = [
     "decision_signers",
     "decisions",
     "default_directory",
+    "effect_cancellable",
     "effect_reconcilable",
     "effect_to_reconcile",
     "effect_unresolved",
@@ -316,6 +381,8 @@ __all__ = [
     "is_destination",
     "is_store_file",
     "keyring",
+    "may_decide",
+    "most_pressing_counter",
     "narratives",
     "observe_and_judge",
     "peek_tasks",
@@ -331,6 +398,7 @@ __all__ = [
     "signers",
     "stop_plan",
     "summary_markdown",
+    "why_not_cancellable",
     "why_undecidable",
     "write_diff",
 ]

@@ -140,6 +140,19 @@ class PendingWork(CommandRejected):
         self.pending = pending
 
 
+class PhaseBlocked(CommandRejected):
+    """A phase asked to be completed while an input it needs is missing (`blocked_by`, in
+    the store's words): nothing was written (`rules.phase_completion_refusal`)."""
+
+    code = "phase_blocked"
+    rule = "phase_needs_its_inputs"
+
+    def __init__(self, phase_id: str, blocked_by: list[str], message: str) -> None:
+        super().__init__(message)
+        self.phase_id = phase_id
+        self.blocked_by = blocked_by
+
+
 class ScopeViolation(CommandRejected):
     """A path or destination outside the task's resource scope."""
 
@@ -305,3 +318,19 @@ class OlderEvidence(CommandRejected):
     def __init__(self, evidence_ids: list[str], message: str) -> None:
         super().__init__(message)
         self.evidence_ids = evidence_ids
+
+
+class AlreadyApproved(CommandRejected):
+    """A person approved a request they had already approved: a quorum counts distinct
+    people, so one person's second approval would count for nobody."""
+
+    code = "already_approved"
+    rule = "one_person_counts_once"
+
+    def __init__(self, approval_id: str, person: str, words: str) -> None:
+        super().__init__(
+            f"you ({person}) already approved approval {approval_id}: one person counts once; "
+            f"{words}, so another person must approve it"
+        )
+        self.approval_id = approval_id
+        self.person = person

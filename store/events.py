@@ -252,9 +252,13 @@ class BudgetReserved(Payload):
 
 
 @event_type("budget.released")
-class BudgetReleased(Payload):
+class BudgetReleased(Additive):
     counter: str
     amount: float
+    # Why it was released: a person's release says why (rules.release_refusal).
+    reason: str | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"reason"})
 
 
 @event_type("run.status_changed")
@@ -384,7 +388,10 @@ def _reconciled_v1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 @event_type("approval.requested")
-class ApprovalRequested(Payload):
+class ApprovalRequested(Additive):
+    """`approvers`: how many distinct people must approve (the larger of what the request
+    asked and what its policy said in the store when it was asked); left out when one."""
+
     approval_id: str
     effect_id: str | None = None
     payload: dict[str, Any]
@@ -392,21 +399,29 @@ class ApprovalRequested(Payload):
     consequence: str
     policy: str
     expires_at: str
+    approvers: int | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"approvers"})
 
 
 @event_type("approval.decided")
 class ApprovalDecided(Additive):
     """A person's answer. `sent_back`: changes requested (the note says which). `edited`:
     the person's revision of the requested object, approved as edited; the approval binds
-    `edited_digest` from here on (the requester's version stays in `approval.requested`)."""
+    `edited_digest` from here on (the requester's version stays in `approval.requested`).
+    Where several people must approve, `approved` counts this person once; an edit makes a
+    new object, so only approvals given after it count toward it."""
 
     approval_id: str
     decision: Literal["approved", "rejected", "sent_back"]
     note: str = ""
     edited: dict[str, Any] | None = None
     edited_digest: str | None = None
+    # How many people the request needs as of this decision, where its policy in the store
+    # was raised after it was asked (left out otherwise): the larger number holds.
+    needed: int | None = None
 
-    ADDED: ClassVar[frozenset[str]] = frozenset({"edited", "edited_digest"})
+    ADDED: ClassVar[frozenset[str]] = frozenset({"edited", "edited_digest", "needed"})
 
 
 @event_type("approval.consumed")

@@ -94,6 +94,16 @@ class PhaseReadiness(StrEnum):
     BLOCKED = "blocked"
 
 
+def phase_completion_refusal(phase_id: str, blocked_by: Sequence[str]) -> str | None:
+    """Why a phase cannot be completed now (None: it can). A result computed while an input
+    is missing would authorize later phases on nothing: a blocked phase is never completed,
+    by an agent or a person. A done phase may be completed again (a new result; the earlier
+    one stays as history and no longer authorizes its dependents)."""
+    if blocked_by:
+        return f"phase {phase_id} is not ready: " + "; ".join(blocked_by)
+    return None
+
+
 # --- run status --------------------------------------------------------------------------------
 
 #: Statuses a run was put in by policy (a budget) or by its owner (stop): only a person reopens it.
@@ -187,6 +197,8 @@ AUTHORITY: dict[str, Authority] = {
     "set_budget": Authority(_ANYONE, ("it raises or removes an existing limit",)),
     # Giving a task up, or declaring it replaced, is a person's decision with their reason.
     "close_task": Authority(_PERSON),
+    # How many people a policy needs is set by a person, never by the agent that asks.
+    "set_approval_policy": Authority(_PERSON),
 }
 
 
@@ -251,6 +263,11 @@ def authority_refusal(
         return Refusal(
             "closing_is_a_persons",
             f"only a person closes a task that will not be finished, not an {actor_kind}: {ask}",
+        )
+    if command_type == "set_approval_policy":
+        return Refusal(
+            "approval_policy_is_a_persons",
+            f"only a person sets how many people a policy needs, not an {actor_kind}: {ask}",
         )
     if command_type == "set_status" and is_reopening(status, str(payload.get("status"))):
         return Refusal(
@@ -407,6 +424,42 @@ def spend_refusal(status: str, counter: str, exhausted: Iterable[str]) -> Refusa
     return None
 
 
+def limit_change_reopens(status: str, exhausted_after: Iterable[str]) -> bool:
+    """Whether setting a limit lets the run go on: a budget_exhausted run whose counters are
+    all within their limits afterwards becomes running (SetBudget), then as its ledger has
+    it (`ledger_status`). A stopped run is not reopened by a limit: a person resumes it."""
+    return status == RunStatus.BUDGET_EXHAUSTED and not list(exhausted_after)
+
+
+def release_refusal(
+    counter: str, reserved: float, amount: float, actor_kind: str, reason: str
+) -> Refusal | None:
+    """Whether this release of a reservation is refused: never more than is reserved; and a
+    person's release is their decision about promised spending, so it says why."""
+    if amount > reserved:
+        return Refusal(
+            "release_more_than_reserved",
+            f"cannot release more {counter} than is reserved ({reserved:g})",
+        )
+    if actor_kind == ActorKind.PERSON and not reason.strip():
+        return Refusal(
+            "release_needs_reason",
+            f"a person releasing a {counter} reservation says why: give a reason",
+        )
+    return None
+
+
+def ledger_status(uncertain_effect: str | None, pending_approval: str | None) -> tuple[str, str]:
+    """The status an active run is in by its ledger, and why: an effect whose outcome is
+    unknown makes it outcome_unknown; else a pending approval, awaiting_approval; else
+    running. `uncertain_effect` / `pending_approval`: the id of one, or None."""
+    if uncertain_effect is not None:
+        return RunStatus.OUTCOME_UNKNOWN, f"effect {uncertain_effect} has an unknown outcome"
+    if pending_approval is not None:
+        return RunStatus.AWAITING_APPROVAL, f"approval {pending_approval} is pending"
+    return RunStatus.RUNNING, "nothing is waiting on the world or a reviewer"
+
+
 # --- approvals -------------------------------------------------------------------------------
 
 
@@ -423,6 +476,61 @@ def approval_state(state: str, expires_at: str, now: str) -> ApprovalState:
     if approval_expired(state, expires_at, now):
         return ApprovalState.EXPIRED
     return ApprovalState(state)
+
+
+#: The most people one policy may require (a quorum larger than a team is never met).
+MAX_APPROVERS = 9
+
+
+def approvers_needed(*asked: int | None) -> int:
+    """How many distinct people must approve a request: the largest of what the request
+    asked and what the store's policy says (`boris policy set`). An agent's request can
+    raise the number, never lower it below its policy's."""
+    return max([1, *(n for n in asked if n)])
+
+
+def quorum_met(approved_by: Sequence[str], needed: int) -> bool:
+    """Whether enough distinct people approved: one person counts once."""
+    return len(set(approved_by)) >= needed
+
+
+def quorum_words(approved_by: Sequence[str], needed: int) -> str:
+    """ "1 of 2 approved by maria": how far a request that needs several people has come."""
+    if not approved_by:
+        return f"0 of {needed} approved"
+    return f"{len(approved_by)} of {needed} approved by {', '.join(approved_by)}"
+
+
+def why_decided_again(
+    decisions: Sequence[tuple[str, str, bool, int | None]], asked: int | None
+) -> str | None:
+    """Whether a log's decisions of one approval are what the commands allow (verify and an
+    import judge by it): approvals by distinct people (an edit starts them again) until as
+    many as it needs approved, then nothing more; a rejection or a send-back ends it. Each
+    decision is (decision, the person's id, edited, the number it needed); `asked` is the
+    request's number. None when they are; else why not."""
+    needed = approvers_needed(asked)
+    people: list[str] = []
+    settled = False
+    for decision, who, edited, more in decisions:
+        if settled:
+            return "it was settled by an earlier decision; an approval is decided once"
+        needed = approvers_needed(needed, more)
+        if decision != ApprovalState.APPROVED:
+            settled = True
+            continue
+        people = [] if edited else people
+        if who in people:
+            return f"{who} approved it twice; one person counts once"
+        people.append(who)
+        settled = quorum_met(people, needed)
+    return None
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th … (which approval of a quorum a person's would be)."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def why_undecidable(
@@ -513,6 +621,26 @@ def intent_open(stage: str, outcome: str | None) -> bool:
         EffectStage.OBSERVED,
         EffectStage.RECONCILED,
     } and outcome in {Outcome.FAILED, Outcome.ABSENT}
+
+
+def effect_cancellable(stage: str, outcome: str | None) -> bool:
+    """Whether the effect may be cancelled (CancelEffect): its intent is still open, nothing
+    of it happened. A sent effect whose outcome is not known is reconciled, not cancelled."""
+    return intent_open(stage, outcome)
+
+
+def why_not_cancellable(stage: str, outcome: str | None) -> str | None:
+    """Why the effect cannot be cancelled, in words a reviewer can act on (None: it can)."""
+    if effect_cancellable(stage, outcome):
+        return None
+    if stage == EffectStage.CANCELLED:
+        return "it was cancelled already"
+    if stage == EffectStage.RECONCILED and outcome == Outcome.SUCCEEDED:
+        return "it already happened (reconciled present)"
+    return (
+        f"it is {stage} ({outcome or 'outcome not settled'}): a sent effect is reconciled, "
+        "not cancelled"
+    )
 
 
 #: Stages in which what became of an effect was settled: by a reconciliation, or by a cancel
@@ -711,6 +839,40 @@ def criterion_awaits_person(state: str, evidence_count: int) -> bool:
 def awaits_resume(status: str) -> bool:
     """A run only a person reopens (stopped, or its budget exhausted) waits on one."""
     return status in STOPPED_BY_POLICY
+
+
+#: Each kind of the decision queue (store.reads.decisions.DecisionKind) as the command that
+#: makes it, with what that command asks: who may make a decision is who may run that.
+_QUEUE_COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "approval": ("decide_approval", {}),
+    "reconcile": ("reconcile_effect", {}),  # by an observation of the target now
+    "conflict": ("reconcile_effect", {"decision": Verdict.PRESENT}),  # a hand decision
+    "judge": ("judge_criterion", {"status": CriterionState.SATISFIED}),
+    "resume": ("set_status", {"status": RunStatus.RUNNING}),
+}
+
+
+def queue_decider_refusal(
+    kind: str, requester: Mapping[str, Any] | None, actor_kind: str, actor_id: str
+) -> Refusal | None:
+    """Why this actor may not make an open decision of this kind (None: it may). The
+    authority table's word for the command that makes it (an approval never by its
+    requester): the window's "Mine" and `boris decisions --mine` both ask this."""
+    if kind not in _QUEUE_COMMANDS:
+        return Refusal("unknown_decision", f"{kind!r} is no kind of decision")
+    command_type, payload = _QUEUE_COMMANDS[kind]
+    if command_type == "decide_approval":
+        return decider_refusal(requester, actor_kind, actor_id)
+    refused = system_actor_refusal(command_type, actor_kind)
+    # A run to resume was stopped by its owner or ran out of budget: reopening either is
+    # the same rule, so one of those statuses stands for both.
+    return refused or authority_refusal(command_type, payload, actor_kind, status=RunStatus.STOPPED)
+
+
+def may_decide(
+    kind: str, requester: Mapping[str, Any] | None, actor_kind: str, actor_id: str
+) -> bool:
+    return queue_decider_refusal(kind, requester, actor_kind, actor_id) is None
 
 
 @dataclass(frozen=True)

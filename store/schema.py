@@ -252,6 +252,10 @@ approvals = sa.Table(
     sa.Column("note", sa.Text, nullable=False),
     sa.Column("consumed_at", sa.String(32)),
     sa.Column("consumed_by", sa.String(128)),
+    # How many distinct people must approve (0011), and the people who approved the object it
+    # binds now, in order (an edit starts the list again): it is `approved` when they suffice.
+    sa.Column("approvers", sa.Integer, nullable=False, server_default=sa.text("1")),
+    sa.Column("approved_by", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
 )
 
 # A checkpoint's lineage and boundary. Its state is kept once, in its `checkpoint.written`

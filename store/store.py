@@ -43,7 +43,9 @@ from .tx import StateMemo, Tx
 
 if TYPE_CHECKING:
     from .reads.decision_views import ApprovalDecision
+    from .reads.evidence_views import EvidenceTarget
     from .reads.judging import JudgeDecision
+    from .reads.phase_views import PhaseCompletion
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
 # pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
@@ -384,6 +386,20 @@ class Store:
             return judge_decision(
                 conn, task_id, criterion_id, lambda d: blob_problem(self.blobs, d)
             )
+
+    def phase_completion(self, task_id: str, phase_id: str) -> PhaseCompletion:
+        """What completing this phase changes (store.reads.phase_views), read now."""
+        from .reads.phase_views import phase_completion
+
+        with self.read() as conn:
+            return phase_completion(conn, self.blobs, task_id, phase_id, db.database_now(conn))
+
+    def evidence_target(self, task_id: str, criterion_id: str) -> EvidenceTarget:
+        """What evidence attached to this criterion is made on (store.reads.evidence_views)."""
+        from .reads.evidence_views import evidence_target
+
+        with self.read() as conn:
+            return evidence_target(conn, task_id, criterion_id)
 
     def events(self, task_id: str, **kw: Any) -> list[dict[str, Any]]:
         with self.read() as conn:

@@ -1,6 +1,8 @@
 """Driver for test_desktop_dbus.py, run inside a session bus and Xvfb with dunst as the
 freedesktop notification service: the real window, another process requesting one approval
-and then a burst of twenty, then one whose words are HTML; prints what the notifier says it showed, one JSON object."""
+and then a burst of twenty, then one whose words are HTML; then the service invokes the HTML
+one's default action (`dunstctl action 0`, a click on it) with the inbox in front; prints what
+the notifier says it showed and what the click opened, one JSON object."""
 
 from __future__ import annotations
 
@@ -64,12 +66,38 @@ def main() -> int:
     w.notifier.shown.connect(lambda title, body, _target: shown.append([title, body]))
     for first, n, *words in ((1, 1), (100, 20), (200, 1, HTML)):
         told = len(shown)
+        if words:  # the only notification on screen when it is clicked
+            subprocess.run(["dunstctl", "close-all"], check=True)
         subprocess.run(
             [sys.executable, "-c", REQUEST, directory, str(first), str(n), *words], check=True
         )
         settle(15, lambda told=told: len(shown) > told)
         settle(3)  # a burst's window and then some: nothing more may come
-    print(json.dumps({"shown": shown, "tray": w.notifier.tray.isVisible()}))
+    # Clicking the last one (the HTML approval): the service invokes its default action.
+    desktop = w.notifier.desktop
+    settle(5, lambda: desktop is not None and any(desktop.told.values()))
+    w.views.setCurrentWidget(w.left)
+    subprocess.run(["dunstctl", "action", "0"], check=True)
+    q = w.queue
+    settle(10, lambda: q.dialog is not None and q.dialog.isVisible())
+    opened = {
+        "dialog": type(q.dialog).__name__ if q.dialog is not None else None,
+        "approval": getattr(q.dialog, "approval_id", None),
+        "queue_in_front": w.views.currentWidget() is q,
+        "told_after": dict(desktop.told) if desktop is not None else None,
+    }
+    if q.dialog is not None:
+        q.dialog.reject()
+    print(
+        json.dumps(
+            {
+                "shown": shown,
+                "tray": w.notifier.tray.isVisible(),
+                "direct": desktop is not None and desktop.available,
+                "opened": opened,
+            }
+        )
+    )
     w.close()
     store.close()
     tmp.cleanup()

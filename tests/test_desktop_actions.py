@@ -80,7 +80,10 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
     try:
         w1 = open_window(qtbot, demo, "note")
         w2 = open_window(qtbot, other, "note")
-        assert w1.menu_actions.approve_action.isEnabled() and w2.menu_actions.approve_action.isEnabled()
+        assert (
+            w1.menu_actions.approve_action.isEnabled()
+            and w2.menu_actions.approve_action.isEnabled()
+        )
         w1.menu_actions.approve_action.trigger()
         w2.menu_actions.approve_action.trigger()
         d1, d2 = w1.menu_actions.dialog, w2.menu_actions.dialog
@@ -331,7 +334,12 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     assert "stopped" in reasons
     # Stopped is not closed: the unknown upload is still reconciled by hand, the task still
     # edited, and the handoff the next actor resumes from still written here.
-    for act in (w.menu_actions.reconcile_action, w.menu_actions.checkpoint_action, w.menu_actions.amend_action, w.menu_actions.judge_action):
+    for act in (
+        w.menu_actions.reconcile_action,
+        w.menu_actions.checkpoint_action,
+        w.menu_actions.amend_action,
+        w.menu_actions.judge_action,
+    ):
         assert act.isEnabled(), act.text()
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
@@ -361,7 +369,12 @@ def test_a_completed_task_takes_no_more_decisions(qtbot, store: Store) -> None:
     )
     w = open_window(qtbot, store, "t")
     assert store.task("t")["status"] == "completed"
-    for act in (w.menu_actions.stop_action, w.menu_actions.checkpoint_action, w.menu_actions.amend_action, w.menu_actions.source_action):
+    for act in (
+        w.menu_actions.stop_action,
+        w.menu_actions.checkpoint_action,
+        w.menu_actions.amend_action,
+        w.menu_actions.source_action,
+    ):
         assert not act.isEnabled(), act.text()
 
 
@@ -469,7 +482,10 @@ def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, mo
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(outside), ""))
     w.menu_actions.source_action.trigger()
     qtbot.waitUntil(lambda: w.menu_actions.message_box is not None, timeout=5000)
-    assert "Not recorded" in w.menu_actions.message_box.text() and "scope" in w.menu_actions.message_box.text()
+    assert (
+        "Not recorded" in w.menu_actions.message_box.text()
+        and "scope" in w.menu_actions.message_box.text()
+    )
     assert not any(a["name"] == "elsewhere.md" for a in demo.task("guide")["artifacts"])
 
 

@@ -1,12 +1,15 @@
 """Notifications through the real freedesktop service, over D-Bus.
 
-The other notification tests fake Qt's boundary. Here nothing is faked on the app's side:
-the window runs under Xvfb on a private session bus, dunst is the notification service
-(`dunst -print` writes every notification it receives), and a stand-in panel
-(docs/notification/status_notifier_watcher.py) makes Qt send its tray messages over D-Bus
-as it does on a desktop. Another process requests one approval, then a burst of twenty:
+The other notification tests fake the service (or Qt's tray). Here nothing is faked on the
+app's side: the window runs under Xvfb on a private session bus, dunst is the notification
+service (`dunst -print` writes every notification it receives), and a stand-in panel
+(docs/notification/status_notifier_watcher.py) takes the tray icon, as on a desktop.
+Another process requests one approval, then a burst of twenty:
 the service receives exactly one notification for each, with the counts. A request
 whose words are HTML is shown by the service as those words, not as bold, an image and a link.
+The notifications go to the service directly (boris_desktop/runtime/freedesktop.py) with a
+default action: the service invoking it on the HTML one (a click, `dunstctl action 0`) brings
+the Decisions tab to the front with that approval's Approve dialog open.
 """
 
 from __future__ import annotations
@@ -84,3 +87,13 @@ def test_the_notification_service_receives_one_notification_per_arrival(tmp_path
     )
     shown = _displayed(told_html[0]["message"]["data"])
     assert f"Approve / reject: {words} (Save the weekly project note)" in shown
+    # Sent by the window itself, with the action a click invokes...
+    assert told["direct"]
+    assert "default" in log.read_text().split("summary: '1 new decision'")[-1]
+    # ...and the click opened that approval, the queue in front.
+    assert told["opened"] == {
+        "dialog": "ApproveDialog",
+        "approval": "apr-200",
+        "queue_in_front": True,
+        "told_after": {},
+    }

@@ -117,7 +117,12 @@ def _mnemonics(dialog) -> list[str]:
 
 def test_mnemonics_never_collide_with_cancel(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
-    dialogs = [w.menu_actions.approve(), w.menu_actions.reconcile(), w.menu_actions.checkpoint(), w.stop_task()]
+    dialogs = [
+        w.menu_actions.approve(),
+        w.menu_actions.reconcile(),
+        w.menu_actions.checkpoint(),
+        w.stop_task(),
+    ]
     for d in dialogs:
         d.show()
         qtbot.waitExposed(d)

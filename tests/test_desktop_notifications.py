@@ -1,8 +1,10 @@
 """Notifications: a decision arriving from another process, a burst, an expiry, off and quiet.
 
 The notification service is faked at Qt's boundary: `QSystemTrayIcon.showMessage` records
-what would have been shown, `isSystemTrayAvailable` says a tray exists. The notifier and the
-queue it listens to are the real ones.
+what would have been shown, `isSystemTrayAvailable` says a tray exists. The tests of clicks
+(issue 32) fake the freedesktop service instead, at the far end of a socket pair that speaks
+D-Bus (`FakeNotificationService`, through jeepney). The notifier and the queue it listens to
+are the real ones.
 """
 
 from __future__ import annotations
@@ -337,3 +339,297 @@ def test_plain_body_escapes_what_the_freedesktop_spec_names() -> None:
     assert plain_body("a < b && c > d") == "a &lt; b &amp;&amp; c &gt; d"
     assert plain_body("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
     assert plain_body("plain words") == "plain words"
+
+
+# --- issue 32: a click on a notification opens the decision it told --------------------------
+
+
+class FakeNotificationService:
+    """The session bus and its notification service, at the far end of a socket pair: answers
+    Hello, AddMatch, GetCapabilities and Notify as dunst does, and sends its signals. jeepney
+    reads and writes its messages, as it does the window's."""
+
+    NAME = ":1.9"  # the service's unique name on the bus
+
+    def __init__(self, sock, capabilities=("actions", "body", "body-markup")) -> None:
+        from jeepney.low_level import Parser
+
+        self.sock = sock
+        self.capabilities = list(capabilities)
+        self.notified: list[tuple] = []  # each Notify's arguments
+        self.absent = False  # answer for the service as the bus does when no one owns its name
+        self.ids: list[int] = []
+        self._parser = Parser()
+        self._serial = 100
+        sock.setblocking(False)
+
+    def pump(self) -> None:
+        from jeepney import HeaderFields, new_error
+
+        from boris_desktop.runtime import freedesktop as fd
+
+        try:
+            data = self.sock.recv(65536)
+        except OSError:  # nothing to read yet, or closed at the test's end
+            return
+        for call in self._parser.feed(data):
+            member = call.header.fields[HeaderFields.member]
+            if member == "Hello":
+                self._reply(call, "s", (":1.2",), sender="org.freedesktop.DBus")
+            elif member == "AddMatch":
+                self._reply(call, None, (), sender="org.freedesktop.DBus")
+            elif self.absent and call.header.fields[HeaderFields.destination] == fd.SERVICE:
+                error = "org.freedesktop.DBus.Error.ServiceUnknown"
+                self._send(new_error(call, error, "s", ("no owner",)), "org.freedesktop.DBus")
+            elif member == "GetCapabilities":
+                self._reply(call, "as", (self.capabilities,))
+            elif member == "Notify":
+                self.notified.append(call.body)
+                self.ids.append(40 + len(self.ids))
+                self._reply(call, "u", (self.ids[-1],))
+
+    def _reply(self, call, signature: str | None, body: tuple, sender: str = NAME) -> None:
+        from jeepney import new_method_return
+
+        self._send(new_method_return(call, signature, body), sender)
+
+    def signal(self, member: str, signature: str, body: tuple, sender: str = NAME) -> None:
+        from jeepney import DBusAddress, new_signal
+
+        from boris_desktop.runtime import freedesktop as fd
+
+        emitter = DBusAddress(fd.PATH, interface=fd.INTERFACE)
+        self._send(new_signal(emitter, member, signature, body), sender)
+
+    def _send(self, message, sender: str) -> None:
+        """As the bus passes it on: from `sender`, to the window's connection."""
+        from jeepney import HeaderFields
+
+        message.header.fields[HeaderFields.sender] = sender
+        message.header.fields[HeaderFields.destination] = ":1.2"
+        self._serial += 1
+        self.sock.sendall(message.serialise(serial=self._serial))
+
+
+@pytest.fixture
+def service(monkeypatch, qtbot):
+    """The window's notifier talks to a FakeNotificationService, pumped by the event loop."""
+    import socket
+
+    from PySide6.QtCore import QTimer
+
+    from boris_desktop.runtime import freedesktop
+
+    ours, theirs = socket.socketpair()
+    fake = FakeNotificationService(theirs)
+    monkeypatch.setattr(
+        freedesktop,
+        "session_service",
+        lambda parent=None: freedesktop.NotificationService(ours, parent),
+    )
+    pump = QTimer()
+    pump.timeout.connect(fake.pump)
+    pump.start(5)
+    yield fake
+    pump.stop()
+    ours.close()
+    theirs.close()
+
+
+def test_a_click_on_a_notification_opens_the_decision_it_told(qtbot, store, service, shown):
+    w = _window(qtbot, store)
+    q = w.queue
+    desktop = w.notifier.desktop
+    assert desktop is not None
+    _quiet(qtbot)
+    assert service.notified == []
+    (aid,) = _from_another_process(store, 1)
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    _app, replaces, _icon, summary, body, actions, _hints, _expires = service.notified[0]
+    assert (summary, replaces, actions) == ("1 new decision", 0, ["default", "Open"])
+    assert "send message 1" in body
+    assert shown == []  # sent to the service, not through Qt's tray icon
+    (decision,) = [r["id"] for r in q.model.rows if r["key"] == aid]
+    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: decision}, timeout=2000)
+    # Another connection claiming to be the service, or another action, opens nothing.
+    w.views.setCurrentWidget(w.left)
+    service.signal("ActionInvoked", "us", (service.ids[0], "default"), sender=":1.66")
+    service.signal("ActionInvoked", "us", (service.ids[0], "other"))
+    qtbot.wait(300)
+    assert w.views.currentWidget() is w.left and q.dialog is None
+    # The service says it was clicked: the window opens that approval's dialog.
+    service.signal("ActionInvoked", "us", (service.ids[0], "default"))
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    assert q.dialog.approval_id == aid
+    assert w.views.currentWidget() is q
+    assert desktop.told == {}
+    q.dialog.reject()
+
+
+def test_a_click_on_a_notification_of_several_opens_the_queue(qtbot, store, service, shown):
+    w = _window(qtbot, store)
+    desktop = w.notifier.desktop
+    _quiet(qtbot)
+    _from_another_process(store, *range(5))
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    assert service.notified[0][3] == "5 new decisions"
+    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: ""}, timeout=2000)
+    w.views.setCurrentWidget(w.left)
+    service.signal("ActionInvoked", "us", (service.ids[0], "default"))
+    qtbot.waitUntil(lambda: w.views.currentWidget() is w.queue, timeout=2000)
+    assert w.queue.dialog is None
+
+
+def test_a_closed_notification_is_forgotten(qtbot, store, service, shown):
+    w = _window(qtbot, store)
+    desktop = w.notifier.desktop
+    _quiet(qtbot)
+    _from_another_process(store, 1)
+    qtbot.waitUntil(lambda: len(desktop.told) == 1, timeout=5000)
+    service.signal("NotificationClosed", "uu", (service.ids[0], 2))  # dismissed
+    qtbot.waitUntil(lambda: desktop.told == {}, timeout=2000)
+    w.views.setCurrentWidget(w.left)
+    service.signal("ActionInvoked", "us", (service.ids[0], "default"))
+    qtbot.wait(300)
+    assert w.views.currentWidget() is w.left and w.queue.dialog is None
+
+
+def test_the_body_is_escaped_only_for_a_service_that_reads_markup(qtbot, store, service, shown):
+    html = '<b>bold</b> & <a href="https://x.invalid">go</a>'
+    w = _window(qtbot, store)
+    _quiet(qtbot)
+    other = Store.open(store.location.directory)
+    try:
+        other.execute(
+            ap.RequestApproval(task_id="note", approval_id="apr-html", payload={"n": 1},
+                               consequence=html, policy="test", expires_in_seconds=3600),
+            AGENT,
+        )  # fmt: skip
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    body = service.notified[0][4]
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;a href=" in body and "<" not in body
+    # A service without "body-markup" shows the body as it is: it is sent unescaped.
+    w.notifier.desktop.reads_markup = False
+    w.notifier.desktop.notify("1 new decision", html, "")
+    qtbot.waitUntil(lambda: len(service.notified) == 2, timeout=2000)
+    assert service.notified[1][4] == html
+
+
+def test_no_service_on_the_bus_falls_back_to_the_tray(qtbot, store, service, shown):
+    service.absent = True  # the bus answers for the name no one owns
+    w = _window(qtbot, store)
+    desktop = w.notifier.desktop
+    _quiet(qtbot)
+    assert not desktop.available  # GetCapabilities was refused
+    _from_another_process(store, 1)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    assert shown[0][0] == "1 new decision"
+    assert service.notified == []
+
+
+def test_a_refused_notification_is_told_through_the_tray(qtbot, store, service, shown):
+    w = _window(qtbot, store)
+    desktop = w.notifier.desktop
+    _quiet(qtbot)
+    assert desktop.available
+    service.absent = True  # the service left the bus after it answered
+    _from_another_process(store, 1)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    assert shown[0][0] == "1 new decision" and "send message 1" in shown[0][1]
+    assert not desktop.available
+
+
+def test_a_window_nobody_sees_sends_no_desktop_notification(qtbot) -> None:
+    from boris_desktop.runtime import freedesktop
+
+    assert freedesktop.session_service() is None  # the offscreen platform: headless
+
+
+def test_the_id_the_service_returns_maps_to_the_decision_told(qtbot, monkeypatch) -> None:
+    """The service object alone, on a socket pair: each id maps to what it told, a click
+    (with its Wayland activation token) emits it once, a close forgets it."""
+    import socket
+
+    from PySide6.QtGui import QGuiApplication
+
+    from boris_desktop.runtime.freedesktop import NotificationService
+
+    ours, theirs = socket.socketpair()
+    fake = FakeNotificationService(theirs)
+    desktop = NotificationService(ours)
+    clicked: list[str] = []
+    desktop.invoked.connect(clicked.append)
+
+    def answered(n: int) -> bool:
+        fake.pump()
+        return len(desktop.told) == n
+
+    qtbot.waitUntil(lambda: answered(0) and not desktop._replies, timeout=2000)
+    assert desktop.reads_markup  # the capabilities say "body-markup"
+    desktop.notify("1 new decision", "Approve / reject: <b>x</b>", "approval:note:apr-1")
+    qtbot.waitUntil(lambda: answered(1), timeout=2000)
+    desktop.notify("3 new decisions", "…", "")
+    qtbot.waitUntil(lambda: answered(2), timeout=2000)
+    one, several = fake.ids
+    assert desktop.told == {one: "approval:note:apr-1", several: ""}
+    assert fake.notified[0][4] == "Approve / reject: &lt;b&gt;x&lt;/b&gt;"
+    monkeypatch.delenv("XDG_ACTIVATION_TOKEN", raising=False)
+    monkeypatch.setattr(QGuiApplication, "platformName", staticmethod(lambda: "wayland"))
+    fake.signal("ActivationToken", "us", (one, "token-1"))
+    fake.signal("ActionInvoked", "us", (one, "default"))
+    qtbot.waitUntil(lambda: clicked == ["approval:note:apr-1"], timeout=2000)
+    assert os.environ["XDG_ACTIVATION_TOKEN"] == "token-1"  # Qt's Wayland plugin takes it
+    fake.signal("ActionInvoked", "us", (one, "default"))  # told once: a second click is stale
+    fake.signal("NotificationClosed", "uu", (several, 1))  # expired
+    qtbot.waitUntil(lambda: desktop.told == {}, timeout=2000)
+    fake.signal("ActionInvoked", "us", (several, "default"))
+    qtbot.wait(100)
+    assert clicked == ["approval:note:apr-1"]
+    desktop.close()
+    theirs.close()
+
+
+def test_the_window_loads_without_jeepney() -> None:
+    """jeepney is imported when connecting to the session bus, not with the window's modules:
+    Windows, macOS and the first paint never load it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, boris_desktop.main_window, boris_desktop.runtime.notifications\n"
+        "print('boris_desktop.runtime.freedesktop' in sys.modules, 'jeepney' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_a_bus_that_never_answers_costs_at_most_the_connect_limit(monkeypatch) -> None:
+    """A socket that accepts and then says nothing: the GUI thread waits the limit, no more,
+    and the notifications go through the tray. Without the variable, systemd's per-user bus
+    in XDG_RUNTIME_DIR is where the session bus is looked for."""
+    import socket
+    import tempfile
+    import time
+
+    from boris_desktop.runtime import freedesktop
+
+    with tempfile.TemporaryDirectory() as runtime:
+        path = os.path.join(runtime, "bus")
+        silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        silent.bind(path)
+        silent.listen(1)
+        try:
+            monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+            monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+            assert freedesktop.session_bus_address() == path
+            monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={path},guid=0")
+            assert freedesktop.session_bus_address() == path
+            started = time.monotonic()
+            assert freedesktop.connect_session_bus(timeout=0.3) is None
+            assert 0.25 < time.monotonic() - started < 1.0
+        finally:
+            silent.close()
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "tcp:host=localhost,port=1")
+    assert freedesktop.session_bus_address() is None  # only Unix sockets are spoken to

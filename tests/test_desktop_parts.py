@@ -396,7 +396,12 @@ def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
         t["id"] for t in listed
     ]
     assert "opening the store" in w.statusBar().currentMessage()
-    for act in (w.menu_actions.approve_action, w.menu_actions.reconcile_action, w.menu_actions.stop_action, w.menu_actions.checkpoint_action):
+    for act in (
+        w.menu_actions.approve_action,
+        w.menu_actions.reconcile_action,
+        w.menu_actions.stop_action,
+        w.menu_actions.checkpoint_action,
+    ):
         assert not act.isEnabled()
     # The reviewer picks the second task before the store is open: it is the one shown.
     second = w.proxy.index(1, 0)

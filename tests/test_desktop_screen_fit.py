@@ -60,19 +60,25 @@ def _file_approval(store: Store) -> None:
 
 def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
     from boris_desktop.decide.approve import ApproveDialog
+    from boris_desktop.decide.budget import BudgetDialog
+    from boris_desktop.decide.cancel_effect import CancelEffectDialog
     from boris_desktop.decide.checkpoint import CheckpointDialog
     from boris_desktop.decide.edits import AmendDialog, CriterionDialog, EditArtifactDialog
+    from boris_desktop.decide.evidence import AttachEvidenceDialog
     from boris_desktop.decide.judge import JudgeDialog
+    from boris_desktop.decide.phase import CompletePhaseDialog
     from boris_desktop.decide.reconcile import ReconcileDialog
     from boris_desktop.decide.stop import StopDialog
 
     note, guide = store.task("note"), store.task("guide")
     mail = next(a for a in note["approvals"] if a["approval_id"] == "apr-note-mail")
+    mail_effect = next(e for e in note["effects"] if e["effect_id"] == "mail-note")
     tidy = next(a for a in note["approvals"] if a["approval_id"] == "apr-tidy")
     save = next(e for e in note["effects"] if e["effect_id"] == "save-note")
     upload = next(e for e in guide["effects"] if e["effect_id"] == "upload-guide")
     crit = next(x for x in guide["criteria"] if x["evidence"])
     text = next(a for a in guide["artifacts"] if a.get("current") is not None)
+    evidence_file = str(text["current"]["path"])
     return [
         ("approve an email", lambda: ApproveDialog(w, "note", mail, note["now"])),
         ("approve a file write", lambda: ApproveDialog(w, "note", tidy, note["now"])),
@@ -84,6 +90,10 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
         ("add a criterion", lambda: CriterionDialog(w, guide)),
         ("amend", lambda: AmendDialog(w, guide)),
         ("edit an artifact", lambda: EditArtifactDialog(w, guide, text, "line\n" * 200)),
+        ("change a budget", lambda: BudgetDialog(w, note, "tool_calls", raise_limit=True)),
+        ("cancel a planned effect", lambda: CancelEffectDialog(w, note, mail_effect)),
+        ("complete a phase", lambda: CompletePhaseDialog(w, guide, "review")),
+        ("attach evidence", lambda: AttachEvidenceDialog(w, guide, crit, evidence_file)),
     ]
 
 

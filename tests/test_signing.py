@@ -277,7 +277,14 @@ def test_boris_init_requires_signatures_with_the_persons_key(
 def test_boris_init_without_an_actor_makes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import getpass
+
+    def no_login() -> str:
+        raise OSError("no login name")
+
+    # Nobody named and no login name to act as (bare `boris init` acts as the login).
     monkeypatch.delenv("BORIS_ACTOR", raising=False)
+    monkeypatch.setattr(getpass, "getuser", no_login)
     where = tmp_path / "new-store"
     assert cli(["--store", str(where), "init"]) == 2
     assert "--actor person:" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
 
-from boris_desktop.decide.base import no_default
+from boris_desktop.decide.base import no_default, reviewer_actor
 from boris_desktop.decide.content_view import ContentView
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
@@ -78,6 +78,7 @@ class ApproveDialog(Following):
         self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
         self.final_refusal: Exception | None = None
         form = QFormLayout()
+        self.form = form
         self.fields = {}
         for key, label in (
             ("consequence", "Consequence"),
@@ -85,10 +86,13 @@ class ApproveDialog(Following):
             ("requester", "Requested by"),
             ("expiry", "Expires"),
             ("state", "State"),
+            ("approved", "Approved so far"),
             ("digest", "Payload digest"),
         ):
             self.fields[key] = plain_label("", name=label)
             form.addRow(label + ":", self.fields[key])
+        # Shown only where the request needs several people (its quorum).
+        form.setRowVisible(self.fields["approved"], False)
         box = QWidget()
         box.setLayout(form)
         self.add(self.changed)
@@ -130,6 +134,7 @@ class ApproveDialog(Following):
         self.fields["expiry"].setText(f"{t.when(d.expires_at)} (database clock)")
         self.fields["digest"].setText(d.payload_digest)
         self.fields["state"].setText(words(d.state))
+        self._show_quorum(d)
         self.payload.show_text(d.prepared_json, "json")
         self.content.show_change(d.change)
         # An object the store cannot classify is shown as its JSON already: no second copy.
@@ -144,10 +149,54 @@ class ApproveDialog(Following):
         self.follower.at(d.expires_at, d.now)
         self.refresh_buttons()
 
+    def _show_quorum(self, d: ApprovalDecision) -> None:
+        """Who approved so far, where several people must: "maria (1 of 2)"; and what the
+        Approve button does, "Approve (2nd of 2)"."""
+        quorum = d.approvers_needed > 1
+        self.form.setRowVisible(self.fields["approved"], quorum)
+        if quorum:
+            people = ", ".join(a.id for a in d.approved_by) or "nobody yet"
+            line = f"{people} ({len(d.approved_by)} of {d.approvers_needed})"
+            if self._approved_by_me(d):
+                line += " — you approved it; another person must approve it"
+            self.fields["approved"].setText(line)
+        self._label_approve()
+
+    @staticmethod
+    def _approved_by_me(d: ApprovalDecision) -> bool:
+        me = reviewer_actor()
+        return me is not None and d.approved_already(me.id)
+
+    def _label_approve(self) -> None:
+        editing = self.edit_button.isChecked()
+        text = "&Approve edited" if editing else "&Approve"
+        d = self.decision
+        which = d.next_approval(edited=editing) if d is not None else None
+        self.ok.setText(f"{text} ({which})" if which else text)
+        self.ok.setAccessibleName(self.ok.text().replace("&", ""))
+        if editing:
+            tip = "Approve your edited version (recorded as yours; the agent's is kept)"
+        else:
+            tip = "Approve exactly the content shown, whose digest is beside it"
+        if which and d is not None:
+            tip += (
+                f"; it is approved once {d.approvers_needed} people have approved it, "
+                "each counted once"
+            )
+            if editing:
+                tip += "; your edit is a new object: approvals of the old one no longer count"
+        self.ok.setToolTip(tip)
+
     def task_changed(self, task: ApprovalDecision) -> None:
         old = self.decision
         if old is not None and task.state != old.state:
             self.tell_change(self._what_changed(task))
+        elif old is not None and task.approved_by != old.approved_by:
+            who = ", ".join(a.id for a in task.approved_by) or "nobody"
+            self.tell_change(
+                f"Approved so far: {who} ({len(task.approved_by)} of "
+                f"{task.approvers_needed}), while this was open."
+            )
         if old is not None and task.change != old.change:
             self.rearm()  # different content: read it before deciding
         self._show(task)
@@ -172,7 +221,10 @@ class ApproveDialog(Following):
         super().refresh_buttons()
         d = self.decision
         allowed = d.verdicts if d is not None else ()
-        self.ok.setEnabled(self.ok.isEnabled() and ApprovalVerdict.APPROVE in allowed)
+        # One person counts once: a second approval by the same reviewer is not offered.
+        # (An edit is a new object, which they may approve as its first.)
+        mine = d is not None and self._approved_by_me(d) and not self.edit_button.isChecked()
+        self.ok.setEnabled(self.ok.isEnabled() and ApprovalVerdict.APPROVE in allowed and not mine)
         self.reject_button.setEnabled(self.can_decide() and ApprovalVerdict.REJECT in allowed)
         self.send_back_button.setEnabled(self.can_decide() and ApprovalVerdict.SEND_BACK in allowed)
         # Opening the editor decides nothing: it is not held back by the arming delay.
@@ -210,12 +262,7 @@ class ApproveDialog(Following):
 
     def _editing(self, on: bool) -> None:
         self.edits.setVisible(on)
-        self.ok.setText("&Approve edited" if on else "&Approve")
-        self.ok.setToolTip(
-            "Approve your edited version (recorded as yours; the agent's is kept)"
-            if on
-            else "Approve exactly the content shown, whose digest is beside it"
-        )
+        self._label_approve()
         self.rearm()  # what Approve means changed: a moment before it is armed again
         if on:
             self.edits.subject.setFocus()

@@ -60,8 +60,12 @@ def reviewer_actor() -> Any:
 
 def execute_as(store: Any, command: Any, actor: Any) -> Any:
     """Run `command` as the reviewer, signed with their key where the store is signed (the
-    store decides: `Store.sign_as`). Called on a worker: it reads the store."""
+    store decides: `Store.sign_as`). Called on a worker: it reads the store. A list of
+    commands (one decision that is several, as a new limit and a released reservation) is
+    written in one transaction: all of it, or none."""
     store.sign_as(actor)
+    if isinstance(command, list):
+        return store.execute_all(command, actor)
     return store.execute(command, actor)
 
 
@@ -112,7 +116,8 @@ def run_command(
 
     # Told before it runs: the queue may read the write's outcome before `done` is called.
     own_write = getattr(host, "own_write", None)
-    task_id = getattr(command, "task_id", None)
+    first = command[0] if isinstance(command, list) and command else command
+    task_id = getattr(first, "task_id", None)
     if callable(own_write) and isinstance(task_id, str):
         own_write(task_id)
     host.loader.submit(
@@ -150,7 +155,8 @@ class ContentScroll(QScrollArea):
 
 
 def no_default(button: QPushButton) -> QPushButton:
-    """A button Return never presses: only a click, Space on it, or its mnemonic."""
+    """Never the default button: Return in a field never presses it; only a click, its
+    mnemonic, or Space or Return with the focus on it (ActionDialog.keyPressEvent)."""
     button.setAutoDefault(False)
     button.setDefault(False)
     return button
@@ -203,7 +209,7 @@ class ActionDialog(QDialog):
         return widget
 
     def add_button(self, text: str, tip: str = "") -> QPushButton:
-        """A further button beside OK that Return never presses."""
+        """A further button beside OK, never the default (`no_default`)."""
         b = no_default(QPushButton(text))
         b.setAccessibleName(text.replace("&", ""))
         if tip:
@@ -229,6 +235,21 @@ class ActionDialog(QDialog):
         field = self.first_field()
         if field is not None:
             field.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def keyPressEvent(self, event: Any) -> None:
+        # Return on a button the reviewer moved the focus to presses it, as Space does (no
+        # button is a default one, so Qt would ignore it). Only an enabled button: a
+        # decision is disabled until armed, so a stray Return as the dialog opens decides
+        # nothing, and Return in a field still presses no button.
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.KeypadModifier,
+        ):
+            focused = self.focusWidget()
+            if isinstance(focused, QPushButton) and focused.isEnabled():
+                focused.click()
+                return
+        super().keyPressEvent(event)
 
     def fit_screen(self, room: Any = None) -> None:
         """No larger than the available room of the screen it opens on (`room`, a QRect, in

@@ -65,8 +65,9 @@ class JudgeDialog(Versioned, Following):
         self.evidence.setWordWrap(True)
         self.evidence.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.no_evidence = plain_label(
-            "No evidence is attached to this criterion: an agent (or you, with `boris "
-            "attach-evidence`) attaches it before it can be judged satisfied.",
+            "No evidence is attached to this criterion: an agent (or you, with Actions › "
+            "Attach Evidence… or `boris attach-evidence`) attaches it before it can be judged "
+            "satisfied.",
             name="No evidence",
         )
         self.no_evidence.hide()

@@ -33,10 +33,14 @@ ACTIONS = (
     ("checkpoint_action", "&Checkpoint / Handoff…", "Ctrl+K", "Write a final or handoff checkpoint", "checkpoint"),
     ("resume_action", "Resume the Ru&n…", "Ctrl+Shift+R", "Resume a stopped run (its revoked approvals stay revoked)", "resume_task"),
     ("close_action", "Close the Tas&k…", "Ctrl+Shift+X", "Close a task that will not be finished, with your reason", "close_task"),
+    ("budget_action", "Change &Budget…", "Ctrl+Shift+B", "Raise or lower a budget's limit, or release a reservation", "change_budget"),
+    ("cancel_effect_action", "Cancel a Planned E&ffect…", "Ctrl+Shift+Del", "Cancel the selected planned effect; its approvals are revoked", "cancel_effect"),
     None,
     ("amend_action", "A&mend Objective…", "Ctrl+E", "Amend the task's objective", "amend_objective"),
     ("add_criterion_action", "Add Crite&rion…", "Ctrl+Shift+N", "Add a criterion", "add_criterion"),
     ("judge_action", "&Judge Criterion…", "Ctrl+J", "Mark the selected criterion satisfied, failed or waived", "judge_criterion"),
+    ("evidence_action", "Attach E&vidence…", "Ctrl+Shift+V", "Attach a file in the task's scope as evidence for the selected criterion", "attach_evidence"),
+    ("phase_action", "Complete &Phase…", "Ctrl+Shift+P", "Complete the selected phase, done or failed", "complete_phase"),
     ("source_action", "Supply a So&urce…", "Ctrl+Shift+O", "Record a file inside the task's scope as a source", "supply_source"),
     ("edit_artifact_action", "&Edit Artifact Text…", "Ctrl+Shift+E", "Edit the selected artifact's text as a new version", "edit_artifact"),
 )  # fmt: skip
@@ -52,10 +56,14 @@ class Actions(QObject):
     checkpoint_action: QAction
     resume_action: QAction
     close_action: QAction
+    budget_action: QAction
+    cancel_effect_action: QAction
     amend_action: QAction
     add_criterion_action: QAction
     source_action: QAction
     judge_action: QAction
+    evidence_action: QAction
+    phase_action: QAction
     edit_artifact_action: QAction
 
     def __init__(self, window: Window, menu: QMenu) -> None:
@@ -111,6 +119,22 @@ class Actions(QObject):
             lambda e: api.effect_reconcilable(e["stage"]),
         )
 
+    def _cancellable(self, task: dict[str, Any]) -> Any:
+        return self._pick(
+            "Effects",
+            task["effects"],
+            "effect_id",
+            lambda e: api.effect_cancellable(e["stage"], e["outcome"]),
+        )
+
+    def _counter(self, task: dict[str, Any]) -> str:
+        """The counter a budget change is about: the one selected in the Budgets part, else
+        the one that asks most of a person (exhausted first), else the first there is."""
+        chosen = self.window.current_key("Budgets")
+        if chosen in api.BUDGET_COUNTERS:
+            return str(chosen)
+        return api.most_pressing_counter(task["budgets"]) or api.BUDGET_COUNTERS[0]
+
     def update(self) -> None:
         task = self._task()
         # The store says what a run in this status still takes: a stopped run is not
@@ -121,6 +145,8 @@ class Actions(QObject):
         self.stop_action.setEnabled(task is not None and api.can_stop(task["status"]))
         self.resume_action.setEnabled(task is not None and api.can_resume(task["status"]))
         self.close_action.setEnabled(bool(task and api.close_targets(task["status"])))
+        self.budget_action.setEnabled(live)
+        self.cancel_effect_action.setEnabled(bool(live and task and self._cancellable(task)))
         for act in (
             self.checkpoint_action,
             self.amend_action,
@@ -129,6 +155,8 @@ class Actions(QObject):
         ):
             act.setEnabled(live)
         self.judge_action.setEnabled(bool(live and task and task["criteria"]))
+        self.evidence_action.setEnabled(bool(live and task and task["criteria"]))
+        self.phase_action.setEnabled(bool(live and task and task["phases"]))
         self.edit_artifact_action.setEnabled(bool(live and task and task["artifacts"]))
 
     # --- showing -------------------------------------------------------------------------
@@ -219,6 +247,25 @@ class Actions(QObject):
 
         return self._show(CloseDialog(self.window, task))
 
+    def change_budget(self, counter: str | None = None) -> Any:
+        task = self._task()
+        if not task:
+            return None
+        from boris_desktop.decide.budget import BudgetDialog
+
+        return self._show(BudgetDialog(self.window, task, counter or self._counter(task)))
+
+    def cancel_effect(self) -> Any:
+        task = self._task()
+        e = task and self._cancellable(task)
+        if not task or not e:
+            return self.tell(
+                "Cancel effect", "No planned effect in the selected task can be cancelled."
+            )
+        from boris_desktop.decide.cancel_effect import CancelEffectDialog
+
+        return self._show(CancelEffectDialog(self.window, task, e))
+
     def checkpoint(self) -> Any:
         task = self._task()
         if not task:
@@ -251,6 +298,35 @@ class Actions(QObject):
         from boris_desktop.decide.judge import JudgeDialog
 
         return self._show(JudgeDialog(self.window, task, c))
+
+    def attach_evidence(self, path: str | None = None) -> Any:
+        """A file inside the task's scope, attached as evidence for the selected criterion
+        on the artifact version the dialog shows (the store refuses a file outside)."""
+        task = self._task()
+        c = task and self._pick("Criteria", task["criteria"], "criterion_id", lambda _c: True)
+        if not task or not c:
+            return self.tell("Attach evidence", "The task has no criterion to attach it to.")
+        if path is None:
+            start = (task["scope"].get("paths") or [""])[0]
+            from PySide6.QtWidgets import QFileDialog
+
+            path, _ = QFileDialog.getOpenFileName(
+                self.widget, f"Evidence for {c['criterion_id']}", start
+            )
+            if not path:
+                return None
+        from boris_desktop.decide.evidence import AttachEvidenceDialog
+
+        return self._show(AttachEvidenceDialog(self.window, task, c, path))
+
+    def complete_phase(self) -> Any:
+        task = self._task()
+        p = task and self._pick("Dependencies", task["phases"], "phase_id", lambda _p: True)
+        if not task or not p:
+            return self.tell("Complete phase", "The task has no phase.")
+        from boris_desktop.decide.phase import CompletePhaseDialog
+
+        return self._show(CompletePhaseDialog(self.window, task, p["phase_id"]))
 
     def supply_source(self, path: str | None = None) -> Any:
         """A file inside the task's scope, recorded as a source by the reviewer."""

@@ -23,15 +23,11 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -40,7 +36,13 @@ from boris_desktop import settings
 from boris_desktop.host import Host
 from boris_desktop.runtime.follow import Follower
 from boris_desktop.ui import text as t
-from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.cells import (
+    CellsInOneCall,
+    FlatIndex,
+    ListedRows,
+    RowsTable,
+    WholeCellsThrough,
+)
 from boris_desktop.ui.icons import icon
 
 Index = QModelIndex | QPersistentModelIndex
@@ -85,7 +87,9 @@ def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
     return len(rows)
 
 
-class HistoryModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
+class HistoryModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
+    columns = COLUMNS
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[dict[str, Any]] = []
@@ -95,23 +99,11 @@ class HistoryModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
         self.rows = rows
         self.endResetModel()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        cell = self.row_at(index)
+        if cell is None:
             return None
-        r, col = self.rows[index.row()], index.column()
+        r, col = cell
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             subject = f" {r['subject']}" if r["subject"] else ""
             return (
@@ -158,16 +150,6 @@ class HistoryFilter(WholeCellsThrough, QSortFilterProxyModel):
         return all(w in hay for w in self.words)
 
 
-class _Table(QTableView):
-    activated_by_key = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.activated_by_key.emit()
-            return
-        super().keyPressEvent(event)
-
-
 class HistoryView(QWidget):
     """The reviewer's decisions; `host` is the window (loader, store, statusBar)."""
 
@@ -187,29 +169,13 @@ class HistoryView(QWidget):
         self.proxy = HistoryFilter(self)
         self.proxy.setSourceModel(self.model)
 
-        self.table = _Table()
-        self.table.setAccessibleName("My decisions")
+        self.table = RowsTable("My decisions", stretch=(WHAT, NOTE))
         self.table.setModel(self.proxy)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setTabKeyNavigation(False)
-        self.table.setWordWrap(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        rows = self.table.verticalHeader()
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col in (WHAT, NOTE):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         fm = self.table.fontMetrics()
         self.table.setColumnWidth(WHEN, fm.horizontalAdvance("2026-12-04 15:27:39") + 16)
         self.table.setColumnWidth(DECISION, fm.horizontalAdvance("Stopped the run") + 40)
         self.table.setColumnWidth(TASK, 230)
         self.table.setColumnWidth(EVENT, fm.horizontalAdvance("#00000") + 16)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.activated_by_key.connect(self.open_current)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.doubleClicked.connect(lambda _ix: self.open_current())

@@ -25,7 +25,7 @@ from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
 from boris_desktop.ui import keyed_rows
 from boris_desktop.ui import text as t
-from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeCellsThrough
 from boris_desktop.ui.icons import icon, status_icon, words
 from boris_desktop.ui.text import tip
 from store import api
@@ -138,6 +138,40 @@ def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[s
     return out
 
 
+def narrowing_plan(
+    every: list[dict[str, Any]], held: list[dict[str, Any]], showing: list[dict[str, Any]]
+) -> keyed_rows.Plan:
+    """The changes from the rows shown (`held`) to `showing`, when both are picks of
+    `every` in its order (as a search makes them): one walk down `every`, comparing rows by
+    identity, rather than keyed_rows.plan's longest run in order, whose dictionaries and
+    key calls were most of a search's time on 10,000 rows (bench_search.py). Rows picked
+    otherwise (a reload sorted them anew meanwhile) get keyed_rows.plan."""
+    gone: list[int] = []
+    inserts: list[tuple[int, list[dict[str, Any]]]] = []
+    i = j = 0
+    nh, ns = len(held), len(showing)
+    for r in every:
+        shown = i < nh and held[i] is r
+        wanted = j < ns and showing[j] is r
+        if shown:
+            if not wanted:
+                gone.append(i)
+            i += 1
+        if wanted:
+            if not shown:
+                if inserts and inserts[-1][0] + len(inserts[-1][1]) == j:
+                    inserts[-1][1].append(r)
+                else:
+                    inserts.append((j, [r]))
+            j += 1
+    if i != nh or j != ns:
+        return keyed_rows.plan(held, showing, task_key)
+    runs = keyed_rows.runs_of(gone)
+    where: dict[Hashable, int] = {r["id"]: at for at, r in enumerate(showing)}
+    added = [r for _, new in inserts for r in new]
+    return keyed_rows.Plan(runs, inserts, [], False, runs, added, where)
+
+
 def ordered(rows: list[dict[str, Any]], column: int, descending: bool) -> list[dict[str, Any]]:
     """The rows in the inbox's order. Ascending: by the column, ties newest first;
     descending is its exact reverse, so among equals the task that has waited longest comes
@@ -161,9 +195,11 @@ def sort_key(r: dict[str, Any], column: int) -> Any:
     return r["updated_at"]
 
 
-class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
+class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
+
+    columns = COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -218,7 +254,7 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
             rows, plan = planned[2], planned[1]
         else:
             rows = matching(self.all_rows, search)
-            plan = keyed_rows.plan(self.rows, rows, task_key)
+            plan = narrowing_plan(self.all_rows, self.rows, rows)
         if len(plan.gone) + len(plan.inserts) <= SEARCH_EDITS:
             self._show(rows, plan)
             return
@@ -292,23 +328,12 @@ class InboxModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
             return i
         return next((i for i, r in enumerate(self.rows) if r["id"] == task_id), -1)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
     def data(self, index: Index, role: int = 0) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        cell = self.row_at(index)
+        if cell is None:
             return None
-        r = self.rows[index.row()]
+        r, col = cell
         n = r["needs"]
-        col = index.column()
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return (
                 r["title"],

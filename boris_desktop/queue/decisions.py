@@ -28,14 +28,10 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -45,7 +41,13 @@ from boris_desktop.host import Host
 from boris_desktop.runtime.follow import Follower
 from boris_desktop.ui import keyed_rows
 from boris_desktop.ui import text as t
-from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, WholeCellsThrough
+from boris_desktop.ui.cells import (
+    CellsInOneCall,
+    FlatIndex,
+    ListedRows,
+    RowsTable,
+    WholeCellsThrough,
+)
 from boris_desktop.ui.icons import icon
 from store import api
 
@@ -88,13 +90,19 @@ def _decision_id(row: dict[str, Any]) -> str:
 
 
 def may_decide(d: dict[str, Any], reviewer_id: str | None) -> bool:
-    """Whether this reviewer may make the decision, by the store's rules: an approval is a
-    person's who did not request it; the rest are any person's."""
+    """Whether this reviewer (a person) may make the decision: the store's rule
+    (`store.rules.may_decide`), which `boris decisions --mine` asks too."""
     if reviewer_id is None:
         return False
-    if d["kind"] == api.DecisionKind.APPROVAL:
-        return api.decider_refusal(d.get("requester"), "person", reviewer_id) is None
-    return True
+    return api.may_decide(d["kind"], d.get("requester"), "person", reviewer_id)
+
+
+def _exhausted_counter(task: dict[str, Any]) -> str | None:
+    """The counter whose exhaustion stopped a budget_exhausted run, by the store's word (the
+    task's budgets say which are exhausted); None for any other run."""
+    if task["status"] != api.RunStatus.BUDGET_EXHAUSTED:
+        return None
+    return next((str(b["counter"]) for b in task["budgets"] if b.get("exhausted")), None)
 
 
 def waited(since: str | None, now: str) -> str:
@@ -109,7 +117,7 @@ def expires_in(at: str | None, now: str) -> str:
     return t.duration((t.parse(at) - t.parse(now)).total_seconds())
 
 
-class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
+class DecisionModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
     """The open decisions, kept by id: a read changes only the rows that changed (rows gone
     removed, new ones inserted at their place in the store's order, changed ones redrawn), so
     the selection stays and the view never asks for every row again. Many new rows (the
@@ -118,6 +126,7 @@ class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
 
     #: Rows taken in per turn of the event loop (2,000 at once held the window ~50 ms).
     SLICE = 250
+    columns = COLUMNS
 
     synced = Signal()
 
@@ -203,23 +212,11 @@ class DecisionModel(CellsInOneCall, FlatIndex, QAbstractTableModel):
                 return i
         return -1
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        cell = self.row_at(index)
+        if cell is None:
             return None
-        r, col = self.rows[index.row()], index.column()
+        r, col = cell
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return (
                 KIND_WORDS.get(r["kind"], r["kind"]),
@@ -278,18 +275,6 @@ class DecisionFilter(WholeCellsThrough, QSortFilterProxyModel):
         self.endFilterChange()
 
 
-class _Table(QTableView):
-    """Enter (or Return) opens the current decision's dialog."""
-
-    activated_by_key = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.activated_by_key.emit()
-            return
-        super().keyPressEvent(event)
-
-
 class DecisionQueue(QWidget):
     """The queue's view; `host` is the window (loader, store, reload, statusBar)."""
 
@@ -328,28 +313,13 @@ class DecisionQueue(QWidget):
         #: so it is always about the task on screen. Without a pane the queue reads the task.
         self.pane: Pane | None = None
 
-        self.table = _Table()
-        self.table.setAccessibleName("Open decisions")
+        # Enter (or Return) opens the current decision's dialog.
+        self.table = RowsTable("Open decisions", stretch=(WHAT, WHY))
         self.table.setModel(self.proxy)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setTabKeyNavigation(False)
-        self.table.setWordWrap(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        rows = self.table.verticalHeader()
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col in (WHAT, WHY):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         self.table.setColumnWidth(KIND, 170)
         self.table.setColumnWidth(TASK, 220)
         self.table.setColumnWidth(WAITING, 110)
         self.table.setColumnWidth(EXPIRES, 110)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         # Waiting and Expires in count on between reads: the cells in sight are painted
         # again each second (a repaint asks only them; no dataChanged for 2,000 rows).
@@ -594,6 +564,12 @@ class DecisionQueue(QWidget):
                 from boris_desktop.decide.judge import JudgeDialog
 
                 dialog = JudgeDialog(self.host, task, c)
+        elif d["kind"] == api.DecisionKind.RESUME and (spent := _exhausted_counter(task)):
+            # Its budget ran out: raising that counter's limit is what lets it go on (the
+            # store's rule); the dialog says so, and how to resume it as it is instead.
+            from boris_desktop.decide.budget import BudgetDialog
+
+            dialog = BudgetDialog(self.host, task, spent, raise_limit=True)
         elif d["kind"] == api.DecisionKind.RESUME and api.can_resume(task["status"]):
             from boris_desktop.decide.finish import ResumeDialog
 

@@ -66,11 +66,10 @@ def search(
 ) -> tuple[tuple[str, ...], tuple[int, Any, list[dict[str, Any]]]]:
     """The inbox's rows matching a search, and the changes from the rows it shows
     (`held`, at `revision`): while the reviewer types, the GUI thread only applies them."""
-    from boris_desktop.inbox.table import matching, task_key
-    from boris_desktop.ui.keyed_rows import plan
+    from boris_desktop.inbox.table import matching, narrowing_plan
 
     showing = matching(every, search_)
-    return search_, (revision, plan(held, showing, task_key), showing)
+    return search_, (revision, narrowing_plan(every, held, showing), showing)
 
 
 def fill_demo(store: Any) -> list[str]:

@@ -9,12 +9,14 @@ not tell it again). What the reviewer's own write just opened (their Stop opens 
 run") is theirs, not news. The text is plain: a task's words are the agent's, and a
 freedesktop service that renders body markup would show `<b>` bold and fetch `<img>`.
 
-Notifications go through Qt's `QSystemTrayIcon.showMessage` (on Linux the freedesktop
-notification service); where a system tray exists its icon's tooltip holds the count of open
-decisions. Clicking a notification opens that decision, or the queue when it told of several,
-where the platform reports the click (`messageClicked`): Qt sends its freedesktop
-notifications with no action, so a freedesktop service has none to invoke. Off, and quiet
-hours, are the reviewer's settings (`settings.py`).
+Where the desktop has a freedesktop notification service (Linux and the BSDs, a session bus
+with org.freedesktop.Notifications), notifications are sent to it directly (`freedesktop.py`)
+with the spec's "default" action, and a click on one opens the decision it told, or the queue
+when it told of several, with the window raised. Elsewhere, and when no service answers, they
+go through Qt's `QSystemTrayIcon.showMessage`, where a click is reported as `messageClicked`
+(Windows, macOS; Qt's own freedesktop notifications carry no action, so there is nothing to
+click). Where a system tray exists its icon's tooltip holds the count of open decisions. Off,
+and quiet hours, are the reviewer's settings (`settings.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from boris_desktop import settings
 from boris_desktop.queue.decisions import KIND_WORDS, may_decide
+from boris_desktop.runtime import freedesktop
+from boris_desktop.runtime.freedesktop import plain_body
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
 
@@ -41,14 +45,6 @@ NAMED = 3
 #: A decision that opens on a task this long after the reviewer's own write to it is
 #: that write's doing (their Stop opens "Resume a run"), not news.
 OWN_WRITE_MS = 10_000
-
-
-def plain_body(text: str) -> str:
-    """`text` as a notification body that shows literally. The freedesktop notification spec
-    lets a service that advertises "body-markup" read the body as markup (`<b>`, `<i>`, `<u>`,
-    `<a href>`, `<img src>`), and asks the sender to escape `&`, `<` and `>`; Qt sends the body
-    as given."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def service_reads_markup() -> bool:
@@ -138,6 +134,11 @@ class Notifier(QObject):
         self.tray.setContextMenu(self._menu)
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray.show()
+        # The desktop's notification service, which reports a click on a notification.
+        self.desktop = freedesktop.session_service(self)
+        if self.desktop is not None:
+            self.desktop.invoked.connect(self._open)
+            self.desktop.refused.connect(self._tray_message)
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (
@@ -156,6 +157,8 @@ class Notifier(QObject):
         self.warned = settings.warned_expiries(store_key) if store_key else set()
         self._own.clear()
         self._arrived, self._expiring = [], []
+        if self.desktop is not None:
+            self.desktop.forget()  # the decisions told so far were the other store's
 
     def own_write(self, task_id: str) -> None:
         """The reviewer just wrote to this task: what it opens there is theirs, not news."""
@@ -269,11 +272,18 @@ class Notifier(QObject):
             return
         title, body, target = self.compose(arrived, expiring)
         self._target = target
+        if self.desktop is not None and self.desktop.available:
+            self.desktop.notify(title, body, target)
+        else:
+            self._tray_message(title, body)
+        self.shown.emit(title, body, target)
+
+    def _tray_message(self, title: str, body: str) -> None:
+        """Through Qt's tray icon: where there is no freedesktop service, or it refused."""
         if self._markup is None:
             self._markup = service_reads_markup()
         sent = plain_body(body) if self._markup else body
         self.tray.showMessage(title, sent, icon("approval"), 15_000)
-        self.shown.emit(title, body, target)
 
     def compose(
         self, arrived: list[dict[str, Any]], expiring: list[dict[str, Any]]

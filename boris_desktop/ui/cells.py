@@ -16,10 +16,21 @@ row to a source row two more (the source's rowCount and columnCount, asked by it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, QPersistentModelIndex
+from PySide6.QtCore import (
+    QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+Index = QModelIndex | QPersistentModelIndex
 
 
 class CellsInOneCall:
@@ -61,3 +72,67 @@ class FlatIndex:
         ):
             return QModelIndex()
         return model.createIndex(row, column)  # type: ignore[no-any-return]  # createIndex is untyped in the stubs
+
+
+class ListedRows:
+    """Mixed into a flat QAbstractTableModel (before it) that shows `self.rows`, a list of
+    plain rows, one a line, under the titles in `columns`."""
+
+    columns: tuple[str, ...] = ()
+    rows: list[dict[str, Any]]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.columns[section]
+        return None
+
+    def row_at(self, index: Index) -> tuple[dict[str, Any], int] | None:
+        """The row and column a cell shows, or None for an index no row has (any more)."""
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        return self.rows[index.row()], index.column()
+
+
+class RowsTable(QTableView):
+    """A table of rows picked one at a time (the queue, what I decided): whole rows
+    selected, nothing edited, one line a row, Tab leaving the table; Enter (or Return)
+    activates the current row."""
+
+    activated_by_key = Signal()
+
+    def __init__(self, name: str, stretch: Sequence[int] = ()) -> None:
+        super().__init__()
+        self.setAccessibleName(name)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setTabKeyNavigation(False)
+        self.setWordWrap(False)
+        self.setAlternatingRowColors(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        rows = self.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.stretch = tuple(stretch)
+
+    def setModel(self, model: Any) -> None:
+        super().setModel(model)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col in self.stretch:
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.activated_by_key.emit()
+            return
+        super().keyPressEvent(event)

@@ -129,6 +129,33 @@ def main() -> None:
     shot(CloseDialog(w, stopped), "close",
          lambda d: (d.reason.setText("The guide is replaced by the new handbook"),
                     d.radios["superseded"].setChecked(True), d.confirm.setText("guide")))  # fmt: skip
+    # A budget raised on a run whose tool calls ran out; the note's email cancelled.
+    from boris_desktop.decide.budget import BudgetDialog
+    from boris_desktop.decide.cancel_effect import CancelEffectDialog
+
+    ws = Path(tmp) / "reports"
+    ws.mkdir()
+    (ws / "report.md").write_text("# Quarterly report\n\ndraft\n")
+    store.execute(c.CreateTask(task_id="report", title="Write the quarterly report", owner="rita",
+                               objective="A reviewed quarterly report", scope_paths=[str(ws)]),
+                  agent)  # fmt: skip
+    store.execute(lg.PlanEffect(task_id="report", effect_id="save-report", kind="file_write",
+                                target=str(ws / "report.md"), consequence="Save the report",
+                                content=c.Content(text="# Quarterly report\n\nfinal\n"),
+                                requires_approval=True, policy="owner"), agent)  # fmt: skip
+    store.execute(ap.RequestApproval(task_id="report", approval_id="apr-report",
+                                     effect_id="save-report", policy="owner"), agent)  # fmt: skip
+    store.execute_all([c.SetBudget(task_id="report", counter="tool_calls", limit=200),
+                       c.ChargeBudget(task_id="report", counter="tool_calls", amount=203)],
+                      agent)  # fmt: skip
+    select("report")
+    shot(BudgetDialog(w, store.task("report"), "tool_calls", raise_limit=True), "budget",
+         lambda d: d.limit.setValue(300))  # fmt: skip
+    note_task = store.task("note")
+    mail_effect = next(e for e in note_task["effects"] if e["effect_id"] == "mail-note")
+    shot(CancelEffectDialog(w, note_task, mail_effect), "cancel-effect",
+         lambda d: (d.reason.setText("The owner sends the note himself this week"),
+                    d.confirm.setText("mail-note")))  # fmt: skip
     w.close()
     store.close()
 

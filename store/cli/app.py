@@ -11,6 +11,7 @@ machine-readable output on stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import traceback
@@ -26,7 +27,7 @@ from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
 from ..services import answers
 from ..store import Store
 from ..version import __version__
-from . import archive, keys, ledger, mcp, resume, team, verify
+from . import archive, decisions, hook, keys, ledger, mcp, resume, team, verify
 from .output import (
     FILE_HELP,
     TASK_HELP,
@@ -44,6 +45,13 @@ COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
 CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
 #: Commands that only print what this program knows, opening no store.
 STORELESS_COMMANDS = frozenset({"schema", "roles-sql"})
+#: Setting up a store of one's own, at one's own terminal: with nobody named, these act as
+#: the person logged in (`person:LOGIN`), whose key is this login's anyway. Every other
+#: write still names its actor; an agent never runs these to write a task.
+AS_THE_LOGIN = frozenset({"init", "demo"})
+#: The exit status when whoever read the output stopped (`boris … | head`): a Unix
+#: command's when SIGPIPE ends it (128 + 13), said in no words, with no traceback.
+READER_GONE = 141
 
 
 def _command_adapter() -> TypeAdapter[Any]:
@@ -159,12 +167,15 @@ def cmd_events(store: Store, args: argparse.Namespace) -> None:
 
 def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
     """Every command's JSON Schema, and under `x-authority` who may run each one (actor
-    kinds, and the cases that are a person's), from `store.rules.AUTHORITY`."""
+    kinds, and the cases that are a person's), from `store.rules.AUTHORITY`; under
+    `x-outputs` the `--json` result of the reads programs rely on (store.cli.shapes)."""
     from .. import rules
+    from .shapes import output_schemas
 
     schema = _command_adapter().json_schema()
     types = sorted(str(cls.model_fields["type"].default) for cls in c.command_classes())
     schema["x-authority"] = {t: rules.authority_of(t).as_json() for t in types}
+    schema["x-outputs"] = output_schemas()
     print(json.dumps(schema, indent=2, sort_keys=True))
 
 
@@ -527,7 +538,7 @@ def build_parser() -> _Parser:
     sp.add_argument("--reason", default="", help="why")
 
     # Each area of the record registers its own subcommands.
-    for area in (ledger, resume, verify, archive, keys, mcp, team):
+    for area in (ledger, resume, verify, archive, keys, mcp, team, decisions, hook):
         area.register(add)
     return p
 
@@ -552,20 +563,55 @@ def fail(exc: BaseException, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a reader gone is met here, not in the interpreter's exit
+    except BrokenPipeError:
+        return _reader_gone()
+    return code
+
+
+def _reader_gone() -> int:
+    """The output's reader went away: what is left to print goes nowhere (else the
+    interpreter's last flush at exit prints a BrokenPipeError of its own), quietly."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return READER_GONE
+
+
+def _as_the_login(args: argparse.Namespace) -> None:
+    """`boris init` and `boris demo` with no --actor nor BORIS_ACTOR: the person logged in."""
+    import getpass
+    import os
+
+    if args.command not in AS_THE_LOGIN or args.actor or os.environ.get("BORIS_ACTOR"):
+        return
+    # No login name (no LOGNAME/USER and no passwd entry): the refusal says what to add.
+    with contextlib.suppress(OSError, KeyError, ImportError):
+        args.actor = "person:" + getpass.getuser()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _Parser.as_json = "--json" in argv
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        # To Claude Code, 2 from a hook blocks the agent's tool call: a typo must not.
+        return hook.NOT_RECORDED if code == 2 and hook.invoked(argv) else code
     try:
         if args.command in STORELESS_COMMANDS:
             args.fn(None, args)
             return 0
         if getattr(args, "storeless", False):  # reads only the files it is given
-            args.fn(None, args)
-            return 0
+            code = args.fn(None, args)  # `boris hook` answers in Claude Code's exit codes
+            return code if isinstance(code, int) else 0
         create = args.command in CREATING_COMMANDS
+        _as_the_login(args)
         if args.command == "init" and args.require_signatures:
             # A signed store's root is a person's key: who they are is settled before
             # anything is made, so a refusal leaves no half-made store behind.
@@ -576,6 +622,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise  # the reader went away: main() ends quietly
     except Exception as exc:
         return fail(exc, as_json)
 

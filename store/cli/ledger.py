@@ -17,12 +17,13 @@ from .. import db
 from ..commands import approvals as ap
 from ..commands import checkpoints as ck
 from ..commands import effects as lg
+from ..commands import policies
 from ..events import FileState
 from ..reads import queries, state
-from ..rules import is_destination
+from ..rules import is_destination, quorum_words
 from ..services.answers import UsageError
 from ..store import Store
-from .output import FILE_HELP, TASK_HELP, _print, _write, here
+from .output import FILE_HELP, TASK_HELP, _global_options, _print, _write, here
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
 EFFECT_HELP = "the effect's id (boris effects TASK lists them)"
@@ -103,6 +104,7 @@ def _request(a: argparse.Namespace) -> c.Command:
         consequence=a.consequence,
         policy=a.policy,
         expires_in_seconds=a.expires_in,
+        approvers=a.approvers,
     )
 
 
@@ -147,6 +149,14 @@ def _decide(a: argparse.Namespace, decision: str) -> c.Command:
     )
 
 
+def _quorum(r: dict[str, Any]) -> str:
+    """Where several people must approve a pending request: " (1 of 2 approved by maria)"."""
+    if r["state"] != "pending" or int(r.get("approvers") or 1) <= 1:
+        return ""
+    people = [str(x.get("id")) for x in (r.get("approved_by") or [])]
+    return f" ({quorum_words(people, int(r['approvers']))})"
+
+
 def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
     with store.read() as conn:
         if args.task is not None:
@@ -157,9 +167,47 @@ def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
         + (f"effect {r['effect_id']}  " if r["effect_id"] else "")
         + f"— {r['consequence']}"
         + (f" (sent back: “{r['note']}”)" if r["state"] == "sent_back" else "")
+        + _quorum(r)
         for r in rows
     ]
     _print(args, rows, "\n".join(lines) or "(no approvals)")
+
+
+def cmd_policies(store: Store, args: argparse.Namespace) -> None:
+    with store.read() as conn:
+        rows = policies.all_policies(conn)
+    lines = [
+        f"{r['approvers']} approver{'s' if r['approvers'] != 1 else ''}  {r['policy']}  "
+        f"(set by {r['set_by'].get('id')} at {r['set_at']})"
+        for r in rows
+    ]
+    _print(args, rows, "\n".join(lines) or "(no policy sets a number: one person approves)")
+
+
+def _register_policy(add: Add) -> None:
+    """`boris policy set POLICY --approvers N` (a person's) and `boris policy list`."""
+    sp = add("policy", cmd_policies, "approval policies: how many people each needs")
+    sub = sp.add_subparsers(dest="policy_command")
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub.add_parser("list", help="every policy a person set", parents=[common]).set_defaults(
+        fn=cmd_policies
+    )
+    k = sub.add_parser(
+        "set",
+        help="how many distinct people must approve each request under POLICY (a person's)",
+        parents=[common],
+    )
+    k.set_defaults(
+        fn=_write(lambda a: ap.SetApprovalPolicy(policy=a.policy, approvers=a.approvers))
+    )
+    k.add_argument("policy", help="the policy's name, as requests give it (--policy)")
+    k.add_argument(
+        "--approvers",
+        type=int,
+        required=True,
+        help="distinct people who must approve (a request may ask for more, never fewer)",
+    )
 
 
 def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
@@ -244,6 +292,13 @@ def register(add: Add) -> None:
     sp.add_argument("--policy", required=True, help="the policy that asks for approval")
     sp.add_argument("--expires-in", type=float, default=3600, help="seconds (default 3600)")
     sp.add_argument("--id", help="the approval's id (default: generated, printed)")
+    sp.add_argument(
+        "--approvers",
+        type=int,
+        help="distinct people who must approve (default: what the policy says, else 1; "
+        "never fewer than the policy says)",
+    )
+    _register_policy(add)
 
     for name, decision in (("approve", "approved"), ("reject", "rejected")):
         sp = add(

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from ..adapters.claude_code import READ_ONLY_TOOLS, PromptSettings
 from ..model import Actor
 from ..services.answers import UsageError
 from ..store import Store
@@ -29,12 +30,27 @@ def agent_actor(text: str | None) -> Actor:
     return actor
 
 
+def _prompts(args: argparse.Namespace) -> PromptSettings:
+    """How Claude Code's permission prompt is answered: --task (or BORIS_TASK), the longest
+    wait for a person, and the tools allowed without one (--auto-allow or BORIS_AUTO_ALLOW)."""
+    auto = args.auto_allow if args.auto_allow is not None else os.environ.get("BORIS_AUTO_ALLOW")
+    if args.permission_timeout <= 0:
+        raise UsageError("--permission-timeout must be a positive number of seconds")
+    return PromptSettings(
+        task_id=args.task or os.environ.get("BORIS_TASK") or None,
+        timeout_seconds=args.permission_timeout,
+        auto_allow=frozenset(n.strip() for n in (auto or "").split(",") if n.strip()),
+    )
+
+
 def cmd_mcp(store: Store, args: argparse.Namespace) -> None:
     import anyio
 
     from ..mcp.server import BorisServer, serve_http, serve_stdio
 
-    server = BorisServer(store, agent_actor(args.actor), max_wait_seconds=args.max_wait)
+    server = BorisServer(
+        store, agent_actor(args.actor), max_wait_seconds=args.max_wait, prompts=_prompts(args)
+    )
     if args.http:
 
         def ready(address: str) -> None:
@@ -72,4 +88,22 @@ def register(add: Any) -> None:
         type=float,
         default=900.0,
         help="the longest wait_for_approval may wait, in seconds (default 900)",
+    )
+    sp.add_argument(
+        "--task",
+        help="the task Claude Code's permission prompts (the permission_prompt tool) are "
+        "recorded in (else BORIS_TASK; without one every prompt is denied)",
+    )
+    sp.add_argument(
+        "--permission-timeout",
+        type=float,
+        default=600.0,
+        help="how long a permission prompt waits for a person before it denies, in seconds "
+        "(default 600; at most --max-wait)",
+    )
+    sp.add_argument(
+        "--auto-allow",
+        metavar="TOOLS",
+        help="comma-separated tools a permission prompt allows without a person, still "
+        f"recorded (else BORIS_AUTO_ALLOW; default none; e.g. {','.join(READ_ONLY_TOOLS)})",
     )

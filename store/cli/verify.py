@@ -3,7 +3,8 @@
 Prints `ok` when the store (or TASK) is clean, else one line per problem
 (`TASK: KIND: message`); info items, which are not errors (a fork, an effect's intended
 content the store was never given), are printed as `info: …` lines either way. `--json`
-prints the whole report instead. When there are problems the command ends with
+prints the whole report instead, each finding with its `seq`, `key_id`, `digest` and `code`
+as fields (`boris schema`: `x-outputs.verify`). When there are problems the command ends with
 `VerifyFailed` (a StoreError whose message is the summary), so `boris` exits 3 (an
 integrity problem); with `--json` the refusal object carries the report in `details.report`.
 """

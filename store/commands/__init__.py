@@ -9,7 +9,7 @@ never this package.
 """
 
 from . import approvals, checkpoints, effects, narrative
-from .approvals import DecideApproval, RequestApproval
+from .approvals import DecideApproval, RequestApproval, SetApprovalPolicy
 from .checkpoints import CloseTask, StopRun, WriteCheckpoint
 from .core import (
     AddCriterion,
@@ -83,6 +83,7 @@ __all__ = [
     "RequestApproval",
     "ReserveBudget",
     "ReviseEffect",
+    "SetApprovalPolicy",
     "SetBudget",
     "SetStatus",
     "StopRun",

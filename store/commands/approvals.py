@@ -17,11 +17,20 @@ from .. import events as ev
 from .. import rules
 from .. import schema as t
 from ..canonical import digest_of
-from ..errors import AuthorityRefused, CommandRejected, UnknownApproval
+from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
 from ..tx import Tx
-from . import message_edit
-from .core import Content, Ident, TaskCommand, _require_writable, handles, new_id, settle_status
+from . import message_edit, policies
+from .core import (
+    Command,
+    Content,
+    Ident,
+    TaskCommand,
+    _require_writable,
+    handles,
+    new_id,
+    settle_status,
+)
 from .effects import (
     effect_row,
     intended_file_state,
@@ -41,6 +50,18 @@ class RequestApproval(TaskCommand):
     consequence: str | None = None
     policy: str = Field(min_length=1)
     expires_in_seconds: float = Field(default=3600, gt=0, le=366 * 86400)
+    # How many distinct people must approve. A request may ask for more than its policy
+    # says in the store (`boris policy set`), never fewer: the larger number is recorded.
+    approvers: int | None = Field(default=None, ge=1, le=rules.MAX_APPROVERS)
+
+
+class SetApprovalPolicy(Command):
+    """A person's setting: how many distinct people must approve each request made under
+    `policy` from now on (and each still pending when one of them next decides it)."""
+
+    type: Literal["set_approval_policy"] = "set_approval_policy"
+    policy: str = Field(min_length=1)
+    approvers: int = Field(ge=1, le=rules.MAX_APPROVERS)
 
 
 class DecideApproval(TaskCommand):
@@ -98,6 +119,7 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
         sa.select(t.approvals.c.approval_id).where(t.approvals.c.approval_id == approval_id)
     ).first():
         raise CommandRejected(f"approval {approval_id} already exists")
+    needed = rules.approvers_needed(cmd.approvers, policies.approvers_of(tx.conn, cmd.policy))
     tx.emit(
         cmd.task_id,
         ev.ApprovalRequested(
@@ -108,6 +130,7 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
             consequence=normalize_consequence(consequence),
             policy=cmd.policy,
             expires_at=_plus_seconds(tx.now, cmd.expires_in_seconds),
+            approvers=needed if needed > 1 else None,
         ),
         actor,
     )
@@ -138,7 +161,10 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
         raise AuthorityRefused(refused.rule, refused.message)
     if cmd.decision == "sent_back" and not cmd.note.strip():
         raise CommandRejected("sending back needs a note: say what should change")
+    needed = rules.approvers_needed(row.approvers, policies.approvers_of(tx.conn, row.policy))
     edited = _persons_revision(tx, cmd, row, actor)
+    if edited is None:
+        _count_once(cmd, row, actor, needed)
     # The projection is written by the event alone (a team store's server lets no agents'
     # role write it otherwise; store.team).
     tx.emit(
@@ -149,11 +175,39 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
             note=cmd.note,
             edited=edited,
             edited_digest=digest_of(edited) if edited is not None else None,
+            needed=needed if needed > row.approvers else None,
         ),
         actor,
     )
     settle_status(tx, cmd.task_id, actor)
-    return cmd.decision
+    # What it is now: an approval that others must still join stays `pending`.
+    return str(
+        tx.conn.execute(
+            sa.select(t.approvals.c.state).where(
+                t.approvals.c.task_id == cmd.task_id, t.approvals.c.approval_id == cmd.approval_id
+            )
+        ).scalar_one()
+    )
+
+
+def _count_once(cmd: DecideApproval, row: Any, actor: Actor, needed: int) -> None:
+    """One person counts once toward a quorum: a second approval of the same object by the
+    same person is refused. (An edit makes a new object: its editor's approval is its first.)"""
+    if cmd.decision != "approved":
+        return  # a rejection or a send-back by anyone, approver or not, ends the request
+    people = [str(x.get("id")) for x in (row.approved_by or [])]
+    if actor.id in people:
+        raise AlreadyApproved(cmd.approval_id, actor.id, rules.quorum_words(people, needed))
+
+
+@handles(SetApprovalPolicy)
+def _set_policy(tx: Tx, cmd: SetApprovalPolicy, actor: Actor) -> int:
+    # A person only (rules.AUTHORITY); on a team store the server lets only the owner or a
+    # reviewers' login write the store's settings (store.team), whatever actor is named.
+    policies.set_approvers(
+        tx.conn, cmd.policy, cmd.approvers, actor.model_dump(mode="json"), tx.now
+    )
+    return cmd.approvers
 
 
 def _persons_revision(tx: Tx, cmd: DecideApproval, row: Any, actor: Actor) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from . import policies
 
 _APPROVAL_EVENTS = (
     "approval.requested",
@@ -37,13 +38,21 @@ def _events(
 ) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(type, actor kind, payload) of the task's events of these types, in order (the
     (task_id, type) index finds them)."""
+    for type_, actor_kind, _, payload in _events_by(conn, task_id, types):
+        yield type_, actor_kind, payload
+
+
+def _events_by(
+    conn: Connection, task_id: str, types: Iterable[str]
+) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+    """(type, actor kind, actor id, payload) of the task's events of these types, in order."""
     rows = conn.execute(
-        sa.select(t.events.c.type, t.events.c.actor_kind, t.events.c.payload)
+        sa.select(t.events.c.type, t.events.c.actor_kind, t.events.c.actor_id, t.events.c.payload)
         .where(t.events.c.task_id == task_id, t.events.c.type.in_(tuple(types)))
         .order_by(t.events.c.seq)
     )
-    for type_, actor_kind, payload in rows:
-        yield str(type_), str(actor_kind), json.loads(payload)
+    for type_, actor_kind, actor_id, payload in rows:
+        yield str(type_), str(actor_kind), str(actor_id), json.loads(payload)
 
 
 @dataclass
@@ -58,6 +67,11 @@ class ApprovalOnRecord:
     decision: str | None = None  # the last decision by a person
     consumed: bool = False
     retired: str | None = None
+    # The quorum: how many distinct people must approve (the request's number, a later
+    # decision's, the policy's in the store now: the largest), and the people whose
+    # approval of the object it binds now is in the log (an edit starts them again).
+    needed: int = 1
+    approved_by: list[str] = field(default_factory=list)
 
     def why_not_usable(self, effect_id: str, digest: str, now: str) -> str | None:
         """Why the log does not let this approval authorize `digest` for `effect_id` now."""
@@ -65,6 +79,8 @@ class ApprovalOnRecord:
             return "the log has no request for it"
         if self.decision != rules.ApprovalState.APPROVED:
             return "no person's approval of it is in the log"
+        if not rules.quorum_met(self.approved_by, self.needed):
+            return f"the log has {rules.quorum_words(self.approved_by, self.needed)}"
         if self.consumed:
             return "the log says it was used already"
         if self.retired is not None:
@@ -78,7 +94,7 @@ class ApprovalOnRecord:
 
 def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> ApprovalOnRecord:
     found = ApprovalOnRecord(approval_id)
-    for type_, actor_kind, p in _events(conn, task_id, _APPROVAL_EVENTS):
+    for type_, actor_kind, actor_id, p in _events_by(conn, task_id, _APPROVAL_EVENTS):
         if type_ == "approval.retired":
             if approval_id in p.get("approval_ids", ()):
                 found.retired = str(p.get("state"))
@@ -90,10 +106,21 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
             found.effect_id = p.get("effect_id")
             found.payload_digest = p.get("payload_digest")
             found.expires_at = str(p.get("expires_at") or "")
+            # The policy as the store says now counts too: a request that recorded fewer
+            # (written by hand, or before the policy was raised) is not enough.
+            found.needed = rules.approvers_needed(
+                p.get("approvers"), policies.approvers_of(conn, str(p.get("policy") or ""))
+            )
         elif type_ == "approval.decided" and actor_kind == rules.ActorKind.PERSON:
             found.decision = str(p.get("decision"))
-            # Edit, then approve: the person's version is what the approval binds.
-            found.payload_digest = p.get("edited_digest") or found.payload_digest
+            found.needed = rules.approvers_needed(found.needed, p.get("needed"))
+            if p.get("edited_digest"):
+                # Edit, then approve: the person's version is what the approval binds, and
+                # only approvals of it count.
+                found.payload_digest = p["edited_digest"]
+                found.approved_by = []
+            if found.decision == rules.ApprovalState.APPROVED and actor_id not in found.approved_by:
+                found.approved_by.append(actor_id)
         elif type_ == "approval.consumed":
             found.consumed = True
     return found

@@ -33,6 +33,7 @@ from ..errors import (
     Conflict,
     EvidenceMissing,
     OlderEvidence,
+    PhaseBlocked,
 )
 from ..limits import MAX_BLOB_BYTES, check_input
 from ..model import (
@@ -86,8 +87,8 @@ BasedOn = Annotated[
         ge=0,
         description="the version of the subject the decision was based on (a criterion's "
         "rev, an artifact's current version, the objective's revision, a budget limit's "
-        "revision, the seq of an effect's last reconciliation); refused as a conflict if it "
-        "changed since",
+        "revision, the seq of an effect's last reconciliation, a phase's revision); refused as "
+        "a conflict if it changed since",
     ),
 ]
 
@@ -203,6 +204,9 @@ class CompletePhase(TaskCommand):
     phase_id: Ident
     ok: bool = True
     summary: str = ""
+    # The phase's revision the person saw (`PhaseCompletion.rev`: the seq of the last change
+    # to its result or to an input's identity); refused as a Conflict if it moved since.
+    based_on: BasedOn = None
 
 
 class SetBudget(TaskCommand):
@@ -230,6 +234,8 @@ class ReleaseBudget(TaskCommand):
     type: Literal["release_budget"] = "release_budget"
     counter: str
     amount: float = Field(gt=0)
+    # Why: a person's release is their decision and says why (rules.release_refusal).
+    reason: str = ""
 
 
 class SetStatus(TaskCommand):
@@ -725,8 +731,17 @@ def _complete_phase(tx: Tx, cmd: CompletePhase, actor: Actor) -> str:
     phase = phases.get(cmd.phase_id)
     if phase is None:
         raise CommandRejected(f"task {cmd.task_id} has no phase {cmd.phase_id!r}")
-    if phase["blocked_by"]:
-        raise CommandRejected(f"phase {cmd.phase_id} is not ready: {phase['blocked_by'][0]}")
+    if cmd.based_on is not None:
+        from ..reads.phase_views import phase_rev
+
+        current = phase_rev(tx.conn, cmd.task_id, cmd.phase_id)
+        if cmd.based_on != current:
+            _conflict(
+                tx, cmd.task_id, "phase", cmd.phase_id, cmd.based_on, current, current or None
+            )
+    refusal = rules.phase_completion_refusal(cmd.phase_id, phase["blocked_by"])
+    if refusal is not None:
+        raise PhaseBlocked(cmd.phase_id, list(phase["blocked_by"]), refusal)
     tx.emit(
         cmd.task_id,
         ev.PhaseCompleted(
@@ -780,7 +795,7 @@ def _set_budget(tx: Tx, cmd: SetBudget, actor: Actor) -> None:
         ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit, based_on=cmd.based_on),
         actor,
     )
-    if status == rules.RunStatus.BUDGET_EXHAUSTED and not _exhausted(tx, cmd.task_id):
+    if rules.limit_change_reopens(status, _exhausted(tx, cmd.task_id)):
         # Raising the limit (a person's, by the authority table) is what lets the run go on.
         change_status(
             tx,
@@ -850,9 +865,16 @@ def _release(tx: Tx, cmd: ReleaseBudget, actor: Actor) -> None:
     _check_counter(cmd.counter)
     _require_writable(tx, cmd.task_id)
     row = _budget(tx, cmd.task_id, cmd.counter)
-    if row is None or row.reserved < cmd.amount:
-        raise CommandRejected(f"cannot release more {cmd.counter} than is reserved")
-    tx.emit(cmd.task_id, ev.BudgetReleased(counter=cmd.counter, amount=cmd.amount), actor)
+    reserved = 0.0 if row is None else float(row.reserved)
+    refusal = rules.release_refusal(cmd.counter, reserved, cmd.amount, actor.kind, cmd.reason)
+    if refusal is not None:
+        raise CommandRejected(refusal.message)
+    reason = cmd.reason.strip() or None
+    tx.emit(
+        cmd.task_id,
+        ev.BudgetReleased(counter=cmd.counter, amount=cmd.amount, reason=reason),
+        actor,
+    )
 
 
 # --- run status ------------------------------------------------------------------------------
@@ -964,12 +986,10 @@ def settle_status(tx: Tx, task_id: str, actor: Actor) -> None:
             t.approvals.c.expires_at > tx.now,
         )
     ).first()
-    if uncertain is not None:
-        wanted, why = "outcome_unknown", f"effect {uncertain.effect_id} has an unknown outcome"
-    elif pending is not None:
-        wanted, why = "awaiting_approval", f"approval {pending.approval_id} is pending"
-    else:
-        wanted, why = "running", "nothing is waiting on the world or a reviewer"
+    wanted, why = rules.ledger_status(
+        None if uncertain is None else str(uncertain.effect_id),
+        None if pending is None else str(pending.approval_id),
+    )
     if wanted != current and st.allowed(current, wanted):
         change_status(tx, task_id, wanted, why, actor)
 

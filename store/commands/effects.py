@@ -351,10 +351,9 @@ def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
 def _cancel_effect(tx: Tx, cmd: CancelEffect, actor: Actor) -> None:
     _require_writable(tx, cmd.task_id)
     row = effect_row(tx, cmd.task_id, cmd.effect_id)
-    if not intent_open(row):
-        raise CommandRejected(
-            f"effect {cmd.effect_id} is {row.stage}: a dispatched effect is reconciled, not cancelled"
-        )
+    why = rules.why_not_cancellable(row.stage, row.outcome)
+    if why is not None:
+        raise CommandRejected(f"effect {cmd.effect_id} cannot be cancelled: {why}")
     tx.emit(cmd.task_id, ev.EffectCancelled(effect_id=cmd.effect_id, reason=cmd.reason), actor)
     stale = open_approvals(tx, cmd.task_id, cmd.effect_id)
     if stale:
@@ -482,6 +481,10 @@ def _approval_story(rows: list[Any], now: str) -> str:
     parts = []
     for r in rows:
         state = "expired" if r.state in {"pending", "approved"} and r.expires_at <= now else r.state
+        if state == "pending" and r.approvers > 1:
+            # A quorum not met yet: say how far it has come, and that others must approve.
+            people = [str(x.get("id")) for x in (r.approved_by or [])]
+            state += f" ({rules.quorum_words(people, r.approvers)}; more people must approve)"
         parts.append(f"{r.approval_id} is {state}")
     return "; ".join(parts)
 

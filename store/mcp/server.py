@@ -7,6 +7,7 @@ one caller, as from any other process. Every call acts as the server's configure
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -21,6 +22,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from ..adapters import claude_code
 from ..errors import CommandRejected
 from ..model import Actor
 from ..services import answers
@@ -53,7 +55,14 @@ INSTRUCTIONS = (
 class BorisServer:
     """One store, one agent identity, the tools and resources over it."""
 
-    def __init__(self, store: Store, actor: Actor, *, max_wait_seconds: float = 900.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        actor: Actor,
+        *,
+        max_wait_seconds: float = 900.0,
+        prompts: claude_code.PromptSettings | None = None,
+    ) -> None:
         if actor.kind != "agent":
             raise CommandRejected(
                 f"boris mcp acts for an agent, not a {actor.kind}: give --actor agent:ID"
@@ -62,6 +71,9 @@ class BorisServer:
         self.actor = actor
         self.max_wait_seconds = max_wait_seconds
         self.specs = {s.name: s for s in tools.tool_specs(max_wait_seconds)}
+        # Claude Code's permission prompt (store.adapters.claude_code), for the task it names.
+        self.prompts = prompts or claude_code.PromptSettings()
+        self.specs[claude_code.PERMISSION_TOOL] = PERMISSION_SPEC
         self._one = anyio.CapacityLimiter(1)
 
     async def _in_store(self, fn: Callable[..., T], *args: Any) -> T:
@@ -96,6 +108,8 @@ class BorisServer:
                 )
             if spec.name == tools.WAIT_TOOL:
                 return await self.wait_for_approval(arguments, progress)
+            if spec.name == claude_code.PERMISSION_TOOL:
+                return answers.ok(await self.permission_prompt(arguments, progress))
             return await self._in_store(tools.read, self.store, spec, arguments)
         except Exception as exc:  # every failure crosses as a refusal object, typed
             return answers.refusal(exc)
@@ -131,6 +145,54 @@ class BorisServer:
                 told = time.monotonic()
                 await progress(waited, timeout, f"approval {approval_id} is {now['state']}")
             await anyio.sleep(min(POLL_SECONDS, max(timeout - waited, 0.0)))
+
+    async def permission_prompt(
+        self, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Claude Code's permission prompt: the call's intent recorded, an approval of exactly
+        its input asked for, a person's decision waited for (at most the configured time),
+        and Claude Code's answer, `allow` with the approved input or `deny` with why. Never
+        an error: whatever fails denies, so nothing runs that Boris did not record."""
+        prompts = self.prompts
+        try:
+            asked = await self._in_store(
+                claude_code.ask, self.store, self.actor, prompts, arguments
+            )
+            if asked.decision is not None:
+                return asked.decision
+            task_id = str(prompts.task_id)
+            timeout = min(prompts.timeout_seconds, self.max_wait_seconds)
+            try:
+                waited = await self.wait_for_approval(
+                    {
+                        "task_id": task_id,
+                        "approval_id": asked.approval_id,
+                        "timeout_seconds": timeout,
+                    },
+                    progress,
+                )
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):  # nobody will run it: say so in the record
+                    await self._in_store(
+                        claude_code.cancel_unanswered, self.store, self.actor, task_id, asked
+                    )
+                raise
+            settle = functools.partial(
+                claude_code.settle,
+                tool_name=str(arguments.get("tool_name")),
+                timed_out=bool(waited["timed_out"]),
+                waited_for=timeout,
+            )
+            return await self._in_store(
+                settle, self.store, self.actor, task_id, asked, waited["result"]
+            )
+        except Exception as exc:
+            error = answers.refusal(exc)["error"]
+            if error["category"] == "internal":
+                logger.exception("permission prompt failed")
+            return claude_code.deny(
+                f"Boris could not record this call, so it was not run: {error['message']}"
+            )
 
     # --- resources -------------------------------------------------------------------------
 
@@ -213,6 +275,10 @@ class BorisServer:
                         related_request_id=None if ctx.request_id is None else str(ctx.request_id),
                     )
 
+            if params.name == claude_code.PERMISSION_TOOL:
+                # Claude Code reads one text content holding the decision's JSON, exactly.
+                decision = await self.permission_prompt(dict(params.arguments or {}), progress)
+                return types.CallToolResult(content=[types.TextContent(text=json.dumps(decision))])
             answer = await self.call(params.name, dict(params.arguments or {}), progress)
             return types.CallToolResult(
                 content=[types.TextContent(text=json.dumps(answer, default=str, sort_keys=True))],
@@ -269,6 +335,27 @@ class BorisServer:
             on_list_resource_templates=list_templates,
             on_read_resource=read_resource,
         )
+
+
+PERMISSION_SPEC = tools.ToolSpec(
+    claude_code.PERMISSION_TOOL,
+    "Claude Code's permission prompt, for `claude -p --permission-prompt-tool "
+    "mcp__boris__permission_prompt` (not for agents to call): records the tool call's intent "
+    "in the task `boris mcp --task` names, asks a person in Boris to approve exactly its input, "
+    "waits for the decision and answers {behavior: allow, updatedInput} with the approved "
+    "input (a person's edit when they made one) or {behavior: deny, message}.",
+    {
+        "type": "object",
+        "properties": {
+            "tool_name": {"type": "string", "description": "The tool requesting permission"},
+            "input": {"type": "object", "description": "The input for the tool"},
+            "tool_use_id": {"type": "string", "description": "The tool use request's id"},
+        },
+        "required": ["tool_name", "input"],
+    },
+    None,
+    False,
+)
 
 
 async def serve_stdio(server: BorisServer) -> None:

@@ -91,8 +91,9 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "request_approval": (
         "Ask a person to approve an effect's exact prepared object (or a payload with its "
-        "consequence) under a policy, with an expiry. Returns the approval id; then call "
-        "wait_for_approval."
+        "consequence) under a policy, with an expiry. approvers: how many distinct people "
+        "must approve (you may ask for more than the policy's number in the store, never "
+        "fewer). Returns the approval id; then call wait_for_approval."
     ),
     "write_checkpoint": (
         "Write a checkpoint (initial, milestone, handoff, final) another actor can resume "
@@ -273,4 +274,7 @@ def approval_now(store: Store, task_id: str, approval_id: str) -> dict[str, Any]
         "payload": row.payload if state == rules.ApprovalState.APPROVED else None,
         "payload_digest": row.payload_digest,
         "expires_at": row.expires_at,
+        # Several people: pending until `approvers` distinct people approved (who so far).
+        "approvers": row.approvers,
+        "approved_by": [str(x.get("id")) for x in (row.approved_by or [])],
     }

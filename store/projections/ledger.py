@@ -241,18 +241,43 @@ def _approval_requested(conn: Connection, event: Event) -> None:
             note="",
             consumed_at=None,
             consumed_by=None,
+            approvers=p.approvers or 1,
+            approved_by=[],
         )
     )
+
+
+def _quorum(conn: Connection, event: Event, p: ev.ApprovalDecided) -> dict[str, Any]:
+    """An approval counts its person once toward the request's quorum: the request stays
+    pending until enough distinct people approved the object it binds now. An edit makes a
+    new object, so the approvals of the old one no longer count (the list starts again)."""
+    row = conn.execute(
+        sa.select(t.approvals.c.approvers, t.approvals.c.approved_by).where(
+            _approval_key(event.task_id, p.approval_id)
+        )
+    ).one()
+    needed = max(int(row.approvers), p.needed or 1)
+    people = [] if p.edited is not None else list(row.approved_by or [])
+    if all(x.get("id") != event.actor.id for x in people):
+        people.append(_actor(event))
+    met = rules.quorum_met([str(x.get("id")) for x in people], needed)
+    return {"approvers": needed, "approved_by": people, "state": "approved" if met else "pending"}
 
 
 @applies("approval.decided")
 def _approval_decided(conn: Connection, event: Event) -> None:
     p = event.payload
     assert isinstance(p, ev.ApprovalDecided)
+    values: dict[str, Any] = {"state": p.decision}
+    if p.decision == "approved":
+        values = _quorum(conn, event, p)
+    state = values["state"]
+    if state != "pending":
+        # Decided: by the person whose answer settled it (the quorum's last, or any one's
+        # rejection). Who approved before stays in `approved_by` and in the log.
+        values.update(decided_by=_actor(event), decided_at=event.at, note=p.note)
     conn.execute(
-        t.approvals.update()
-        .where(_approval_key(event.task_id, p.approval_id))
-        .values(state=p.decision, decided_by=_actor(event), decided_at=event.at, note=p.note)
+        t.approvals.update().where(_approval_key(event.task_id, p.approval_id)).values(**values)
     )
     if p.edited is not None:
         # Edit, then approve: the approval binds the person's version from here on.
@@ -264,7 +289,7 @@ def _approval_decided(conn: Connection, event: Event) -> None:
     effect_id = conn.execute(
         sa.select(t.approvals.c.effect_id).where(_approval_key(event.task_id, p.approval_id))
     ).scalar()
-    if effect_id is not None and p.decision == "approved":
+    if effect_id is not None and state == "approved":
         conn.execute(
             t.effects.update()
             .where(_effect_key(event.task_id, effect_id), t.effects.c.stage == "planned")

@@ -79,10 +79,33 @@ class ApprovalDecision:
 
     #: The prepared object's fields a person may edit, then approve (empty: none).
     editable: tuple[str, ...] = ()
+    #: How many distinct people must approve (the request's quorum), and who approved the
+    #: object it binds now, in order. One person counts once; an edit starts them again.
+    approvers_needed: int = 1
+    approved_by: tuple[Actor, ...] = ()
 
     @property
     def decidable(self) -> bool:
         return self.why_not is None
+
+    @property
+    def quorum(self) -> str | None:
+        """ "1 of 2 approved by maria", where several people must approve (else None)."""
+        if self.approvers_needed <= 1:
+            return None
+        return rules.quorum_words([a.id for a in self.approved_by], self.approvers_needed)
+
+    def next_approval(self, edited: bool = False) -> str | None:
+        """Which approval a new person's would be, "2nd of 2", where several must approve.
+        `edited`: approving their own edit, a new object, whose first approval it is."""
+        if self.approvers_needed <= 1:
+            return None
+        n = 1 if edited else min(len(self.approved_by) + 1, self.approvers_needed)
+        return f"{rules.ordinal(n)} of {self.approvers_needed}"
+
+    def approved_already(self, person_id: str) -> bool:
+        """Whether this person's approval already counts (a second would be refused)."""
+        return any(a.id == person_id for a in self.approved_by)
 
 
 def _actor(x: Any) -> Actor | None:
@@ -169,6 +192,8 @@ def approval_decision(
         task_seq=int(task_seq),
         now=now,
         editable=() if why is not None else _editable(payload, change, row.effect_id),
+        approvers_needed=int(row.approvers),
+        approved_by=tuple(a for a in map(_actor, row.approved_by or ()) if a is not None),
     )
 
 

@@ -1,10 +1,11 @@
 """Open decisions across every task: what waits on a person now, in one read.
 
-The reviewer's queue (the desktop's Decisions view, and `boris decisions`): pending
-approvals, effects whose outcome must be reconciled (or whose reconciliation found a
-conflict), criteria awaiting a person's judgement, and runs stopped by policy or their owner
-that only a person resumes. Which of those are open is `store.rules`' word; this module only
-reads the rows, one query per table (no N+1), so it stays quick on ten thousand tasks.
+The reviewer's queue (the desktop's Decisions view, and `boris decisions [--mine] [--kind
+KIND] [--task TASK] [--json]` in store.cli.decisions): pending approvals, effects whose
+outcome must be reconciled (or whose reconciliation found a conflict), criteria awaiting a
+person's judgement, and runs stopped by policy or their owner that only a person resumes.
+Which of those are open is `store.rules`' word; this module only reads the rows, one query
+per table (no N+1), so it stays quick on ten thousand tasks.
 """
 
 from __future__ import annotations
@@ -58,12 +59,24 @@ def _task(row: Any, now: str) -> dict[str, Any]:
     }
 
 
+def _approval_why(r: Any) -> str:
+    """What a pending approval waits for; where several people must approve, how far it
+    has come ("1 of 2 approved by maria")."""
+    why = f"approve or reject (policy: {r.policy}); only a person decides"
+    if int(r.approvers) <= 1:
+        return why
+    people = [str(x.get("id")) for x in (r.approved_by or [])]
+    return f"{rules.quorum_words(people, int(r.approvers))}; {why}"
+
+
 def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[str, Any]]:
     """Every open decision, approvals soonest expiry first, then the rest longest waiting
     first. `blobs`: where a satisfied criterion's evidence is read, as a task's state reads
-    it (a criterion whose evidence is gone waits on a person again). Each: `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect or
-    criterion id; the task id for a resume), `what`, `why`, `since` (waiting since),
-    `expires_at` (approvals), `requester` (approvals)."""
+    it (a criterion whose evidence is gone waits on a person again). Each: `id`
+    (KIND:TASK_ID:KEY), `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect
+    or criterion id; the task id for a resume), `what`, `why`, `since` (waiting since),
+    `expires_at` (approvals), `requester` (approvals); store.cli.shapes.Decision documents
+    them for `boris schema`."""
     out: list[dict[str, Any]] = []
     pending = conn.execute(
         sa.select(
@@ -75,6 +88,8 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
             t.approvals.c.requested_at,
             t.approvals.c.expires_at,
             t.approvals.c.state,
+            t.approvals.c.approvers,
+            t.approvals.c.approved_by,
             *_TASK,
         )
         .join(t.tasks, t.tasks.c.task_id == t.approvals.c.task_id)
@@ -89,7 +104,7 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
                 "task_id": r.task_id,
                 "key": r.approval_id,
                 "what": r.consequence,
-                "why": f"approve or reject (policy: {r.policy}); only a person decides",
+                "why": _approval_why(r),
                 "since": r.requested_at,
                 "expires_at": r.expires_at,
                 "requester": r.requester,
@@ -248,7 +263,8 @@ def order_key(d: dict[str, Any]) -> tuple[int, str, str]:
 
 
 def decisions(store: Any) -> dict[str, Any]:
-    """On a worker: the open decisions with the database clock and data version they are of."""
+    """The open decisions (`decisions`) with the database clock they were read at (`now`):
+    the window reads it on a worker, `boris decisions` as it is."""
     from .. import db
 
     with store.read() as conn:

@@ -51,6 +51,9 @@ def _describe(type_: str, payload: dict[str, Any]) -> str:
     if type_ == "effect.reconciled":
         who = "decided" if payload.get("decided_by_person") else "reconciled"
         return f"{who} it {payload.get('verdict')}"
+    if type_ == "phase.completed":
+        failed = "" if payload.get("ok", True) else " (failed)"
+        return f"completed phase {payload.get('phase_id')}{failed}"
     if type_ == "objective.amended":
         return f"amended it to revision {payload.get('rev')}"
     if type_ == "budget.limit_set":
@@ -181,6 +184,7 @@ class ArtifactOffered:
     artifact_id: str
     name: str
     current_version: int
+    role: str = ""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,15 @@ def derive_phases(conn: Connection, task_id: str) -> dict[str, dict[str, Any]]:
     phases = _rows(conn, t.phases, task_id, t.phases.c.position)
     artifacts = {r["artifact_id"]: r["current_version"] for r in _rows(conn, t.artifacts, task_id)}
     approvals = {r["approval_id"]: r["state"] for r in _rows(conn, t.approvals, task_id)}
+    return readiness_of(phases, artifacts, approvals)
+
+
+def readiness_of(
+    phases: list[dict[str, Any]], artifacts: dict[str, Any], approvals: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """`derive_phases` over given rows: the phases (projection rows, in order), each artifact's
+    current version and each approval's state. Pure, so that a read can also say what the
+    readiness would be after a change (store.reads.phase_views)."""
     by_id = {p["phase_id"]: p for p in phases}
     out: dict[str, dict[str, Any]] = {}
     for p in phases:

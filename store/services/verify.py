@@ -70,6 +70,7 @@ from ..signing.keyring import Keyring
 from ..store import Store, _environment_error
 from . import verified_heads
 from .verified_heads import VerifiedHead
+from .verify_codes import ProblemCode, code_of
 
 #: How many differing rows of one projection table are named before the rest are counted.
 MAX_ROWS_NAMED = 10
@@ -78,8 +79,9 @@ _FLOAT_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing verify found. `kind` is a stable word for scripts; `message` names the seq,
-    digest, checkpoint or approval concerned."""
+    """One thing verify found. `kind` is a stable word for what was found, `code` which proof
+    it is about (one of a few: store.services.verify_codes); `message` names the seq,
+    digest, checkpoint or approval concerned, for a person."""
 
     task_id: str
     kind: str
@@ -89,12 +91,23 @@ class Finding:
     seq: int | None = None
     key_id: str | None = None
     digest: str | None = None
+    #: Which proof it is about, where `kind` alone does not say (a package refused for an
+    #: event altered is a `chain` problem); else `code_of(kind)`.
+    given_code: ProblemCode | None = field(default=None, repr=False)
+
+    @property
+    def code(self) -> ProblemCode:
+        """Which proof failed, from a small stable set (store.services.verify_codes)."""
+        return self.given_code or code_of(self.kind)
 
     def line(self) -> str:
         return f"{self.task_id}: {self.kind}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["given_code"]
+        out["code"] = self.code.value
+        return out
 
 
 @dataclass(frozen=True)
@@ -397,6 +410,9 @@ class _TaskCheck:
         self.requested: set[str] = set()
         self.requesters: dict[str, dict[str, Any]] = {}
         self.decided: dict[str, list[int]] = defaultdict(list)
+        # Each decision as rules.why_decided_again reads it, and each request's quorum.
+        self.decisions: dict[str, list[tuple[str, str, bool, int | None]]] = defaultdict(list)
+        self.asked: dict[str, int | None] = {}
         self.bad_deciders: list[tuple[int, str]] = []
         self.consumed: dict[str, list[int]] = defaultdict(list)
         self.unknown_consumed: list[tuple[int, str]] = []
@@ -547,8 +563,12 @@ class _TaskCheck:
         elif isinstance(p, ev.ApprovalRequested):
             self.requested.add(p.approval_id)
             self.requesters[p.approval_id] = {"kind": e.actor.kind, "id": e.actor.id}
+            self.asked[p.approval_id] = p.approvers
         elif isinstance(p, ev.ApprovalDecided):
             self.decided[p.approval_id].append(e.seq)
+            self.decisions[p.approval_id].append(
+                (p.decision, e.actor.id, p.edited is not None, p.needed)
+            )
             refused = rules.decider_refusal(
                 self.requesters.get(p.approval_id), e.actor.kind, e.actor.id
             )
@@ -762,11 +782,14 @@ class _TaskCheck:
         for seq, message in self.bad_deciders:
             self.problem("approval_decider", message, seq)
         for approval_id, seqs in self.decided.items():
-            if len(seqs) > 1:
+            # Several people may approve one request (its quorum), each once, until it is
+            # settled; nothing is decided after that.
+            why = rules.why_decided_again(self.decisions[approval_id], self.asked.get(approval_id))
+            if len(seqs) > 1 and why is not None:
                 self.problem(
                     "approval_redecided",
                     f"approval {approval_id} is decided {len(seqs)} times "
-                    f"(seqs {', '.join(map(str, seqs))}); an approval is decided once",
+                    f"(seqs {', '.join(map(str, seqs))}); {why}",
                 )
         for approval_id, seqs in self.consumed.items():
             if len(seqs) > 1:

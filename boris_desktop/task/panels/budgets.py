@@ -1,9 +1,13 @@
-"""Budgets: each counter against its limit and reservation, as bars with numbers."""
+"""Budgets: each counter against its limit and reservation, as bars with numbers.
+
+A counter is selected by clicking its row or moving focus to its bar (Tab): Actions › Change
+Budget is about the selected counter (`current_key`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
@@ -47,6 +51,9 @@ class BudgetsPanel(Panel):
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
         self.rows: dict[str, tuple[QLabel, QProgressBar, QLabel, QLabel]] = {}
+        #: The counter selected (clicked, or its bar focused): what a budget change is about.
+        self.selected: str | None = None
+        self._row_of: dict[QObject, str] = {}
         self.body = QWidget()
         self.grid = QGridLayout(self.body)
         self.grid.setColumnStretch(2, 1)
@@ -77,6 +84,7 @@ class BudgetsPanel(Panel):
                     w.hide()  # at once: deleted later, it would show until then
                     w.deleteLater()
             self.rows = {}
+            self._row_of = {}
             for r, name in enumerate(names):
                 mark = QLabel()
                 label = heading(name.replace("_", " "))
@@ -91,7 +99,12 @@ class BudgetsPanel(Panel):
                 self.grid.addWidget(bar, 2 * r, 2)
                 self.grid.addWidget(words_, 2 * r + 1, 2)
                 self.rows[name] = (mark, bar, words_, label)
+                bar.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+                for w in (mark, label, bar, words_):
+                    self._row_of[w] = name
+                    w.installEventFilter(self)
             self.grid.setRowStretch(2 * len(names), 1)
+            self._mark()
         for b in budgets:
             mark, bar, words_, _ = self.rows[b["counter"]]
             sentence, icon_name = budget_words(b)
@@ -110,6 +123,32 @@ class BudgetsPanel(Panel):
             words_.setText(sentence)
             mark.setPixmap(icon(icon_name).pixmap(16, 16))
             mark.setToolTip(t.tip(sentence))
+
+    def current_key(self) -> str | None:
+        """The selected counter, while the task still has it."""
+        return self.selected if self.selected in self.rows else None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.MouseButtonPress, QEvent.Type.FocusIn):
+            name = self._row_of.get(watched)
+            if name is not None and name != self.selected:
+                self.select(name)
+        return False
+
+    def select(self, counter: str) -> None:
+        """Select a counter's row: its name is marked, and its bar takes focus."""
+        self.selected = counter
+        self._mark()
+        row = self.rows.get(counter)
+        if row is not None and not row[1].hasFocus():
+            row[1].setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _mark(self) -> None:
+        for name, (_, bar, _, label) in self.rows.items():
+            mine = name == self.selected
+            label.setText(("▸ " if mine else "") + name.replace("_", " "))
+            bar.setAccessibleName(f"{name} budget" + (", selected" if mine else ""))
 
     @staticmethod
     def _alarm(bar: QProgressBar, words_: QLabel, exhausted: bool) -> None:

@@ -16,6 +16,7 @@ from ... import schema as t
 from ...errors import CommandRejected
 from ...limits import MAX_BLOB_BYTES, MAX_EVENT_LINE_BYTES, MAX_EVENT_LINE_ITEMS
 from ...record import Event
+from ..verify_codes import ProblemCode
 
 FORMAT = "boris-task-package"
 #: The package layout this program writes; it reads this and every older one.
@@ -94,6 +95,12 @@ RETIRE_REASON = "imported from an archive: approvals are history here"
 class PackageRefused(CommandRejected):
     """An import refused before anything was written; the message names what is wrong."""
 
+    #: The event concerned, where the refusal is about one: verify-package's finding carries
+    #: it as a field (the message names it for a person).
+    seq: int | None = None
+    #: Which proof failed, where it is not the package's form (an event altered: `chain`).
+    finding_code: ProblemCode | None = None
+
 
 class PackageTooLarge(PackageRefused):
     """The package decompresses to more than its limit; `streamed` is how many bytes had
@@ -145,8 +152,12 @@ class PackageUnsigned(PackageRefused):
     code = "package_unsigned"
 
 
-def refuse(message: str) -> PackageRefused:
-    return PackageRefused(f"{message}; nothing was imported")
+def refuse(
+    message: str, *, seq: int | None = None, code: ProblemCode | None = None
+) -> PackageRefused:
+    exc = PackageRefused(f"{message}; nothing was imported")
+    exc.seq, exc.finding_code = seq, code
+    return exc
 
 
 def pretty(value: Any) -> bytes:

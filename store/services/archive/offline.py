@@ -50,7 +50,15 @@ def verify_package(
         except PackageRefused as exc:
             report = Report()
             message = str(exc).removesuffix(_SUFFIX)
-            report.problems.append(Finding(pkg.name, "package_refused", message))
+            report.problems.append(
+                Finding(
+                    pkg.name,
+                    "package_refused",
+                    message,
+                    seq=exc.seq,
+                    given_code=exc.finding_code,
+                )
+            )
             return report
         report = verify_staged(staging, scanned.task_id, keys)
         # The staging store is given no blobs: an intended state whose content the package
@@ -91,6 +99,7 @@ def _signers(staging: Store, task_id: str, keys: Keyring) -> list[Finding]:
                 "signed_by",
                 f"key {key_id} ({who}): {n} write{'s' if n != 1 else ''}, "
                 f"seq {seqs[0]}..{seqs[-1]}",
+                key_id=key_id,
             )
         )
     return out

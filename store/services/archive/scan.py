@@ -29,6 +29,7 @@ from ...model import Actor
 from ...record import Event, stored_body
 from ...signing import keyring
 from ...version import __version__
+from ..verify_codes import ProblemCode
 from .common import (
     BLOB_MEMBER,
     CHECKPOINTS,
@@ -45,6 +46,7 @@ from .common import (
     SIGNED_FORMAT,
     BlobRef,
     Limits,
+    PackageRefused,
     blob_refs,
     refuse,
 )
@@ -267,17 +269,30 @@ class EventLog:
         self._check_boundaries()
 
     def _line(self, n: int, line: bytes) -> None:
+        try:
+            self._event(n, line)
+        except PackageRefused as exc:
+            # Refused for the event on line n (seq n, or the gap before it): its seq is a
+            # field of the refusal, not only words in its message.
+            exc.seq = n if exc.seq is None else exc.seq
+            raise
+
+    def _event(self, n: int, line: bytes) -> None:
         row = _event_row(n, line, self.limits.event_items)
         task_id, seq, prev = self.task_id, row["seq"], self.prev
         if seq != n:
-            raise refuse(f"{EVENTS} line {n} has seq {seq}, expected {n} (a gap or reordering)")
+            raise refuse(
+                f"{EVENTS} line {n} has seq {seq}, expected {n} (a gap or reordering)",
+                code=ProblemCode.CHAIN,
+            )
         what = f"event seq {seq} ({row['type']})"
         if row["task_id"] != task_id:
             raise refuse(f"{what} belongs to task {row['task_id']!r}, not {task_id!r}")
         if row["prev_hash"] != prev:
             raise refuse(
                 f"{what} does not follow the event before it: its prev_hash is "
-                f"{row['prev_hash']}, the chain's hash there is {prev}"
+                f"{row['prev_hash']}, the chain's hash there is {prev}",
+                code=ProblemCode.CHAIN,
             )
         if not HASH.fullmatch(row["hash"]):
             raise refuse(f"{what} has no valid hash")
@@ -299,7 +314,9 @@ class EventLog:
             raise refuse(f"{what} has no valid actor") from None
         body = stored_body(task_id, seq, row["type"], row["format"], payload, actor, row["at"])
         if chain_hash(prev, body) != row["hash"]:
-            raise refuse(f"{what} does not match its hash: the event was altered")
+            raise refuse(
+                f"{what} does not match its hash: the event was altered", code=ProblemCode.CHAIN
+            )
         try:
             decoded = ev.decode(row["type"], row["format"], payload)
         except UnknownEventFormat as exc:
@@ -323,7 +340,10 @@ class EventLog:
         p = e.payload
         if isinstance(p, ev.ApprovalRequested):
             if p.approval_id in self.requested:
-                raise refuse(f"event seq {e.seq} requests approval {p.approval_id} again")
+                raise refuse(
+                    f"event seq {e.seq} requests approval {p.approval_id} again",
+                    code=ProblemCode.APPROVAL,
+                )
             self.requested[p.approval_id] = e.actor
             return
         if isinstance(p, ev.ApprovalDecided | ev.ApprovalConsumed):
@@ -336,7 +356,8 @@ class EventLog:
             if aid not in self.requested:
                 raise refuse(
                     f"event seq {e.seq} ({e.type}) names approval {aid}, which the task "
-                    "never requested"
+                    "never requested",
+                    code=ProblemCode.APPROVAL,
                 )
         # Who decided, and how often, is verify's to judge (store.rules.decider_refusal),
         # and the staged import is verified before anything is written.
@@ -348,7 +369,8 @@ class EventLog:
         self.checkpoints += 1
         if digest_of(p.state) != p.state_digest:
             raise refuse(
-                f"event seq {e.seq}: checkpoint {p.checkpoint_id}'s state does not match its digest"
+                f"event seq {e.seq}: checkpoint {p.checkpoint_id}'s state does not match its digest",
+                code=ProblemCode.LINEAGE,
             )
         self.boundaries.append((e.seq, p.checkpoint_id, p.boundary_seq, p.boundary_hash))
 
@@ -362,7 +384,9 @@ class EventLog:
             except Exception as exc:
                 # Projections trust events written by commands; these were not.
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise refuse(f"event seq {e.seq} ({e.type}) does not replay: {reason}") from exc
+                raise refuse(
+                    f"event seq {e.seq} ({e.type}) does not replay: {reason}", seq=e.seq
+                ) from exc
         for digest, ref in blob_refs(e for _, e in self.batch).items():
             old = self.refs.get(digest)
             if old is None or (ref.required and not old.required):
@@ -386,7 +410,9 @@ class EventLog:
             if not 0 < boundary < seq or hashes.get(boundary) != h:
                 raise refuse(
                     f"event seq {seq}: checkpoint {cid}'s boundary (seq {boundary}) "
-                    "does not match the chain"
+                    "does not match the chain",
+                    seq=seq,
+                    code=ProblemCode.LINEAGE,
                 )
 
 
@@ -553,10 +579,17 @@ def _check_blobs(refs: dict[str, BlobRef], blobs: dict[str, tuple[str, int]]) ->
         if not ref.required:
             continue
         if not DIGEST.fullmatch(digest):
-            raise refuse(f"event seq {ref.seq}: {ref.owner} names {digest!r}, not a sha256 digest")
+            raise refuse(
+                f"event seq {ref.seq}: {ref.owner} names {digest!r}, not a sha256 digest",
+                seq=ref.seq,
+            )
         member = f"blobs/{digest[len(PREFIX) :]}"
         if member not in blobs:
-            raise refuse(f"blob {digest} ({ref.owner}, event seq {ref.seq}) is not in the package")
+            raise refuse(
+                f"blob {digest} ({ref.owner}, event seq {ref.seq}) is not in the package",
+                seq=ref.seq,
+                code=ProblemCode.BLOB,
+            )
         if ref.size is not None and blobs[member][1] != ref.size:
             raise refuse(
                 f"member {member!r} has {blobs[member][1]} bytes; {ref.owner} records {ref.size}"

@@ -1,0 +1,526 @@
+"""Claude Code's approval moment as Boris's: the permission-prompt tool and the tool hooks.
+
+Contracts followed (README "Claude Code" says where each was read):
+
+- `claude -p --permission-prompt-tool mcp__boris__permission_prompt` calls the MCP tool with
+  `{"tool_name", "input", "tool_use_id"?}` and reads one text content whose JSON is
+  `{"behavior": "allow", "updatedInput": {...}}` or `{"behavior": "deny", "message": "..."}`.
+- Command hooks get one JSON object on stdin: `session_id`, `transcript_path`, `cwd`,
+  `hook_event_name`, `tool_name`, `tool_input`, `tool_use_id`, and after the run
+  `tool_response` (PostToolUse) or `error` (PostToolUseFailure). Exit 0 with no output is
+  "no decision"; exit 2 blocks a PreToolUse call; any other code is a non-blocking error.
+
+Every tool call is one effect of kind `other` whose target is the destination
+`claude-code://tools/<tool_name>` (so the task's scope says which tools may be asked about at
+all: `--destination claude-code://tools/` admits every tool) and whose prepared object is the
+call's input, exactly. The effect is keyed by `claude-code:<tool_use_id>`, so the permission
+tool and the hooks of one call meet on one effect.
+
+Protocol-free: the MCP server (`store.mcp.server`) and `boris hook` (`store.cli.hook`) call
+these functions; waiting on the person is the server's (it polls the approval).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import rules
+from .. import schema as t
+from ..canonical import canonical_json, digest_of
+from ..commands import approvals as ap
+from ..commands import effects as lg
+from ..commands.core import new_id
+from ..events import FileState
+from ..model import Actor
+from ..services.answers import UsageError
+from ..store import Store
+
+#: The MCP tool's name: `--permission-prompt-tool mcp__<server>__permission_prompt`.
+PERMISSION_TOOL = "permission_prompt"
+#: Where a tool call points: the task's scope admits it (`--destination claude-code://tools/`).
+TARGET_PREFIX = "claude-code://tools/"
+#: The policy every approval of a Claude Code tool call names.
+POLICY = "Claude Code asks before this tool runs"
+#: Tools that may be allowed without a person when configured (`boris mcp --auto-allow`):
+#: the read-only ones Claude Code documents. None is by default: Claude Code asks about
+#: them only when they reach outside its working directories, which a person should see.
+READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "LS")
+#: How long an approval outlives the prompt's wait (the wait's end revokes it anyway).
+EXPIRY_MARGIN_SECONDS = 60.0
+#: The longest response kept whole in the record; a longer one is kept as digest and size.
+MAX_KEPT_RESPONSE_BYTES = 64 * 1024
+
+#: A tool name that is a plain path segment (MCP tools are `mcp__server__tool`).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+
+
+class HookInputRefused(UsageError):
+    """What Claude Code sent is not the documented JSON: nothing was recorded."""
+
+    code = "hook_input"
+
+
+# --- the answers Claude Code reads -------------------------------------------------------
+
+
+def allow(updated_input: dict[str, Any]) -> dict[str, Any]:
+    """Run the tool with exactly this input (the person's edit when they made one)."""
+    return {"behavior": "allow", "updatedInput": updated_input}
+
+
+def deny(message: str) -> dict[str, Any]:
+    """Do not run the tool; Claude reads the message."""
+    return {"behavior": "deny", "message": message}
+
+
+@dataclass(frozen=True)
+class PromptSettings:
+    """How `boris mcp` answers permission prompts: for which task, how long it waits for a
+    person, and which tools it allows without one (still recorded)."""
+
+    task_id: str | None = None
+    timeout_seconds: float = 600.0
+    auto_allow: frozenset[str] = frozenset()
+
+
+# --- one tool call as an effect ----------------------------------------------------------
+
+
+def target_of(tool_name: str) -> str:
+    if not _TOOL_NAME.match(tool_name):
+        raise UsageError(f"tool_name {tool_name[:80]!r} is not a tool name Claude Code sends")
+    return TARGET_PREFIX + tool_name
+
+
+def key_of(tool_use_id: str | None) -> str | None:
+    """The effect's idempotency key for one tool call, or None when Claude Code gave no id."""
+    if not tool_use_id:
+        return None
+    key = f"claude-code:{tool_use_id}"
+    return key if len(key) <= 128 else "claude-code:" + digest_of(tool_use_id)
+
+
+def executor_of(tool_name: str) -> str:
+    return f"claude-code:{tool_name}"[:128]
+
+
+#: Which input field says best, in one line, what a built-in tool will do.
+_SUMMARY_FIELDS = ("command", "file_path", "url", "pattern", "query", "path", "prompt")
+
+
+def consequence_of(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """One line a reviewer agrees to: the tool and what it acts on."""
+    for field in _SUMMARY_FIELDS:
+        value = tool_input.get(field)
+        if isinstance(value, str) and value.strip():
+            what = value
+            break
+    else:
+        what = canonical_json(tool_input)
+    what = " ".join(what.split())
+    if len(what) > 200:
+        what = what[:199] + "…"
+    return f"Claude Code runs {tool_name}: {what}"
+
+
+def _intended(tool_input: dict[str, Any]) -> FileState:
+    """A destination's intended state as the store can know it: the call with this input."""
+    return FileState(exists=True, digest=digest_of(tool_input))
+
+
+def _plan(
+    effect_id: str,
+    task_id: str,
+    tool_name: str,
+    tool_input: dict[str, Any],
+    key: str | None,
+    *,
+    requires_approval: bool,
+) -> lg.PlanEffect:
+    return lg.PlanEffect(
+        task_id=task_id,
+        effect_id=effect_id,
+        kind="other",
+        target=target_of(tool_name),
+        consequence=consequence_of(tool_name, tool_input),
+        intended=_intended(tool_input),
+        prepared=tool_input,
+        requires_approval=requires_approval,
+        policy=POLICY if requires_approval else "",
+        idempotency_key=key,
+    )
+
+
+def find_effect(store: Store, task_id: str, key: str) -> Any:
+    """The effect one tool call made, by its key; None when there is none yet."""
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.effects).where(
+                t.effects.c.task_id == task_id, t.effects.c.idempotency_key == key
+            )
+        ).first()
+
+
+def _open_attempt(store: Store, task_id: str, effect_id: str) -> Any:
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.attempts)
+            .where(
+                t.attempts.c.task_id == task_id,
+                t.attempts.c.effect_id == effect_id,
+                t.attempts.c.ended_at.is_(None),
+            )
+            .order_by(t.attempts.c.attempt_no.desc())
+            .limit(1)
+        ).first()
+
+
+def _find_by_input(store: Store, task_id: str, tool_name: str, digest: str) -> Any:
+    """Without a tool_use_id: the latest effect for this tool and exactly this input whose
+    attempt is still waiting for its response."""
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.select(t.effects)
+            .where(t.effects.c.task_id == task_id, t.effects.c.target == target_of(tool_name))
+            .order_by(t.effects.c.position.desc())
+        ).all()
+    for row in rows:
+        if dict(row.intent).get("prepared_digest") == digest and _open_attempt(
+            store, task_id, str(row.effect_id)
+        ):
+            return row
+    return None
+
+
+# --- the permission-prompt tool ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A tool call waiting for a person: its effect and the approval bound to its digest.
+    `decision` is set instead when the answer needs no person (auto-allowed, refused)."""
+
+    effect_id: str | None = None
+    approval_id: str | None = None
+    digest: str | None = None
+    decision: dict[str, Any] | None = None
+
+
+def prompt_arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    """The documented input of the permission-prompt tool: tool_name, input, tool_use_id."""
+    tool_name = arguments.get("tool_name")
+    tool_input = arguments.get("input")
+    tool_use_id = arguments.get("tool_use_id")
+    if not isinstance(tool_name, str) or not tool_name:
+        raise UsageError("permission_prompt needs tool_name: the tool Claude Code would run")
+    if not isinstance(tool_input, dict):
+        raise UsageError("permission_prompt needs input: the tool's input, a JSON object")
+    if tool_use_id is not None and not isinstance(tool_use_id, str):
+        raise UsageError("tool_use_id must be a string")
+    return tool_name, tool_input, tool_use_id or None
+
+
+def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[str, Any]) -> Asked:
+    """Record the call's intent and ask a person to approve exactly its input. A tool in
+    `settings.auto_allow` is planned and dispatched at once, without a person."""
+    if not settings.task_id:
+        return Asked(
+            decision=deny(
+                "Boris has no task to record this call in: start `boris mcp` with --task ID "
+                "(or BORIS_TASK); nothing was run"
+            )
+        )
+    task_id = settings.task_id
+    tool_name, tool_input, tool_use_id = prompt_arguments(arguments)
+    key = key_of(tool_use_id)
+    digest = digest_of(tool_input)
+    existing = find_effect(store, task_id, key) if key else None
+    if existing is not None:
+        # The same call asked again (a retried prompt): wait on the approval it already has.
+        pending = _pending_approval(store, task_id, str(existing.effect_id))
+        if pending is not None and lg.intent_open(existing):
+            return Asked(str(existing.effect_id), pending, digest)
+        return Asked(
+            decision=deny(
+                f"Boris already recorded tool call {tool_use_id} as effect {existing.effect_id} "
+                f"({existing.stage}): with --permission-prompt-tool, configure only the "
+                "PostToolUse hooks, not PreToolUse; nothing was run"
+            )
+        )
+    effect_id = new_id("eff")
+    if tool_name in settings.auto_allow:
+        store.execute_all(
+            [
+                _plan(effect_id, task_id, tool_name, tool_input, key, requires_approval=False),
+                lg.DispatchEffect(
+                    task_id=task_id,
+                    effect_id=effect_id,
+                    executor=executor_of(tool_name),
+                    inputs=tool_input,
+                ),
+            ],
+            actor,
+        )
+        return Asked(effect_id, None, digest, decision=allow(tool_input))
+    approval_id = new_id("apr")
+    store.execute_all(
+        [
+            _plan(effect_id, task_id, tool_name, tool_input, key, requires_approval=True),
+            ap.RequestApproval(
+                task_id=task_id,
+                approval_id=approval_id,
+                effect_id=effect_id,
+                policy=POLICY,
+                # Alive a little past the wait, so a decision made as the wait ends can still
+                # be used; the wait's end cancels the effect, which revokes it.
+                expires_in_seconds=settings.timeout_seconds + EXPIRY_MARGIN_SECONDS,
+            ),
+        ],
+        actor,
+    )
+    return Asked(effect_id, approval_id, digest)
+
+
+def _pending_approval(store: Store, task_id: str, effect_id: str) -> str | None:
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.approvals.c.approval_id)
+            .where(
+                t.approvals.c.task_id == task_id,
+                t.approvals.c.effect_id == effect_id,
+                t.approvals.c.state == "pending",
+            )
+            .order_by(t.approvals.c.requested_at.desc())
+            .limit(1)
+        ).first()
+    return None if row is None else str(row.approval_id)
+
+
+def _who(decided_by: Any) -> str:
+    if isinstance(decided_by, dict):
+        return str(decided_by.get("name") or decided_by.get("id") or "a person")
+    return "a person"
+
+
+def settle(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    asked: Asked,
+    now: dict[str, Any],
+    *,
+    tool_name: str,
+    timed_out: bool,
+    waited_for: float,
+) -> dict[str, Any]:
+    """Claude Code's answer from the approval as it stands (`now`, as `wait_for_approval`
+    reads it). Approved: the attempt is recorded (consuming the approval) before the answer
+    hands the approved object over. Anything else: the effect is cancelled, so a late
+    decision cannot approve a call nobody will run, and Claude reads why."""
+    assert asked.effect_id is not None and asked.approval_id is not None
+    state = str(now["state"])
+    if state == rules.ApprovalState.APPROVED:
+        payload = now["payload"]
+        try:
+            store.execute(
+                lg.DispatchEffect(
+                    task_id=task_id,
+                    effect_id=asked.effect_id,
+                    executor=executor_of(tool_name),
+                    inputs=payload,
+                    approval_id=asked.approval_id,
+                ),
+                actor,
+            )
+        except Exception as exc:  # the record refused the attempt: do not run it
+            return deny(f"Boris could not record the attempt, so it was not run: {exc}")
+        return allow(payload)
+    who = _who(now.get("decided_by"))
+    note = str(now.get("note") or "").strip()
+    if state == rules.ApprovalState.REJECTED:
+        message = f"{who} rejected this {tool_name} call in Boris" + (f": {note}" if note else "")
+    elif state == rules.ApprovalState.SENT_BACK:
+        message = f"{who} sent this {tool_name} call back in Boris (changes requested): {note}"
+    elif timed_out or state == rules.ApprovalState.EXPIRED:
+        message = f"nobody decided this {tool_name} call in Boris within {waited_for:g} s"
+    else:
+        message = f"the approval of this {tool_name} call is {state} in Boris"
+    _cancel_quietly(store, actor, task_id, asked.effect_id, message)
+    return deny(message + "; it was not run")
+
+
+def cancel_unanswered(store: Store, actor: Actor, task_id: str, asked: Asked) -> None:
+    """Claude Code gave up on the prompt (the call was cancelled): nobody will run the call,
+    so its effect is cancelled and its approval revoked."""
+    if asked.effect_id is not None:
+        why = "Claude Code cancelled the permission prompt before a person decided"
+        _cancel_quietly(store, actor, task_id, asked.effect_id, why)
+
+
+def _cancel_quietly(store: Store, actor: Actor, task_id: str, effect_id: str, why: str) -> None:
+    """Cancel an effect that will not run; one already settled otherwise is left as it is."""
+    try:
+        store.execute(lg.CancelEffect(task_id=task_id, effect_id=effect_id, reason=why), actor)
+    except Exception:  # decided meanwhile (a stop cancelled it): the record says so already
+        return
+
+
+# --- the hooks --------------------------------------------------------------------------
+
+#: The hook events `boris hook` records, by their command-line names.
+HOOK_EVENTS = {
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "post-tool-use-failure": "PostToolUseFailure",
+}
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """One hook input, as the hooks reference documents it (what Boris reads of it)."""
+
+    event: str
+    session_id: str
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str | None
+    tool_response: Any = None
+    error: str | None = None
+    duration_ms: float | None = None
+
+
+def parse_hook_input(raw: bytes, event: str) -> HookCall:
+    """The hook's stdin, checked against the documented schema; a one-line refusal else."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise HookInputRefused(
+            f"the {event} hook input on stdin is not JSON ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'empty'}); nothing was recorded"
+        ) from None
+    if not isinstance(value, dict):
+        raise HookInputRefused(f"the {event} hook input must be a JSON object; nothing recorded")
+    said = value.get("hook_event_name")
+    if said is not None and said != event:
+        raise HookInputRefused(
+            f"this is a {said!r} hook input, not {event!r}: check the hook's settings; "
+            "nothing was recorded"
+        )
+    tool_name = value.get("tool_name")
+    tool_input = value.get("tool_input")
+    if not isinstance(tool_name, str) or not tool_name:
+        raise HookInputRefused(f"the {event} hook input has no tool_name; nothing recorded")
+    if not isinstance(tool_input, dict):
+        raise HookInputRefused(
+            f"the {event} hook input's tool_input is not a JSON object; nothing recorded"
+        )
+    tool_use_id = value.get("tool_use_id")
+    duration = value.get("duration_ms")
+    error = value.get("error")
+    return HookCall(
+        event=event,
+        session_id=str(value.get("session_id") or ""),
+        tool_name=tool_name,
+        tool_input=tool_input,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) and tool_use_id else None,
+        tool_response=value.get("tool_response"),
+        error=error if isinstance(error, str) else None,
+        duration_ms=duration if isinstance(duration, int | float) else None,
+    )
+
+
+def pre_tool_use(store: Store, actor: Actor, task_id: str, call: HookCall) -> dict[str, Any]:
+    """The call is about to run (unless a permission check stops it): its intent and its
+    attempt, in one transaction. A denied call keeps an attempt whose outcome stays unknown:
+    Boris was never told it did not run."""
+    key = key_of(call.tool_use_id)
+    if key is not None:
+        existing = find_effect(store, task_id, key)
+        if existing is not None:  # the same hook fired twice: recorded once
+            return {"effect_id": str(existing.effect_id), "recorded": False}
+    effect_id = new_id("eff")
+    _, attempt = store.execute_all(
+        [
+            _plan(
+                effect_id, task_id, call.tool_name, call.tool_input, key, requires_approval=False
+            ),
+            lg.DispatchEffect(
+                task_id=task_id,
+                effect_id=effect_id,
+                executor=executor_of(call.tool_name),
+                inputs=call.tool_input,
+            ),
+        ],
+        actor,
+    )
+    return {"effect_id": effect_id, "attempt_no": attempt, "recorded": True}
+
+
+def _kept_response(call: HookCall) -> dict[str, Any]:
+    """Claude Code's report of the run: the tool's response whole when it is small, else its
+    digest and size (a Read's response is the file's text)."""
+    response: dict[str, Any] = {"tool_use_id": call.tool_use_id, "session_id": call.session_id}
+    if call.duration_ms is not None:
+        response["duration_ms"] = call.duration_ms
+    if call.tool_response is not None:
+        text = canonical_json(call.tool_response)
+        response["tool_response_digest"] = digest_of(call.tool_response)
+        response["tool_response_bytes"] = len(text.encode("utf-8"))
+        if len(text.encode("utf-8")) <= MAX_KEPT_RESPONSE_BYTES:
+            response["tool_response"] = call.tool_response
+    return response
+
+
+def post_tool_use(store: Store, actor: Actor, task_id: str, call: HookCall) -> dict[str, Any]:
+    """The call ran: Claude Code's word on it becomes the attempt's response (its word, not
+    evidence: the outcome stays unknown until someone reconciles). Matched by tool_use_id, or
+    by tool name and input digest; a call Boris never saw before (a tool Claude Code runs
+    without asking, no PreToolUse hook) is recorded now, intent and attempt with the response,
+    and says so."""
+    failed = call.event == "PostToolUseFailure"
+    key = key_of(call.tool_use_id)
+    digest = digest_of(call.tool_input)
+    row = (
+        find_effect(store, task_id, key)
+        if key is not None
+        else _find_by_input(store, task_id, call.tool_name, digest)
+    )
+    response = _kept_response(call)
+    commands: list[Any] = []
+    if row is None:
+        effect_id = new_id("eff")
+        response["recorded_after_the_run"] = True
+        commands += [
+            _plan(
+                effect_id, task_id, call.tool_name, call.tool_input, key, requires_approval=False
+            ),
+            lg.DispatchEffect(
+                task_id=task_id,
+                effect_id=effect_id,
+                executor=executor_of(call.tool_name),
+                inputs=call.tool_input,
+            ),
+        ]
+    else:
+        effect_id = str(row.effect_id)
+        if _open_attempt(store, task_id, effect_id) is None:
+            raise UsageError(
+                f"effect {effect_id} of tool call {call.tool_use_id or call.tool_name} has no "
+                "attempt waiting for its response (it was not run, or was answered already)"
+            )
+    commands.append(
+        lg.RecordResponse(
+            task_id=task_id,
+            effect_id=effect_id,
+            reported="failed" if failed else "reported_success",
+            response=response,
+            error=(call.error or "the tool failed") if failed else None,
+        )
+    )
+    results = store.execute_all(commands, actor)
+    return {"effect_id": effect_id, "outcome": results[-1], "recorded": True}

@@ -1,0 +1,98 @@
+"""`boris hook EVENT`: Claude Code's tool hooks, recorded in a task (store.adapters.claude_code).
+
+Claude Code runs the command with the hook's JSON on stdin. `pre-tool-use` records the call's
+intent and its attempt before the tool runs; `post-tool-use` and `post-tool-use-failure`
+record what Claude Code reported as that attempt's response (matched by `tool_use_id`).
+
+The exit codes are Claude Code's, not the rest of `boris`'s: 0 with nothing on stdout is
+"recorded, no decision" (the normal permission flow applies); a failure of Boris (no store,
+a refusal) or an input that is not the documented JSON is one line on stderr and exit 1, a
+non-blocking error: the agent goes on. With `--block-on-failure` a failure of Boris exits 2,
+which blocks a PreToolUse call (nothing runs that Boris could not record) and shows the line
+to Claude after a PostToolUse. A usage error on this command line exits 1 too, never 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..adapters import claude_code
+from ..services import answers
+from ..services.answers import UsageError
+from ..store import Store
+from . import keys
+from .mcp import agent_actor
+
+Add = Callable[[str, Any, str], argparse.ArgumentParser]
+
+#: Claude Code's codes: 0 success, 2 blocking error, anything else a non-blocking error.
+RECORDED = 0
+NOT_RECORDED = 1
+BLOCKED = 2
+
+RECORDERS = {
+    "pre-tool-use": claude_code.pre_tool_use,
+    "post-tool-use": claude_code.post_tool_use,
+    "post-tool-use-failure": claude_code.post_tool_use,
+}
+
+
+def _say(message: str) -> None:
+    print(f"boris hook: {message}", file=sys.stderr, flush=True)
+
+
+def cmd_hook(store: Store | None, args: argparse.Namespace) -> int:
+    event = claude_code.HOOK_EVENTS[args.event]
+    try:
+        call = claude_code.parse_hook_input(sys.stdin.buffer.read(), event)
+    except claude_code.HookInputRefused as exc:
+        _say(str(exc))  # Claude Code's input, not Boris failing: never blocks
+        return NOT_RECORDED
+    try:
+        actor = agent_actor(args.actor)
+        task_id = args.task or os.environ.get("BORIS_TASK")
+        if not task_id:
+            raise UsageError("boris hook needs the task it records in: --task ID or BORIS_TASK")
+        with Store.open(args.store, url=args.url, create=False) as opened:
+            opened.signer = keys.choose_signer(opened, args, actor)
+            RECORDERS[args.event](opened, actor, task_id, call)
+    except Exception as exc:
+        error = answers.refusal(exc)["error"]
+        _say(f"{call.tool_name} call not recorded: {error['message']}")
+        if error["category"] == "internal":
+            traceback.print_exception(exc, file=sys.stderr)
+        return BLOCKED if args.block_on_failure else NOT_RECORDED
+    return RECORDED
+
+
+def invoked(argv: Sequence[str]) -> bool:
+    """Whether this command line runs `boris hook EVENT` (its usage errors must not exit 2,
+    which would block the agent's tool call)."""
+    return "hook" in argv and any(e in argv for e in claude_code.HOOK_EVENTS)
+
+
+def register(add: Add) -> None:
+    sp = add(
+        "hook",
+        cmd_hook,
+        "record a Claude Code tool call from its PreToolUse / PostToolUse hook (JSON on stdin)",
+    )
+    sp.add_argument(
+        "event",
+        choices=sorted(claude_code.HOOK_EVENTS),
+        help="the hook event: pre-tool-use (PreToolUse), post-tool-use (PostToolUse) or "
+        "post-tool-use-failure (PostToolUseFailure)",
+    )
+    sp.add_argument("--task", help="the task the calls are recorded in (else BORIS_TASK)")
+    sp.add_argument(
+        "--block-on-failure",
+        action="store_true",
+        help="when Boris cannot record the call, exit 2: Claude Code blocks a PreToolUse "
+        "call (default: exit 1, a non-blocking error; the agent goes on)",
+    )
+    sp.set_defaults(storeless=True)  # it opens the store itself, to answer in hook codes

@@ -1,0 +1,155 @@
+"""The `result` of commands whose `--json` output programs read, as JSON Schema: `boris
+schema` prints them under `x-outputs` (command -> schema of `{"ok": true, "result": …}`'s
+`result`). Each model forbids other fields, and tests check real output against it, so
+the documented shape is the one printed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..reads.decisions import DecisionKind
+from ..services.verify_codes import ProblemCode
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Decision(_Shape):
+    """One open decision, as `store.reads.decisions` reads it (the window's queue row)."""
+
+    id: str = Field(description="KIND:TASK_ID:KEY, stable while the decision is open")
+    kind: DecisionKind
+    task_id: str
+    task_title: str
+    owner: str = Field(description="the task's owner")
+    key: str = Field(description="the approval, effect or criterion id; the task id (resume)")
+    what: str = Field(description="what is decided: a consequence, a criterion's text, a run")
+    why: str = Field(description="why it waits on a person, and what may be decided")
+    since: str | None = Field(description="waiting since (UTC, ISO 8601)")
+    expires_at: str | None = Field(description="when an approval expires; null for the rest")
+    requester: dict[str, Any] | None = Field(
+        description="who asked for an approval ({kind, id, name}); null for the rest"
+    )
+
+
+class Decisions(_Shape):
+    """`boris decisions --json`."""
+
+    now: str = Field(description="the database clock the queue was read at")
+    decider: str | None = Field(description="with --mine, the actor (kind:id) it was read for")
+    decisions: list[Decision] = Field(
+        description="approvals soonest expiry first, then the rest longest waiting first"
+    )
+
+
+class Problem(_Shape):
+    """One of verify's findings (a problem, or an info item)."""
+
+    task_id: str = Field(description="the task (verify-package: the package, if unreadable)")
+    kind: str = Field(description="what was found, precisely (event_hash, bad_signature, …)")
+    code: ProblemCode = Field(description="which proof it is about, one of a few")
+    message: str = Field(description="for a person; names the seq, key or blob too")
+    seq: int | None = Field(description="the event concerned, where there is one")
+    key_id: str | None = Field(description="the signing key concerned, where there is one")
+    digest: str | None = Field(description="the blob concerned, where there is one")
+    role: str | None = Field(None, description="role_could_not_write: the database role")
+    rule: str | None = Field(None, description="role_could_not_write: the rule that refuses it")
+
+
+class VerifyReport(_Shape):
+    """`boris verify --json` and `boris verify-package --json`: the result when clean; when
+    not, the refusal's `error.details.report` (exit 3)."""
+
+    ok: bool
+    summary: str
+    tasks: list[str]
+    problems: list[Problem] = Field(description="errors: any one makes the record not clean")
+    info: list[Problem] = Field(description="true and worth saying, not errors")
+    heads: dict[str, dict[str, Any]] = Field(description="task -> {seq, hash} as verified")
+    remembered: list[str]
+    remember_error: str | None
+    signed: bool
+
+
+class KeyringEntry(_Shape):
+    """One entry of a store's keyring (its own signed chain): a key added or revoked."""
+
+    seq: int
+    action: str = Field(description="added or revoked")
+    key_id: str
+    public_key: str = Field(description="base64 Ed25519 public key")
+    actor_kind: str
+    actor_id: str
+    actor_name: str
+    succeeds: str | None = Field(description="the key this one replaces for the actor")
+    at: str
+    prev_hash: str
+    hash: str
+    signer_key_id: str = Field(description="the person key that signed this entry")
+    signature: str
+
+
+class KeyringProblem(_Shape):
+    seq: int = Field(description="the keyring entry concerned")
+    message: str
+
+
+class KeysList(_Shape):
+    """`boris keys --json` and `boris keys list --json`."""
+
+    signatures_required: bool
+    entries: list[KeyringEntry]
+    problems: list[KeyringProblem] = Field(description="entries whose chain does not hold")
+
+
+class KeyLine(_Shape):
+    key_id: str
+    actor: str = Field(description="kind:id")
+    public_key: str
+    revoked_at: str | None
+    imported_at: str | None
+    line: str = Field(description="the keys-file line (verify --keys, verify-package --keys)")
+
+
+class KeysExport(_Shape):
+    """`boris keys export --json` (your key, or with --all every key of the keyring)."""
+
+    keys: list[KeyLine]
+
+
+class KeyNew(_Shape):
+    """`boris keys new PATH --json`."""
+
+    key_id: str
+    public_key: str
+    path: str
+
+
+class KeyTrusted(_Shape):
+    """`boris keys trust --json`."""
+
+    key_id: str
+    actor: str = Field(description="kind:id")
+    required: bool = Field(description="whether unsigned writes are refused from now on")
+
+
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "decisions": Decisions,
+    "verify": VerifyReport,
+    "verify-package": VerifyReport,
+    "keys": KeysList,
+    "keys list": KeysList,
+    "keys export": KeysExport,
+    "keys new": KeyNew,
+    "keys add": KeyringEntry,
+    "keys revoke": KeyringEntry,
+    "keys trust": KeyTrusted,
+}
+
+
+def output_schemas() -> dict[str, dict[str, Any]]:
+    return {name: model.model_json_schema() for name, model in OUTPUTS.items()}

@@ -1,0 +1,484 @@
+"""Every command the README shows runs as written (issue 32).
+
+The README's shell blocks (```sh, ```bash, ```console) run line by line in README order, and
+its command table runs row by row in table order, each from a fresh store in a temporary
+directory (`BORIS_STORE`, as the README chooses a store), as a newcomer following that part
+would: every one exits 0. The `boris` on PATH is this checkout's; HOME and the config dir
+are the temporary directory's, so a person's key is made there.
+
+A line that opens the window, installs system packages, builds the bundle or needs a server
+on the network is not run: `SKIPPED` names each with its reason, and a line the README
+elides (`…`) runs as `FILLED` says. The table's rows are synopses (`TASK`, `[--json]`,
+`a|b`), so `TABLE` gives each one the concrete command that runs for it, whose options are
+the row's own; a row added to the README without one fails here, as does a stale entry.
+
+Also: `boris init` and `boris demo` run bare act as the person logged in, and a reader
+that stops reading (`boris … | head`) ends `boris` quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BIN = Path(sys.executable).parent
+
+#: README lines not run, and why.
+SKIPPED = {
+    "bash packaging/setup.sh && bash packaging/run-desktop.sh": "installs system packages "
+    "(apt-get, as root) and opens the window",
+    "bash packaging/setup.sh && QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q": (
+        "installs system packages and runs this very test suite"
+    ),
+    "boris-desktop": "opens the window",
+    "boris-desktop --store DIR": "opens the window",
+    "boris-desktop --demo": "opens the window",
+    "bash packaging/setup.sh && bash packaging/build-bundle.sh": "installs system packages "
+    "and builds the bundle (minutes, ~140 MB)",
+    "dist/boris-desktop/boris-desktop": "opens the window (and needs the bundle built)",
+    "dist/boris-desktop/boris --help": "needs the bundle built",
+    "QT_QPA_PLATFORM=offscreen dist/boris-desktop/boris-desktop --screenshot shot.png": (
+        "needs the bundle built"
+    ),
+    "bash packaging/install-bundle.sh": "needs the bundle built; installs into ~/.local",
+    "createdb boris": "needs a PostgreSQL server (tests/test_team_roles.py runs one)",
+    "export BORIS_STORE_URL=postgresql+psycopg://USER@HOST/boris": (
+        "names a server on the network (USER@HOST)"
+    ),
+}
+
+#: README lines that elide their arguments, and what runs for them.
+FILLED = {
+    "BORIS_KEY=agent-7.pem boris --actor agent:drafter-7 create-task …": (
+        "BORIS_KEY=agent-7.pem boris --actor agent:drafter-7 create-task "
+        "--title 'Weekly note' --owner rita --objective 'Write the weekly note'"
+    ),
+}
+
+#: Who runs a table row: the README says every write names its actor (--actor or
+#: BORIS_ACTOR). LOGIN: nobody named (init and demo act as the login); PERSON: the person
+#: who ran `boris init` (the store's root); AGENT: the demo's agent, with the key the demo
+#: made and trusted for it.
+LOGIN, PERSON, AGENT = "login", "person", "agent"
+#: Table commands whose exit is not 0 by design, and why.
+EXIT = {
+    "boris verify": (3, "the demo's guide lost its build log on purpose: verify names it"),
+}
+#: A step a row needs first (run as PERSON), not itself the row's command.
+PREP = "prep"
+
+#: Each table synopsis (as it starts: options added at its end keep it) with the commands
+#: that run for it, in table order ({task}: the task create-task made).
+TABLE: list[tuple[str, list[tuple[str, str]]]] = [
+    ("boris init", [(LOGIN, "boris init")]),
+    ("boris demo", [(LOGIN, "boris demo")]),
+    ("boris tasks [--json]", [(LOGIN, "boris tasks"), (LOGIN, "boris tasks --json")]),
+    (
+        "boris decisions [--mine] [--kind KIND]... [--task TASK]... [--json]",
+        [
+            (LOGIN, "boris decisions"),
+            (PERSON, "boris decisions --mine --kind approval --task note --json"),
+        ],
+    ),
+    ("boris show TASK [--json]", [(LOGIN, "boris show note"), (LOGIN, "boris show note --json")]),
+    ("boris events TASK [--json]", [(LOGIN, "boris events note --json")]),
+    ("boris schema", [(LOGIN, "boris schema")]),
+    ("boris ingest FILE\\|-", [(AGENT, "boris ingest commands.jsonl")]),
+    (
+        "boris create-task --title --owner --objective --scope PATH [--destination URI]",
+        [
+            (
+                AGENT,
+                "boris create-task --title 'Weekly note' --owner me --objective 'Write it' "
+                "--scope ws --destination mailto:team@example.org",
+            )
+        ],
+    ),
+    (
+        "boris amend TASK --text --reason [--based-on REV]",
+        [(PERSON, "boris amend {task} --text 'Write it by Friday' --reason due --based-on 1")],
+    ),
+    (
+        "boris add-criterion TASK --text [--id]",
+        [(AGENT, "boris add-criterion {task} --text 'Has a title' --id title")],
+    ),
+    (
+        "boris change-criterion TASK CRIT --text --reason [--based-on REV]",
+        [
+            (
+                PERSON,
+                "boris change-criterion {task} title --text 'Has a dated title' "
+                "--reason clearer --based-on 1",
+            )
+        ],
+    ),
+    (
+        "boris record-artifact TASK NAME --file PATH \\| --text T [--based-on VERSION]",
+        [
+            (AGENT, "boris record-artifact {task} note --file ws/note.md"),
+            (AGENT, "boris record-artifact {task} note --text '# Week 49' --based-on 1"),
+        ],
+    ),
+    (
+        "boris attach-evidence TASK CRIT --kind K --file PATH \\| --text T "
+        "[--artifact A --version V]",
+        [
+            (
+                AGENT,
+                "boris attach-evidence {task} title --kind review --text 'title checked' "
+                "--artifact note --version 2 >title.ev",
+            )
+        ],
+    ),
+    (
+        "boris judge TASK CRIT satisfied --artifact A --evidence E [--older-evidence-reason WHY]",
+        [
+            (
+                AGENT,
+                'boris judge {task} title satisfied --artifact note --evidence "$(cat title.ev)"',
+            )
+        ],
+    ),
+    (
+        "boris set-budget TASK COUNTER LIMIT [--based-on N]",
+        [(PERSON, "boris set-budget {task} tool_calls 100 --based-on 0")],
+    ),
+    ("boris charge TASK COUNTER AMOUNT", [(AGENT, "boris charge {task} tool_calls 3")]),
+    (
+        "boris set-status TASK STATUS",
+        [(AGENT, "boris set-status {task} paused"), (AGENT, "boris set-status {task} running")],
+    ),
+    (
+        "boris plan-effect TASK --target PATH\\|URL --consequence TEXT "
+        "[--kind file_write\\|upload\\|send\\|other] [--text T \\| --file F \\| "
+        "--intended-digest D] [--requires-approval --policy P] [--id] [--idempotency-key]",
+        [
+            (
+                AGENT,
+                "boris plan-effect {task} --target ws/out.md --consequence 'write out.md' "
+                "--kind file_write --text draft --requires-approval --policy review "
+                "--id save --idempotency-key save-1",
+            ),
+            (
+                AGENT,
+                "boris plan-effect {task} --target ws/other.md --consequence 'not needed' "
+                "--text x --id spare",
+            ),
+            (
+                AGENT,
+                "boris plan-effect {task} --target mailto:team@example.org --kind send "
+                "--consequence 'mail the team' --text 'Hello' --requires-approval "
+                "--policy review --id mail",
+            ),
+            (
+                AGENT,
+                "boris plan-effect {task} --target mailto:team@example.org --kind send "
+                "--consequence 'mail the team again' --text 'Hello again' --requires-approval "
+                "--policy review --id mail2",
+            ),
+        ],
+    ),
+    (
+        "boris revise-effect TASK EFFECT --reason R [--text\\|--file\\|--intended-digest] "
+        "[--consequence]",
+        [(AGENT, "boris revise-effect {task} save --reason typo --text 'final text'")],
+    ),
+    (
+        "boris cancel-effect TASK EFFECT --reason R",
+        [(AGENT, "boris cancel-effect {task} spare --reason 'not needed'")],
+    ),
+    (
+        "boris request-approval TASK (--effect ID \\| --payload-json JSON --consequence C) "
+        "--policy P [--expires-in SECONDS]",
+        [
+            (
+                AGENT,
+                "boris request-approval {task} --effect save --policy review "
+                "--expires-in 3600 >save.apr",
+            ),
+            (AGENT, "boris request-approval {task} --effect mail --policy review >mail.apr"),
+            (AGENT, "boris request-approval {task} --effect mail2 --policy review >mail2.apr"),
+            (
+                AGENT,
+                'boris request-approval {task} --payload-json \'{{"post": "hi"}}\' '
+                "--consequence 'post hi' --policy review >post.apr",
+            ),
+        ],
+    ),
+    (
+        "boris policy set POLICY --approvers N",
+        [(PERSON, "boris policy set two-people --approvers 2")],
+    ),
+    ("boris policy list", [(LOGIN, "boris policy list")]),
+    (
+        "boris approve TASK APPROVAL [--note]",
+        [(PERSON, 'boris approve {task} "$(cat save.apr)" --note "looks right"')],
+    ),
+    ("boris reject TASK APPROVAL [--note]", [(PERSON, 'boris reject {task} "$(cat post.apr)"')]),
+    (
+        "boris send-back TASK APPROVAL --note WHAT",
+        [
+            (PERSON, 'boris send-back {task} "$(cat mail.apr)" --note "say which week"'),
+        ],
+    ),
+    (
+        "boris approve TASK APPROVAL --edited-json JSON \\| --text T \\| --file F",
+        [(PERSON, 'boris approve {task} "$(cat mail2.apr)" --text "Week 49, as agreed"')],
+    ),
+    (
+        "boris dispatch TASK EFFECT --executor NAME [--approval ID] [--inputs-json JSON]",
+        [
+            (AGENT, 'boris dispatch {task} save --executor fs --approval "$(cat save.apr)"'),
+            (PREP, "printf 'final text' > ws/out.md"),  # the executor writes the file
+        ],
+    ),
+    (
+        "boris record-response TASK EFFECT reported_success\\|failed\\|partial\\|timeout "
+        "[--attempt N] [--response-json JSON] [--error TEXT]",
+        [
+            (
+                AGENT,
+                "boris record-response {task} save reported_success --attempt 1 "
+                "--response-json '{{\"bytes\": 10}}'",
+            )
+        ],
+    ),
+    (
+        "boris observe TASK EFFECT [--state-json JSON]",
+        [(AGENT, "boris observe {task} save >save.obs")],
+    ),
+    (
+        "boris reconcile TASK EFFECT [--observation ID] [--decision present\\|absent\\|conflict "
+        "--note N] [--based-on SEQ]",
+        [(AGENT, 'boris reconcile {task} save --observation "$(cat save.obs)" --based-on 0')],
+    ),
+    (
+        "boris checkpoint TASK initial\\|milestone\\|handoff\\|final [--note] [--supersedes ID]... "
+        "[--merge ID]...",
+        [(PERSON, "boris checkpoint {task} handoff --note 'the mail is next'")],
+    ),
+    (
+        "boris close TASK --as failed\\|superseded --reason R",
+        [
+            # The store refuses to close a run that may still dispatch: stopped first.
+            (PREP, "boris stop guide --reason 'replaced by the new guide'"),
+            (PERSON, "boris close guide --as superseded --reason 'replaced by the new guide'"),
+        ],
+    ),
+    (
+        "boris stop TASK --reason R [--continue-from HEAD] [--merge HEAD]...",
+        [(PERSON, "boris stop note --reason 'wrong week'")],
+    ),
+    (
+        "boris resume TASK [--json]",
+        [(LOGIN, "boris resume {task}"), (LOGIN, "boris resume {task} --json")],
+    ),
+    ("boris summary TASK [--record]", [(AGENT, "boris summary {task} --record")]),
+    (
+        "boris narrative TASK [--text T --claim CRIT=STATUS]...",
+        [
+            (AGENT, "boris narrative {task} --text 'titled and saved' --claim title=satisfied"),
+            (LOGIN, "boris narrative {task}"),
+        ],
+    ),
+    ("boris verify [TASK]", [(LOGIN, "boris verify"), (LOGIN, "boris verify {task}")]),
+    (
+        "boris export TASK OUT [--force]",
+        [
+            (LOGIN, "boris export {task} task.tar.gz"),
+            (LOGIN, "boris export {task} task.tar.gz --force"),
+        ],
+    ),
+    ("boris import PKG", [(PERSON, "boris import task.tar.gz")]),
+    ("boris effects TASK", [(LOGIN, "boris effects {task} --json")]),
+    ("boris approvals [TASK]", [(LOGIN, "boris approvals"), (LOGIN, "boris approvals {task}")]),
+    ("boris checkpoints TASK", [(LOGIN, "boris checkpoints {task} --json")]),
+    (
+        "boris mcp --actor agent:ID [--http [--host H] [--port P]] [--max-wait S]",
+        # Serves until its client leaves: stdin at its end is a client that left at once.
+        [(LOGIN, "boris mcp --actor agent:drafter-7 --max-wait 5 </dev/null")],
+    ),
+]
+
+
+def _blocks() -> list[str]:
+    """The lines of the README's shell blocks, in order."""
+    return [line for block in _shell_blocks() for line in block]
+
+
+def _shell_blocks() -> list[list[str]]:
+    """Each shell block's lines, in order (a `\\` continues a line)."""
+    blocks: list[list[str]] = []
+    inside = False
+    for line in README.read_text(encoding="utf-8").splitlines():
+        fence = line.strip()
+        if fence.startswith("```"):
+            inside = not inside and fence[3:] in ("sh", "bash", "console")
+            if inside:
+                blocks.append([])
+            continue
+        if inside:
+            lines = blocks[-1]
+            text = re.sub(r"\s+#.*$", "", line).strip()  # a trailing comment
+            if text.startswith("$ "):
+                text = text[2:]
+            if text and not text.startswith("#"):
+                if lines and lines[-1].endswith("\\"):
+                    lines[-1] = lines[-1][:-1].rstrip() + " " + text
+                else:
+                    lines.append(text)
+    return blocks
+
+
+def _table() -> list[str]:
+    """The synopses in the first column of the README's command table, in order."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("| command | what it does |")
+    synopses: list[str] = []
+    for row in text[start:].splitlines()[2:]:
+        if not row.startswith("|"):
+            break
+        cell = re.match(r"\| ((?:[^|\\]|\\.)*) \|", row)
+        assert cell is not None, row
+        if cell.group(1).startswith("`boris "):  # not a row about an option
+            synopses += re.findall(r"`(boris [^`]*)`", cell.group(1))
+    return synopses
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_") and k != "PYTHONPATH"}
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        BORIS_STORE=str(home / "store"),
+        LOGNAME="newcomer",
+        USER="newcomer",
+    )
+    return env
+
+
+def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", "set -eo pipefail\n" + line],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_every_shell_line_is_run_or_skipped_with_a_reason() -> None:
+    lines = _blocks()
+    assert lines, "the README shows no shell block"
+    assert set(SKIPPED) <= set(lines), f"stale SKIPPED: {sorted(set(SKIPPED) - set(lines))}"
+    assert set(FILLED) <= set(lines), f"stale FILLED: {sorted(set(FILLED) - set(lines))}"
+    assert all("…" not in line for line in lines if line not in SKIPPED and line not in FILLED)
+
+
+def test_the_readmes_shell_lines_run_as_written(tmp_path: Path) -> None:
+    ran = 0
+    for n, block in enumerate(_shell_blocks()):
+        # Each block from a store of its own, as a reader following that part would.
+        env = {**_env(tmp_path), "BORIS_STORE": str(tmp_path / f"store-{n}")}
+        for line in block:
+            if line in SKIPPED:
+                continue
+            # A path under /tmp is taken under this test's own temporary directory.
+            command = FILLED.get(line, line).replace(" /tmp/", f" {tmp_path}/tmp/")
+            done = _run(command, tmp_path, env)
+            assert done.returncode == 0, f"{line}\nexit {done.returncode}\n{done.stderr}"
+            ran += 1
+    assert ran >= 8
+
+
+def _options(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", text))
+
+
+def test_every_table_row_has_commands_with_its_own_options() -> None:
+    shown = _table()
+    # A row added, gone or changed (other than by options added at its end): update TABLE.
+    assert len(shown) == len(TABLE), [
+        s for s in shown if not any(s.startswith(k) for k, _ in TABLE)
+    ]
+    for synopsis, (key, runs) in zip(shown, TABLE, strict=True):
+        assert synopsis.startswith(key), (synopsis, key)
+        name = synopsis.split()[1]
+        for who, line in runs:
+            if who == PREP:
+                continue
+            words = line.split()
+            assert words[:2] == ["boris", name], (synopsis, line)
+            extra = _options(line) - _options(synopsis) - {"--json"}
+            assert not extra, f"{line}: {extra} is not in the README's {synopsis!r}"
+
+
+def test_the_command_table_runs_in_order_from_a_fresh_store(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "note.md").write_text("# Week\n")
+    (tmp_path / "commands.jsonl").write_text(
+        '{"type": "add_criterion", "task_id": "note", "text": "Says which week"}\n'
+    )
+    keys = tmp_path / "store" / "demo-workspace" / "keys"
+    who = {
+        LOGIN: {},
+        PERSON: {"BORIS_ACTOR": "person:newcomer"},
+        PREP: {"BORIS_ACTOR": "person:newcomer"},
+        AGENT: {"BORIS_ACTOR": "agent:drafter-7", "BORIS_KEY": str(keys / "agent-drafter-7.pem")},
+    }
+    ids: dict[str, str] = {}
+    for synopsis, runs in TABLE:
+        for actor, line in runs:
+            command = line.format(**ids)
+            done = _run(command, tmp_path, {**env, **who[actor]})
+            assert done.returncode == EXIT.get(command, (0, ""))[0], (
+                f"{synopsis}\n  ran: {command}\n  exit {done.returncode}\n{done.stderr}"
+            )
+            if synopsis.startswith("boris create-task"):
+                ids["task"] = done.stdout.strip()
+
+
+def test_init_and_demo_run_bare_act_as_the_person_logged_in(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    init = _run("boris init", tmp_path, env)
+    assert init.returncode == 0, init.stderr
+    assert "signatures required" in init.stdout
+    demo = _run("boris demo", tmp_path, env)
+    assert demo.returncode == 0, demo.stderr
+    listed = _run("boris keys list", tmp_path, env).stdout
+    assert "person:newcomer" in listed  # the root: the login, its key in its config dir
+    assert (tmp_path / ".config" / "boris" / "keys" / "person-newcomer.pem").is_file()
+    # Any other write still names its actor.
+    refused = _run("boris add-criterion note --text x", tmp_path, env)
+    assert refused.returncode == 2 and "--actor person:newcomer" in refused.stderr
+
+
+@pytest.mark.parametrize("command", ["boris schema", "boris --json tasks"])
+def test_a_reader_that_stops_reading_ends_boris_quietly(tmp_path: Path, command: str) -> None:
+    env = _env(tmp_path)
+    assert _run("boris init", tmp_path, env).returncode == 0
+    assert _run("boris demo", tmp_path, env).returncode == 0
+    # The reader closes the pipe before boris writes: every write meets a broken pipe.
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | (exec 0<&-; sleep 1); echo ${{PIPESTATUS[0]}}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stderr == ""  # no traceback, no "Broken pipe" line
+    assert done.stdout.strip() == "141"  # as a Unix command that SIGPIPE ended

@@ -48,14 +48,23 @@ if TYPE_CHECKING:
 EMPTY, TASK, NOTHING, NO_DECISION = range(4)
 #: The inbox's column titles (inbox.COLUMNS, kept equal by a test): the first paint shows
 #: them before the inbox module and its model are loaded.
-COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity")
-#: The widest a column sized to its contents gets, by column (Status, Budget, Last activity).
-COLUMN_CAP = {1: 180, 3: 150, 4: 140}
+COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity", "Working now")
+#: The widest a column sized to its contents gets, by column (Status, Budget, Last activity,
+#: Working now).
+COLUMN_CAP = {1: 180, 3: 150, 4: 140, 5: 170}
 #: The search waits this long after each keystroke (the wait starts again at the next): a
 #: word typed at speed asks for one search, and the last keystroke shows its rows within
 #: about 100 ms on 10,000 tasks (benchmarks/bench_search.py; 150 ms made it 170).
 SEARCH_PAUSE_MS = 90
-COLUMN_WIDEST = {1: "awaiting approval", 3: "100% exhausted", 4: "2026-12-03 21:10"}
+COLUMN_WIDEST = {
+    1: "awaiting approval",
+    3: "100% exhausted",
+    4: "2026-12-03 21:10",
+    5: "drafter-7 · 12 s ago",
+}
+#: How often "Working now" is judged again against the database clock: a lease that runs
+#: out without a heartbeat reads as idle within this of its expiry, with no store write.
+WORKING_TICK_MS = 500
 
 
 class MainWindow(QMainWindow):
@@ -213,6 +222,13 @@ class MainWindow(QMainWindow):
         self._search_due.setSingleShot(True)
         self._search_due.setInterval(SEARCH_PAUSE_MS)
         self._search_due.timeout.connect(self._search)
+        # "Working now" follows the database clock between reads: the cells in sight are
+        # painted again each tick (a repaint asks only them; no dataChanged for every row).
+        self._working_tick = QTimer(self)
+        self._working_tick.setInterval(WORKING_TICK_MS)
+        self._working_tick.timeout.connect(self.table.viewport().update)
+        self._working_tick.start()
+        self.inbox.reviewer_id = (settings.reviewer() or (None, None))[1]
         self.search.textChanged.connect(self._typed)
         self.status_filter.currentIndexChanged.connect(lambda *_: self._to_selected.start())
         self.table.horizontalHeader().sortIndicatorChanged.connect(
@@ -695,6 +711,8 @@ class MainWindow(QMainWindow):
 
     def _reviewer_changed(self) -> None:
         self._show_reviewer()
+        if self._built:
+            self.inbox.reviewer_id = (settings.reviewer() or (None, None))[1]
         self.history.start()  # the list is this reviewer's decisions
 
     def _show_reviewer(self) -> None:
@@ -923,6 +941,7 @@ class MainWindow(QMainWindow):
                 self._show_task(result)
             return
         self._version = result["version"]
+        self.inbox.clock.set(result.get("now"))
         self.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
         self._needy = result["needy"]
         self._start_following()
@@ -964,14 +983,14 @@ class MainWindow(QMainWindow):
         and what needs you take the rest of the width. Not from the rows: Qt would ask the
         model for each cell sampled, a call into Python each (with a worker reading, each
         waits for the interpreter lock)."""
-        from boris_desktop.inbox.table import ACTIVITY, BUDGET, STATUS
+        from boris_desktop.inbox.table import ACTIVITY, BUDGET, STATUS, WORKING
 
         if self._columns_sized or self._columns_restored:
             return
         self._columns_sized = True
         header = self.table.horizontalHeader()
         fm = self.table.fontMetrics()
-        for col in (STATUS, BUDGET, ACTIVITY):
+        for col in (STATUS, BUDGET, ACTIVITY, WORKING):
             least = fm.horizontalAdvance(COLUMN_WIDEST[col]) + 36
             width = min(max(header.sectionSizeHint(col), least), COLUMN_CAP[col])
             header.resizeSection(col, width)

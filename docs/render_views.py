@@ -1,11 +1,14 @@
-"""Render docs/decisions.png (the Decisions tab), docs/history.png (What I Decided) and
-docs/lineage.png (the lineage graph).
+"""Render docs/decisions.png (the Decisions tab), docs/history.png (What I Decided),
+docs/lineage.png (the lineage graph) and docs/finished.png (the reference guide finished).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/render_views.py [decisions|history ...]
 
 A demo store in a temporary directory; the queue is grabbed first, then Rita approves the
 mail, reconciles the save, waives a criterion and merges the guide's forked lineage; then the
-other two views are grabbed offscreen. Named pictures only, when any are named.
+other two views are grabbed offscreen. The finished guide is a demo store of its own, where
+the README's walkthrough "Finishing the reference guide" is recorded (tests/
+test_readme_walkthrough.py clicks through it in the window), grabbed at 1366x768. Named
+pictures only, when any are named.
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 DOCS = Path(__file__).resolve().parent
 
 
 def main() -> int:
-    wanted = set(sys.argv[1:]) or {"decisions", "history", "lineage"}
+    wanted = set(sys.argv[1:]) or {"decisions", "history", "lineage", "finished"}
     from PySide6.QtWidgets import QApplication
 
     from store import Actor, Store
@@ -47,6 +52,12 @@ def main() -> int:
             app.processEvents()
             time.sleep(0.01)
 
+    if "finished" in wanted:
+        finished(app, settle)
+    if not wanted & {"decisions", "history", "lineage"}:
+        store.close()
+        tmp.cleanup()
+        return 0
     if "decisions" in wanted:
         # The Decisions tab before Rita decides anything: the first decision (the mail's
         # approval) selected, its task below on the Approvals part.
@@ -103,6 +114,79 @@ def main() -> int:
     store.close()
     tmp.cleanup()
     return 0
+
+
+def finished(app: Any, settle: Callable[[Any], None]) -> None:
+    """The README's walkthrough recorded as Rita (and the agent's new build log), then the
+    window at 1366x768 on the completed guide, its Criteria tab: both satisfied on guide v3."""
+    from store import Actor, Store, api
+    from store import commands as c
+    from store.commands import checkpoints as ck
+    from store.services.demo import AGENT, fill_demo
+
+    tmp = tempfile.TemporaryDirectory()
+    store = Store.open(os.path.join(tmp.name, "store"))
+    fill_demo(store)
+    rita = Actor(kind="person", id="rita", name="Rita Reviewer")
+    out = store.location.directory / "demo-workspace/reference-guide/out"
+    api.reconcile_by_hand(store, rita, "guide", "upload-guide", api.Verdict.PRESENT,
+                          "guide v2 is on docs.example.org/upload/reference-guide.md")  # fmt: skip
+    guide = (out / "guide.md").read_text(encoding="utf-8")  # v2, as the agent left it
+    store.execute(
+        c.RecordArtifact(task_id="guide", artifact_id="guide", name="guide.md", based_on=2,
+                         content=c.Content(text=guide.replace("[citation needed: policy P-12]",
+                                                              "(policy P-12)"),
+                                           media_type="text/markdown"),
+                         note="edited by the reviewer"),
+        rita,
+    )  # fmt: skip
+    store.execute(c.CompletePhase(task_id="guide", phase_id="review",
+                                  summary="read v3 section by section: one per source"), rita)  # fmt: skip
+    notes = out / "review.txt"
+    notes.write_text("guide v3: six numbered sections, one per source; the one retention "
+                     "figure (90 days) cites policy P-12.\n", encoding="utf-8")  # fmt: skip
+    for cid in ("structure", "citations"):
+        ev = f"review-{cid}"
+        store.execute(
+            c.AttachEvidence(task_id="guide", criterion_id=cid, evidence_id=ev, kind="review",
+                             content=c.Content(path=str(notes)), artifact_id="guide",
+                             artifact_version=3, description="the reviewer read guide v3"),
+            rita,
+        )  # fmt: skip
+        store.execute(
+            c.JudgeCriterion(task_id="guide", criterion_id=cid, status="satisfied",
+                             artifact_id="guide", artifact_version=3, evidence_ids=[ev]),
+            rita,
+        )  # fmt: skip
+    log = out / "build.log"
+    log.write_text("render guide.md -> guide.pdf\nOK\n", encoding="utf-8")
+    store.execute(c.RecordArtifact(task_id="guide", artifact_id="build-log", name="build.log",
+                                   role="log", content=c.Content(path=str(log))), AGENT)  # fmt: skip
+    store.execute(
+        ck.WriteCheckpoint(task_id="guide", reason="final", supersedes=["ckpt-milestone"],
+                           merge=["ckpt-handoff"],
+                           note="finished: upload checked, citation fixed, both criteria on v3"),
+        rita,
+    )  # fmt: skip
+    assert store.task("guide")["status"] == "completed"
+    from boris_desktop.main_window import MainWindow
+
+    w = MainWindow(store)
+    w.resize(1366, 768)
+    w.reload_now()
+    w.show()
+    settle(w)
+    w.show_task("guide")
+    settle(w)
+    w.task_view.show_part("Criteria", "citations")
+    settle(w)
+    w.grab().save(str(DOCS / "finished.png"))
+    w.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(5000)
+    store.close()
+    tmp.cleanup()
 
 
 if __name__ == "__main__":

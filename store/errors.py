@@ -320,6 +320,32 @@ class OlderEvidence(CommandRejected):
         self.evidence_ids = evidence_ids
 
 
+class UnknownWait(CommandRejected):
+    code = "unknown_wait"
+    category = "not_found"
+
+    def __init__(self, task_id: str, wait_id: str) -> None:
+        super().__init__(f"task {task_id} has no wait {wait_id!r}")
+        self.task_id = task_id
+        self.wait_id = wait_id
+
+
+class WaitOver(CommandRejected):
+    """The wait is no longer open (settled, cancelled, or retired by a stop or by its
+    condition coming true): nothing more is done to it. `state`: its state now."""
+
+    code = "wait_over"
+    rule = "only_an_open_wait_changes"
+
+    def __init__(self, task_id: str, wait_id: str, state: str, why: str = "") -> None:
+        super().__init__(
+            f"wait {wait_id} of task {task_id} is {state}" + (f": {why}" if why else "")
+        )
+        self.task_id = task_id
+        self.wait_id = wait_id
+        self.state = state
+
+
 class AlreadyApproved(CommandRejected):
     """A person approved a request they had already approved: a quorum counts distinct
     people, so one person's second approval would count for nobody."""
@@ -334,3 +360,56 @@ class AlreadyApproved(CommandRejected):
         )
         self.approval_id = approval_id
         self.person = person
+
+
+class LeaseHeld(CommandRejected):
+    """Another session holds the task's lease and it is alive (or a person took the task
+    over): an agent acquires it only once it is released or expired, and writes to the task
+    only under it. Nothing was written. `holder` is the holder as events name an actor,
+    `lease_token` the lease's token, `expires_at` when it lapses (None: a person's, held
+    until released)."""
+
+    code = "lease_held"
+    rule = "one_holder_at_a_time"
+
+    def __init__(
+        self,
+        task_id: str,
+        message: str,
+        *,
+        holder: dict[str, str] | None = None,
+        lease_token: int | None = None,
+        expires_at: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.holder = holder
+        self.lease_token = lease_token
+        self.expires_at = expires_at
+
+
+class LeaseLost(CommandRejected):
+    """The write carried a fencing token that is not the task's current lease's (a person
+    took the task over, another session acquired it after this one lapsed, or it was
+    released): the session no longer works on the task, and nothing it sent was written.
+    Its own exit code, so a waking agent stops rather than retries. `lease_token` is the
+    token sent, `current_token` the task's, `holder` who holds it now (None: nobody)."""
+
+    code = "lease_lost"
+    category = "lease_lost"
+    rule = "write_under_the_current_lease"
+
+    def __init__(
+        self,
+        task_id: str,
+        message: str,
+        *,
+        lease_token: int | None = None,
+        current_token: int | None = None,
+        holder: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.lease_token = lease_token
+        self.current_token = current_token
+        self.holder = holder

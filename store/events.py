@@ -444,7 +444,8 @@ class ApprovalRetired(Payload):
 
 
 @event_type("checkpoint.written")
-class CheckpointWritten(Payload):
+class CheckpointWritten(Additive):
+    ADDED: ClassVar[frozenset[str]] = frozenset({"external"})
     checkpoint_id: str
     reason: Literal["initial", "milestone", "handoff", "stopped", "final"]
     supersedes: tuple[str, ...]
@@ -455,6 +456,9 @@ class CheckpointWritten(Payload):
     state: dict[str, Any]
     state_digest: str
     note: str = ""
+    # The same moment's identities in another system, e.g. a LangGraph checkpointer's
+    # `{"framework": "langgraph", "thread_id": …, "checkpoint_id": …}`; left out while None.
+    external: dict[str, str] | None = None
 
 
 @event_type("run.stopped")
@@ -465,6 +469,116 @@ class RunStopped(Payload):
     cancelled_effects: tuple[str, ...] = ()
     unresolved_effects: tuple[str, ...] = ()
     account: str = ""
+
+
+# --- scheduled waits (store.commands.waits) --------------------------------------------------
+
+
+class WaitCondition(BaseModel):
+    """What cancels a wait: an approval rejected, an effect reconciled (both checked by the
+    store, store.rules.wait_condition_met), or free text that only the reader judges."""
+
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    kind: Literal["approval_rejected", "effect_reconciled", "text"]
+    ref: str = ""
+    text: str = ""
+
+
+class WaitReservation(BaseModel):
+    # defer_build: each model's validator is built the first time it is used, not at
+    # import: most processes use a few of the ~70 (start-up was 60 ms of CPU shorter).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    counter: str
+    amount: float
+
+
+@event_type("wait.recorded")
+class WaitRecorded(Payload):
+    """Waiting as state: what for, the next time to consider it (on `clock`: always the
+    database's), what budget it holds (reserved by a `budget.reserved` beside it), and what
+    cancels it. Considering it when due is a re-evaluation, never an instruction to act."""
+
+    wait_id: str
+    kind: Literal["rate_limit", "approval", "status_check", "retry", "time"]
+    ref: str = ""
+    not_before: str
+    clock: Literal["database"] = "database"
+    reserve: WaitReservation | None = None
+    cancel_if: WaitCondition | None = None
+    note: str = ""
+
+
+@event_type("wait.rescheduled")
+class WaitRescheduled(Payload):
+    """The wait was considered and is still waiting: the next time to consider it."""
+
+    wait_id: str
+    not_before: str
+    note: str = ""
+
+
+@event_type("wait.ended")
+class WaitEnded(Payload):
+    """The wait is over: `settled` (its actor re-evaluated it and is done waiting),
+    `cancelled` (a person, or its recorder, with a reason), `retired` (the run stopped, or its
+    cancellation condition came true). Its reservation is released by a `budget.released`
+    beside it."""
+
+    wait_id: str
+    state: Literal["settled", "cancelled", "retired"]
+    reason: str = ""
+
+
+# --- leases: who works on the task now (store.commands.leases) ------------------------------
+# Only acquiring, releasing and taking over are events; a heartbeat is not (it would flood
+# the log): it moves the lease's expiry in `lease_heartbeats`, outside the chain.
+
+
+class LeaseBefore(BaseModel):
+    """The lease a new one replaced, as it stood then: `released`, `taken_over`, or `expired`
+    (held, but no heartbeat came in time: seen here, by the database's clock, and recorded)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    token: int
+    holder: Actor
+    session_id: str
+    standing: Literal["released", "taken_over", "expired", "alive"]
+    expires_at: str | None = None
+
+
+@event_type("lease.acquired")
+class LeaseAcquired(Payload):
+    """A session took the task's lease: it works on the task under fencing token `token`
+    (one more than any before) until it releases it, is taken over, or lets `expires_at`
+    pass without a heartbeat."""
+
+    token: int
+    session_id: str
+    ttl_seconds: int
+    expires_at: str
+    before: LeaseBefore | None = None
+
+
+@event_type("lease.released")
+class LeaseReleased(Payload):
+    """The holder let the lease go (an agent done or pausing; a person handing the task back
+    after a handoff checkpoint)."""
+
+    token: int
+    note: str = ""
+
+
+@event_type("lease.taken_over")
+class LeaseTakenOver(Payload):
+    """A person's decision: the session working on the task stops. The person holds the task
+    under token `token` (no expiry) until they release it; a write under an older token is
+    refused (LeaseLost)."""
+
+    token: int
+    reason: str
+    before: LeaseBefore | None = None
 
 
 @event_type("narrative.recorded")

@@ -44,6 +44,10 @@ MAX_NUMBER = 2**63 - 1
 #: Objects and arrays inside one another: a deeper input is refused before anything walks it
 #: recursively (here, in pydantic, in a JSON encoder).
 MAX_DEPTH = 100
+#: A checkpoint's identities in another system (`WriteCheckpoint.external`: a LangGraph
+#: thread and checkpoint id): a few short names and ids, never a state.
+MAX_EXTERNAL_IDS = 16
+MAX_EXTERNAL_ID_CHARS = 256
 
 _JSON_STRING = json.JSONEncoder(ensure_ascii=False).encode
 _SEPARATORS = (",", ":", "{", "[")

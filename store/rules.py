@@ -9,6 +9,7 @@ the desktop display them, so the three cannot disagree.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -199,6 +200,8 @@ AUTHORITY: dict[str, Authority] = {
     "close_task": Authority(_PERSON),
     # How many people a policy needs is set by a person, never by the agent that asks.
     "set_approval_policy": Authority(_PERSON),
+    # Taking a task over from the session working on it is a person's decision, with a reason.
+    "take_over": Authority(_PERSON, events=("lease.taken_over",)),
 }
 
 
@@ -268,6 +271,12 @@ def authority_refusal(
         return Refusal(
             "approval_policy_is_a_persons",
             f"only a person sets how many people a policy needs, not an {actor_kind}: {ask}",
+        )
+    if command_type == "take_over":
+        return Refusal(
+            "taking_over_is_a_persons",
+            f"only a person takes a task over from the session working on it, not an "
+            f"{actor_kind}: {ask}",
         )
     if command_type == "set_status" and is_reopening(status, str(payload.get("status"))):
         return Refusal(
@@ -849,6 +858,8 @@ _QUEUE_COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
     "conflict": ("reconcile_effect", {"decision": Verdict.PRESENT}),  # a hand decision
     "judge": ("judge_criterion", {"status": CriterionState.SATISFIED}),
     "resume": ("set_status", {"status": RunStatus.RUNNING}),
+    # A wait in the queue is one no agent will move (wait_needs_person): a person's.
+    "wait": ("cancel_wait", {}),
 }
 
 
@@ -863,6 +874,11 @@ def queue_decider_refusal(
     command_type, payload = _QUEUE_COMMANDS[kind]
     if command_type == "decide_approval":
         return decider_refusal(requester, actor_kind, actor_id)
+    if command_type == "cancel_wait" and actor_kind != ActorKind.PERSON:
+        return Refusal(
+            "queued_wait_is_a_persons",
+            "a wait in the decision queue is one no agent moved: a person decides it",
+        )
     refused = system_actor_refusal(command_type, actor_kind)
     # A run to resume was stopped by its owner or ran out of budget: reopening either is
     # the same rule, so one of those statuses stands for both.
@@ -1026,6 +1042,10 @@ DECISION_EVENTS: dict[str, str] = {
     "criterion.judged": "judgement",
     "run.stopped": "stop",
     "checkpoint.written": "checkpoint",
+    # A person taking a task over from the agent working on it, and a wait they cancelled
+    # (a wait's other ends, settled or retired, are no one's decision: see decision_kind).
+    "lease.taken_over": "takeover",
+    "wait.ended": "cancel_wait",
 }
 
 
@@ -1038,11 +1058,187 @@ def decision_kind(event_type: str, payload: Mapping[str, Any]) -> str | None:
         return str(payload.get("decision") or "approval")
     if kind == "judgement" and payload.get("status") == CriterionState.WAIVED:
         return "waiver"
+    if kind == "cancel_wait" and payload.get("state") != WaitState.CANCELLED:
+        return None
     if kind == "checkpoint" and payload.get("reason") == "initial":
         # Where the record starts: written by itself before the first checkpoint asked for
         # (commands.checkpoints.write_checkpoint), never a choice the person made.
         return None
     return kind
+
+
+# --- scheduled waits -----------------------------------------------------------------------------
+# Waiting is state, not a process kept awake: what a task waits for, when to consider it
+# again (on the database's clock), what it holds and what cancels it. When it comes due it is
+# re-evaluated under current policy and the world as it is then; being due authorizes nothing.
+
+
+class WaitKind(StrEnum):
+    RATE_LIMIT = "rate_limit"
+    APPROVAL = "approval"
+    STATUS_CHECK = "status_check"
+    RETRY = "retry"
+    TIME = "time"
+
+
+class WaitState(StrEnum):
+    """A wait as written: open, settled, cancelled or retired. An open wait also reads as
+    `retired` once its cancellation condition came true or its record closed: judged when
+    read, never written (as an approval's `expired`), so it cannot lag; the next wait command
+    on the task, or the stop, writes the retirement and releases its reservation."""
+
+    OPEN = "open"
+    SETTLED = "settled"
+    CANCELLED = "cancelled"
+    RETIRED = "retired"
+
+
+#: The one clock a wait is scheduled on: the database's, which every process and machine
+#: sharing the store reads alike (a process's own clock, or a browser timer, governs nothing).
+WAIT_CLOCK = "database"
+#: The longest a wait may be scheduled ahead (as an approval's expiry).
+MAX_WAIT_SECONDS = 366 * 86400
+#: An open wait this long past its time has had nobody re-evaluate it: no process is awake
+#: for it, so it goes to a person's queue (cancel it, or see why the agent is gone).
+WAIT_OVERDUE_SECONDS = 3600.0
+
+#: How `--cancel-if` names the conditions the store checks itself; anything else is text.
+_CONDITION_PREFIXES = {
+    "approval-rejected:": "approval_rejected",
+    "effect-reconciled:": "effect_reconciled",
+}
+
+
+def iso_instant(text: str) -> _dt.datetime:
+    """An ISO 8601 time with its zone (Z or an offset) as an aware UTC datetime. A time
+    without a zone is refused: which clock it is on would be a guess."""
+    value = _dt.datetime.fromisoformat(text.strip())
+    if value.tzinfo is None:
+        raise ValueError(f"{text!r} names no time zone: add Z (UTC) or an offset")
+    return value.astimezone(_dt.UTC)
+
+
+def store_time(value: _dt.datetime) -> str:
+    """A datetime as the store writes times (store.clock): UTC, microseconds, Z; so that
+    times compare as text, the way the database's clock is compared everywhere."""
+    return f"{value.astimezone(_dt.UTC):%Y-%m-%dT%H:%M:%S.%f}Z"
+
+
+def store_time_after(now: str, seconds: float) -> str:
+    """`seconds` after the store time `now` (the database's clock, read in the transaction)."""
+    return store_time(iso_instant(now) + _dt.timedelta(seconds=seconds))
+
+
+def wait_record_refusal(status: str) -> str | None:
+    """Why a run in this status takes no new wait (None: it does): a run that ended
+    (stopped, failed, completed, superseded) waits for nothing until a person resumes it."""
+    if status in TERMINAL:
+        return f"the run is {status}: it waits for nothing (a person resumes it first)"
+    return None
+
+
+def wait_due(not_before: str, now: str) -> bool:
+    """Whether a wait is due for re-evaluation: its next consideration time has come on the
+    database's clock (`now`). Due means "consider it again", never "do it"."""
+    return not_before <= now
+
+
+def wait_overdue(not_before: str, now: str) -> bool:
+    """Due for longer than WAIT_OVERDUE_SECONDS: nobody re-evaluated it in time."""
+    late = iso_instant(now) - iso_instant(not_before)
+    return late.total_seconds() > WAIT_OVERDUE_SECONDS
+
+
+def parse_wait_condition(text: str) -> dict[str, str]:
+    """`--cancel-if`: `approval-rejected:ID` and `effect-reconciled:ID` are conditions the
+    store checks; any other text is kept as it was said, for the reader to judge."""
+    said = text.strip()
+    for prefix, kind in _CONDITION_PREFIXES.items():
+        if said.startswith(prefix) and said[len(prefix) :].strip():
+            return {"kind": kind, "ref": said[len(prefix) :].strip(), "text": ""}
+    return {"kind": "text", "ref": "", "text": said}
+
+
+def wait_condition_words(cancel_if: Mapping[str, Any] | None) -> str:
+    if not cancel_if:
+        return ""
+    kind, ref = cancel_if.get("kind"), cancel_if.get("ref")
+    if kind == "approval_rejected":
+        return f"cancel if approval {ref} is rejected"
+    if kind == "effect_reconciled":
+        return f"cancel if effect {ref} is reconciled"
+    return f"cancel if {cancel_if.get('text', '')} (judged by the reader)"
+
+
+def wait_condition_met(
+    cancel_if: Mapping[str, Any] | None,
+    approval_states: Mapping[str, str],
+    effect_stages: Mapping[str, str],
+) -> str | None:
+    """Why the wait's cancellation condition holds now, or None (it does not, or it is text
+    only a reader can judge). `approval_states`: each approval's stored state by id;
+    `effect_stages`: each effect's stage by id."""
+    if not cancel_if:
+        return None
+    kind, ref = cancel_if.get("kind"), str(cancel_if.get("ref") or "")
+    if kind == "approval_rejected" and approval_states.get(ref) == ApprovalState.REJECTED:
+        return f"its condition came true: approval {ref} was rejected"
+    if kind == "effect_reconciled" and effect_stages.get(ref) == EffectStage.RECONCILED:
+        return f"its condition came true: effect {ref} was reconciled"
+    return None
+
+
+def wait_state(stored: str, condition_met: str | None, record_open: bool) -> WaitState:
+    """The wait's state now: as written, but an open wait whose condition came true, or
+    whose task's record closed, is retired (see WaitState)."""
+    if stored != WaitState.OPEN:
+        return WaitState(stored)
+    if condition_met is not None or not record_open:
+        return WaitState.RETIRED
+    return WaitState.OPEN
+
+
+def wait_cancel_refusal(
+    recorded_by: Mapping[str, Any], actor_kind: str, actor_id: str, reason: str
+) -> Refusal | None:
+    """A person cancels any wait and says why; an agent only one it recorded itself (another
+    agent's wait is that agent's plan, or a person's decision to end)."""
+    if actor_kind == ActorKind.PERSON:
+        if not reason.strip():
+            return Refusal("wait_cancel_needs_reason", "a person cancelling a wait says why")
+        return None
+    if recorded_by.get("kind") == actor_kind and recorded_by.get("id") == actor_id:
+        return None
+    who = f"{recorded_by.get('kind')}:{recorded_by.get('id')}"
+    return Refusal(
+        "wait_cancelled_by_its_recorder_or_a_person",
+        f"this wait was recorded by {who}: only it, or a person, cancels it",
+    )
+
+
+def wait_needs_person(
+    kind: str, state: str, not_before: str, now: str, reserve_exhausted: str | None
+) -> str | None:
+    """Why an open wait is a person's decision now (None: it is not). Small on purpose:
+    - a wait for an approval never is: the approval is already in the queue;
+    - the budget it reserved from is exhausted (`reserve_exhausted`, the counter): only a
+      person raises a limit, or cancels the wait;
+    - it is overdue by more than WAIT_OVERDUE_SECONDS: nobody re-evaluated it, so no agent
+      is awake for it.
+    Anything else is the agent's to re-evaluate when it comes due."""
+    if state != WaitState.OPEN or kind == WaitKind.APPROVAL:
+        return None
+    if reserve_exhausted:
+        return (
+            f"the {reserve_exhausted} budget it reserved from is exhausted: only a person "
+            "raises the limit, or cancels the wait"
+        )
+    if wait_overdue(not_before, now):
+        return (
+            f"due since {not_before} and nobody has re-evaluated it: cancel it, or find out "
+            "why no agent came back"
+        )
+    return None
 
 
 # --- judging deliberately ----------------------------------------------------------------------
@@ -1159,4 +1355,133 @@ def judgement_missing(
             )
     if verdict == CriterionState.WAIVED and not note.strip():
         return "waiving a criterion needs a reason"
+    return None
+
+
+# --- leases: who works on a task now ----------------------------------------------------------
+
+
+class LeaseStanding(StrEnum):
+    """How a task's lease stands now, judged at read time on the database's clock (never
+    written, like an approval's expiry): `alive` (held, not past its expiry; a person's lease
+    has none), `expired` (held, but no heartbeat came in time: nobody is working on it, and
+    another session may acquire it), `ended` (released or taken over), `none` (never leased)."""
+
+    ALIVE = "alive"
+    EXPIRED = "expired"
+    ENDED = "ended"
+    NONE = "none"
+
+
+#: How long a lease lasts without a heartbeat when the acquirer names no time, and the bounds.
+LEASE_TTL_DEFAULT = 60
+LEASE_TTL_MAX = 86400
+
+
+def lease_expiry(
+    granted_expires_at: str | None,
+    token: int,
+    heartbeat_token: int | None,
+    heartbeat_expires_at: str | None,
+) -> str | None:
+    """When the lease lapses: the expiry its acquisition granted, pushed out by its newest
+    heartbeat (store.schema.lease_heartbeats) only while that heartbeat is this lease's
+    (its token), so a late heartbeat of an older lease never extends a newer one. None: a
+    person's lease, held until released."""
+    if granted_expires_at is None:
+        return None
+    if heartbeat_token == token and heartbeat_expires_at is not None:
+        return max(granted_expires_at, heartbeat_expires_at)
+    return granted_expires_at
+
+
+def lease_standing(ended_at: str | None, expires_at: str | None, now: str) -> LeaseStanding:
+    """The lease's standing now (`expires_at` as `lease_expiry` gives it)."""
+    if ended_at is not None:
+        return LeaseStanding.ENDED
+    if expires_at is not None and expires_at <= now:
+        return LeaseStanding.EXPIRED
+    return LeaseStanding.ALIVE
+
+
+@dataclass(frozen=True)
+class LeaseView:
+    """A task's current (or last) lease as the rules need it."""
+
+    token: int
+    holder_kind: str
+    holder_id: str
+    session_id: str
+    standing: LeaseStanding
+
+
+@dataclass(frozen=True)
+class FenceRefusal(Refusal):
+    """Why a write is refused by the task's lease: `lost` (its token is not the current
+    lease's: the writer no longer works on the task) or not (another holds it: LeaseHeld)."""
+
+    lost: bool
+
+
+def fence_refusal(
+    actor_kind: str, token: int | None, lease: LeaseView | None
+) -> FenceRefusal | None:
+    """Whether a write to a task is refused by the task's lease. The one rule, for every
+    command (store.commands.core.fence):
+
+    - a person's and the store's writes are never fenced by an agent's lease (a person who
+      took the task over holds it; one who did not still decides what is theirs to decide);
+    - an agent's write with a token is accepted only when the token is the task's current
+      lease's and that lease has not ended (released or taken over). A current lease that
+      merely expired still accepts it: nobody took a newer token, so nobody can be written
+      beside (the token orders writers; it is not a credential, the actor is);
+    - an agent's write without a token is refused while another lease is held and alive,
+      or held by a person (taken over): an agent works on a leased task only under the
+      lease. With no lease, an ended one or an expired one, it is accepted as before leases.
+    """
+    if actor_kind != ActorKind.AGENT:
+        return None
+    if token is None:
+        # A person's lease never expires: while they hold the task, it is alive.
+        if lease is None or lease.standing != LeaseStanding.ALIVE:
+            return None
+        who = f"{lease.holder_kind}:{lease.holder_id}"
+        return FenceRefusal(
+            "write_under_the_lease",
+            f"{who} holds this task's lease (token {lease.token}): an agent writes to a leased "
+            "task only under its own lease; acquire it once it is released or expired, and "
+            "send its token with every write; nothing was written",
+            lost=False,
+        )
+    if lease is None:
+        return FenceRefusal(
+            "write_under_the_current_lease",
+            f"lease token {token} was never granted on this task (it has no lease); "
+            "nothing was written",
+            lost=True,
+        )
+    who = f"{lease.holder_kind}:{lease.holder_id}"
+    if token < lease.token:
+        how = "took the task over" if lease.holder_kind == ActorKind.PERSON else "holds it now"
+        return FenceRefusal(
+            "write_under_the_current_lease",
+            f"lease token {token} is stale: the task's lease is at token {lease.token} and "
+            f"{who} {how}; stop working on it (resume only from a new lease); nothing was "
+            "written",
+            lost=True,
+        )
+    if token > lease.token:
+        return FenceRefusal(
+            "write_under_the_current_lease",
+            f"lease token {token} was never granted on this task (its lease is at token "
+            f"{lease.token}); nothing was written",
+            lost=True,
+        )
+    if lease.standing == LeaseStanding.ENDED:
+        return FenceRefusal(
+            "write_under_the_current_lease",
+            f"the lease of token {token} was released: acquire a new lease before writing; "
+            "nothing was written",
+            lost=True,
+        )
     return None

@@ -279,6 +279,67 @@ checkpoints = sa.Table(
     sqlite_with_rowid=False,
 )
 
+# Who works on a task now (0012): the current or last lease of each task that had one, a
+# projection of the lease events. `token` only grows per task (the fencing token a write
+# carries); `expires_at` is the expiry the acquiring event granted, NULL for a person's lease
+# (held until released). Renewals are in `lease_heartbeats`, never here.
+leases = sa.Table(
+    "leases",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("token", sa.Integer, nullable=False),
+    sa.Column("holder", sa.JSON, nullable=False),
+    sa.Column("session_id", sa.String(128), nullable=False),
+    sa.Column("granted_at", sa.String(32), nullable=False),
+    sa.Column("ttl_seconds", sa.Integer),
+    sa.Column("expires_at", sa.String(32)),
+    sa.Column("ended_at", sa.String(32)),
+    sa.Column("ended_by", sa.JSON),
+    sa.Column("end_reason", sa.String(16)),
+    sa.Column("reason", sa.Text, nullable=False, server_default=sa.text("''")),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
+# A lease's newest heartbeat (0012). Not a projection and not chained (a heartbeat every few
+# seconds would flood the log): a rebuild leaves it alone, and a read believes it only while
+# its token is the lease's, so it can extend a live lease and never revive an ended one.
+lease_heartbeats = sa.Table(
+    "lease_heartbeats",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("token", sa.Integer, nullable=False),
+    sa.Column("last_heartbeat_at", sa.String(32), nullable=False),
+    sa.Column("expires_at", sa.String(32), nullable=False),
+)
+
+# Scheduled waits (0013): what a task waits for and when to consider it again, a projection
+# of `wait.recorded`, `wait.rescheduled` and `wait.ended`. `not_before` is on the database's
+# clock (`clock` says so); `state` is open, settled, cancelled or retired as written; a wait
+# whose cancellation condition came true reads as retired at once (store.rules.wait_state).
+waits = sa.Table(
+    "waits",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("wait_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("ref", sa.Text, nullable=False),
+    sa.Column("not_before", sa.String(32), nullable=False),
+    sa.Column("clock", sa.String(16), nullable=False),
+    sa.Column("reserve_counter", sa.String(32)),
+    sa.Column("reserve_amount", sa.Float),
+    sa.Column("cancel_if", sa.JSON),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("recorded_by", sa.JSON, nullable=False),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.Column("considered", sa.Integer, nullable=False),
+    sa.Column("ended_at", sa.String(32)),
+    sa.Column("ended_by", sa.JSON),
+    sa.Column("end_reason", sa.Text),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
 # The last head `boris verify` found clean, per task (store.verify). Not a projection: a
 # rebuild leaves it alone, so a log cut back below it is caught on the next verify.
 verified_heads = sa.Table(
@@ -325,6 +386,8 @@ PROJECTIONS: tuple[sa.Table, ...] = (
     observations,
     approvals,
     checkpoints,
+    leases,
+    waits,
 )
 
 # --- signatures (store.signing) ------------------------------------------------------------

@@ -133,7 +133,7 @@ DECIDED_RULE = "persons_decision_needs_reviewer_role"
 _DECIDED_COLUMNS = {"approval": ("approvals", "state"), "criterion": ("criteria", "status")}
 
 
-def projection_guard_sql(schema_name: str) -> tuple[str, ...]:
+def projection_guard_sql(schema_name: str, tables: Iterable[str] | None = None) -> tuple[str, ...]:
     """The function and triggers by which the server refuses an agents' role any write to a
     projection that is not the store's own path. Run by migration 0010 on PostgreSQL.
 
@@ -151,7 +151,11 @@ def projection_guard_sql(schema_name: str) -> tuple[str, ...]:
     authority on its own.
 
     Invoker's rights and a fixed search_path, as `guard_sql`'s check. The store's owner and a
-    reviewers' role are not restricted (a rebuild is theirs)."""
+    reviewers' role are not restricted (a rebuild is theirs).
+
+    `tables`: the projections to guard, every one of store.schema's by default; a migration
+    names those it knows (0010 the thirteen of its day, 0012 the leases it creates), so the
+    trigger of a table a later revision creates is never made before the table."""
     s = f'"{schema_name}"'
     agents = _member(s, rules.TeamRole.AGENTS)
     reviewers = _member(s, rules.TeamRole.REVIEWERS)
@@ -207,15 +211,16 @@ def projection_guard_sql(schema_name: str) -> tuple[str, ...]:
     decided_by_table = {
         _DECIDED_COLUMNS[thing]: values for thing, values in rules.person_decided_values().items()
     }
-    for table in t.PROJECTIONS:
+    guarded = tuple(tables) if tables is not None else tuple(x.name for x in t.PROJECTIONS)
+    for table_name in guarded:
         args = ""
         for (name, column), values in decided_by_table.items():
-            if name == table.name:
+            if name == table_name:
                 args = ", ".join(_literal(x) for x in (column, *values))
         statements += [
-            f"DROP TRIGGER IF EXISTS {table.name}_guard ON {s}.{table.name}",
-            f"""CREATE TRIGGER {table.name}_guard BEFORE INSERT OR UPDATE OR DELETE
-               ON {s}.{table.name} FOR EACH ROW
+            f"DROP TRIGGER IF EXISTS {table_name}_guard ON {s}.{table_name}",
+            f"""CREATE TRIGGER {table_name}_guard BEFORE INSERT OR UPDATE OR DELETE
+               ON {s}.{table_name} FOR EACH ROW
                EXECUTE FUNCTION {s}.boris_projection_guard({args})""",
         ]
     return tuple(statements)

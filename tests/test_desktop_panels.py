@@ -89,7 +89,8 @@ def test_every_panel_model_passes_modeltester(demo, qtmodeltester) -> None:
         panel = demo.task_view.panel(title)  # filled now if its turn had not come
         trees = [getattr(panel, "tree", None), getattr(panel, "narratives", None)]
         for tree in filter(None, trees):
-            assert tree.records.rowCount() or title == "Brief", title
+            # The demo records no wait (test_desktop_leases_waits checks a Waits model).
+            assert tree.records.rowCount() or title in {"Brief", "Waits"}, title
             qtmodeltester.check(tree.records)
 
 

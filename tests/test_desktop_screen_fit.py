@@ -69,7 +69,16 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
     from boris_desktop.decide.phase import CompletePhaseDialog
     from boris_desktop.decide.reconcile import ReconcileDialog
     from boris_desktop.decide.stop import StopDialog
+    from boris_desktop.decide.takeover import CancelWaitDialog, TakeOverDialog
 
+    if not store.task("note")["waits"]:
+        agent = Actor(kind="agent", id="drafter-7")
+        store.execute(c.AcquireLease(task_id="guide", session_id="run-1", ttl_seconds=600), agent)
+        store.execute(
+            c.RecordWait(task_id="note", kind="rate_limit", ref="api.example.org",
+                         after_seconds=300, wait_id="quota", cancel_if="the quota is raised"),
+            agent,
+        )  # fmt: skip
     note, guide = store.task("note"), store.task("guide")
     mail = next(a for a in note["approvals"] if a["approval_id"] == "apr-note-mail")
     mail_effect = next(e for e in note["effects"] if e["effect_id"] == "mail-note")
@@ -94,6 +103,8 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
         ("cancel a planned effect", lambda: CancelEffectDialog(w, note, mail_effect)),
         ("complete a phase", lambda: CompletePhaseDialog(w, guide, "review")),
         ("attach evidence", lambda: AttachEvidenceDialog(w, guide, crit, evidence_file)),
+        ("take over", lambda: TakeOverDialog(w, guide)),
+        ("cancel a wait", lambda: CancelWaitDialog(w, note, note["waits"][0])),
     ]
 
 

@@ -65,3 +65,22 @@ def test_which_events_are_decisions_is_the_rules_word() -> None:
     assert rules.decision_kind("criterion.judged", {"status": "waived"}) == "waiver"
     assert rules.decision_kind("criterion.judged", {"status": "satisfied"}) == "judgement"
     assert rules.decision_kind("note.recorded", {}) is None
+
+
+def test_a_takeover_and_a_cancelled_wait_are_the_persons_decisions(store: Store) -> None:
+    from store import commands as c
+
+    task = store.execute(core.CreateTask(title="Note", owner="rita", objective="write it"), AGENT)
+    store.execute(c.AcquireLease(task_id=task, session_id="run-1", ttl_seconds=60), AGENT)
+    store.execute(c.TakeOver(task_id=task, reason="the outline needs a person"), RITA)
+    for wid in ("quota", "mine"):
+        store.execute(c.RecordWait(task_id=task, kind="time", after_seconds=60, wait_id=wid), RITA)
+    store.execute(c.CancelWait(task_id=task, wait_id="quota", reason="raised by hand"), RITA)
+    # A wait settled is the re-evaluation's end, not a decision about the task.
+    store.execute(c.SettleWait(task_id=task, wait_id="mine", result="done"), RITA)
+    with store.read() as conn:
+        mine = decisions_by(conn, "rita")
+    assert [(d["kind"], d["subject"], d["what"], d["note"]) for d in mine] == [
+        ("cancel_wait", "quota", "cancelled the wait", "raised by hand"),
+        ("takeover", "", "took the task over (lease token 2)", "the outline needs a person"),
+    ]

@@ -22,7 +22,9 @@ counters = hs.sampled_from(["model_calls", "tool_calls", "artifact_bytes"])
 ev_ids = hs.sampled_from(["e1", "e2", "e3", "e4"])
 # A text the record may hold: no NUL (store.limits refuses it). Content, which becomes a
 # blob, may hold any character and keeps hs.text.
-record_text = hs.text(alphabet=hs.characters(exclude_characters="\x00"), min_size=1, max_size=8)
+record_text = hs.text(
+    alphabet=hs.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=8
+)
 
 step = hs.one_of(
     hs.builds(

@@ -35,6 +35,8 @@ ACTIONS = (
     ("close_action", "Close the Tas&k…", "Ctrl+Shift+X", "Close a task that will not be finished, with your reason", "close_task"),
     ("budget_action", "Change &Budget…", "Ctrl+Shift+B", "Raise or lower a budget's limit, or release a reservation", "change_budget"),
     ("cancel_effect_action", "Cancel a Planned E&ffect…", "Ctrl+Shift+Del", "Cancel the selected planned effect; its approvals are revoked", "cancel_effect"),
+    ("take_over_action", "&Take Over…", "Ctrl+Shift+T", "Take the task over from the session working on it; its next write is refused", "take_over"),
+    ("cancel_wait_action", "Cancel &Wait…", "Ctrl+Shift+W", "Cancel the selected scheduled wait; its reservation goes back", "cancel_wait"),
     None,
     ("amend_action", "A&mend Objective…", "Ctrl+E", "Amend the task's objective", "amend_objective"),
     ("add_criterion_action", "Add Crite&rion…", "Ctrl+Shift+N", "Add a criterion", "add_criterion"),
@@ -58,6 +60,8 @@ class Actions(QObject):
     close_action: QAction
     budget_action: QAction
     cancel_effect_action: QAction
+    take_over_action: QAction
+    cancel_wait_action: QAction
     amend_action: QAction
     add_criterion_action: QAction
     source_action: QAction
@@ -127,6 +131,14 @@ class Actions(QObject):
             lambda e: api.effect_cancellable(e["stage"], e["outcome"]),
         )
 
+    def _open_wait(self, task: dict[str, Any]) -> Any:
+        return self._pick(
+            "Waits",
+            task.get("waits") or [],
+            "wait_id",
+            lambda w: w["state"] == api.WaitState.OPEN,
+        )
+
     def _counter(self, task: dict[str, Any]) -> str:
         """The counter a budget change is about: the one selected in the Budgets part, else
         the one that asks most of a person (exhausted first), else the first there is."""
@@ -147,6 +159,8 @@ class Actions(QObject):
         self.close_action.setEnabled(bool(task and api.close_targets(task["status"])))
         self.budget_action.setEnabled(live)
         self.cancel_effect_action.setEnabled(bool(live and task and self._cancellable(task)))
+        self.take_over_action.setEnabled(live)
+        self.cancel_wait_action.setEnabled(bool(live and task and self._open_wait(task)))
         for act in (
             self.checkpoint_action,
             self.amend_action,
@@ -265,6 +279,23 @@ class Actions(QObject):
         from boris_desktop.decide.cancel_effect import CancelEffectDialog
 
         return self._show(CancelEffectDialog(self.window, task, e))
+
+    def take_over(self) -> Any:
+        task = self._task()
+        if not task:
+            return None
+        from boris_desktop.decide.takeover import TakeOverDialog
+
+        return self._show(TakeOverDialog(self.window, task))
+
+    def cancel_wait(self) -> Any:
+        task = self._task()
+        w = task and self._open_wait(task)
+        if not task or not w:
+            return self.tell("Cancel wait", "No open wait in the selected task.")
+        from boris_desktop.decide.takeover import CancelWaitDialog
+
+        return self._show(CancelWaitDialog(self.window, task, w))
 
     def checkpoint(self) -> Any:
         task = self._task()

@@ -58,6 +58,8 @@ KIND_WORDS = {
     "waiver": "Waived",
     "stop": "Stopped the run",
     "checkpoint": "Checkpoint",
+    "takeover": "Took over",
+    "cancel_wait": "Cancelled a wait",
 }
 KIND_ICON = {
     "approved": "ok",
@@ -68,6 +70,8 @@ KIND_ICON = {
     "waiver": "stopped",
     "stop": "stopped",
     "checkpoint": "ok",
+    "takeover": "attention",
+    "cancel_wait": "stopped",
 }
 
 

@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
-from boris_desktop.ui import keyed_rows
+from boris_desktop.ui import holder, keyed_rows
 from boris_desktop.ui import text as t
 from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeCellsThrough
 from boris_desktop.ui.icons import icon, status_icon, words
@@ -31,8 +31,8 @@ from boris_desktop.ui.text import tip
 from store import api
 
 Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity")
-TITLE, STATUS, NEEDS, BUDGET, ACTIVITY = range(5)
+COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity", "Working now")
+TITLE, STATUS, NEEDS, BUDGET, ACTIVITY, WORKING = range(6)
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 4
@@ -192,6 +192,9 @@ def sort_key(r: dict[str, Any], column: int) -> Any:
         return r["attention"]
     if column == BUDGET:
         return r["needs"]["budget_use"]
+    if column == WORKING:
+        # Last heard from: a heartbeat, a lease's end, or the task's last write.
+        return holder.last_touched(r.get("lease"), r["updated_at"]) or ""
     return r["updated_at"]
 
 
@@ -213,6 +216,10 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         self._pos: dict[Hashable, int] = {}  # a task id -> its row
         self.revision = 0  # counts the edits of `rows` (a worker's plan is for one of them)
         self._order = (NEEDS, Qt.SortOrder.DescendingOrder)
+        #: The database clock, moved on between reads: "Working now" is judged against it
+        #: each tick (MainWindow), so a lease that runs out reads as idle with no write.
+        self.clock = holder.Clock()
+        self.reviewer_id: str | None = None  # a lease this reviewer holds reads "you"
 
     @property
     def order(self) -> tuple[int, bool]:
@@ -328,6 +335,12 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
             return i
         return next((i for i, r in enumerate(self.rows) if r["id"] == task_id), -1)
 
+    def working_now(self, r: dict[str, Any]) -> str:
+        """Who works on the task now, judged at the clock's reading now."""
+        return holder.working_now(
+            r.get("lease"), r["updated_at"], self.clock.now(), self.reviewer_id
+        )
+
     def data(self, index: Index, role: int = 0) -> Any:
         cell = self.row_at(index)
         if cell is None:
@@ -341,6 +354,7 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
                 needs_text(n, r["status"]),
                 budget_text(n["budget_use"], n.get("budget")),
                 activity_text(r["updated_at"]),
+                self.working_now(r),
             )[col]
         if role == Qt.ItemDataRole.DecorationRole:
             if col == STATUS:
@@ -363,6 +377,10 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
                 )
             if col == NEEDS:
                 return f"{needs_text(n, r['status'])}\nattention score {r['attention']}"
+            if col == WORKING:
+                return holder.holder_line(
+                    r.get("lease"), r["updated_at"], self.clock.now(), self.reviewer_id
+                )
             return None
         if role == SORT_ROLE:
             return sort_key(r, col)

@@ -63,6 +63,7 @@ KIND_WORDS = {
     "conflict": "Decide a conflict",
     "judge": "Judge a criterion",
     "resume": "Resume a run",
+    "wait": "Cancel a wait",
 }
 KIND_ICON = {
     "approval": "approval",
@@ -70,6 +71,7 @@ KIND_ICON = {
     "conflict": "attention",
     "judge": "attention",
     "resume": "stopped",
+    "wait": "pending",
 }
 #: The part of the task view each kind of decision is about: the pane below the queue shows
 #: the selected decision's task on that part, its row current (a run to resume: its brief).
@@ -79,6 +81,7 @@ KIND_PART = {
     api.DecisionKind.CONFLICT: "Effects",
     api.DecisionKind.JUDGE: "Criteria",
     api.DecisionKind.RESUME: "Brief",
+    api.DecisionKind.WAIT: "Waits",
 }
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: What the filter matches: "kind \x1f task id \x1f 1 if this reviewer may decide it".
@@ -564,6 +567,12 @@ class DecisionQueue(QWidget):
                 from boris_desktop.decide.judge import JudgeDialog
 
                 dialog = JudgeDialog(self.host, task, c)
+        elif d["kind"] == api.DecisionKind.WAIT:
+            w = next((x for x in task.get("waits") or [] if x["wait_id"] == d["key"]), None)
+            if w is not None:
+                from boris_desktop.decide.takeover import CancelWaitDialog
+
+                dialog = CancelWaitDialog(self.host, task, w)
         elif d["kind"] == api.DecisionKind.RESUME and (spent := _exhausted_counter(task)):
             # Its budget ran out: raising that counter's limit is what lets it go on (the
             # store's rule); the dialog says so, and how to resume it as it is instead.

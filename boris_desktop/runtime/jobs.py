@@ -163,6 +163,8 @@ def refresh(
         if shown is not None:
             tasks, order, planned = as_shown(tasks, shown)
     result: dict[str, Any] = {"version": version, "tasks": tasks, "task_id": task_id}
+    # The database clock the leases were judged at: "Working now" counts on from it.
+    result["now"] = store.now()
     result["order"], result["planned"] = order, planned
     # What the status bar and the status filter say, counted here rather than by two loops
     # over ten thousand rows on the GUI thread.

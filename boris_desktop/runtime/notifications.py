@@ -35,6 +35,7 @@ from boris_desktop.runtime import freedesktop
 from boris_desktop.runtime.freedesktop import plain_body
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
+from store import api
 
 #: A burst is over when no new decision arrived for this long.
 COALESCE_MS = 2000
@@ -170,7 +171,7 @@ class Notifier(QObject):
         # A person's write opens a resume (their Stop), a judgement (their evidence or a
         # criterion made stale) or a conflict (their verdict); an approval is an agent's
         # request, news even on a task the reviewer just wrote to.
-        if row["kind"] == "approval":
+        if row["kind"] == api.DecisionKind.APPROVAL:
             return False
         since = self._own.get(row["task_id"])
         return since is not None and since.elapsed() < OWN_WRITE_MS
@@ -227,7 +228,7 @@ class Notifier(QObject):
         warned = len(self.warned)
         for r in self.rows:
             at = r.get("expires_at")
-            if r["kind"] != "approval" or not at or at <= now_s:
+            if r["kind"] != api.DecisionKind.APPROVAL or not at or at <= now_s:
                 continue
             if at > edge:
                 later = at if later is None or at < later else later
@@ -238,7 +239,7 @@ class Notifier(QObject):
                     self._gather()
         if len(self.warned) != warned and self.store_key:
             # Kept only while still open: an approval decided or expired is not warned again.
-            live = {r["id"] for r in self.rows if r["kind"] == "approval"}
+            live = {r["id"] for r in self.rows if r["kind"] == api.DecisionKind.APPROVAL}
             self.warned &= live
             settings.set_warned_expiries(self.store_key, self.warned)
         if later is not None:

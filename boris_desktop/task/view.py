@@ -19,6 +19,7 @@ from boris_desktop.task.panels.effects import EffectsPanel
 from boris_desktop.task.panels.header import Header
 from boris_desktop.task.panels.phases import PhasesPanel
 from boris_desktop.task.panels.timeline import TimelinePanel
+from boris_desktop.task.panels.waits import WaitsPanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import hline
 
@@ -27,6 +28,7 @@ PANELS: tuple[type[Panel], ...] = (
     ArtifactsPanel,
     ApprovalsPanel,
     EffectsPanel,
+    WaitsPanel,
     BudgetsPanel,
     PhasesPanel,
     CheckpointsPanel,
@@ -126,6 +128,7 @@ class TaskView(QWidget):
             for title, panel in self.panels.items():
                 if title not in self._unfilled:  # the others are shown with this bundle
                     panel.show_clock(bundle)
+            self.header.show_clock(bundle["task"].get("now"))
             return
         self.header.show_task(bundle["task"])
         self.header.show_signing(bundle.get("signing"))
@@ -165,6 +168,7 @@ class TaskView(QWidget):
             if n
         )
         heads = len(task["checkpoints"]["heads"])
+        waiting = sum(w["state"] == api.WaitState.OPEN for w in task.get("waits") or [])
         notes = {
             "Criteria": f"{open_criteria} to check" if open_criteria else "",
             "Approvals": f"{pending} pending" if pending else "",
@@ -173,6 +177,7 @@ class TaskView(QWidget):
             "Artifacts": t.count(problems, "problem", "problems") if problems else "",
             "Budgets": at_limit or ("exhausted" if budget_exhausted({}, task["status"]) else ""),
             "Checkpoints": "forked" if heads > 1 else "",
+            "Waits": f"{waiting} open" if waiting else "",
         }
         return {k: v for k, v in notes.items() if v}
 

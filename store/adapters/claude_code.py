@@ -17,19 +17,24 @@ call's input, exactly. The effect is keyed by `claude-code:<tool_use_id>`, so th
 tool and the hooks of one call meet on one effect.
 
 Protocol-free: the MCP server (`store.mcp.server`) and `boris hook` (`store.cli.hook`) call
-these functions; waiting on the person is the server's (it polls the approval).
+these functions. `answer_prompt` is the whole prompt, shared by the MCP tool and the Agent
+SDK's `can_use_tool` callback (`claude_agent_sdk`); each brings its own wait on the person.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import sqlalchemy as sa
 
-from .. import rules
+from .. import db, rules
 from .. import schema as t
 from ..canonical import canonical_json, digest_of
 from ..commands import approvals as ap
@@ -37,8 +42,16 @@ from ..commands import effects as lg
 from ..commands.core import new_id
 from ..events import FileState
 from ..model import Actor
+from ..services import answers
 from ..services.answers import UsageError
 from ..store import Store
+
+logger = logging.getLogger(__name__)
+#: Runs one piece of store work off the event loop (one at a time), and returns its result.
+InStore = Callable[..., Awaitable[Any]]
+#: Waits for a person on (task_id, approval_id, timeout): the approval as it stands then
+#: (`approval_now`'s shape) and whether the wait ran out first.
+WaitForPerson = Callable[[str, str, float], Awaitable[tuple[dict[str, Any], bool]]]
 
 #: The MCP tool's name: `--permission-prompt-tool mcp__<server>__permission_prompt`.
 PERMISSION_TOOL = "permission_prompt"
@@ -368,6 +381,93 @@ def _cancel_quietly(store: Store, actor: Actor, task_id: str, effect_id: str, wh
         store.execute(lg.CancelEffect(task_id=task_id, effect_id=effect_id, reason=why), actor)
     except Exception:  # decided meanwhile (a stop cancelled it): the record says so already
         return
+
+
+# --- the whole prompt, protocol-free: MCP's permission_prompt and the Agent SDK's callback ---
+
+
+async def answer_prompt(
+    store: Store,
+    actor: Actor,
+    settings: PromptSettings,
+    arguments: dict[str, Any],
+    *,
+    in_store: InStore,
+    wait: WaitForPerson,
+) -> dict[str, Any]:
+    """One permission prompt, start to end: the call's intent recorded, an approval of
+    exactly its input asked for, a person's decision waited for (at most
+    `settings.timeout_seconds`), and the answer, `allow` with the approved input or `deny`
+    with why. Never raises for the store's refusals: whatever fails denies, so nothing runs
+    that Boris did not record. Cancelled while waiting: the effect is cancelled, then the
+    cancellation goes on."""
+    try:
+        asked = await in_store(ask, store, actor, settings, arguments)
+        if asked.decision is not None:
+            return dict(asked.decision)
+        task_id = str(settings.task_id)
+        assert asked.approval_id is not None
+        try:
+            now, timed_out = await wait(task_id, asked.approval_id, settings.timeout_seconds)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):  # nobody will run it: say so in the record
+                await in_store(cancel_unanswered, store, actor, task_id, asked)
+            raise
+        decide = functools.partial(
+            settle,
+            tool_name=str(arguments.get("tool_name")),
+            timed_out=timed_out,
+            waited_for=settings.timeout_seconds,
+        )
+        return dict(await in_store(decide, store, actor, task_id, asked, now))
+    except Exception as exc:
+        error = answers.refusal(exc)["error"]
+        if error["category"] == "internal":
+            logger.exception("permission prompt failed")
+        return deny(f"Boris could not record this call, so it was not run: {error['message']}")
+
+
+def approval_as_it_stands(store: Store, task_id: str, approval_id: str) -> dict[str, Any]:
+    """What `settle` reads of an approval now: its state (`expired` judged by the database's
+    clock), who decided, their note, and the approved object (a person's edit, if any)."""
+    with store.read() as conn:
+        now = db.database_now(conn)
+        row = conn.execute(
+            sa.select(t.approvals).where(
+                t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+            )
+        ).first()
+    if row is None:
+        raise UsageError(f"task {task_id} has no approval {approval_id!r}")
+    state = str(rules.approval_state(str(row.state), row.expires_at, now))
+    return {
+        "approval_id": approval_id,
+        "state": state,
+        "decided": state != rules.ApprovalState.PENDING,
+        "decided_by": row.decided_by,
+        "note": row.note,
+        "payload": row.payload if state == rules.ApprovalState.APPROVED else None,
+    }
+
+
+async def poll_for_person(
+    in_store: InStore,
+    store: Store,
+    task_id: str,
+    approval_id: str,
+    timeout: float,
+    *,
+    every: float = 0.2,
+) -> tuple[dict[str, Any], bool]:
+    """Look at the approval until a person decides it (or it expires, is revoked) or
+    `timeout` seconds pass: the approval as it stands then, and whether time ran out."""
+    started = anyio.current_time()
+    while True:
+        now = await in_store(approval_as_it_stands, store, task_id, approval_id)
+        waited = anyio.current_time() - started
+        if now["decided"] or waited >= timeout:
+            return dict(now), not now["decided"]
+        await anyio.sleep(min(every, max(timeout - waited, 0.0)))
 
 
 # --- the hooks --------------------------------------------------------------------------

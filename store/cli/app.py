@@ -27,7 +27,7 @@ from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
 from ..services import answers
 from ..store import Store
 from ..version import __version__
-from . import archive, decisions, hook, keys, ledger, mcp, resume, team, verify
+from . import archive, decisions, hook, keys, leases, ledger, mcp, resume, team, verify, waits
 from .output import (
     FILE_HELP,
     TASK_HELP,
@@ -37,6 +37,7 @@ from .output import (
     _print,
     _write,
     here,
+    with_lease_token,
 )
 
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
@@ -197,7 +198,7 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
             if not line.strip():
                 continue
             try:
-                parsed.append(adapter.validate_json(line))
+                parsed.append(with_lease_token(adapter.validate_json(line), args))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(x) for x in first["loc"])
@@ -266,6 +267,7 @@ exit codes (with --json, the refusal object on stdout says the same as "exit_cod
   4   not found: no such task, store or file
   5   busy: another writer held the store too long; try again
   6   environment: the store cannot be used here (read-only, disk full, too new, unreachable)
+  7   lease lost: the write's --lease-token is no longer the task's (taken over); stop
   70  internal: a bug in boris (the traceback is on stderr)
 
 relative paths (--file, --target, --scope) are taken from the current directory.
@@ -284,7 +286,7 @@ def build_parser() -> _Parser:
     common = _Parser(add_help=False)
     _global_options(p, argparse.SUPPRESS)
     _global_options(common, argparse.SUPPRESS)
-    p.set_defaults(store=None, url=None, json=False, actor=None, key=None)
+    p.set_defaults(store=None, url=None, json=False, actor=None, key=None, lease_token=None)
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Any, help_: str) -> _Parser:
@@ -538,7 +540,8 @@ def build_parser() -> _Parser:
     sp.add_argument("--reason", default="", help="why")
 
     # Each area of the record registers its own subcommands.
-    for area in (ledger, resume, verify, archive, keys, mcp, team, decisions, hook):
+    areas = (ledger, resume, verify, archive, keys, mcp, team, decisions, hook, leases, waits)
+    for area in areas:
         area.register(add)
     return p
 

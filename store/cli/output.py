@@ -75,10 +75,30 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def lease_token_of(args: argparse.Namespace) -> int | None:
+    """The lease token a write carries: --lease-token, else BORIS_LEASE_TOKEN, else none."""
+    raw = getattr(args, "lease_token", None) or os.environ.get("BORIS_LEASE_TOKEN")
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise answers.UsageError(f"the lease token must be a number, not {raw!r}") from None
+
+
+def with_lease_token(command: Any, args: argparse.Namespace) -> Any:
+    """The command carrying the lease token of the command line, where it names none itself:
+    every write under a lease carries its fencing token (store.commands.leases)."""
+    token = lease_token_of(args)
+    if token is not None and getattr(command, "lease_token", "absent") is None:
+        return command.model_copy(update={"lease_token": token})
+    return command
+
+
 def _write(build: Any) -> Any:
     def run(store: Store, args: argparse.Namespace) -> None:
         actor = _actor(args.actor)  # before anything is read or built
-        command = build(args)
+        command = with_lease_token(build(args), args)
         result = store.execute(command, actor)
         facts = answers.facts_after(store, command, result)
         # Plain output stays the bare result (a script's `$(boris plan-effect …)` is the id);
@@ -124,6 +144,14 @@ def _global_options(p: argparse.ArgumentParser, default: Any) -> None:
         default=default,
         help="who acts: kind:id[:name], kind agent, person or system (else BORIS_ACTOR); "
         "required for every write, never guessed",
+    )
+    p.add_argument(
+        "--lease-token",
+        dest="lease_token",
+        default=default,
+        metavar="N",
+        help="the token of your lease on the task (boris lease acquire; else "
+        "BORIS_LEASE_TOKEN): a write under a token no longer current exits 7",
     )
     p.add_argument(
         "--key",

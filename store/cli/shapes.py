@@ -26,7 +26,7 @@ class Decision(_Shape):
     task_id: str
     task_title: str
     owner: str = Field(description="the task's owner")
-    key: str = Field(description="the approval, effect or criterion id; the task id (resume)")
+    key: str = Field(description="the approval, effect, criterion or wait id; the task id (resume)")
     what: str = Field(description="what is decided: a consequence, a criterion's text, a run")
     why: str = Field(description="why it waits on a person, and what may be decided")
     since: str | None = Field(description="waiting since (UTC, ISO 8601)")

@@ -8,7 +8,7 @@ when imported, which this package does once, below. Modules inside it import `.c
 never this package.
 """
 
-from . import approvals, checkpoints, effects, narrative
+from . import approvals, checkpoints, effects, leases, narrative, waits
 from .approvals import DecideApproval, RequestApproval, SetApprovalPolicy
 from .checkpoints import CloseTask, StopRun, WriteCheckpoint
 from .core import (
@@ -36,6 +36,7 @@ from .core import (
     command_classes,
     execute,
     handles,
+    judge_fence,
     new_id,
     prepare,
     prepares,
@@ -49,16 +50,20 @@ from .effects import (
     RecordResponse,
     ReviseEffect,
 )
+from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
 from .narrative import ClaimIn, RecordNarrative
+from .waits import CancelWait, RecordWait, SettleWait
 
 # Every command has this documented home (`from store.commands import DispatchEffect`),
 # wherever its handler lives.
 __all__ = [
+    "AcquireLease",
     "AddCriterion",
     "AddPhase",
     "AmendObjective",
     "AttachEvidence",
     "CancelEffect",
+    "CancelWait",
     "ChangeCriterion",
     "ChargeBudget",
     "ClaimIn",
@@ -79,14 +84,19 @@ __all__ = [
     "RecordNarrative",
     "RecordNote",
     "RecordResponse",
+    "RecordWait",
     "ReleaseBudget",
+    "ReleaseLease",
+    "RenewLease",
     "RequestApproval",
     "ReserveBudget",
     "ReviseEffect",
     "SetApprovalPolicy",
     "SetBudget",
     "SetStatus",
+    "SettleWait",
     "StopRun",
+    "TakeOver",
     "TaskCommand",
     "WriteCheckpoint",
     "approvals",
@@ -96,8 +106,11 @@ __all__ = [
     "effects",
     "execute",
     "handles",
+    "judge_fence",
+    "leases",
     "narrative",
     "new_id",
     "prepare",
     "prepares",
+    "waits",
 ]

@@ -14,9 +14,9 @@ from dataclasses import replace
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from .. import db, rules
+from .. import db, limits, rules
 from .. import events as ev
 from .. import schema as t
 from .. import status as st
@@ -26,6 +26,7 @@ from ..model import Actor
 from ..tx import Tx
 from .checkpoint_state import known_state
 from .core import TaskCommand, _require_writable, change_status, handles, new_id
+from .waits import retire_open_waits
 
 Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
 
@@ -39,6 +40,23 @@ class WriteCheckpoint(TaskCommand):
     # Other heads this checkpoint merges (they are superseded and recorded as merged).
     merge: list[str] = Field(default_factory=list)
     checkpoint_id: str | None = None
+    # The same moment's identities in another system (a LangGraph thread and checkpoint id:
+    # store.adapters.langgraph), kept beside Boris's own; names and ids, not a state.
+    external: dict[str, str] | None = None
+
+    @field_validator("external")
+    @classmethod
+    def _few_short_ids(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        if not value or len(value) > limits.MAX_EXTERNAL_IDS:
+            raise ValueError(f"external holds 1 to {limits.MAX_EXTERNAL_IDS} names and ids")
+        for name, ident in value.items():
+            if not name or not ident or max(len(name), len(ident)) > limits.MAX_EXTERNAL_ID_CHARS:
+                raise ValueError(
+                    f"each external name and id is 1 to {limits.MAX_EXTERNAL_ID_CHARS} characters"
+                )
+        return value
 
 
 class CloseTask(TaskCommand):
@@ -109,6 +127,7 @@ def write_checkpoint(
     supersedes: list[str] | None = None,
     merge: list[str] | None = None,
     checkpoint_id: str | None = None,
+    external: dict[str, str] | None = None,
 ) -> str:
     current = heads(tx, task_id)
     # Every checkpoint is a head until a later one supersedes it, so a lineage with any
@@ -166,6 +185,7 @@ def write_checkpoint(
         state=state,
         state_digest=known.digest,
         note=note,
+        external=external,
     )
     written = tx.emit(task_id, payload, actor, payload_json(payload, known.state_json))
     # Its own event changes nothing the state is built from: the state holds at the new head.
@@ -217,6 +237,7 @@ def _write_checkpoint(tx: Tx, cmd: WriteCheckpoint, actor: Actor) -> str:
         supersedes=cmd.supersedes,
         merge=cmd.merge,
         checkpoint_id=cmd.checkpoint_id,
+        external=cmd.external,
     )
     if cmd.reason == "final":
         # A final checkpoint is written only with nothing pending, so it completes the task
@@ -240,6 +261,8 @@ def _close(tx: Tx, cmd: CloseTask, actor: Actor) -> str:
     refusal = rules.close_refusal(current, cmd.status)
     if refusal is not None:
         raise CommandRejected(f"task {cmd.task_id}: {refusal}")
+    # As a stop does: nothing stays scheduled for a run that will not be finished.
+    retire_open_waits(tx, cmd.task_id, f"closed as {cmd.status}: {cmd.reason}", actor)
     change_status(tx, cmd.task_id, cmd.status, f"closed by {actor.label()}: {cmd.reason}", actor)
     return cmd.status
 
@@ -283,8 +306,12 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
             ev.EffectCancelled(effect_id=effect_id, reason=f"stopped: {cmd.reason}"),
             actor,
         )
+    # Scheduled work ends with the run: every open wait retired, its reservation released.
+    retired_waits = retire_open_waits(tx, cmd.task_id, f"stopped: {cmd.reason}", actor)
     account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
     account += fork_account(plan)
+    if retired_waits:
+        account += f" Waits retired (reservations released): {', '.join(retired_waits)}."
     tx.emit(
         cmd.task_id,
         ev.RunStopped(

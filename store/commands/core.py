@@ -32,6 +32,8 @@ from ..errors import (
     CommandRejected,
     Conflict,
     EvidenceMissing,
+    LeaseHeld,
+    LeaseLost,
     OlderEvidence,
     PhaseBlocked,
 )
@@ -44,7 +46,7 @@ from ..model import (
     PhaseInput,
     Scope,
 )
-from ..reads import judging
+from ..reads import judging, leases
 from ..scope import make_scope, resolve_path
 from ..tx import Tx
 
@@ -76,6 +78,17 @@ class Command(BaseModel):
 
 class TaskCommand(Command):
     task_id: Ident
+    #: The fencing token of the lease the writer works under (store.commands.leases): an
+    #: agent's write whose token is not the task's current lease's is refused (LeaseLost).
+    lease_token: int | None = Field(
+        default=None,
+        ge=1,
+        description="the token of your lease on this task (acquire_lease); a write under an "
+        "older token is refused as lease_lost (a person took the task over): stop",
+    )
+    #: Whether the task's lease fences this command in `execute`; the lease's own commands
+    #: judge their token themselves, by the same rule.
+    FENCED: ClassVar[bool] = True
 
 
 #: The version of its subject a person's decision was based on: when given and no longer
@@ -324,7 +337,43 @@ def execute(tx: Tx, command: Command, actor: Actor, *, by_store: bool = False) -
     if handler is None:
         raise CommandRejected(f"no handler for {type(command).__name__}")
     authorize(tx, command, actor, by_store=by_store)
+    if isinstance(command, TaskCommand) and command.FENCED:
+        fence(tx, command.task_id, command.lease_token, actor)
     return handler(tx, command, actor)
+
+
+def fence(tx: Tx, task_id: str, token: int | None, actor: Actor) -> None:
+    """The lease's fence on a write (rules.fence_refusal): raises LeaseLost for a token that
+    is not the task's current lease's, LeaseHeld for an agent writing without one beside a
+    live holder. Judged inside the write transaction, after the task's row lock (store.tx),
+    so a takeover committed before it is seen and one after it waits for it."""
+    if actor.kind != "agent":
+        return  # a person's writes are never fenced by an agent's lease
+    tx.task(task_id)  # the row lock first: concurrent writers to the task queue here
+    judge_fence(tx.conn, tx.now, task_id, token, actor)
+
+
+def judge_fence(conn: Connection, now: str, task_id: str, token: int | None, actor: Actor) -> None:
+    """The fence's judgement on any connection (a write's, or a waiting reader's: an agent
+    waiting for an approval is told as soon as the task was taken over)."""
+    row = leases.current(conn, task_id)
+    view = None if row is None else leases.lease_view(row, now)
+    refusal = rules.fence_refusal(actor.kind, token, view)
+    if refusal is None:
+        return
+    holder = None if row is None else leases.lease_answer(row, now)["holder"]
+    current = None if row is None else int(row.token)
+    if refusal.lost:
+        raise LeaseLost(
+            task_id, refusal.message, lease_token=token, current_token=current, holder=holder
+        )
+    raise LeaseHeld(
+        task_id,
+        refusal.message,
+        holder=holder,
+        lease_token=current,
+        expires_at=None if row is None else leases.expires_at_of(row),
+    )
 
 
 def new_id(prefix: str) -> str:

@@ -2,5 +2,7 @@
 
 `tools` is the protocol-free part (which commands are tools, their JSON Schemas from the
 command models, running one through the command layer, waiting for a person's decision);
-`server` wires it to the official `mcp` SDK over stdio or streamable HTTP on loopback.
+`server` wires it to the official `mcp` SDK over stdio or streamable HTTP on loopback;
+`tasks` runs the calls that wait on a person as MCP tasks and tells an eliciting client's user
+where a person decides.
 """

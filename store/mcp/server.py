@@ -7,12 +7,13 @@ one caller, as from any other process. Every call acts as the server's configure
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import dataclasses
 import json
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar, cast
 from urllib.parse import unquote
 
@@ -20,7 +21,9 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from ..adapters import claude_code
 from ..errors import CommandRejected
@@ -28,7 +31,7 @@ from ..model import Actor
 from ..services import answers
 from ..store import Store
 from ..version import __version__
-from . import tools
+from . import tasks, tools
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -39,6 +42,20 @@ CALLERS_MISTAKE = frozenset({"usage", "not_found", "refused"})
 POLL_SECONDS = 0.2
 PROGRESS_SECONDS = 2.0
 Progress = Callable[[float, float, str], Awaitable[None]]
+#: Run beside a wait on (task_id, approval_id), cancelled when the wait ends: how a waiting
+#: call tells the client's user where a person decides it (store.mcp.tasks).
+Notice = Callable[[str, str], Coroutine[Any, Any, None]]
+#: The tools that wait on a person: they may run as MCP tasks (`execution.taskSupport`).
+TASK_TOOLS = frozenset({tools.WAIT_TOOL, claude_code.PERMISSION_TOOL})
+#: The protocol revisions the server speaks (the SDK's): through `initialize`, and the
+#: stateless revision through `server/discover`.
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+DESCRIPTION = (
+    "The durable record of an agent's long-running task. Speaks MCP "
+    + ", ".join(reversed(PROTOCOL_VERSIONS))
+    + f"; calls that wait on a person may run as tasks ({tasks.TASKS_VERSION} tasks, "
+    "through initialize)."
+)
 TASK_URI = "boris://tasks/{task_id}"
 BRIEF_URI = "boris://tasks/{task_id}/brief"
 
@@ -75,6 +92,8 @@ class BorisServer:
         self.prompts = prompts or claude_code.PromptSettings()
         self.specs[claude_code.PERMISSION_TOOL] = PERMISSION_SPEC
         self._one = anyio.CapacityLimiter(1)
+        # Calls run as MCP tasks (store.mcp.tasks), for as long as this server runs.
+        self.board = tasks.TaskBoard()
 
     async def _in_store(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._one)
@@ -90,12 +109,20 @@ class BorisServer:
                 annotations=types.ToolAnnotations(
                     read_only_hint=s.read_only, destructive_hint=False
                 ),
+                # A call that waits on a person may run as a task; without one it blocks.
+                execution=types.ToolExecution(task_support="optional")
+                if s.name in TASK_TOOLS
+                else None,
             )
             for s in self.specs.values()
         ]
 
     async def call(
-        self, name: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        notice: Notice | None = None,
     ) -> dict[str, Any]:
         """The tool's answer object: `answers.ok(...)` or `answers.refusal(...)`."""
         spec = self.specs.get(name)
@@ -107,9 +134,14 @@ class BorisServer:
                     tools.run_command, self.store, self.actor, spec, arguments
                 )
             if spec.name == tools.WAIT_TOOL:
-                return await self.wait_for_approval(arguments, progress)
+                return await self._beside(
+                    self.wait_for_approval(arguments, progress),
+                    notice,
+                    str(arguments.get("task_id") or ""),
+                    str(arguments.get("approval_id") or ""),
+                )
             if spec.name == claude_code.PERMISSION_TOOL:
-                return answers.ok(await self.permission_prompt(arguments, progress))
+                return answers.ok(await self.permission_prompt(arguments, progress, notice))
             return await self._in_store(tools.read, self.store, spec, arguments)
         except Exception as exc:  # every failure crosses as a refusal object, typed
             return answers.refusal(exc)
@@ -137,7 +169,14 @@ class BorisServer:
         started = time.monotonic()
         told = started
         while True:
-            now = await self._in_store(tools.approval_now, self.store, task_id, approval_id)
+            now = await self._in_store(
+                tools.approval_now,
+                self.store,
+                task_id,
+                approval_id,
+                arguments.get("lease_token"),
+                self.actor,
+            )
             waited = round(time.monotonic() - started, 3)
             if now["decided"] or waited >= timeout:
                 return answers.ok(now, timed_out=not now["decided"], waited_seconds=waited)
@@ -146,53 +185,52 @@ class BorisServer:
                 await progress(waited, timeout, f"approval {approval_id} is {now['state']}")
             await anyio.sleep(min(POLL_SECONDS, max(timeout - waited, 0.0)))
 
+    async def _beside(
+        self, wait: Awaitable[T], notice: Notice | None, task_id: str, approval_id: str
+    ) -> T:
+        """The wait, with the notice beside it (cancelled once the wait ends): a notice never
+        holds up the wait, nor outlives it."""
+        if notice is None or not task_id or not approval_id:
+            return await wait
+        async with anyio.create_task_group() as beside:
+            beside.start_soon(notice, task_id, approval_id)
+            result = await wait
+            beside.cancel_scope.cancel()
+        return result
+
     async def permission_prompt(
-        self, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        notice: Notice | None = None,
     ) -> dict[str, Any]:
         """Claude Code's permission prompt: the call's intent recorded, an approval of exactly
         its input asked for, a person's decision waited for (at most the configured time),
         and Claude Code's answer, `allow` with the approved input or `deny` with why. Never
         an error: whatever fails denies, so nothing runs that Boris did not record."""
         prompts = self.prompts
-        try:
-            asked = await self._in_store(
-                claude_code.ask, self.store, self.actor, prompts, arguments
-            )
-            if asked.decision is not None:
-                return asked.decision
-            task_id = str(prompts.task_id)
-            timeout = min(prompts.timeout_seconds, self.max_wait_seconds)
-            try:
-                waited = await self.wait_for_approval(
-                    {
-                        "task_id": task_id,
-                        "approval_id": asked.approval_id,
-                        "timeout_seconds": timeout,
-                    },
+        timeout = min(prompts.timeout_seconds, self.max_wait_seconds)
+
+        async def wait(task_id: str, approval_id: str, _: float) -> tuple[dict[str, Any], bool]:
+            waited = await self._beside(
+                self.wait_for_approval(
+                    {"task_id": task_id, "approval_id": approval_id, "timeout_seconds": timeout},
                     progress,
-                )
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):  # nobody will run it: say so in the record
-                    await self._in_store(
-                        claude_code.cancel_unanswered, self.store, self.actor, task_id, asked
-                    )
-                raise
-            settle = functools.partial(
-                claude_code.settle,
-                tool_name=str(arguments.get("tool_name")),
-                timed_out=bool(waited["timed_out"]),
-                waited_for=timeout,
+                ),
+                notice,
+                task_id,
+                approval_id,
             )
-            return await self._in_store(
-                settle, self.store, self.actor, task_id, asked, waited["result"]
-            )
-        except Exception as exc:
-            error = answers.refusal(exc)["error"]
-            if error["category"] == "internal":
-                logger.exception("permission prompt failed")
-            return claude_code.deny(
-                f"Boris could not record this call, so it was not run: {error['message']}"
-            )
+            return dict(waited["result"]), bool(waited["timed_out"])
+
+        return await claude_code.answer_prompt(
+            self.store,
+            self.actor,
+            dataclasses.replace(prompts, timeout_seconds=timeout),
+            arguments,
+            in_store=self._in_store,
+            wait=wait,
+        )
 
     # --- resources -------------------------------------------------------------------------
 
@@ -275,16 +313,9 @@ class BorisServer:
                         related_request_id=None if ctx.request_id is None else str(ctx.request_id),
                     )
 
-            if params.name == claude_code.PERMISSION_TOOL:
-                # Claude Code reads one text content holding the decision's JSON, exactly.
-                decision = await self.permission_prompt(dict(params.arguments or {}), progress)
-                return types.CallToolResult(content=[types.TextContent(text=json.dumps(decision))])
-            answer = await self.call(params.name, dict(params.arguments or {}), progress)
-            return types.CallToolResult(
-                content=[types.TextContent(text=json.dumps(answer, default=str, sort_keys=True))],
-                structured_content=json.loads(json.dumps(answer, default=str)),
-                is_error=not answer["ok"],
-            )
+            notice = self._notice(ctx.session, ctx.request_id, None)
+            arguments = dict(params.arguments or {})
+            return await self.tool_result(params.name, arguments, progress, notice)
 
         async def list_resources(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -324,16 +355,157 @@ class BorisServer:
                 ]
             )
 
-        return Server(
+        server = _TaskServer(
             "boris",
             version=__version__,
             title="Boris: the durable record of an agent's task",
+            description=DESCRIPTION,
             instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
             on_list_resource_templates=list_templates,
             on_read_resource=read_resource,
+        )
+        self._serve_tasks(server)
+        return server
+
+    # --- MCP tasks and elicitation (store.mcp.tasks) ------------------------------------
+
+    async def tool_result(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        notice: Notice | None = None,
+    ) -> types.CallToolResult:
+        """A tool call's MCP result, whether it is answered at once or as a task."""
+        if name == claude_code.PERMISSION_TOOL:
+            # Claude Code reads one text content holding the decision's JSON, exactly.
+            decision = await self.permission_prompt(arguments, progress, notice)
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps(decision))])
+        answer = await self.call(name, arguments, progress, notice)
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(answer, default=str, sort_keys=True))],
+            structured_content=json.loads(json.dumps(answer, default=str)),
+            is_error=not answer["ok"],
+        )
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with self.board.running():
+            yield {}
+
+    def _notice(self, session: Any, request_id: Any, task: tasks.Running | None) -> Notice | None:
+        """Beside a wait: when the client declared elicitation, its user is told what waits
+        and where a person decides it (the answer decides nothing: store.mcp.tasks says why);
+        a task's status says where the decision stands. None when there is nothing to do."""
+        elicit = tasks.can_elicit(session)
+        if not elicit and task is None:
+            return None
+
+        async def notice(task_id: str, approval_id: str) -> None:
+            now = await self._in_store(tools.approval_now, self.store, task_id, approval_id)
+            if now["decided"]:
+                return
+            queue = f"approval {approval_id} waits for a person in Boris Desktop's queue"
+            if task is not None:
+                task.say("working", queue)
+            if not elicit:
+                return
+            text = await self._in_store(tasks.notice_text, self.store, task_id, approval_id)
+            if task is not None:
+                task.say("input_required", f"{queue}; the client's user is told where to decide")
+            related = None if task is not None else request_id
+            action = await tasks.offer_to_person(
+                session, text, related, None if task is None else task.task_id
+            )
+            if task is not None:
+                task.say("working", f"{queue} (the client's user answered: {action})")
+
+        return notice
+
+    def _serve_tasks(self, server: Server[Any]) -> None:
+        """The 2025-11-25 tasks: a task-augmented `tools/call` of a tool that waits on a
+        person answers with a task at once; tasks/get, tasks/result, tasks/list, tasks/cancel."""
+
+        async def task_augmented(
+            ctx: ServerRequestContext[Any], call_next: CallNext
+        ) -> HandlerResult:
+            params = ctx.params if isinstance(ctx.params, Mapping) else {}
+            asked = params.get("task")
+            if (
+                ctx.method != "tools/call"
+                or not isinstance(asked, Mapping)
+                # 2026-07-28 moved tasks out of the core protocol: the SDK's own handling there.
+                or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            ):
+                return await call_next(ctx)
+            name = str(params.get("name") or "")
+            if name not in TASK_TOOLS:
+                raise MCPError(
+                    code=types.INVALID_PARAMS,
+                    message=f"tool {name!r} does not run as a task (its execution.taskSupport "
+                    "is forbidden): call it without `task`",
+                )
+            raw = params.get("arguments")
+            arguments = dict(raw) if isinstance(raw, Mapping) else {}
+            ttl = asked.get("ttl")
+            session, request_id = ctx.session, ctx.request_id
+
+            async def work(task: tasks.Running) -> dict[str, Any]:
+                result = await self.tool_result(
+                    name, arguments, None, self._notice(session, request_id, task)
+                )
+                return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+            task = self.board.start(name, ttl if isinstance(ttl, int) else None, work)
+            return {"task": task.wire()}
+
+        async def get_task(
+            ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
+        ) -> dict[str, Any]:
+            return self.board.get(params.task_id).wire()
+
+        async def task_result(
+            ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams
+        ) -> dict[str, Any]:
+            return await self.board.result(params.task_id)
+
+        async def list_tasks(
+            ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+        ) -> dict[str, Any]:
+            return {"tasks": self.board.listed()}
+
+        async def cancel_task(
+            ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
+        ) -> dict[str, Any]:
+            return self.board.cancel(params.task_id)
+
+        server.middleware.append(task_augmented)
+        server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
+        server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, task_result)
+        server.add_request_handler("tasks/list", types.PaginatedRequestParams, list_tasks)
+        server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel_task)
+
+
+class _TaskServer(Server[Any]):
+    """The SDK's server, also stating the task support it serves (the SDK has the
+    capability's type but derives capabilities only from the spec methods it serves)."""
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        capabilities = super().get_capabilities(*args, **kwargs)
+        return capabilities.model_copy(
+            update={
+                "tasks": types.ServerTasksCapability(
+                    list=types.TasksListCapability(),
+                    cancel=types.TasksCancelCapability(),
+                    requests=types.ServerTasksRequestsCapability(
+                        tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+                    ),
+                )
+            }
         )
 
 

@@ -104,6 +104,36 @@ DESCRIPTIONS: dict[str, str] = {
         "forked lineage it picks no head: name one in supersedes to continue from it, and "
         "other heads in merge only to merge them; otherwise the fork stays for a person."
     ),
+    "acquire_lease": (
+        "Take the task's lease before working on it: give your session_id and ttl_seconds "
+        "(the lease lapses without a renew_lease in that time). Returns the lease; send its "
+        "token as lease_token with every write. Refused as lease_held while another "
+        "session's lease is alive or a person took the task over."
+    ),
+    "renew_lease": (
+        "Heartbeat: your lease (lease_token) lasts ttl_seconds from now (default: as "
+        "acquired). Cheap: no event. Refused as lease_lost when it is no longer yours."
+    ),
+    "release_lease": (
+        "Let your lease (lease_token) go when you stop working on the task (after a "
+        "checkpoint), so another session or a person can take it."
+    ),
+    "record_wait": (
+        "Record what the task waits for (rate_limit, approval, status_check, retry, time; ref "
+        "names on what) and when to consider it again: not_before (ISO 8601 with its zone) or "
+        "after_seconds, on the database's clock. reserve holds budget for what it leads to "
+        "(released when it ends); cancel_if: approval-rejected:ID, effect-reconciled:ID or "
+        "text. No process needs to stay awake: list_waits and resume_brief show it due later."
+    ),
+    "settle_wait": (
+        "A due wait re-evaluated under current policy and the world as it is now: result done "
+        "(no longer waiting), or reschedule with a new not_before or after_seconds. Being due "
+        "authorizes nothing: what follows goes through its own command."
+    ),
+    "cancel_wait": (
+        "Cancel a wait you recorded (a person cancels any, saying why in reason); its "
+        "reservation is released."
+    ),
     "record_narrative": (
         "Record your narrative of the task as a claim, with structured claims about criteria; "
         "where it disagrees with the record, the record wins."
@@ -118,6 +148,16 @@ READING_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "task_state": (
         "A task's whole current state: objective, criteria with evidence, artifacts, effects "
         "with attempts and observations, approvals, budgets, checkpoints, problems.",
+        {
+            "type": "object",
+            "properties": {"task_id": {"type": "string"}},
+            "required": ["task_id"],
+            "additionalProperties": False,
+        },
+    ),
+    "list_waits": (
+        "A task's scheduled waits as of the database's clock now: what each waits for, "
+        "not_before, due, state (open, settled, cancelled, retired), reservation, condition.",
         {
             "type": "object",
             "properties": {"task_id": {"type": "string"}},
@@ -189,12 +229,19 @@ def tool_specs(max_wait_seconds: float) -> list[ToolSpec]:
             f"is revoked or goes stale; at most timeout_seconds (up to {max_wait_seconds:g}). "
             "Returns its state and payload_digest (an approval of a person's edit binds their "
             "version: dispatch exactly it); timed_out is true when nobody decided in time. "
+            "With lease_token, a takeover ends the wait as a lease_lost error: stop working. "
             "Cancellable.",
             {
                 "type": "object",
                 "properties": {
                     "task_id": {"type": "string"},
                     "approval_id": {"type": "string"},
+                    "lease_token": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "your lease's token: the wait ends with lease_lost as "
+                        "soon as a person takes the task over",
+                    },
                     "timeout_seconds": {
                         "type": "number",
                         "minimum": 0,
@@ -236,6 +283,10 @@ def read(store: Store, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, A
         return answers.ok(store.tasks())
     if spec.name == "task_state":
         return answers.ok(store.task(_task_id(arguments)))
+    if spec.name == "list_waits":
+        from ..reads.waits import waits
+
+        return answers.ok(waits(store, _task_id(arguments)))
     if spec.name == "resume_brief":
         from ..services.resume import resume_brief
 
@@ -243,10 +294,24 @@ def read(store: Store, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, A
     raise CommandRejected(f"no reading tool {spec.name!r}")  # pragma: no cover
 
 
-def approval_now(store: Store, task_id: str, approval_id: str) -> dict[str, Any]:
-    """One approval as it stands now (`expired` judged by the database's clock)."""
+def approval_now(
+    store: Store,
+    task_id: str,
+    approval_id: str,
+    lease_token: Any = None,
+    actor: Actor | None = None,
+) -> dict[str, Any]:
+    """One approval as it stands now (`expired` judged by the database's clock). With
+    `lease_token` and the waiting `actor`, the lease's fence first (commands.core.judge_fence):
+    a waiter whose task was taken over hears it as LeaseLost, not as a silent wait."""
+    if lease_token is not None and (
+        isinstance(lease_token, bool) or not isinstance(lease_token, int)
+    ):
+        raise answers.UsageError("lease_token must be the lease's token, an integer")
     with store.read() as conn:
         now = db.database_now(conn)
+        if lease_token is not None and actor is not None:
+            c.judge_fence(conn, now, task_id, lease_token, actor)
         row = conn.execute(
             sa.select(t.approvals).where(
                 t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id

@@ -3,7 +3,8 @@
 The reviewer's queue (the desktop's Decisions view, and `boris decisions [--mine] [--kind
 KIND] [--task TASK] [--json]` in store.cli.decisions): pending approvals, effects whose
 outcome must be reconciled (or whose reconciliation found a conflict), criteria awaiting a
-person's judgement, and runs stopped by policy or their owner that only a person resumes.
+person's judgement, runs stopped by policy or their owner that only a person resumes, and
+scheduled waits no agent will move.
 Which of those are open is `store.rules`' word; this module only reads the rows, one query
 per table (no N+1), so it stays quick on ten thousand tasks.
 """
@@ -30,10 +31,12 @@ class DecisionKind(StrEnum):
     CONFLICT = "conflict"
     JUDGE = "judge"
     RESUME = "resume"
+    #: A scheduled wait no agent will move (store.rules.wait_needs_person).
+    WAIT = "wait"
 
 
-APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME = tuple(DecisionKind)
-KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME)
+APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT = tuple(DecisionKind)
+KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT)
 
 
 def _verdict(reconciliation: Any) -> str | None:
@@ -246,12 +249,46 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
                     **_task(tr, now),
                 }
             )
+    out += _waits(conn, now)
     for d in out:
         task_since = d.pop("_task_since")  # waiting since the task last changed, if unsaid
         if d["since"] is None:
             d["since"] = task_since
         d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
     out.sort(key=order_key)
+    return out
+
+
+def _waits(conn: Connection, now: str) -> list[dict[str, Any]]:
+    """Open waits that need a person (store.rules.wait_needs_person: one whose reserved
+    budget is exhausted, or one overdue with nobody re-evaluating it; never a wait for an
+    approval, which is in the queue as itself)."""
+    from .waits import wait_rows
+
+    out = []
+    rows = [w for w in wait_rows(conn, now, open_only=True) if w["needs_person"]]
+    titles = {
+        r.task_id: r
+        for r in conn.execute(
+            sa.select(t.tasks.c.task_id, *_TASK).where(
+                t.tasks.c.task_id.in_(sorted({w["task_id"] for w in rows}))
+            )
+        )
+    }
+    for w in rows:
+        out.append(
+            {
+                "kind": WAIT,
+                "task_id": w["task_id"],
+                "key": w["wait_id"],
+                "what": f"waiting for {w['waiting_for']} (consider at {w['not_before']})",
+                "why": f"{w['needs_person']}; a person cancels it with a reason",
+                "since": w["not_before"],
+                "expires_at": None,
+                "requester": None,
+                **_task(titles[w["task_id"]], now),
+            }
+        )
     return out
 
 

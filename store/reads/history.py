@@ -55,6 +55,10 @@ def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
             f"wrote {_a(str(p.get('reason')))} checkpoint",
             p.get("note", ""),
         )
+    if kind == "takeover":
+        return "", f"took the task over (lease token {p.get('token')})", p.get("reason", "")
+    if kind == "cancel_wait":
+        return p.get("wait_id", ""), "cancelled the wait", p.get("reason", "")
     return "", kind, ""
 
 

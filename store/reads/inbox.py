@@ -8,6 +8,7 @@ opens). Nothing here imports SQLAlchemy; what counts comes from `store.rules`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,80 @@ RETAINED = (
     "ON a.task_id = v.task_id AND a.artifact_id = v.artifact_id "
     "AND a.current_version = v.version"
 )
+
+# Each task's lease with its newest heartbeat (store.reads.leases): who works on it now.
+LEASES = (
+    "SELECT l.task_id, l.token, l.holder, l.session_id, l.granted_at, l.ttl_seconds, "
+    "l.expires_at, l.ended_at, l.ended_by, l.end_reason, l.reason, h.token, "
+    "h.last_heartbeat_at, h.expires_at FROM leases l "
+    "LEFT JOIN lease_heartbeats h ON h.task_id = l.task_id"
+)
+
+
+def decoded(value: Any) -> Any:
+    """A JSON column as the driver gave it: text on SQLite, decoded on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def lease_fields(
+    *,
+    token: int,
+    holder: Any,
+    session_id: str,
+    granted_at: str,
+    ttl_seconds: int | None,
+    expires_at: str | None,
+    ended_at: str | None,
+    ended_by: Any,
+    end_reason: str | None,
+    reason: str,
+    heartbeat_token: int | None,
+    last_heartbeat_at: str | None,
+    heartbeat_expires_at: str | None,
+    now: str,
+) -> dict[str, Any]:
+    """A lease as every read shows it: token, holder, session_id, since, ttl_seconds,
+    expires_at (heartbeats counted), last_heartbeat_at (its grant when none came yet),
+    standing (rules.lease_standing, judged now), ended_at, ended_by, end_reason, reason (a
+    takeover's)."""
+    expiry = rules.lease_expiry(expires_at, int(token), heartbeat_token, heartbeat_expires_at)
+    beat = last_heartbeat_at if heartbeat_token == token else None
+    return {
+        "token": int(token),
+        "holder": decoded(holder),
+        "session_id": session_id,
+        "since": granted_at,
+        "ttl_seconds": ttl_seconds,
+        "expires_at": expiry,
+        "last_heartbeat_at": beat or granted_at,
+        "standing": str(rules.lease_standing(ended_at, expiry, now)),
+        "ended_at": ended_at,
+        "ended_by": decoded(ended_by),
+        "end_reason": end_reason,
+        "reason": reason,
+    }
+
+
+def _leases(fetch: Fetch, now: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for r in fetch(LEASES, {}):
+        out[str(r[0])] = lease_fields(
+            token=r[1],
+            holder=r[2],
+            session_id=r[3],
+            granted_at=r[4],
+            ttl_seconds=r[5],
+            expires_at=r[6],
+            ended_at=r[7],
+            ended_by=r[8],
+            end_reason=r[9],
+            reason=r[10],
+            heartbeat_token=r[11],
+            last_heartbeat_at=r[12],
+            heartbeat_expires_at=r[13],
+            now=now,
+        )
+    return out
 
 
 def list_tasks(
@@ -86,6 +161,7 @@ def list_tasks(
         n["budget_use"] = max(n["budget_use"], frac)
         standing = rules.budget_standing(used, reserved, limit).value
         n["budget"] = rules.most_pressing(n["budget"], standing)
+    leases = _leases(fetch, now)
     out = []
     for task_id, title, owner, status, updated_at, last_seq, heads in tasks:
         n = need[task_id]
@@ -101,6 +177,8 @@ def list_tasks(
                 "needs": n,
                 "forked": n["heads"] > 1,
                 "attention": attention_score(status, n),
+                # Who works on it now (None: never leased); `standing` judged now.
+                "lease": leases.get(task_id),
             }
         )
     out.sort(key=lambda x: (-x["attention"], x["updated_at"]))

@@ -14,6 +14,8 @@ from .. import schema as t
 from ..blob_db import ServerBlobStore
 from ..blobs import BlobStore
 from . import queries
+from .leases import lease_of
+from .waits import task_waits
 
 
 def approval_state(row: dict[str, Any], now: str) -> str:
@@ -166,6 +168,10 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         "effects": effects(conn, task_id),
         "approvals": approvals(conn, task_id, now),
         "checkpoints": checkpoints(conn, task_id),
+        # Who works on the task now (store.reads.leases): None when it was never leased.
+        "lease": lease_of(conn, task_id, now),
+        # Scheduled waits, judged at `now` (store.reads.waits).
+        "waits": task_waits(conn, task_id, now),
         "problems": problems,
         "now": now,
     }

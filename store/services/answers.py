@@ -27,6 +27,9 @@ EXIT_CODES: dict[str, int] = {
     "not_found": 4,  # no such task, store or file
     "busy": 5,  # another writer held the store; try again
     "environment": 6,  # the store cannot be used here (read-only, full, too new, unreachable)
+    # The write's lease token is not the task's current one (taken over, released, lapsed and
+    # acquired by another): the session stops working on the task; nothing was written.
+    "lease_lost": 7,
     "internal": 70,  # a bug: report it
 }
 
@@ -50,6 +53,11 @@ _DETAILS = (
     "changed_at",
     "change",
     "evidence_ids",
+    # A lease refusal (store.errors.LeaseHeld, LeaseLost): the token sent, the task's, who holds it.
+    "lease_token",
+    "current_token",
+    "holder",
+    "expires_at",
 )
 
 

@@ -275,6 +275,7 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
         eb = _effect_brief(ctx, e, scope, approvals, blockers, actions, forbidden)
         effect_briefs.append(eb)
     _completion(ctx, state, actions, forbidden)
+    re_evaluate = _due_waits(task_id, state.get("waits", []))
 
     lineage = state["checkpoints"]
     if len(lineage["heads"]) > 1:
@@ -287,11 +288,25 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
                 "message": "the task has no checkpoint: the brief rests on the whole event log",
             }
         )
+    lease = _lease_brief(state.get("lease"))
+    if lease is not None and lease["holder_kind"] == "person" and lease["standing"] == "alive":
+        # Taken over: the next actor is the person, until they hand the task back.
+        blockers.append(
+            {
+                "kind": "taken_over",
+                "holder": lease["holder"],
+                "message": f"{lease['holder']} took the task over at {lease['since']}"
+                + (f" ({lease['reason']})" if lease["reason"] else "")
+                + "; an agent resumes only after they release the lease",
+            }
+        )
     obj = state["objective"]
     return {
         "task_id": task_id,
         "title": state["title"],
         "status": state["status"],
+        # Who holds the task now (store.reads.leases), None when nobody ever leased it.
+        "lease": lease,
         "objective": {"rev": obj["rev"], "text": obj["text"]} if obj else None,
         "checkpoint": (
             {
@@ -317,8 +332,83 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
         "next_actions": actions,
         "blockers": blockers,
         "forbidden": forbidden,
+        # Scheduled waits (store.reads.waits) and, apart from the next actions, the due ones:
+        # each is to be considered again under current policy and the world as it is now.
+        "waits": [_wait_brief(w) for w in state.get("waits", []) if w["state"] == "open"],
+        "re_evaluate": re_evaluate,
         "observed_at": state["now"],
     }
+
+
+def _lease_brief(lease: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Who holds the task: a lease controls who works now, never what happened remotely."""
+    if lease is None:
+        return None
+    holder = lease["holder"]
+    return {
+        "holder": f"{holder['kind']}:{holder['id']}",
+        "holder_kind": holder["kind"],
+        "session_id": lease["session_id"],
+        "token": lease["token"],
+        "since": lease["since"],
+        "last_heartbeat_at": lease["last_heartbeat_at"],
+        "expires_at": lease["expires_at"],
+        "standing": lease["standing"],
+        "reason": lease["reason"],
+    }
+
+
+def _lease_words(lease: dict[str, Any] | None) -> str:
+    if lease is None:
+        return "Held by: nobody (never leased)"
+    if lease["standing"] == "ended":
+        return f"Held by: nobody (the lease of {lease['holder']} ended)"
+    heard = f", last heard {lease['last_heartbeat_at']}" if lease["holder_kind"] != "person" else ""
+    return (
+        f"Held by: {lease['holder']} (token {lease['token']}, since {lease['since']}"
+        f"{heard}; {lease['standing']})"
+    )
+
+
+def _wait_brief(w: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": w["wait_id"],
+        "kind": w["kind"],
+        "ref": w["ref"],
+        "waiting_for": w["waiting_for"],
+        "not_before": w["not_before"],
+        "clock": w["clock"],
+        "due": w["due"],
+        "reservation": w["reservation"],
+        "condition": (w["condition"] or {}).get("words") or None,
+    }
+
+
+def _due_waits(task_id: str, waits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each open wait whose time has come on the database's clock, as something to
+    re-evaluate: being due says only that it is time to look again. Whatever it leads to is
+    decided then, by current policy, budgets and approvals, through the command layer (a
+    retry is a new dispatch, refused or allowed as any other); so the brief names no action
+    to carry out here, only the wait to settle or schedule again."""
+    out = []
+    for w in waits:
+        if not w["due"]:
+            continue
+        cond = (w["condition"] or {}).get("words")
+        out.append(
+            _item(
+                f"re-evaluate wait {w['wait_id']} ({w['waiting_for']}), due since "
+                f"{w['not_before']}: check current policy and the world again, then settle "
+                "the wait or schedule it again" + (f"; {cond}" if cond else ""),
+                rules.ActorKind.AGENT,
+                _cmd("settle_wait", task_id, wait_id=w["wait_id"]),
+                ("result", "not_before", "after_seconds", "note"),
+                evidence=[],
+                wait_id=w["wait_id"],
+                reservation=w["reservation"],
+            )
+        )
+    return out
 
 
 def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) -> dict[str, Any]:
@@ -732,6 +822,7 @@ def _sent_back(
 def brief_markdown(b: dict[str, Any]) -> str:
     lines = [f"# Resume brief: {b['title']} ({b['task_id']})", ""]
     lines.append(f"Status: **{b['status']}** — observed at {b['observed_at']}")
+    lines.append(_lease_words(b.get("lease")))
     if b["objective"]:
         lines.append(f"Objective (rev {b['objective']['rev']}): {b['objective']['text']}")
     ck = b["checkpoint"]
@@ -745,6 +836,8 @@ def brief_markdown(b: dict[str, Any]) -> str:
         ("Next actions", "next_actions", lambda x: _who(x) + x["action"] + _refs(x["evidence"])),
         ("Blockers", "blockers", lambda x: x["message"]),
         ("Forbidden", "forbidden", lambda x: f"{x['action']}: {x['reason']}"),
+        # Due waits: to consider again, never an instruction (store.services.resume).
+        ("Re-evaluate (due waits)", "re_evaluate", lambda x: x["action"]),
     ):
         lines += ["", f"## {title}"]
         lines += [f"- {fmt(x)}" for x in b[key]] or ["- none"]
@@ -752,6 +845,14 @@ def brief_markdown(b: dict[str, Any]) -> str:
     lines += [f"- {e['id']} {e['kind']} → {e['target']}: {e['meaning']}" for e in b["effects"]] or [
         "- none"
     ]
+    lines += ["", "## Waits (database clock)"]
+    lines += [
+        f"- {w['id']} waiting for {w['waiting_for']}: "
+        + ("due since " if w["due"] else "consider at ")
+        + w["not_before"]
+        + (f"; {w['condition']}" if w["condition"] else "")
+        for w in b.get("waits", [])
+    ] or ["- none"]
     lines += ["", "## Approvals (history; only `authorizes now` counts)"]
     lines += [
         f"- {a['id']} {a['state']}" + (" — authorizes now" if a["authorizes_now"] else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -15,7 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from boris_desktop import settings
 from boris_desktop.signers import summary_words
+from boris_desktop.ui import holder
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon, status_icon, words
 from boris_desktop.ui.widgets import heading, plain_label
@@ -58,6 +61,14 @@ class Header(QWidget):
         self.status = plain_label(name="Status")
         self.owner = plain_label(wrap=False, name="Owner")
         self.head = plain_label(name="Head checkpoint")
+        # Who works on the task now and what it waits for, judged against the database
+        # clock as it moves on between reads (a lease that runs out reads as idle at once).
+        self.working = plain_label(name="Working now")
+        self.clock = holder.Clock()
+        self._task: dict[str, Any] | None = None
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._show_working)
         self.signatures = plain_label(name="Signatures")
         self.objective = plain_label(name="Current objective")
         self.history_button = QToolButton()
@@ -95,6 +106,7 @@ class Header(QWidget):
                 ("Status", row_status),
                 ("Owner", row_owner),
                 ("Head checkpoint", self.head),
+                ("Working now", self.working),
             )
         ):
             name = plain_label(label + ":", wrap=False)
@@ -131,7 +143,29 @@ class Header(QWidget):
     def _toggle_history(self, on: bool) -> None:
         self.history.setVisible(on)
 
+    def show_clock(self, now: str | None) -> None:
+        """The task was read again at `now` (database clock)."""
+        self.clock.set(now)
+        self._show_working()
+
+    def _show_working(self) -> None:
+        task = self._task
+        if task is None:
+            return
+        now = self.clock.now()
+        reviewer = settings.reviewer()
+        held = holder.holder_line(
+            task.get("lease"), task.get("updated_at"), now, reviewer[1] if reviewer else None
+        )
+        self.working.setText(
+            f"{held}   ·   Waits: {holder.waits_line(task.get('waits') or [], now)}"
+        )
+        if not self._ticker.isActive():
+            self._ticker.start()
+
     def show_task(self, task: dict[str, Any]) -> None:
+        self._task = task
+        self.show_clock(task.get("now"))
         self.title.setText(task["title"])
         obj = task["objective"]
         revs = task["objective_revisions"]

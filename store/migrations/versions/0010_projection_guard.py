@@ -40,7 +40,8 @@ def upgrade() -> None:
         from store.team import projection_guard_sql
 
         schema_name = bind.exec_driver_sql("SELECT current_schema()").scalar()
-        for statement in projection_guard_sql(str(schema_name)):
+        # Its own frozen list: a projection a later revision creates is guarded by that one.
+        for statement in projection_guard_sql(str(schema_name), _PROJECTIONS):
             bind.exec_driver_sql(statement)
 
 

@@ -1,0 +1,101 @@
+"""Waits: what the task waits for (a rate limit, an approval, a status check, a retry, a
+time), when it is next considered on the database clock, the budget it holds and what
+cancels it. A due wait is re-evaluated by the agent, never executed: the panel says "due"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QTimer
+
+from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.ui import holder
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node
+from store import api
+
+
+def reservation_text(w: dict[str, Any]) -> str:
+    r = w.get("reservation")
+    if not r:
+        return "—"
+    held = "held" if r.get("held") else "released"
+    return f"{t.number(r['amount'])} {r['counter']} ({held})"
+
+
+def condition_text(w: dict[str, Any]) -> str:
+    c = w.get("condition")
+    if not c:
+        return "—"
+    return str(c.get("words") or "") + (f" (came true: {c['met']})" if c.get("met") else "")
+
+
+class WaitsPanel(TreePanel):
+    title = "Waits"
+    headers = ("Wait", "Waiting for", "Next consideration", "Reservation", "Condition", "State")
+    forms = True
+
+    def __init__(self, loader: Any) -> None:
+        super().__init__(loader)
+        self.clock = holder.Clock()
+        self._bundle: Bundle | None = None
+        # "in 5 min" counts down between reads, as the header's line does.
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        if self._bundle is not None and self.isVisible() and self._bundle["task"].get("waits"):
+            self.tree.set_nodes(self.nodes(self._bundle), expand_all=self.expand_all)
+            self.caption.setText(self.summary(self._bundle))
+
+    def summary(self, bundle: Bundle) -> str:
+        waits = bundle["task"].get("waits") or []
+        if not waits:
+            return "No waits recorded: nothing this task waits for outlives a process."
+        return (
+            holder.waits_line(waits, self.clock.now())
+            + ". A due wait is re-evaluated by the agent under current policy, never simply "
+            "executed; Actions › Cancel Wait… ends the selected one."
+        )
+
+    def show_task(self, bundle: Bundle) -> None:
+        self._bundle = bundle
+        self.clock.set(bundle["task"].get("now"))
+        super().show_task(bundle)
+
+    def show_clock(self, bundle: Bundle) -> None:
+        # Only the times move: the rows are redrawn by the tick, and only if there are any.
+        self._bundle = bundle
+        self.clock.set(bundle["task"].get("now"))
+        self._tick()
+
+    def nodes(self, bundle: Bundle) -> list[Node]:
+        now = self.clock.now()
+        out = []
+        for w in bundle["task"].get("waits") or []:
+            open_ = w["state"] == api.WaitState.OPEN
+            needs = (
+                "a person decides it (the decision queue lists it)" if w.get("needs_person") else ""
+            )
+            out.append(
+                Node(
+                    key=w["wait_id"],
+                    cells=(
+                        f"{w['wait_id']} · {w['kind'].replace('_', ' ')}",
+                        w["ref"] or "—",
+                        holder.next_consideration(w, now)
+                        + (f" ({t.when(w['not_before'])})" if open_ else ""),
+                        reservation_text(w),
+                        condition_text(w),
+                        w["state"] + (f": {w['end_reason']}" if w.get("end_reason") else ""),
+                    ),
+                    status=None if open_ else w["state"],
+                    icon_name="attention" if needs else "pending" if open_ else None,
+                    tip=f"recorded by {t.actor(w.get('recorded_by'))} at {t.when(w['recorded_at'])}"
+                    + (f"\n{w['note']}" if w.get("note") else ""),
+                    detail=form_detail(w, needs),
+                )
+            )
+        return out

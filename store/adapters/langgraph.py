@@ -1,0 +1,594 @@
+"""LangGraph's human-in-the-loop interrupt answered from Boris.
+
+Contract followed (README "LangGraph" says which versions it was checked against): LangChain's
+`HumanInTheLoopMiddleware` (langchain >= 1.0, `langchain.agents.middleware`) on a LangGraph
+agent with a checkpointer. A gated tool call stops the run with an `Interrupt` (in the run's
+result, `result.interrupts` / `result["__interrupt__"]`, and in
+`graph.get_state(config).interrupts`); the run goes on with `Command(resume=...)`. Both of
+its modes are read:
+
+- `interrupt_mode="batched"` (its default): one interrupt per model turn whose value is a
+  `HITLRequest` `{"action_requests": [{"name", "args", "description"}], "review_configs":
+  [{"action_name", "allowed_decisions"}]}`, answered with `{"decisions": [...]}`, one per
+  action, in order;
+- `interrupt_mode="per_call"`: one interrupt per gated call whose value is a
+  `ToolApprovalRequest` `{"type": "tool_approval", "tool_call_id", "name", "args",
+  "description"}`, answered with one decision.
+
+A decision is `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
+`{"type": "reject", "message": ...}` or `{"type": "respond", "message": ...}`; the resume
+value is keyed by interrupt id, so one `Command` answers every pending interrupt.
+
+Every gated call is one effect of kind `other` whose target is the destination
+`langgraph://tools/<tool name>` (the task's scope says which tools may be asked about:
+`--destination langgraph://tools/` admits every tool) and whose prepared object is the call's
+`args`, exactly. It is keyed by `langgraph:<thread_id>:<tool_call_id>`, so any process that
+opens the same thread (the graph's checkpointer) meets the same effect. The person's decision
+becomes the resume value: approved → `approve`, approved with their edit → `edit` with exactly
+the edited args (what the approval binds), rejected → `reject` with their note, sent back →
+`reject` whose message is their note (what the model reads), expired or revoked → `reject`.
+The attempt is recorded (consuming the approval) when the resume value hands the approved
+args over, before the tool runs; the graph's `ToolMessage` becomes its response after. A
+resume that never reports back leaves the outcome unknown, and it is not resumed blindly.
+
+LangGraph is imported only where its types are made (`resume_command`): the core imports
+without the `langgraph` extra.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+
+from .. import db, rules
+from .. import schema as t
+from ..canonical import canonical_json, digest_of
+from ..commands import approvals as ap
+from ..commands import checkpoints as ck
+from ..commands import effects as lg
+from ..commands.core import new_id
+from ..events import FileState
+from ..model import Actor
+from ..services.answers import UsageError
+from ..store import Store
+
+#: Where a gated call points: the task's scope admits it (`--destination langgraph://tools/`).
+TARGET_PREFIX = "langgraph://tools/"
+#: The policy every approval of a LangGraph tool call names.
+POLICY = "LangGraph asks before this tool runs"
+#: A graph paused on an interrupt waits as long as its checkpoint is kept: a week by default.
+EXPIRES_IN_SECONDS = 7 * 86400.0
+#: The longest tool result kept whole in the record; a longer one is kept as digest and size.
+MAX_KEPT_RESPONSE_BYTES = 64 * 1024
+#: Every decision the middleware knows, for an interrupt that does not say which it allows.
+ALL_DECISIONS = ("approve", "edit", "reject", "respond")
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+
+
+class ResumeRefused(UsageError):
+    """Boris will not hand this interrupt an answer (the call was dispatched already and its
+    outcome is unknown, or the graph accepts no answer that says what the person decided)."""
+
+    code = "langgraph_resume"
+
+
+class _Graph(Protocol):
+    """What the adapter uses of a compiled graph (`CompiledStateGraph`, `create_agent`)."""
+
+    def get_state(self, config: Any) -> Any: ...
+
+
+# --- what the graph is waiting for ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    """One gated tool call in a pending interrupt: the args it would run with, and where its
+    answer goes (`index` is its place in a batched interrupt's decisions; None per call)."""
+
+    interrupt_id: str
+    index: int | None
+    tool_name: str
+    args: dict[str, Any]
+    tool_call_id: str | None
+    allowed: tuple[str, ...] = ALL_DECISIONS
+
+
+def _allowed_in_schema(schema: Any) -> tuple[str, ...]:
+    """The decisions a per-call interrupt's `response_schema` (JSON Schema) allows."""
+    if not isinstance(schema, Mapping):
+        return ALL_DECISIONS
+    mapping = schema.get("discriminator", {}).get("mapping")
+    if isinstance(mapping, Mapping) and mapping:
+        return tuple(str(k) for k in mapping)
+    const = schema.get("properties", {}).get("type", {}).get("const")
+    return (str(const),) if isinstance(const, str) else ALL_DECISIONS
+
+
+def _value_and_id(interrupt: Any) -> tuple[Any, str, Any]:
+    if isinstance(interrupt, Mapping):  # an interrupt as JSON (the SDK's, a stream's)
+        return interrupt.get("value"), str(interrupt.get("id") or ""), None
+    return interrupt.value, str(interrupt.id), getattr(interrupt, "response_schema", None)
+
+
+def _last_tool_calls(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "ai":
+            return [dict(c) for c in getattr(message, "tool_calls", None) or []]
+    return []
+
+
+def _tool_call_ids(requests: Sequence[Mapping[str, Any]], messages: Sequence[Any]) -> list[Any]:
+    """A batched request names no tool_call_id: its actions are the last model message's
+    gated calls, in order; each is matched to the next call with its name and args."""
+    calls = _last_tool_calls(messages)
+    found: list[Any] = []
+    at = 0
+    for request in requests:
+        match = None
+        for i in range(at, len(calls)):
+            if calls[i].get("name") == request.get("name") and calls[i].get("args") == request.get(
+                "args"
+            ):
+                match, at = calls[i].get("id"), i + 1
+                break
+        found.append(match or None)
+    return found
+
+
+def actions_of(interrupts: Iterable[Any], messages: Sequence[Any] = ()) -> list[Action]:
+    """The tool calls the middleware's pending interrupts ask about. An interrupt of another
+    shape (a node's own `interrupt(...)`) is not Boris's to answer and is left out."""
+    actions: list[Action] = []
+    for interrupt in interrupts:
+        value, interrupt_id, schema = _value_and_id(interrupt)
+        if not isinstance(value, Mapping) or not interrupt_id:
+            continue
+        if value.get("type") == "tool_approval":
+            actions.append(
+                Action(
+                    interrupt_id=interrupt_id,
+                    index=None,
+                    tool_name=str(value["name"]),
+                    args=dict(value["args"]),
+                    tool_call_id=str(value["tool_call_id"]),
+                    allowed=_allowed_in_schema(schema),
+                )
+            )
+        elif isinstance(value.get("action_requests"), list):
+            requests = value["action_requests"]
+            configs = value.get("review_configs") or []
+            ids = _tool_call_ids(requests, messages)
+            for index, request in enumerate(requests):
+                config = configs[index] if index < len(configs) else {}
+                allowed = tuple(config.get("allowed_decisions") or ALL_DECISIONS)
+                actions.append(
+                    Action(
+                        interrupt_id=interrupt_id,
+                        index=index,
+                        tool_name=str(request["name"]),
+                        args=dict(request["args"]),
+                        tool_call_id=ids[index],
+                        allowed=allowed,
+                    )
+                )
+    return actions
+
+
+def thread_of(config: Mapping[str, Any]) -> str:
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if not thread_id:
+        raise UsageError("the graph's config names no thread_id: a checkpointed run needs one")
+    return str(thread_id)
+
+
+def pending_actions(graph: _Graph, config: Mapping[str, Any]) -> list[Action]:
+    """What the paused run on this thread waits for, read from its checkpoint (any process)."""
+    snapshot = graph.get_state(config)
+    messages = (snapshot.values or {}).get("messages") or ()
+    return actions_of(snapshot.interrupts, messages)
+
+
+# --- one gated call as an effect -----------------------------------------------------------
+
+
+def target_of(tool_name: str) -> str:
+    if not _TOOL_NAME.match(tool_name):
+        raise UsageError(f"tool name {tool_name[:80]!r} is not a plain tool name")
+    return TARGET_PREFIX + tool_name
+
+
+def key_of(thread_id: str, action: Action) -> str:
+    """The effect's idempotency key: the thread's tool call (or the interrupt's place)."""
+    return _key(thread_id, action.tool_call_id or f"{action.interrupt_id}:{action.index}")
+
+
+def _key(thread_id: str, which: str) -> str:
+    key = f"langgraph:{thread_id}:{which}"
+    return key if len(key) <= 128 else "langgraph:" + digest_of([thread_id, which])
+
+
+def executor_of(tool_name: str) -> str:
+    return f"langgraph:{tool_name}"[:128]
+
+
+def consequence_of(action: Action) -> str:
+    """One line a reviewer agrees to: the tool and its args."""
+    what = " ".join(canonical_json(action.args).split())
+    if len(what) > 200:
+        what = what[:199] + "…"
+    return f"LangGraph runs {action.tool_name}: {what}"
+
+
+def _effect(store: Store, task_id: str, key: str) -> Any:
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.effects).where(
+                t.effects.c.task_id == task_id, t.effects.c.idempotency_key == key
+            )
+        ).first()
+
+
+def _latest_approval(store: Store, task_id: str, effect_id: str) -> str | None:
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.approvals.c.approval_id)
+            .where(t.approvals.c.task_id == task_id, t.approvals.c.effect_id == effect_id)
+            .order_by(t.approvals.c.requested_at.desc())
+            .limit(1)
+        ).first()
+    return None if row is None else str(row.approval_id)
+
+
+def _open_attempt(store: Store, task_id: str, effect_id: str) -> Any:
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.attempts)
+            .where(
+                t.attempts.c.task_id == task_id,
+                t.attempts.c.effect_id == effect_id,
+                t.attempts.c.ended_at.is_(None),
+            )
+            .order_by(t.attempts.c.attempt_no.desc())
+            .limit(1)
+        ).first()
+
+
+def _approval_now(store: Store, task_id: str, approval_id: str) -> dict[str, Any]:
+    """The approval as it stands (`expired` judged by the database's clock)."""
+    with store.read() as conn:
+        now = db.database_now(conn)
+        row = conn.execute(
+            sa.select(t.approvals).where(
+                t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+            )
+        ).one()
+    return {
+        "state": str(rules.approval_state(str(row.state), row.expires_at, now)),
+        "payload": row.payload,
+        "decided_by": row.decided_by,
+        "note": row.note,
+    }
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A gated call waiting for a person: its effect and the approval bound to its digest."""
+
+    action: Action
+    key: str
+    effect_id: str
+    approval_id: str
+    digest: str
+
+
+def ask(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    graph: _Graph,
+    config: Mapping[str, Any],
+    *,
+    expires_in_seconds: float = EXPIRES_IN_SECONDS,
+) -> list[Asked]:
+    """Record each gated call's intent and ask a person to approve exactly its args; then
+    return (the graph stays paused on its checkpoint). Asking again about the same calls (a
+    restarted agent) finds the effects and approvals already recorded."""
+    thread_id = thread_of(config)
+    asked: list[Asked] = []
+    for action in pending_actions(graph, config):
+        key = key_of(thread_id, action)
+        digest = digest_of(action.args)
+        existing = _effect(store, task_id, key)
+        if existing is not None:
+            approval_id = _latest_approval(store, task_id, str(existing.effect_id))
+            if approval_id is not None:
+                asked.append(Asked(action, key, str(existing.effect_id), approval_id, digest))
+            continue
+        effect_id, approval_id = new_id("eff"), new_id("apr")
+        store.execute_all(
+            [
+                lg.PlanEffect(
+                    task_id=task_id,
+                    effect_id=effect_id,
+                    kind="other",
+                    target=target_of(action.tool_name),
+                    consequence=consequence_of(action),
+                    intended=FileState(exists=True, digest=digest),
+                    prepared=action.args,
+                    requires_approval=True,
+                    policy=POLICY,
+                    idempotency_key=key,
+                ),
+                ap.RequestApproval(
+                    task_id=task_id,
+                    approval_id=approval_id,
+                    effect_id=effect_id,
+                    policy=POLICY,
+                    expires_in_seconds=expires_in_seconds,
+                ),
+            ],
+            actor,
+        )
+        asked.append(Asked(action, key, effect_id, approval_id, digest))
+    return asked
+
+
+# --- the person's decision as the middleware's ---------------------------------------------
+
+
+def _who(decided_by: Any) -> str:
+    if isinstance(decided_by, dict):
+        return str(decided_by.get("name") or decided_by.get("id") or "a person")
+    return "a person"
+
+
+def _refusal(action: Action, message: str) -> dict[str, Any]:
+    """A "no" the model reads: `reject` where the graph allows it, else `respond`."""
+    for kind in ("reject", "respond"):
+        if kind in action.allowed:
+            return {"type": kind, "message": message}
+    raise ResumeRefused(
+        f"the graph allows only {', '.join(action.allowed)} for {action.tool_name}: it cannot "
+        f"be told that the call was refused ({message}); it stays paused"
+    )
+
+
+def _cancel_quietly(store: Store, actor: Actor, task_id: str, effect_id: str, why: str) -> None:
+    try:
+        store.execute(lg.CancelEffect(task_id=task_id, effect_id=effect_id, reason=why), actor)
+    except Exception:  # settled otherwise meanwhile (a stop cancelled it): the record says so
+        return
+
+
+def _standing(store: Store, task_id: str, thread_id: str, action: Action) -> tuple[str, str, bool]:
+    """One gated call's effect, its approval, and whether the effect was cancelled (its "no"
+    may be said again: nothing can run); refused when the call was handed over already."""
+    key = key_of(thread_id, action)
+    effect = _effect(store, task_id, key)
+    if effect is None:
+        raise ResumeRefused(
+            f"Boris has no record of {action.tool_name} call {action.tool_call_id or key}: "
+            "ask first (store.adapters.langgraph.ask); nothing was answered"
+        )
+    effect_id = str(effect.effect_id)
+    cancelled = effect.stage == rules.EffectStage.CANCELLED
+    if not cancelled and not lg.intent_open(effect):
+        raise ResumeRefused(
+            f"effect {effect_id} ({action.tool_name}) is {effect.stage}"
+            + (f", outcome {effect.outcome}" if effect.outcome else "")
+            + ": it was answered before, and whether it ran is for a person to reconcile in "
+            "Boris, not for a blind resume"
+        )
+    approval_id = _latest_approval(store, task_id, effect_id)
+    if approval_id is None:
+        raise ResumeRefused(f"effect {effect_id} has no approval to answer from")
+    return effect_id, approval_id, cancelled
+
+
+def resume_decision(
+    store: Store, actor: Actor, task_id: str, thread_id: str, action: Action
+) -> dict[str, Any] | None:
+    """The decision the middleware reads for one gated call, from the person's Boris
+    decision; None while nobody has decided. Approved: the attempt is recorded (consuming
+    the approval) before the args are handed over. Anything else: the effect is cancelled,
+    so a late decision cannot approve a call nobody will run. A call answered "no" before
+    (a resume that did not get through) gets the same "no" again."""
+    effect_id, approval_id, cancelled = _standing(store, task_id, thread_id, action)
+    now = _approval_now(store, task_id, approval_id)
+    state = str(now["state"])
+    if state == rules.ApprovalState.PENDING and not cancelled:
+        return None
+    if state == rules.ApprovalState.APPROVED and not cancelled:
+        payload = dict(now["payload"])
+        edited = digest_of(payload) != digest_of(action.args)
+        if edited and "edit" not in action.allowed:
+            message = (
+                f"{_who(now.get('decided_by'))} approved an edited {action.tool_name} call in "
+                "Boris, and this graph accepts no edit of it: it was not run"
+            )
+            decision = _refusal(action, message)
+            _cancel_quietly(store, actor, task_id, effect_id, message)
+            return decision
+        store.execute(
+            lg.DispatchEffect(
+                task_id=task_id,
+                effect_id=effect_id,
+                executor=executor_of(action.tool_name),
+                inputs=payload,
+                approval_id=approval_id,
+            ),
+            actor,
+        )
+        if edited:
+            return {"type": "edit", "edited_action": {"name": action.tool_name, "args": payload}}
+        return {"type": "approve"}
+    who = _who(now.get("decided_by"))
+    note = str(now.get("note") or "").strip()
+    if state == rules.ApprovalState.REJECTED:
+        message = note or f"{who} rejected this {action.tool_name} call in Boris"
+    elif state == rules.ApprovalState.SENT_BACK:
+        # The note is what should change: the model reads it and may ask again, revised.
+        message = f"{who} sent this call back in Boris (changes requested): {note}"
+    elif state == rules.ApprovalState.EXPIRED:
+        message = f"nobody decided this {action.tool_name} call in Boris before it expired"
+    elif cancelled:
+        message = f"this {action.tool_name} call was cancelled in Boris"
+    else:
+        message = f"the approval of this {action.tool_name} call is {state} in Boris"
+    decision = _refusal(action, message)
+    if not cancelled:
+        _cancel_quietly(store, actor, task_id, effect_id, message)
+    return decision
+
+
+def resume_value(
+    store: Store, actor: Actor, task_id: str, graph: _Graph, config: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The value for `Command(resume=...)` answering every gated call the thread waits for,
+    keyed by interrupt id; None while any of them is undecided (then nothing is dispatched,
+    so a run resumes with all of its answers or none)."""
+    thread_id = thread_of(config)
+    actions = pending_actions(graph, config)
+    if not actions:
+        return None
+    for action in actions:  # first, reading only: can every call be answered now?
+        _, approval_id, cancelled = _standing(store, task_id, thread_id, action)
+        state = _approval_now(store, task_id, approval_id)["state"]
+        if state == rules.ApprovalState.PENDING and not cancelled:
+            return None
+    answers: dict[str, Any] = {}
+    for action in actions:
+        decision = resume_decision(store, actor, task_id, thread_id, action)
+        assert decision is not None  # decided, as read above; a decision is never undone
+        if action.index is None:
+            answers[action.interrupt_id] = decision
+        else:
+            answers.setdefault(action.interrupt_id, {"decisions": []})["decisions"].append(decision)
+    return answers
+
+
+def resume_command(
+    store: Store, actor: Actor, task_id: str, graph: _Graph, config: Mapping[str, Any]
+) -> Any:
+    """`langgraph.types.Command(resume=...)` with the person's decisions, or None while
+    someone still has to decide."""
+    from langgraph.types import Command
+
+    value = resume_value(store, actor, task_id, graph, config)
+    return None if value is None else Command(resume=value)
+
+
+# --- after the run ---------------------------------------------------------------------------
+
+
+def _kept_response(message: Any) -> dict[str, Any]:
+    """The graph's `ToolMessage`: whole when small, else its digest and size."""
+    content = message.content
+    text = canonical_json(content)
+    size = len(text.encode("utf-8"))
+    kept: dict[str, Any] = {
+        "tool_call_id": message.tool_call_id,
+        "status": getattr(message, "status", "success"),
+        "content_digest": digest_of(content),
+        "content_bytes": size,
+    }
+    if size <= MAX_KEPT_RESPONSE_BYTES:
+        kept["content"] = content
+    return kept
+
+
+def record_results(
+    store: Store, actor: Actor, task_id: str, graph: _Graph, config: Mapping[str, Any]
+) -> list[str]:
+    """Each dispatched call's `ToolMessage` in the thread becomes its attempt's response (the
+    tool's word, not evidence: the outcome stays for reconciliation). Returns the effects
+    answered; a call whose message is not there yet keeps its attempt open."""
+    thread_id = thread_of(config)
+    messages = (graph.get_state(config).values or {}).get("messages") or ()
+    answered: list[str] = []
+    for message in messages:
+        if getattr(message, "type", None) != "tool" or not message.tool_call_id:
+            continue
+        effect = _effect(store, task_id, _key(thread_id, str(message.tool_call_id)))
+        if effect is None or _open_attempt(store, task_id, str(effect.effect_id)) is None:
+            continue
+        failed = getattr(message, "status", "success") == "error"
+        store.execute(
+            lg.RecordResponse(
+                task_id=task_id,
+                effect_id=str(effect.effect_id),
+                reported="failed" if failed else "reported_success",
+                response=_kept_response(message),
+                error=str(message.content)[:2000] if failed else None,
+            ),
+            actor,
+        )
+        answered.append(str(effect.effect_id))
+    return answered
+
+
+# --- the graph's checkpoints beside Boris's --------------------------------------------------
+
+
+def external_ids(graph: _Graph, config: Mapping[str, Any]) -> dict[str, str]:
+    """The thread's current LangGraph checkpoint, as `WriteCheckpoint.external` keeps it."""
+    configurable = dict(graph.get_state(config).config.get("configurable") or {})
+    ids = {"framework": "langgraph"}
+    for name in ("thread_id", "checkpoint_ns", "checkpoint_id"):
+        if configurable.get(name):
+            ids[name] = str(configurable[name])
+    if "checkpoint_id" not in ids:
+        raise UsageError("the graph has no checkpoint on this thread: it needs a checkpointer")
+    return ids
+
+
+def keep_checkpoint(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    graph: _Graph,
+    config: Mapping[str, Any],
+    *,
+    reason: ck.Reason = "milestone",
+    note: str = "",
+) -> str:
+    """A Boris checkpoint that names the graph's current checkpoint beside its own boundary:
+    whoever resumes from Boris's finds the LangGraph thread and checkpoint to continue."""
+    return str(
+        store.execute(
+            ck.WriteCheckpoint(
+                task_id=task_id, reason=reason, note=note, external=external_ids(graph, config)
+            ),
+            actor,
+        )
+    )
+
+
+def graph_checkpoints(store: Store, task_id: str) -> list[dict[str, Any]]:
+    """Boris's checkpoints that name a LangGraph checkpoint, oldest first, each with the
+    `config` that opens the graph there (`graph.get_state(config)`, `graph.invoke(..., config)`)."""
+    kept = []
+    for event in store.events(task_id, types=["checkpoint.written"]):
+        external = event["payload"].get("external") or {}
+        if external.get("framework") != "langgraph":
+            continue
+        configurable = {
+            name: external[name]
+            for name in ("thread_id", "checkpoint_ns", "checkpoint_id")
+            if name in external
+        }
+        kept.append(
+            {
+                "checkpoint_id": event["payload"]["checkpoint_id"],
+                "seq": event["seq"],
+                "external": external,
+                "config": {"configurable": configurable},
+            }
+        )
+    return kept

@@ -1,0 +1,659 @@
+"""The OpenAI Agents SDK's approval moment as Boris's (`pip install 'boris-desktop[openai-agents]'`).
+
+The contract followed, as openai-agents 0.24.0 documents it (docs "Human-in-the-loop", and the
+docstrings of `RunState` and `RunHooks` in the installed package):
+
+- A function tool declared with `needs_approval` pauses the run before it runs: the result's
+  `interruptions` hold one `ToolApprovalItem` per call, whose `raw_item` is the model's function
+  call (`name`, `call_id`, `arguments` as JSON text).
+- `result.to_state()` is the paused run; `RunState.to_string()` and
+  `await RunState.from_string(agent, text)` carry it across processes. The SDK does not
+  authenticate that text: Boris keeps it as an artifact of the task, a blob read back only
+  when it matches its digest.
+- `state.approve(item)`; `state.reject(item, rejection_message=...)`, whose text "is sent back
+  to the model" as the call's output; then `Runner.run(agent, state)` resumes the run.
+- An approval cannot change a call's arguments (the SDK runs the call as the model made it), so
+  a person's edit is not run: the call is rejected with a message that carries the person's
+  arguments, and the model may call the tool again with them (a new call, a new approval).
+- `RunHooks.on_tool_start` / `on_tool_end` run immediately before / after a function tool is
+  invoked, with a `ToolContext` naming `tool_call_id`, `tool_name` and `tool_arguments`.
+
+Every call of a tool declared with `needs_approval` is one effect of kind `other` whose target
+is the destination `openai-agents://tools/<tool name>` (the task's scope says which tools may
+be asked about: `--destination openai-agents://tools/` admits them all) and whose prepared
+object is the call's arguments, exactly; it is keyed `openai-agents:<call_id>`. The attempt is
+recorded in `on_tool_start` with the digest of the arguments the SDK hands the tool (the store
+refuses it, and so the run, unless an approval of exactly that digest is unused), and the
+tool's output in `on_tool_end`: the SDK's word, so the outcome stays unknown until a person
+reconciles it. A tool that raises (and fails the run) leaves its attempt open: unknown.
+
+The SDK is imported only when a run starts: `store` imports without it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from .. import rules
+from .. import schema as t
+from ..canonical import canonical_json, digest_of
+from ..commands import approvals as ap
+from ..commands import effects as lg
+from ..commands.core import Content, RecordArtifact, new_id
+from ..errors import CommandRejected
+from ..events import FileState
+from ..model import Actor
+from ..store import Store
+
+if TYPE_CHECKING:
+    from agents import Agent, RunHooks, RunResult, RunState, ToolApprovalItem
+
+#: Where a tool call points: the task's scope admits it (`--destination openai-agents://tools/`).
+TARGET_PREFIX = "openai-agents://tools/"
+#: The policy every approval of an OpenAI Agents SDK tool call names.
+POLICY = "OpenAI Agents SDK asks before this tool runs"
+#: The task's artifact holding the paused run (`RunState.to_string()`), one version a pause.
+STATE_ARTIFACT = "openai-agents-run-state"
+STATE_NAME = "OpenAI Agents SDK run state"
+#: A paused run may wait for days: its approvals live this long unless told otherwise.
+DEFAULT_EXPIRY_SECONDS = 30 * 86400.0
+#: The longest tool output kept whole in the record; a longer one is kept as digest and size.
+MAX_KEPT_OUTPUT_BYTES = 64 * 1024
+#: Who writes, unless told: the agent the SDK runs.
+DEFAULT_ACTOR = Actor(kind="agent", id="openai-agents")
+
+#: A function tool's name as the SDK sends it (a namespace joins with a dot).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+
+
+class NothingToResume(CommandRejected):
+    """The task holds no paused run whose calls wait for Boris."""
+
+    code = "nothing_to_resume"
+
+
+class ResumeRefused(CommandRejected):
+    """The stored run cannot be resumed as it is (a call's attempt has no known outcome, or
+    the run was not paused by this adapter): nothing was run."""
+
+    code = "resume_refused"
+
+
+class PausedRunWaiting(CommandRejected):
+    """A new run was started while the task's paused run still has calls waiting: resume that
+    one first (starting over would leave its calls asked in Boris with no run to answer)."""
+
+    code = "paused_run_waiting"
+
+
+class UnsupportedInterruption(CommandRejected):
+    """The run paused on something other than a function tool call (a hosted MCP, shell or
+    computer approval): this adapter records function tool calls only. Nothing recorded."""
+
+    code = "unsupported_interruption"
+
+
+def _sdk() -> Any:
+    """The SDK, imported when a run starts; a refusal naming the extra when it is missing."""
+    try:
+        import agents
+    except ImportError:
+        raise CommandRejected(
+            "the OpenAI Agents SDK is not installed: pip install 'boris-desktop[openai-agents]'"
+        ) from None
+    return agents
+
+
+# --- one tool call as an effect ----------------------------------------------------------
+
+
+def target_of(tool_name: str) -> str:
+    if not _TOOL_NAME.match(tool_name):
+        raise UnsupportedInterruption(f"tool name {tool_name[:80]!r} is not a function tool's")
+    return TARGET_PREFIX + tool_name
+
+
+def key_of(call_id: str) -> str:
+    key = f"openai-agents:{call_id}"
+    return key if len(key) <= 128 else "openai-agents:" + digest_of(call_id)
+
+
+def executor_of(tool_name: str) -> str:
+    return f"openai-agents:{tool_name}"[:128]
+
+
+def arguments_object(text: str) -> dict[str, Any]:
+    """The call's arguments as the object a person approves. The model's JSON text, parsed;
+    text that is not a JSON object is kept as it is, so its digest still binds exactly it."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {"arguments_text": text}
+    return value if isinstance(value, dict) else {"arguments_text": text}
+
+
+def consequence_of(tool_name: str, arguments: dict[str, Any]) -> str:
+    what = " ".join(canonical_json(arguments).split())
+    if len(what) > 200:
+        what = what[:199] + "…"
+    return f"The agent runs {tool_name}: {what}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function call the run paused on, as the model made it."""
+
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+    @property
+    def digest(self) -> str:
+        return digest_of(self.arguments)
+
+
+def call_of(item: ToolApprovalItem) -> Call:
+    raw = item.raw_item
+    get = raw.get if isinstance(raw, dict) else (lambda k: getattr(raw, k, None))
+    kind, call_id, name, text = get("type"), get("call_id"), get("name"), get("arguments")
+    if kind != "function_call" or not isinstance(call_id, str) or not call_id:
+        raise UnsupportedInterruption(
+            f"the run paused on a {kind or 'tool'} approval, not a function tool call: "
+            "this adapter records function tools declared with needs_approval only"
+        )
+    tool_name = item.tool_name or (name if isinstance(name, str) else "")
+    return Call(call_id, tool_name, arguments_object(text if isinstance(text, str) else ""))
+
+
+def _plan(task_id: str, effect_id: str, call: Call, *, requires_approval: bool) -> lg.PlanEffect:
+    return lg.PlanEffect(
+        task_id=task_id,
+        effect_id=effect_id,
+        kind="other",
+        target=target_of(call.tool_name),
+        consequence=consequence_of(call.tool_name, call.arguments),
+        intended=FileState(exists=True, digest=call.digest),
+        prepared=call.arguments,
+        requires_approval=requires_approval,
+        policy=POLICY if requires_approval else "",
+        idempotency_key=key_of(call.call_id),
+    )
+
+
+def find_effect(store: Store, task_id: str, call_id: str) -> Any:
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.effects).where(
+                t.effects.c.task_id == task_id, t.effects.c.idempotency_key == key_of(call_id)
+            )
+        ).first()
+
+
+def latest_approval(store: Store, task_id: str, effect_id: str) -> Any:
+    with store.read() as conn:
+        return conn.execute(
+            sa.select(t.approvals)
+            .where(t.approvals.c.task_id == task_id, t.approvals.c.effect_id == effect_id)
+            .order_by(t.approvals.c.requested_at.desc())
+            .limit(1)
+        ).first()
+
+
+# --- what a person decided, as the SDK's answer ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A call waiting for a person in Boris: its effect and the approval bound to its digest."""
+
+    call: Call
+    effect_id: str
+    approval_id: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A person's decision on one call, as the SDK gets it: approved (`message` None), or
+    rejected with `message`, the exact text the model reads as the call's output."""
+
+    asked: Asked
+    state: str
+    message: str | None = None
+
+    @property
+    def approved(self) -> bool:
+        return self.message is None
+
+
+def _who(decided_by: Any) -> str:
+    if isinstance(decided_by, dict):
+        return str(decided_by.get("name") or decided_by.get("id") or "a person")
+    return "a person"
+
+
+def decision_of(asked: Asked, row: Any, now: str) -> Decided | None:
+    """The decision on one call from its approval as it stands; None while a person may still
+    decide it."""
+    tool = asked.call.tool_name
+    state = str(row.state)
+    if rules.approval_expired(state, str(row.expires_at), now):
+        state = rules.ApprovalState.EXPIRED
+    if state == rules.ApprovalState.PENDING:
+        return None
+    who = _who(row.decided_by)
+    note = str(row.note or "").strip()
+    if state == rules.ApprovalState.APPROVED:
+        if row.payload_digest == asked.call.digest:
+            return Decided(asked, state)
+        # The SDK runs a call as the model made it: a person's edit cannot be run in its
+        # place. The model reads the person's arguments and may call the tool with them.
+        edited = canonical_json(row.payload)
+        return Decided(
+            asked,
+            "edited",
+            f"{who} approved this {tool} call in Boris only with other arguments: {edited}"
+            + (f" ({note})" if note else "")
+            + f". It was not run: call {tool} again with exactly these arguments to ask for them.",
+        )
+    if state == rules.ApprovalState.REJECTED:
+        message = f"{who} rejected this {tool} call in Boris" + (f": {note}" if note else "")
+    elif state == rules.ApprovalState.SENT_BACK:
+        message = f"{who} sent this {tool} call back in Boris (changes requested): {note}"
+    elif state == rules.ApprovalState.EXPIRED:
+        message = f"nobody decided this {tool} call in Boris before its approval expired"
+    else:
+        message = f"the approval of this {tool} call is {state} in Boris"
+    return Decided(asked, state, message + ". It was not run.")
+
+
+# --- the adapter -----------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What a run or a resume came to. `result` is the SDK's (None when nothing ran because a
+    person has still to decide: `waiting`); `asked` are the calls the run paused on now, each
+    waiting in Boris; `decided` the decisions the resume answered the SDK with."""
+
+    result: RunResult | None = None
+    asked: list[Asked] = field(default_factory=list)
+    decided: list[Decided] = field(default_factory=list)
+    waiting: list[Asked] = field(default_factory=list)
+    state_version: int | None = None
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.asked or self.waiting)
+
+
+class BorisApprovals:
+    """Runs an agent whose `needs_approval` tools ask Boris: `await run(agent, input)` records
+    each interruption and the paused run; `await resume(agent)`, in this process or any later
+    one, answers the SDK with the people's decisions and runs on.
+
+    `runner_options` go to `Runner.run` (`run_config`, `max_turns`, `context` ...); `hooks`,
+    when given, are called as well as Boris's own."""
+
+    def __init__(
+        self,
+        store: Store,
+        task_id: str,
+        actor: Actor = DEFAULT_ACTOR,
+        *,
+        expires_in_seconds: float = DEFAULT_EXPIRY_SECONDS,
+        hooks: RunHooks[Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.task_id = task_id
+        self.actor = actor
+        self.expires_in_seconds = expires_in_seconds
+        self.hooks = hooks
+
+    async def run(self, agent: Agent[Any], input: Any, **runner_options: Any) -> Outcome:
+        """Start a run. If it pauses on approvals, they are asked in Boris and the paused run
+        is kept in the task; `Outcome.paused` says so."""
+        sdk = _sdk()
+        open_calls = self._open_calls()
+        if open_calls:
+            raise PausedRunWaiting(
+                f"task {self.task_id} has a paused run whose calls wait in Boris "
+                f"({', '.join(open_calls)}): resume it first"
+            )
+        result = await sdk.Runner.run(agent, input, hooks=self.run_hooks(), **runner_options)
+        return self._after(result, [], self._state_version())
+
+    async def resume(
+        self,
+        agent: Agent[Any],
+        *,
+        state_options: dict[str, Any] | None = None,
+        **runner_options: Any,
+    ) -> Outcome:
+        """Resume the task's paused run with the people's decisions. While any call is still
+        undecided nothing runs (`Outcome.waiting`). `agent` is the run's starting agent, built
+        as when it paused; `state_options` go to `RunState.from_string` (a context
+        deserializer ...)."""
+        sdk = _sdk()
+        text, version = self._stored_state()
+        state: RunState[Any, Any] = await sdk.RunState.from_string(
+            agent, text, **(state_options or {})
+        )
+        items = state.get_interruptions()
+        if not items:
+            raise NothingToResume(
+                f"task {self.task_id}'s last stored run is not paused on an approval: "
+                "nothing to resume"
+            )
+        now = self.store.now()
+        waiting: list[Asked] = []
+        decided: list[tuple[ToolApprovalItem, Decided]] = []
+        for item in items:
+            asked = self._asked_for(call_of(item))
+            row = latest_approval(self.store, self.task_id, asked.effect_id)
+            decision = None if row is None else decision_of(asked, row, now)
+            if decision is None:
+                waiting.append(asked)
+            else:
+                decided.append((item, decision))
+        if waiting:
+            return Outcome(waiting=waiting)
+        for item, decision in decided:
+            if decision.approved:
+                state.approve(item)
+            else:
+                state.reject(item, rejection_message=decision.message)
+        result = await sdk.Runner.run(agent, state, hooks=self.run_hooks(), **runner_options)
+        return self._after(result, [d for _, d in decided], version)
+
+    # --- recording ------------------------------------------------------------------------
+
+    def _asked_for(self, call: Call) -> Asked:
+        effect = find_effect(self.store, self.task_id, call.call_id)
+        if effect is None:
+            raise ResumeRefused(
+                f"the stored run paused on {call.tool_name} call {call.call_id}, which Boris "
+                "never recorded: it was not paused by this adapter"
+            )
+        if str(effect.stage) not in {rules.EffectStage.PLANNED, rules.EffectStage.APPROVED}:
+            raise ResumeRefused(
+                f"{call.tool_name} call {call.call_id} (effect {effect.effect_id}) is "
+                f"{effect.stage} (outcome {effect.outcome}) already: this run was resumed "
+                "before; reconcile the call in Boris, it is not run again"
+            )
+        row = latest_approval(self.store, self.task_id, str(effect.effect_id))
+        return Asked(call, str(effect.effect_id), "" if row is None else str(row.approval_id))
+
+    def _after(self, result: RunResult, decided: list[Decided], based_on: int) -> Outcome:
+        """One transaction: the calls the run paused on now (intent, approval), the calls it
+        went past without running (cancelled, so a late decision cannot approve them), and the
+        run as it stands (a new version of the task's run-state artifact, refused as a
+        Conflict if another process stored one since `based_on`)."""
+        calls = [call_of(item) for item in result.interruptions]
+        commands: list[Any] = []
+        asked: list[Asked] = []
+        for call in calls:
+            effect_id, approval_id = new_id("eff"), new_id("apr")
+            commands += [
+                _plan(self.task_id, effect_id, call, requires_approval=True),
+                ap.RequestApproval(
+                    task_id=self.task_id,
+                    approval_id=approval_id,
+                    effect_id=effect_id,
+                    policy=POLICY,
+                    expires_in_seconds=self.expires_in_seconds,
+                ),
+            ]
+            asked.append(Asked(call, effect_id, approval_id))
+        for decision in decided:
+            if not decision.approved and self._open(decision.asked.effect_id):
+                commands.append(
+                    lg.CancelEffect(
+                        task_id=self.task_id,
+                        effect_id=decision.asked.effect_id,
+                        reason=decision.message or "rejected",
+                    )
+                )
+        paused = ", ".join(f"{c.tool_name} ({c.call_id})" for c in calls)
+        note = f"paused: {paused} wait for a person" if calls else "the run went on to its end"
+        commands.append(
+            RecordArtifact(
+                task_id=self.task_id,
+                artifact_id=STATE_ARTIFACT,
+                name=STATE_NAME,
+                role="other",
+                content=Content(text=result.to_state().to_string(), media_type="application/json"),
+                note=note,
+                based_on=based_on,
+            )
+        )
+        done = self.store.execute_all(commands, self.actor)
+        return Outcome(
+            result=result, asked=asked, decided=decided, state_version=int(done[-1]["version"])
+        )
+
+    def _open(self, effect_id: str) -> bool:
+        with self.store.read() as conn:
+            row = conn.execute(
+                sa.select(t.effects).where(
+                    t.effects.c.task_id == self.task_id, t.effects.c.effect_id == effect_id
+                )
+            ).first()
+        return row is not None and lg.intent_open(row)
+
+    def _open_calls(self) -> list[str]:
+        """The calls asked by a paused run that no resume went past yet."""
+        with self.store.read() as conn:
+            rows = conn.execute(
+                sa.select(t.effects.c.idempotency_key)
+                .where(
+                    t.effects.c.task_id == self.task_id,
+                    t.effects.c.target.startswith(TARGET_PREFIX, autoescape=True),
+                    t.effects.c.requires_approval.is_(True),
+                    t.effects.c.stage.in_((rules.EffectStage.PLANNED, rules.EffectStage.APPROVED)),
+                )
+                .order_by(t.effects.c.position)
+            ).all()
+        return [str(r.idempotency_key).removeprefix("openai-agents:") for r in rows]
+
+    def _state_version(self) -> int:
+        with self.store.read() as conn:
+            current = conn.execute(
+                sa.select(t.artifacts.c.current_version).where(
+                    t.artifacts.c.task_id == self.task_id,
+                    t.artifacts.c.artifact_id == STATE_ARTIFACT,
+                )
+            ).scalar()
+        return 0 if current is None else int(current)
+
+    def _stored_state(self) -> tuple[str, int]:
+        """The paused run's text, verified against its digest, and its version."""
+        with self.store.read() as conn:
+            row = conn.execute(
+                sa.select(t.artifact_versions.c.digest, t.artifact_versions.c.version)
+                .join(
+                    t.artifacts,
+                    sa.and_(
+                        t.artifacts.c.task_id == t.artifact_versions.c.task_id,
+                        t.artifacts.c.artifact_id == t.artifact_versions.c.artifact_id,
+                        t.artifacts.c.current_version == t.artifact_versions.c.version,
+                    ),
+                )
+                .where(
+                    t.artifact_versions.c.task_id == self.task_id,
+                    t.artifact_versions.c.artifact_id == STATE_ARTIFACT,
+                )
+            ).first()
+        if row is None:
+            raise NothingToResume(f"task {self.task_id} holds no paused OpenAI Agents SDK run")
+        data = self.store.blobs.read(str(row.digest), f"artifact {STATE_ARTIFACT}")
+        return data.decode("utf-8"), int(row.version)
+
+    # --- the tool's run, as attempt and response --------------------------------------------
+
+    def run_hooks(self) -> RunHooks[Any]:
+        """The hooks that record each guarded call's attempt and response: `run` and `resume`
+        pass them; pass them to `Runner.run` yourself when you drive the SDK directly."""
+        return _recorder(self, self.hooks)
+
+    def tool_started(self, call: Call, needs_approval: bool) -> None:
+        """Immediately before the SDK invokes the tool with `call.arguments`: the attempt, with
+        their digest. The store refuses it unless an unused approval binds exactly that digest
+        (then the run fails and nothing runs). A call Boris never saw is recorded now: one whose
+        `needs_approval` callable said no goes through without a person; one that always
+        needs approval was approved outside Boris, and is refused."""
+        effect = find_effect(self.store, self.task_id, call.call_id)
+        commands: list[Any] = []
+        if effect is None:
+            # Approved outside Boris (the application's own `state.approve`): recorded as
+            # asking, so the store refuses the attempt and nothing runs.
+            effect_id = new_id("eff")
+            commands.append(_plan(self.task_id, effect_id, call, requires_approval=needs_approval))
+            approval_id = None
+        else:
+            effect_id = str(effect.effect_id)
+            row = latest_approval(self.store, self.task_id, effect_id)
+            approval_id = None if row is None else str(row.approval_id)
+        commands.append(
+            lg.DispatchEffect(
+                task_id=self.task_id,
+                effect_id=effect_id,
+                executor=executor_of(call.tool_name),
+                inputs=call.arguments,
+                approval_id=approval_id,
+            )
+        )
+        self.store.execute_all(commands, self.actor)
+
+    def tool_ended(self, call: Call, output: object) -> None:
+        """The tool returned: its output is the attempt's response (the SDK's word: the outcome
+        stays unknown until a person reconciles it)."""
+        effect = find_effect(self.store, self.task_id, call.call_id)
+        if effect is None:  # not a call Boris saw start
+            return
+        text = output if isinstance(output, str) else _text_of(output)
+        response: dict[str, Any] = {
+            "call_id": call.call_id,
+            "output_digest": digest_of({"output": text}),
+            "output_bytes": len(text.encode("utf-8")),
+        }
+        if len(text.encode("utf-8")) <= MAX_KEPT_OUTPUT_BYTES:
+            response["output"] = text
+        self.store.execute(
+            lg.RecordResponse(
+                task_id=self.task_id,
+                effect_id=str(effect.effect_id),
+                reported="reported_success",
+                response=response,
+            ),
+            self.actor,
+        )
+
+
+def _text_of(output: object) -> str:
+    try:
+        return canonical_json(output)
+    except (TypeError, ValueError):
+        return str(output)
+
+
+def _guarded(tool: object) -> bool | None:
+    """Whether Boris records this tool's calls: a function tool declared with needs_approval
+    (True: always asks; False: a callable that may say no). None: not Boris's to record."""
+    needs = getattr(tool, "needs_approval", False)
+    if needs is False or not hasattr(tool, "on_invoke_tool"):
+        return None
+    return needs is True
+
+
+def _recorder(adapter: BorisApprovals, inner: RunHooks[Any] | None) -> RunHooks[Any]:
+    """The SDK's run hooks that record a guarded tool's attempt and response, calling the
+    application's own hooks as well. Built here so the SDK is imported only when a run starts."""
+    sdk = _sdk()
+
+    class Recorder(sdk.RunHooks):  # type: ignore[misc,name-defined]  # the SDK's, imported late
+        async def on_llm_start(self, *args: Any) -> None:
+            if inner is not None:
+                await inner.on_llm_start(*args)
+
+        async def on_llm_end(self, *args: Any) -> None:
+            if inner is not None:
+                await inner.on_llm_end(*args)
+
+        async def on_agent_start(self, *args: Any) -> None:
+            if inner is not None:
+                await inner.on_agent_start(*args)
+
+        async def on_agent_end(self, *args: Any) -> None:
+            if inner is not None:
+                await inner.on_agent_end(*args)
+
+        async def on_handoff(self, *args: Any) -> None:
+            if inner is not None:
+                await inner.on_handoff(*args)
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            call = _tool_call(context, tool)
+            if call is not None:
+                adapter.tool_started(call, bool(_guarded(tool)))
+            if inner is not None:
+                await inner.on_tool_start(context, agent, tool)
+
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            call = _tool_call(context, tool)
+            if call is not None:
+                adapter.tool_ended(call, result)
+            if inner is not None:
+                await inner.on_tool_end(context, agent, tool, result)
+
+    hooks: RunHooks[Any] = Recorder()
+    return hooks
+
+
+def _tool_call(context: Any, tool: Any) -> Call | None:
+    """The call a hook is about, when it is a guarded function tool's (a ToolContext)."""
+    if _guarded(tool) is None:
+        return None
+    call_id = getattr(context, "tool_call_id", None)
+    arguments = getattr(context, "tool_arguments", None)
+    if not isinstance(call_id, str) or not isinstance(arguments, str):
+        return None
+    name = getattr(context, "tool_name", None) or getattr(tool, "name", "")
+    return Call(call_id, str(name), arguments_object(arguments))
+
+
+def waiting_calls(store: Store, task_id: str) -> Sequence[dict[str, Any]]:
+    """The calls of the task's paused run that still wait for a person: effect, approval and
+    the call, read from the record alone (no agent needed)."""
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.select(t.approvals, t.effects.c.target, t.effects.c.idempotency_key)
+            .join(
+                t.effects,
+                sa.and_(
+                    t.effects.c.task_id == t.approvals.c.task_id,
+                    t.effects.c.effect_id == t.approvals.c.effect_id,
+                ),
+            )
+            .where(
+                t.approvals.c.task_id == task_id,
+                t.approvals.c.policy == POLICY,
+                t.approvals.c.state == rules.ApprovalState.PENDING,
+            )
+        ).all()
+    return [
+        {
+            "approval_id": str(r.approval_id),
+            "effect_id": str(r.effect_id),
+            "tool_name": str(r.target)[len(TARGET_PREFIX) :],
+            "call_id": str(r.idempotency_key).removeprefix("openai-agents:"),
+            "arguments": r.payload,
+            "digest": str(r.payload_digest),
+        }
+        for r in rows
+    ]

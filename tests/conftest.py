@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,7 +147,17 @@ def empty_pg_url(pg_cluster: PgCluster) -> Iterator[str]:
 def _collect_leaks() -> None:
     # A connection a test left open is reported (psycopg warns when it is collected) in the
     # test that left it, not in whichever later test the garbage collector happens to run in.
+    quiet_workers()
     gc.collect()
+
+
+def quiet_workers() -> None:
+    """Let the window's jobs still running finish before their store closes, as the app does
+    on exit (boris_desktop/app.py): a read that ends after `Store.close` hands its connection
+    back to a pool nobody holds, and it is closed only by the garbage collector, later."""
+    qtcore = sys.modules.get("PySide6.QtCore")
+    if qtcore is not None:
+        qtcore.QThreadPool.globalInstance().waitForDone(10_000)
 
 
 # --- stores on both engines ----------------------------------------------------------------
@@ -192,6 +203,7 @@ def ws(tmp_path: Path) -> Path:
 def store(open_store: Callable[..., Store]) -> Iterator[Store]:
     s = open_store()
     yield s
+    quiet_workers()
     s.close()
 
 

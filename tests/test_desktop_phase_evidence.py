@@ -36,6 +36,10 @@ def store(request, tmp_path: Path):
     url = None if request.param == "sqlite" else request.getfixturevalue("pg_url")
     s = Store.open(tmp_path / "store", url=url)
     yield s
+    # The window's last reads finish on the pool before the store closes (test_desktop_live).
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
     s.close()
 
 

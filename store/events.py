@@ -564,7 +564,7 @@ class LeaseAcquired(Payload):
 @event_type("lease.released")
 class LeaseReleased(Payload):
     """The holder let the lease go (an agent done or pausing; a person handing the task back
-    after a handoff checkpoint)."""
+    after a handoff checkpoint), or a person's stop or close ended the agent's lease."""
 
     token: int
     note: str = ""

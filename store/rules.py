@@ -938,7 +938,15 @@ def pending_work(state: Mapping[str, Any]) -> list[str]:
     ]
     out += [f"approval {a['id']} is {a['state']}" for a in state["open_approvals"]]
     out += [f"phase {p['id']} is {p['status']}" for p in state["pending_phases"]]
+    # An open wait is a plan not yet carried out or given up (`open_waits`: the waits whose
+    # `wait_state` is open; absent from checkpoints written before waits were pending work).
+    out += [open_wait_pending(w["id"], w["kind"]) for w in state.get("open_waits", ())]
     return out
+
+
+def open_wait_pending(wait_id: str, kind: str) -> str:
+    """An open wait as pending work: a final checkpoint may not leave it scheduled."""
+    return f"wait {wait_id} ({kind.replace('_', ' ')}) is open: settle or cancel it"
 
 
 # --- stop ------------------------------------------------------------------------------------

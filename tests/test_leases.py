@@ -471,3 +471,43 @@ def test_takeover_seen_by_a_waiting_mcp_client(
             assert state["lease"]["holder"]["id"] == "rita"
 
     anyio.run(scenario)
+
+
+def test_a_persons_stop_ends_the_agents_lease(
+    store: Store, store_dir: Path, store_url: str | None
+) -> None:
+    """A stop ends the agent's lease in its own transaction (a `lease.released` by the
+    person): the stopped agent's next write with its token is lease_lost, exit 7 from
+    `boris`, and nothing of it is written. A later session acquires a new token."""
+    task = _task(store)
+    token = store.execute(c.AcquireLease(task_id=task, session_id="s1", ttl_seconds=60), AGENT)[
+        "token"
+    ]
+    stop_seq = store.task(task)["last_seq"]
+    store.execute(c.StopRun(task_id=task, reason="the draft is going the wrong way"), RITA)
+    after = store.events(task, after_seq=stop_seq)
+    assert len({e["at"] for e in after}) == 1  # one transaction
+    (ended,) = [e for e in after if e["type"] == "lease.released"]
+    assert ended["payload"]["token"] == token and ended["actor"]["id"] == "rita"
+    (stopped,) = [e for e in after if e["type"] == "run.stopped"]
+    assert f"The agent's lease (token {token}) ended." in stopped["payload"]["account"]
+    assert store.task(task)["lease"]["standing"] == "ended"
+    count = len(_events(store, task))
+    with pytest.raises(LeaseLost):
+        store.execute(c.RecordNote(task_id=task, text="still here", lease_token=token), AGENT)
+    late = _boris(
+        store_dir, store_url, "add-criterion", task, "--text", "late", "--json",
+        "--lease-token", str(token), "--actor", "agent:drafter-7",
+    )  # fmt: skip
+    assert late.returncode == 7, late.stdout + late.stderr
+    assert json.loads(late.stdout)["error"]["code"] == "lease_lost"
+    assert len(_events(store, task)) == count
+
+
+def test_a_stop_leaves_a_persons_lease_theirs(store: Store) -> None:
+    task = _task(store)
+    store.execute(c.AcquireLease(task_id=task, session_id="s1", ttl_seconds=60), AGENT)
+    store.execute(c.TakeOver(task_id=task, reason="I finish it"), RITA)
+    store.execute(c.StopRun(task_id=task, reason="paused by me"), RITA)
+    lease = store.task(task)["lease"]
+    assert lease["standing"] == "alive" and lease["token"] == 2

@@ -586,3 +586,60 @@ def test_an_agent_records_lists_and_cancels_a_wait_over_mcp(store: Store, tid: s
 
     anyio.run(scenario)
     assert _wait(store, "job")["state"] == "cancelled"
+
+
+# --- an open wait is pending work ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("end", ["cancel", "settle"])
+def test_an_open_wait_blocks_a_final_checkpoint_until_it_ends(
+    store: Store, tid: str, end: str
+) -> None:
+    from store.errors import PendingWork
+
+    store.execute(
+        c.RecordWait(task_id=tid, kind="rate_limit", after_seconds=60, wait_id="quota"), AGENT
+    )
+    words = "wait quota (rate limit) is open: settle or cancel it"
+    assert store.task(tid)["pending_work"] == [words]
+    count = len(store.events(tid))
+    with pytest.raises(PendingWork, match=r"wait quota \(rate limit\) is open"):
+        store.execute(c.WriteCheckpoint(task_id=tid, reason="final"), AGENT)
+    assert len(store.events(tid)) == count
+    # A handoff carries it, as state another process resumes from.
+    store.execute(c.WriteCheckpoint(task_id=tid, reason="handoff", checkpoint_id="h1"), AGENT)
+    (handoff,) = [e for e in store.events(tid) if e["type"] == "checkpoint.written"][-1:]
+    assert handoff["payload"]["state"]["open_waits"] == [
+        {"id": "quota", "kind": "rate_limit", "ref": ""}
+    ]
+    assert words in handoff["payload"]["state"]["pending_work"]
+    if end == "cancel":
+        store.execute(c.CancelWait(task_id=tid, wait_id="quota", reason="not needed"), RITA)
+    else:
+        store.execute(c.SettleWait(task_id=tid, wait_id="quota", result="done"), AGENT)
+    assert store.task(tid)["pending_work"] == []
+    store.execute(c.WriteCheckpoint(task_id=tid, reason="final"), AGENT)
+    assert store.task(tid)["status"] == "completed"
+
+
+def test_the_checkpoint_dialog_lists_an_open_wait(
+    qtbot: Any, store: Store, tid: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from test_desktop_actions import open_window
+
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+    store.execute(
+        c.RecordWait(task_id=tid, kind="rate_limit", after_seconds=60, wait_id="quota"), AGENT
+    )
+    w = open_window(qtbot, store, tid)
+    w.menu_actions.update()
+    w.menu_actions.checkpoint_action.trigger()
+    d = w.menu_actions.dialog
+    qtbot.waitExposed(d)
+    assert "wait quota (rate limit) is open: settle or cancel it" in d.pending_label.text()
+    assert not d.radios["final"].isEnabled() or not d.radios["final"].isChecked()
+    assert d.radios["handoff"].isChecked()
+    d.reject()

@@ -79,10 +79,12 @@ def test_a_durable_write_on_sqlite_runs_few_statements(tmp_path: Path, ws: Path)
         tid = new_task(s, ws)
         ck = WriteCheckpoint(task_id=tid, reason="milestone")
         s.execute(ck, AGENT)
-        # The state held since the last checkpoint: the task's row, the event, the task's
-        # head and heads in one update, the lineage row, the keyring's head; BEGIN, COMMIT.
+        # The state held since the last checkpoint: the task's row, the lease's fence (an
+        # agent's write: store.commands.core.fence), the event, the task's head and heads in
+        # one update, the lineage row, the keyring's head; BEGIN, COMMIT.
         assert _statements(s, lambda: s.execute(ck, AGENT)) == [
             "BEGIN",
+            "SELECT",
             "SELECT",
             "INSERT",
             "UPDATE",
@@ -90,10 +92,11 @@ def test_a_durable_write_on_sqlite_runs_few_statements(tmp_path: Path, ws: Path)
             "SELECT",
             "COMMIT",
         ]
-        # A plain append: the row, the event, the head, the keyring's head.
+        # A plain append: the row, the fence, the event, the head, the keyring's head.
         note = c.RecordNote(task_id=tid, text="a step")
         assert _statements(s, lambda: s.execute(note, AGENT)) == [
             "BEGIN",
+            "SELECT",
             "SELECT",
             "INSERT",
             "UPDATE",

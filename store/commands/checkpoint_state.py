@@ -89,6 +89,7 @@ pending_work = rules.pending_work
 
 def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
     from ..reads.queries import derive_phases
+    from ..reads.waits import task_waits
 
     task = tx.task(task_id)
     key = {"task_id": task_id}
@@ -146,6 +147,14 @@ def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
             for p in derive_phases(tx.conn, task_id).values()
             if p["readiness"] != "done"
         ]
+    # Waits still open as read now (a met condition or a closed record retires one: the
+    # `wait_state` rule, by store.reads.waits); times left out, so the state holds as the
+    # clock moves and only events change it.
+    state["open_waits"] = [
+        {"id": w["wait_id"], "kind": w["kind"], "ref": w["ref"]}
+        for w in task_waits(tx.conn, task_id, tx.now)
+        if w["state"] == rules.WaitState.OPEN
+    ]
     state["pending_work"] = pending_work(state)
     return state
 

@@ -26,6 +26,7 @@ from ..model import Actor
 from ..tx import Tx
 from .checkpoint_state import known_state
 from .core import TaskCommand, _require_writable, change_status, handles, new_id
+from .leases import end_agent_lease
 from .waits import retire_open_waits
 
 Reason = Literal["initial", "milestone", "handoff", "stopped", "final"]
@@ -263,6 +264,7 @@ def _close(tx: Tx, cmd: CloseTask, actor: Actor) -> str:
         raise CommandRejected(f"task {cmd.task_id}: {refusal}")
     # As a stop does: nothing stays scheduled for a run that will not be finished.
     retire_open_waits(tx, cmd.task_id, f"closed as {cmd.status}: {cmd.reason}", actor)
+    end_agent_lease(tx, cmd.task_id, f"closed as {cmd.status}: {cmd.reason}", actor)
     change_status(tx, cmd.task_id, cmd.status, f"closed by {actor.label()}: {cmd.reason}", actor)
     return cmd.status
 
@@ -308,10 +310,14 @@ def _stop(tx: Tx, cmd: StopRun, actor: Actor) -> str:
         )
     # Scheduled work ends with the run: every open wait retired, its reservation released.
     retired_waits = retire_open_waits(tx, cmd.task_id, f"stopped: {cmd.reason}", actor)
+    # And the agent working on it stops: its lease ends, its later writes are lease_lost.
+    ended_token = end_agent_lease(tx, cmd.task_id, f"stopped: {cmd.reason}", actor)
     account = stop_account(actor, cmd.reason, open_approvals, cancel, unresolved)
     account += fork_account(plan)
     if retired_waits:
         account += f" Waits retired (reservations released): {', '.join(retired_waits)}."
+    if ended_token is not None:
+        account += f" The agent's lease (token {ended_token}) ended."
     tx.emit(
         cmd.task_id,
         ev.RunStopped(

@@ -198,6 +198,19 @@ def _release(tx: Tx, cmd: ReleaseLease, actor: Actor) -> dict[str, Any]:
     return lease_answer(current(tx.conn, cmd.task_id), tx.now)
 
 
+def end_agent_lease(tx: Tx, task_id: str, reason: str, actor: Actor) -> int | None:
+    """End the agent's lease of the task, in the caller's transaction (a person's stop, or
+    closing the task): a `lease.released` by that person, so the agent's next write with its
+    token is refused (LeaseLost) instead of landing in a stopped run. Alive or merely expired
+    alike: an expired token still writes until somebody ends it. A person's lease stays
+    theirs. Returns the token ended, or None."""
+    row = _current(tx, task_id)
+    if row is None or row.ended_at is not None or _holder(row).get("kind") != "agent":
+        return None
+    tx.emit(task_id, ev.LeaseReleased(token=int(row.token), note=reason), actor)
+    return int(row.token)
+
+
 @handles(TakeOver)
 def _take_over(tx: Tx, cmd: TakeOver, actor: Actor) -> dict[str, Any]:
     _require_writable(tx, cmd.task_id)

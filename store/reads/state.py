@@ -216,5 +216,10 @@ def pending_of(task: dict[str, Any]) -> list[str]:
                 for p in task.get("phases", [])
                 if p.get("readiness") != rules.PhaseReadiness.DONE
             ],
+            "open_waits": [
+                {"id": w["wait_id"], "kind": w["kind"]}
+                for w in task.get("waits", [])
+                if w["state"] == rules.WaitState.OPEN
+            ],
         }
     )

@@ -34,7 +34,7 @@ BIN = Path(sys.executable).parent
 SKIPPED = {
     "bash packaging/setup.sh && bash packaging/run-desktop.sh": "installs system packages "
     "(apt-get, as root) and opens the window",
-    "bash packaging/setup.sh && QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q": (
+    "bash packaging/setup.sh && QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2": (
         "installs system packages and runs this very test suite"
     ),
     "boris-desktop": "opens the window",

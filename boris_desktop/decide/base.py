@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFrame,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
 
 from boris_desktop import screen_fit, settings
 from boris_desktop.host import Host
-from boris_desktop.ui.widgets import error_label
+from boris_desktop.ui.widgets import error_label, plain_label
 
 _serial = itertools.count(1)
 
@@ -207,6 +208,17 @@ class ActionDialog(QDialog):
     def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
         self.body.addWidget(widget, stretch)
         return widget
+
+    def reason_field(self, placeholder: str) -> QLineEdit:
+        """The person's reason, labelled and added: the decision is re-judged as it is typed
+        (a reason the dialog requires keeps its button disabled until there is one)."""
+        field = QLineEdit()
+        field.setAccessibleName("Reason")
+        field.setPlaceholderText(placeholder)
+        field.textChanged.connect(self.refresh_buttons)
+        self.add(plain_label("Reason:"))
+        self.add(field)
+        return field
 
     def add_button(self, text: str, tip: str = "") -> QPushButton:
         """A further button beside OK, never the default (`no_default`)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QWidget
 
 from boris_desktop import settings
 from boris_desktop.decide.following import Following
@@ -48,12 +48,7 @@ class TakeOverDialog(Following):
         self.add(heading("What taking over does"))
         self.what = plain_label(name="What taking over does")
         self.add(self.what)
-        self.reason = QLineEdit()
-        self.reason.setAccessibleName("Reason")
-        self.reason.setPlaceholderText("Why you take it over (required; the agent is told)")
-        self.reason.textChanged.connect(self.refresh_buttons)
-        self.add(plain_label("Reason:"))
-        self.add(self.reason)
+        self.reason = self.reason_field("Why you take it over (required; the agent is told)")
         self._show()
         self.refresh_buttons()
         self.fit(560)
@@ -139,12 +134,7 @@ class CancelWaitDialog(Following):
         self.add(heading("What cancelling does"))
         self.what = plain_label(name="What cancelling does")
         self.add(self.what)
-        self.reason = QLineEdit()
-        self.reason.setAccessibleName("Reason")
-        self.reason.setPlaceholderText("Why it no longer waits (required)")
-        self.reason.textChanged.connect(self.refresh_buttons)
-        self.add(plain_label("Reason:"))
-        self.add(self.reason)
+        self.reason = self.reason_field("Why it no longer waits (required)")
         self._show()
         self.refresh_buttons()
         self.fit(560)

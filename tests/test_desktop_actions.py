@@ -16,6 +16,10 @@ from store.services.demo import fill_demo
 
 AGENT = Actor(kind="agent", id="a")
 
+# How long a test waits for the window's workers. Generous: CI runs two workers beside a
+# PostgreSQL server on two cores, and a wait that ends early costs nothing.
+WAIT_MS = 20_000
+
 
 @pytest.fixture(autouse=True)
 def _reviewer(tmp_path: Path, monkeypatch) -> None:
@@ -26,7 +30,7 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 
 
 def settle(qtbot, w) -> None:
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
 
 
 def open_window(qtbot, store: Store, task_id: str | None = None):
@@ -46,23 +50,23 @@ def open_window(qtbot, store: Store, task_id: str | None = None):
 def select_task(qtbot, w, task_id: str) -> None:
     row = w.inbox.row_of(task_id)
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=WAIT_MS)
     settle(qtbot, w)
 
 
 def armed(qtbot, button) -> None:
     """A decision button is armed a moment after the dialog opened (see actions.ARM_MS)."""
-    qtbot.waitUntil(button.isEnabled, timeout=5000)
+    qtbot.waitUntil(button.isEnabled, timeout=WAIT_MS)
 
 
 def viewed(qtbot, dialog) -> None:
     """An approval dialog reads the store's view of what is decided on a worker: wait for it."""
-    qtbot.waitUntil(lambda: dialog.decision is not None, timeout=5000)
+    qtbot.waitUntil(lambda: dialog.decision is not None, timeout=WAIT_MS)
 
 
 def done(qtbot, w, dialog) -> None:
     """Wait for the dialog's command to come back (accepted, or refused and shown)."""
-    qtbot.waitUntil(lambda: not dialog.running, timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=WAIT_MS)
     settle(qtbot, w)
 
 
@@ -101,14 +105,14 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
         d2.ok.click()  # refused by the store, or already disabled by the dialog following it
         done(qtbot, w2, d2)
         assert d2.isVisible()
-        qtbot.waitUntil(lambda: "cannot be decided" in d2.error.text(), timeout=5000)
+        qtbot.waitUntil(lambda: "cannot be decided" in d2.error.text(), timeout=WAIT_MS)
         assert "rita" in d2.error.text() or "meanwhile" in d2.error.text()
         assert not d2.ok.isEnabled() and not d2.reject_button.isEnabled()
         a = next(x for x in demo.task("note")["approvals"] if x["approval_id"] == "apr-note-mail")
         assert a["state"] == "approved"
         assert a["decided_by"]["id"] == "rita" and a["note"] == "fine to send"
         # Both windows refreshed: no pending approval left to decide.
-        qtbot.waitUntil(lambda: not w2.menu_actions.approve_action.isEnabled(), timeout=5000)
+        qtbot.waitUntil(lambda: not w2.menu_actions.approve_action.isEnabled(), timeout=WAIT_MS)
         assert not w1.menu_actions.approve_action.isEnabled()
         w1.close()
         w2.close()
@@ -171,7 +175,7 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     assert w.menu_actions.reconcile_action.isEnabled()
     w.menu_actions.reconcile_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     first = d.observation["observation_id"]
     assert "as it will be" in d.diff.toPlainText()
     assert "Decisions this week" in d.diff.toPlainText()  # intended lines missing from file
@@ -183,13 +187,13 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     tmp = target.with_name(".project-note.md.tmp")
     tmp.write_text("# Project note\n\nSomeone else edited it.\n", encoding="utf-8")
     os.replace(tmp, target)
-    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=WAIT_MS)
     assert "changed" in d.banner.text() and "replaced" in d.banner.text()
     assert not any(b.isEnabled() for b in d.decide_buttons.values())
     d.again.click()
     qtbot.waitUntil(
         lambda: d.observation is not None and d.observation["observation_id"] != first,
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     second = d.observation["observation_id"]
     assert not d.banner.isVisible()
@@ -204,7 +208,7 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
                for o in eff["observations"])  # fmt: skip
     qtbot.waitUntil(
         lambda: w.task_view.bundle["task"]["effects"][0]["reconciliation"] is not None,
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     assert w.task_view.panel("Effects").tree.index_at(("save-note", "reconciliation")).isValid()
 
@@ -212,9 +216,9 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
 def test_reconcile_deleted_target_is_seen(qtbot, demo: Store) -> None:
     w = open_window(qtbot, demo, "note")
     d = w.menu_actions.reconcile()
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     _note_file(demo).unlink()
-    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=WAIT_MS)
     assert "missing" in d.banner.text()
     d.note.setText("x")
     assert not d.ok.isEnabled()
@@ -238,7 +242,7 @@ def test_reconcile_without_a_reviewer_says_nothing_was_observed(qtbot, demo: Sto
     from PySide6.QtCore import Qt
 
     qtbot.mouseClick(d.again, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     d.reject()
 
 
@@ -263,7 +267,7 @@ def test_watcher_handler_error_does_not_kill_it(qtbot, tmp_path: Path) -> None:
     watcher.watch([str(f)])
     assert watcher.state == "watching"
     f.write_text("2")
-    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
     assert "modified" in seen[0]
     watcher.stop()
     assert watcher.state == "off"
@@ -289,7 +293,7 @@ def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> No
     assert watcher.state.startswith("polling")
     qtbot.wait(300)
     f.write_text("22")
-    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
     watcher.stop()
 
 
@@ -326,7 +330,7 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     task = demo.task("guide")
     assert task["status"] == "stopped"
     assert task["effects"][0]["unresolved"]
-    qtbot.waitUntil(lambda: w.task_view.bundle["task"]["status"] == "stopped", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.bundle["task"]["status"] == "stopped", timeout=WAIT_MS)
     assert w.task_view.panel("Effects").tree.index_at(("upload-guide",)).isValid()
     assert "stopped" in w.task_view.header.status.text().lower()
     assert not w.menu_actions.stop_action.isEnabled()
@@ -344,7 +348,7 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
     assert d.radios["handoff"].isChecked() and not d.radios["final"].isEnabled()
-    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=WAIT_MS)
     d.note.setPlainText("stopped by the owner; check the docs site before uploading again")
     # The stop chose no head (the demo's lineage is forked): the handoff waits for the
     # reviewer's choice of the head it continues from, and merges nothing by itself.
@@ -389,7 +393,7 @@ def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> 
     # Forced past the dialog's rule, the store refuses a final checkpoint with pending work,
     # and the dialog says so. (After the dialog's first read of the store, which would show
     # the pending work again.)
-    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=WAIT_MS)
     d.pending = []
     d.radios["final"].setEnabled(True)
     d.radios["final"].setChecked(True)
@@ -407,7 +411,7 @@ def test_final_refused_with_pending_work_handoff_written(qtbot, demo: Store) -> 
     assert cps[-1]["reason"] == "handoff" and cps[-1]["author"]["id"] == "rita"
     qtbot.waitUntil(
         lambda: w.task_view.bundle["task"]["checkpoints"]["checkpoints"][-1]["reason"] == "handoff",
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     cp_id = cps[-1]["checkpoint_id"]
     assert cp_id in all_keys(w.task_view.panel("Checkpoints").tree.records.roots)
@@ -435,7 +439,9 @@ def test_amend_objective(qtbot, demo: Store) -> None:
     assert (
         demo.task("note")["objective"]["text"] == "Keep the project note current, decisions first."
     )
-    qtbot.waitUntil(lambda: "decisions first" in w.task_view.header.objective.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: "decisions first" in w.task_view.header.objective.text(), timeout=WAIT_MS
+    )
 
 
 def test_add_and_judge_criterion_waived(qtbot, demo: Store) -> None:
@@ -450,7 +456,7 @@ def test_add_and_judge_criterion_waived(qtbot, demo: Store) -> None:
     w.menu_actions.judge_action.trigger()
     j = w.menu_actions.dialog
     assert j.criterion["criterion_id"] == "saved"
-    qtbot.waitUntil(lambda: j.decision is not None, timeout=5000)  # the store's read
+    qtbot.waitUntil(lambda: j.decision is not None, timeout=WAIT_MS)  # the store's read
     j.set_status("waived")
     assert not j.ok.isEnabled()  # a waiver needs its reason
     j.note.setText("the owner checks this by hand")
@@ -472,7 +478,7 @@ def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, mo
     w.menu_actions.source_action.trigger()
     qtbot.waitUntil(
         lambda: any(a["name"] == "07-audit.md" for a in demo.task("guide")["artifacts"]),
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     settle(qtbot, w)
     art = next(a for a in demo.task("guide")["artifacts"] if a["name"] == "07-audit.md")
@@ -481,7 +487,7 @@ def test_supply_source_inside_and_outside_scope(qtbot, demo: Store, tmp_path, mo
     outside.write_text("not in scope", encoding="utf-8")
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(outside), ""))
     w.menu_actions.source_action.trigger()
-    qtbot.waitUntil(lambda: w.menu_actions.message_box is not None, timeout=5000)
+    qtbot.waitUntil(lambda: w.menu_actions.message_box is not None, timeout=WAIT_MS)
     assert (
         "Not recorded" in w.menu_actions.message_box.text()
         and "scope" in w.menu_actions.message_box.text()
@@ -494,7 +500,7 @@ def test_edit_artifact_text(qtbot, demo: Store) -> None:
 
     w = open_window(qtbot, demo, "note")
     w.menu_actions.edit_artifact_action.trigger()
-    qtbot.waitUntil(lambda: isinstance(w.menu_actions.dialog, EditArtifactDialog), timeout=5000)
+    qtbot.waitUntil(lambda: isinstance(w.menu_actions.dialog, EditArtifactDialog), timeout=WAIT_MS)
     d = w.menu_actions.dialog
     assert "Kick-off on Monday" in d.editor.toPlainText()
     assert not d.ok.isEnabled()

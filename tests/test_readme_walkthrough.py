@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from test_desktop_actions import armed, done, open_window, settle
+from test_desktop_actions import WAIT_MS, armed, done, open_window, settle
 
 from store import Store
 from store.services.demo import fill_demo
@@ -84,7 +84,7 @@ def _open(qtbot: Any, w: Any, part: str, key: Any, action: str) -> Any:
     keys = act.shortcut()
     assert act.text().replace("&", "") + f" ({keys.toString()})" in README_TEXT
     w.activateWindow()
-    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(w.isActiveWindow, timeout=WAIT_MS)
     before = w.menu_actions.dialog
     qtbot.keySequence(w, keys)
 
@@ -92,7 +92,7 @@ def _open(qtbot: Any, w: Any, part: str, key: Any, action: str) -> Any:
         d = w.menu_actions.dialog
         return d is not None and d is not before and d.isVisible()
 
-    qtbot.waitUntil(shown, timeout=5000)
+    qtbot.waitUntil(shown, timeout=WAIT_MS)
     return w.menu_actions.dialog
 
 
@@ -165,7 +165,7 @@ def test_the_readme_steps_finish_the_reference_guide(
     assert w.task_view.task_id == TASK
     assert TASK in _needs_you(qtbot, w)
     d = _open(qtbot, w, "Effects", "upload-guide", "reconcile_action")
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     assert "cannot read" in d.obs_label.text()
     qtbot.keyClicks(d.note, "guide v2 is on docs.example.org/upload/reference-guide.md")
     _send(qtbot, w, d, d.ok)  # Present
@@ -190,7 +190,7 @@ def test_the_readme_steps_finish_the_reference_guide(
     # 3. "Dependencies tab, *Structural review*: **Actions › Complete Phase… (Ctrl+Shift+P)**:
     #    *Done*, a summary."
     d = _open(qtbot, w, "Dependencies", "review", "phase_action")
-    qtbot.waitUntil(lambda: d.view is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.view is not None, timeout=WAIT_MS)
     assert d.radios[True].isChecked()
     qtbot.keyClicks(d.summary, "read v3 section by section: one per source")
     _send(qtbot, w, d, d.ok)
@@ -221,7 +221,7 @@ def test_the_readme_steps_finish_the_reference_guide(
         assert ev["actor"]["id"] == "rita"
 
         d = _open(qtbot, w, "Criteria", cid, "judge_action")
-        qtbot.waitUntil(lambda d=d: d.decision is not None, timeout=5000)
+        qtbot.waitUntil(lambda d=d: d.decision is not None, timeout=WAIT_MS)
         d.set_status("satisfied")
         d.artifact.setCurrentIndex(d.artifact.findText("guide v3"))  # against guide v3
         _tick(d, ev["evidence_id"])
@@ -245,7 +245,7 @@ def test_the_readme_steps_finish_the_reference_guide(
     build = next(a for a in _task(store)["artifacts"] if a["artifact_id"] == "build-log")
     assert build["current"]["version"] == 2 and build["role"] == "log"
     assert store.blobs.read(build["current"]["digest"]) == log.read_bytes()
-    qtbot.waitUntil(lambda: _inbox_row(w)["needs"]["missing_blobs"] == 0, timeout=5000)
+    qtbot.waitUntil(lambda: _inbox_row(w)["needs"]["missing_blobs"] == 0, timeout=WAIT_MS)
 
     # 6. "**Actions › Checkpoint / Handoff… (Ctrl+K)**: *Final* (nothing is pending); the
     #    lineage is forked: continue from *ckpt-milestone*, tick *ckpt-handoff* to merge it, a
@@ -262,7 +262,7 @@ def test_the_readme_steps_finish_the_reference_guide(
     last = task["checkpoints"]["checkpoints"][-1]
     assert last["reason"] == "final" and task["checkpoints"]["heads"] == [last["checkpoint_id"]]
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: _inbox_row(w)["status"] == "completed", timeout=5000)
+    qtbot.waitUntil(lambda: _inbox_row(w)["status"] == "completed", timeout=WAIT_MS)
     assert _shown_status(w) == "completed"
     assert TASK not in _needs_you(qtbot, w)  # it left "needs you"
     rows = json.loads(_cli(store_dir, store_url, "tasks", "--json"))["result"]
@@ -301,7 +301,7 @@ def _open_evidence(qtbot: Any, w: Any, cid: str, path: Path) -> Any:
         d = _open(qtbot, w, "Criteria", cid, "evidence_action")
     finally:
         mp.undo()
-    qtbot.waitUntil(lambda: d.target is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.target is not None, timeout=WAIT_MS)
     return d
 
 
@@ -322,7 +322,7 @@ def _click_task(qtbot: Any, w: Any, title: str) -> None:
             break
     else:
         raise AssertionError(f"no task titled {title}…")
-    qtbot.waitUntil(lambda: w.task_view.task_id == TASK, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == TASK, timeout=WAIT_MS)
     settle(qtbot, w)
 
 
@@ -349,11 +349,11 @@ def _needs_you(qtbot: Any, w: Any) -> list[str]:
     f = w.status_filter
     before = f.currentIndex()
     f.setCurrentIndex(f.findText("Needs you"))
-    qtbot.waitUntil(lambda: w.proxy.status == w.proxy.NEEDS_YOU, timeout=5000)
+    qtbot.waitUntil(lambda: w.proxy.status == w.proxy.NEEDS_YOU, timeout=WAIT_MS)
     ids = [
         w.inbox.rows[w.proxy.mapToSource(w.proxy.index(i, 0)).row()]["id"]
         for i in range(w.proxy.rowCount())
     ]
     f.setCurrentIndex(before)
-    qtbot.waitUntil(lambda: w.proxy.status != w.proxy.NEEDS_YOU, timeout=5000)
+    qtbot.waitUntil(lambda: w.proxy.status != w.proxy.NEEDS_YOU, timeout=WAIT_MS)
     return ids

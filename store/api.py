@@ -152,6 +152,10 @@ _WHERE: dict[str, str] = {
     # the reviewer's key
     "keyring": "store.signing",
     "person_key_line": "store.signing.export",
+    # retention (issue 35 part R)
+    # deletion and visibility (issue 35 part D)
+    # late changes (issue 35 part L)
+    # context manifests and configuration (issue 35 part M)
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -416,4 +420,8 @@ __all__ = [
     "why_not_cancellable",
     "why_undecidable",
     "write_diff",
+    # retention (issue 35 part R)
+    # deletion and visibility (issue 35 part D)
+    # late changes (issue 35 part L)
+    # context manifests and configuration (issue 35 part M)
 ]

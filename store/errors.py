@@ -413,3 +413,15 @@ class LeaseLost(CommandRejected):
         self.lease_token = lease_token
         self.current_token = current_token
         self.holder = holder
+
+
+# --- retention (issue 35 part R) ------------------------------------------------------
+
+
+# --- deletion and visibility (issue 35 part D) ----------------------------------------
+
+
+# --- late changes (issue 35 part L) ---------------------------------------------------
+
+
+# --- context manifests and configuration (issue 35 part M) ----------------------------

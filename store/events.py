@@ -602,3 +602,15 @@ class NarrativeClaim(BaseModel):
 
 
 NarrativeRecorded.model_rebuild()
+
+
+# --- retention (issue 35 part R) ------------------------------------------------------
+
+
+# --- deletion and visibility (issue 35 part D) ----------------------------------------
+
+
+# --- late changes (issue 35 part L) ---------------------------------------------------
+
+
+# --- context manifests and configuration (issue 35 part M) ----------------------------

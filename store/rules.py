@@ -1493,3 +1493,15 @@ def fence_refusal(
             lost=True,
         )
     return None
+
+
+# --- retention (issue 35 part R) ------------------------------------------------------
+
+
+# --- deletion and visibility (issue 35 part D) ----------------------------------------
+
+
+# --- late changes (issue 35 part L) ---------------------------------------------------
+
+
+# --- context manifests and configuration (issue 35 part M) ----------------------------

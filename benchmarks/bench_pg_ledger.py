@@ -14,7 +14,13 @@ fsync on, as a team store would run. Each contender gets its own database on tha
   hands it over each step;
 - bare commit: psycopg inserting one row of the checkpoint's size per commit, the floor.
 
-Interleaved rounds, best of `--rounds` for each, so a noisy neighbour costs everyone alike.
+- pipelined floor: psycopg sending a write's own statements (row lock, event insert, task
+  row update, NOTIFY, COMMIT) in one pipeline per commit: the least a chained write costs.
+
+Every contender talks to the server through benchmarks/pg_delay_proxy.py, which adds 0, 1
+and 5 ms each way (`--delays`) and counts round trips (the client's flights) per write.
+Interleaved rounds, best of `--rounds` for each, so a noisy neighbour costs everyone alike;
+at a delay the writes per round are divided by (1 + delay) to keep a run short.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
 from bench_ledger import AGENT, LangGraphLoop, boris_task  # noqa: E402
+from pg_delay_proxy import DelayProxy  # noqa: E402
 from pg_server import PgServer  # noqa: E402
 
 from store import Store  # noqa: E402
@@ -52,6 +59,28 @@ def _admin(url: str, sql: str) -> None:
 
     with psycopg.connect(_plain(url), autocommit=True) as conn:
         conn.execute(sql)
+
+
+#: One write's figures: writes/s and round trips per write (through the proxy).
+Result = tuple[float, float]
+
+
+class Via:
+    """Connections through the delay proxy; counts round trips of the timed loop only."""
+
+    def __init__(self, proxy: DelayProxy) -> None:
+        self.proxy = proxy
+
+    def __call__(self, url: str) -> str:
+        return self.proxy.url_for(url)
+
+    def timed(self, n: int, write: Callable[[], object]) -> Result:
+        self.proxy.reset()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            write()
+        rate = n / (time.perf_counter() - t0)
+        return rate, self.proxy.counts()[0] / n
 
 
 class Database:
@@ -75,68 +104,94 @@ class Database:
         _admin(self.admin_url, f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
 
 
-def boris_appends(admin_url: str, n: int) -> float:
+def boris_appends(admin_url: str, via: Via, n: int) -> Result:
     with (
         Database(admin_url) as db,
         tempfile.TemporaryDirectory() as tmp,
-        Store.open(Path(tmp) / "s", url=db.url) as s,
+        Store.open(Path(tmp) / "s", url=via(db.url)) as s,
     ):
         tid = s.execute(c.CreateTask(title="bench", owner="o", objective="x"), AGENT)
         note = c.RecordNote(task_id=tid, text="a step")
         s.execute(note, AGENT)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            s.execute(note, AGENT)
-        return n / (time.perf_counter() - t0)
+        return via.timed(n, lambda: s.execute(note, AGENT))
 
 
-def boris_checkpoints(admin_url: str, n: int) -> tuple[float, dict[str, Any]]:
+def boris_checkpoints(admin_url: str, via: Via, n: int) -> tuple[Result, dict[str, Any]]:
     with (
         Database(admin_url) as db,
         tempfile.TemporaryDirectory() as tmp,
-        Store.open(Path(tmp) / "s", url=db.url) as s,
+        Store.open(Path(tmp) / "s", url=via(db.url)) as s,
     ):
         tid = boris_task(s, Path(tmp) / "scope")
         cmd = WriteCheckpoint(task_id=tid, reason="milestone", note="")
         s.execute(cmd, AGENT)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            s.execute(cmd, AGENT)
-        rate = n / (time.perf_counter() - t0)
+        result = via.timed(n, lambda: s.execute(cmd, AGENT))
         head = s.head_checkpoint(tid)
         assert head is not None
-        return rate, head["state"]
+        return result, head["state"]
 
 
-def postgres_saver(admin_url: str, n: int, state: dict[str, Any]) -> float:
+def postgres_saver(admin_url: str, via: Via, n: int, state: dict[str, Any]) -> Result:
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    with Database(admin_url) as db, PostgresSaver.from_conn_string(_plain(db.url)) as saver:
+    with Database(admin_url) as db, PostgresSaver.from_conn_string(_plain(via(db.url))) as saver:
         saver.setup()
         loop = LangGraphLoop(saver, state)
         loop.put()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            loop.put()
-        return n / (time.perf_counter() - t0)
+        return via.timed(n, loop.put)
 
 
-def bare_commits(admin_url: str, n: int, size: int) -> float:
+def bare_commits(admin_url: str, via: Via, n: int, size: int) -> Result:
     import psycopg
 
-    with Database(admin_url) as db, psycopg.connect(_plain(db.url), autocommit=True) as conn:
+    with Database(admin_url) as db, psycopg.connect(_plain(via(db.url)), autocommit=True) as conn:
         conn.execute("CREATE TABLE t (id bigserial PRIMARY KEY, body bytea)")
         body = b"x" * size
-        t0 = time.perf_counter()
-        for _ in range(n):
-            conn.execute("INSERT INTO t (body) VALUES (%s)", (body,))
-        return n / (time.perf_counter() - t0)
+        return via.timed(n, lambda: conn.execute("INSERT INTO t (body) VALUES (%s)", (body,)))
+
+
+def pipelined_floor(admin_url: str, via: Via, n: int) -> Result:
+    """A chained write's own statements in one pipeline: lock and check the head, insert the
+    event, move the head, notify, commit. What one round trip a write can reach."""
+    import hashlib
+
+    import psycopg
+
+    with (
+        Database(admin_url) as db,
+        psycopg.connect(_plain(via(db.url)), autocommit=True) as conn,
+    ):
+        conn.execute("CREATE TABLE task (id text PRIMARY KEY, seq int, head text)")
+        conn.execute(
+            "CREATE TABLE ev (task text, seq int, payload text, prev text, hash text, "
+            "PRIMARY KEY (task, seq))"
+        )
+        conn.execute("INSERT INTO task VALUES ('t', 0, '')")
+        state = {"seq": 0, "head": ""}
+
+        def write() -> None:
+            # BEGIN and COMMIT are ours (autocommit): the driver's own BEGIN would wait.
+            seq, prev = int(state["seq"]) + 1, str(state["head"])
+            digest = hashlib.sha256(f"{prev}{seq}a step".encode()).hexdigest()
+            with conn.pipeline(), conn.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.execute("SELECT 1 FROM task WHERE id = 't' AND seq = %s FOR UPDATE", (seq - 1,))
+                cur.execute(
+                    "INSERT INTO ev VALUES ('t', %s, 'a step', %s, %s)", (seq, prev, digest)
+                )
+                cur.execute("UPDATE task SET seq = %s, head = %s WHERE id = 't'", (seq, digest))
+                cur.execute("SELECT pg_notify('bench', 't')")
+                cur.execute("COMMIT")
+            state["seq"], state["head"] = seq, digest
+
+        return via.timed(n, write)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--writes", type=int, default=300, help="writes per contender per round")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--delays", type=float, nargs="+", default=[0, 1, 5], help="ms each way")
     p.add_argument("--url", default=os.environ.get("BORIS_TEST_PG_URL"))
     args = p.parse_args()
     server = None
@@ -145,33 +200,47 @@ def main() -> int:
         server = PgServer.start(durable=True)
         url = server.url()
     try:
-        _, state = boris_checkpoints(url, 1)
-        size = len(canonical_json(state).encode())
-        contenders: dict[str, Callable[[], float]] = {
-            "Boris append (one event a commit)": lambda: boris_appends(url, args.writes),
-            "Boris checkpoint write": lambda: boris_checkpoints(url, args.writes)[0],
-            "LangGraph PostgresSaver.put": lambda: postgres_saver(url, args.writes, state),
-            f"bare commit of a {size}-byte row": lambda: bare_commits(url, args.writes, size),
-        }
-        best: dict[str, float] = {}
-        for _ in range(args.rounds):
-            for name, run in contenders.items():
-                best[name] = max(best.get(name, 0.0), run())
-        print(
-            f"PostgreSQL at {url.split('@')[-1]} (fsync on); best of {args.rounds} rounds "
-            f"of {args.writes} writes, interleaved"
-        )
-        saver = best["LangGraph PostgresSaver.put"]
-        bare = best[f"bare commit of a {size}-byte row"]
-        for name, rate in best.items():
-            print(
-                f"  {name:<38}{rate:>9.0f}/s   {rate / saver:5.2f}x PostgresSaver   "
-                f"{rate / bare:5.2f}x bare"
-            )
+        from sqlalchemy.engine import make_url
+
+        where = make_url(url)
+        print(f"PostgreSQL at {url.split('@')[-1]} (fsync on); best of {args.rounds} rounds")
+        for delay in args.delays:
+            proxy = DelayProxy(where.host or "127.0.0.1", where.port or 5432, delay_ms=delay)
+            via = Via(proxy.start())
+            try:
+                run_delay(url, via, delay, max(20, int(args.writes / (1 + delay))), args.rounds)
+            finally:
+                proxy.stop()
     finally:
         if server is not None:
             server.stop()
     return 0
+
+
+def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
+    _, state = boris_checkpoints(url, via, 1)
+    size = len(canonical_json(state).encode())
+    contenders: dict[str, Callable[[], Result]] = {
+        "Boris append (one event a commit)": lambda: boris_appends(url, via, n),
+        "Boris checkpoint write": lambda: boris_checkpoints(url, via, n)[0],
+        "LangGraph PostgresSaver.put": lambda: postgres_saver(url, via, n, state),
+        "pipelined floor (own statements)": lambda: pipelined_floor(url, via, n),
+        f"bare commit of a {size}-byte row": lambda: bare_commits(url, via, n, size),
+    }
+    best: dict[str, Result] = {}
+    for _ in range(rounds):
+        for name, run in contenders.items():
+            rate, trips = run()
+            if rate > best.get(name, (0.0, 0.0))[0]:
+                best[name] = (rate, trips)
+    print(f"+{delay:g} ms each way, {n} writes a round:")
+    saver = best["LangGraph PostgresSaver.put"][0]
+    floor = best["pipelined floor (own statements)"][0]
+    for name, (rate, trips) in best.items():
+        print(
+            f"  {name:<38}{rate:>8.0f}/s  {trips:4.1f} round trips  "
+            f"{rate / saver:5.2f}x PostgresSaver  {rate / floor:5.2f}x floor"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from other processes. An update keeps the reviewer's selection and scroll positi
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui.text import failure
 
 if TYPE_CHECKING:
+    from boris_desktop.inbox.pages import PagedInboxModel
     from boris_desktop.inbox.table import InboxFilter, InboxModel
     from boris_desktop.runtime.task_watch import TaskFileWatcher
     from boris_desktop.task.view import TaskView
@@ -65,6 +67,16 @@ COLUMN_WIDEST = {
 #: How often "Working now" is judged again against the database clock: a lease that runs
 #: out without a heartbeat reads as idle within this of its expiry, with no store write.
 WORKING_TICK_MS = 500
+#: A store with more tasks than this has its inbox read in pages (boris_desktop.inbox.pages:
+#: the database sorts, filters, searches and counts) instead of whole into memory.
+PAGED_FROM = 5_000
+#: "always" or "never" overrides the count (tests, benchmarks); anything else: the count.
+PAGED_VARIABLE = "BORIS_DESKTOP_PAGED_INBOX"
+
+
+def paged_mode() -> str:
+    mode = os.environ.get(PAGED_VARIABLE, "").strip().lower()
+    return mode if mode in ("always", "never") else "auto"
 
 
 class MainWindow(QMainWindow):
@@ -85,6 +97,10 @@ class MainWindow(QMainWindow):
         self.selected: str | None = None
         self._version: int | None = None
         self._needy = 0  # tasks that need the reviewer, as of the last inbox read
+        #: The inbox is read in pages (PagedInboxModel) rather than whole (see PAGED_FROM).
+        self.paged = False
+        self._search_pending = False  # a paged search is read: `searched` when it comes
+        self._sizing = False  # the tasks are counted (PAGED_FROM): no inbox read meanwhile
         self._follow_due = False  # the queue and history start with the first inbox load
         self._built = False
         self._columns_restored = False
@@ -236,9 +252,7 @@ class MainWindow(QMainWindow):
         )
         self.search.returnPressed.connect(self.table.setFocus)
         self.status_filter.addItem(icon("attention"), "Needs you", InboxFilter.NEEDS_YOU)
-        self.status_filter.currentIndexChanged.connect(
-            lambda: self.proxy.set_status(self.status_filter.currentData())
-        )
+        self.status_filter.currentIndexChanged.connect(self._status_chosen)
 
         self._task_view: TaskView | None = None
         self._parts_moved: set[str] = set()  # parts whose split the reviewer dragged
@@ -703,6 +717,10 @@ class MainWindow(QMainWindow):
             ix = self.proxy.mapFromSource(self.inbox.index(row, 0))
             if ix.isValid():
                 self.table.setCurrentIndex(ix)
+        elif self.paged and self.store is not None and task_id != self.selected:
+            # Not among the pages read so far: shown below all the same.
+            self.selected = task_id
+            self.reload()
 
     def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
         n = len(rows)
@@ -751,10 +769,17 @@ class MainWindow(QMainWindow):
             self._on_peeked(result)
             open_it()
 
-        shown = self._shown()
-        self.loader.submit("peek", lambda: jobs.peek_tasks(directory, shown), peeked, open_it)
+        shown, mode = self._shown(), paged_mode()
+        self.loader.submit(
+            "peek", lambda: jobs.peek_inbox(directory, shown, mode, PAGED_FROM), peeked, open_it
+        )
 
     def _on_peeked(self, result: dict[str, Any] | None) -> None:
+        if result is not None and result.get("paged"):
+            if self.store is None and not self.inbox.all_rows:
+                self._use_paged(True)
+                self.pages.show_peeked(result)  # `_paged_read` says and paints it
+            return
         tasks = result["tasks"] if result else None
         if self.store is not None or not tasks or self.inbox.all_rows:
             return  # the store came first, or there is nothing to show
@@ -780,6 +805,7 @@ class MainWindow(QMainWindow):
             # Another store: nothing of the last one's stays on screen. (After a first look,
             # store.reads.peek, its rows and the reviewer's choice among them stay.)
             self.selected = None
+            self._use_paged(False)
             self.inbox.set_rows([])
         self._version = None
         self.loader.cancel("peek")
@@ -791,7 +817,7 @@ class MainWindow(QMainWindow):
             settings.remember_store(str(store.location.directory))
         self._show_reviewer()
         self._due = (set(), False)
-        self.reload()
+        self._choose_inbox()
         if self.live.start(store):
             self._timer.stop()
         else:
@@ -802,6 +828,140 @@ class MainWindow(QMainWindow):
         # lock behind two workers (benchmarks/bench_queue.py), and the inbox is painted first.
         self._follow_due = True
         self.store_opened.emit()
+
+    # --- the inbox in pages (issue 36 part W) ---------------------------------------------
+
+    @property
+    def pages(self) -> PagedInboxModel:
+        """The inbox model, when it reads in pages (`self.paged`)."""
+        from boris_desktop.inbox.pages import PagedInboxModel
+
+        assert isinstance(self.inbox, PagedInboxModel)
+        return self.inbox
+
+    def _choose_inbox(self) -> None:
+        """Read the inbox whole or in pages (PAGED_FROM), the tasks counted on a worker."""
+        mode = paged_mode()
+        if mode != "auto":
+            self._use_paged(mode == "always")
+            self.reload()
+            return
+        self._sizing = True
+        store = self.store
+        self.loader.submit(
+            "inbox-size", lambda: jobs.inbox_size(store), self._sized, lambda _e: self._sized(0)
+        )
+
+    def _sized(self, tasks: int) -> None:
+        self._sizing = False
+        self._use_paged(tasks > PAGED_FROM)
+        self.reload()
+
+    def _use_paged(self, on: bool) -> None:
+        """Put a paged (or a whole) inbox model behind the table, in the order shown."""
+        if on == self.paged:
+            if on:
+                self.pages.store = self.store
+            return
+        from boris_desktop.inbox.table import InboxModel
+
+        old = self.inbox
+        model: InboxModel
+        paged: PagedInboxModel | None = None
+        if on:
+            from boris_desktop.inbox.pages import PagedInboxModel
+
+            model = paged = PagedInboxModel(None, self.loader, self)
+            paged.reloaded.connect(self._paged_read)
+            paged.paged.connect(self._select_row)
+            paged.counted.connect(self._status)
+        else:
+            for kind in ("inbox-read", "inbox-page", "inbox-count", "inbox-peek"):
+                self.loader.cancel(kind)
+            model = InboxModel(self)
+        model.reviewer_id = old.reviewer_id
+        column, descending = old.order
+        model.sort(column, self._order_of(descending))
+        if paged is not None:
+            paged.store = self.store  # after `sort`: the first reading comes with `reload`
+        self.paged = on
+        self.inbox = model
+        self.proxy.setSourceModel(model)
+        # The paged model filters by status itself (by SQL); the whole one through the proxy.
+        self.proxy.set_status(None if on else self.status_filter.currentData())
+        old.deleteLater()
+
+    @staticmethod
+    def _order_of(descending: bool) -> Any:
+        from PySide6.QtCore import Qt
+
+        return Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+
+    def _status_chosen(self, *_: Any) -> None:
+        status = self.status_filter.currentData()
+        if self.paged:
+            self.pages.set_status(status)
+        else:
+            self.proxy.set_status(status)
+
+    def _paged_loaded(self, result: dict[str, Any]) -> None:
+        """A paged refresh: the statuses and the selected task; the pages read again."""
+        self._version = result["version"]
+        self.inbox.clock.set(result.get("now"))
+        self._status_filter_items(result["statuses"])
+        self._start_following()
+        self.empty_button.setEnabled(True)
+        if result.get("task_id") and "bundle" not in result and result["task_id"] == self.selected:
+            self.selected = None  # deleted meanwhile: the top task is selected instead
+        self.pages.reload()  # keeps as many rows as are held
+        if "bundle" in result:
+            self._show_task(result)
+        else:
+            self._status()
+
+    def _paged_read(self) -> None:
+        """The paged model's rows came (a first page, a search, a filter, a refresh)."""
+        from boris_desktop.inbox.table import ID_ROLE
+
+        model = self.pages
+        if model.rows:
+            self._size_columns()
+        self._select_row()
+        if self._search_pending:
+            self._search_pending = False
+            if model.row_of(self.selected) < 0 and self.proxy.rowCount():
+                self.table.setCurrentIndex(self.proxy.index(0, 0))  # as `_searched`
+            self.searched.emit()
+        if self.store is None:  # a first look, before the store is open (`_on_peeked`)
+            self.statusBar().showMessage(f"{model.counts['total']:,} tasks; opening the store…")
+            self.repaint()
+            self.peeked.emit()
+            return
+        self._status()
+        if model.view is None:
+            return
+        if not model.counts["total"]:
+            self.right.setCurrentIndex(EMPTY)
+            self.loaded.emit()
+            return
+        if self.right.currentIndex() in (NOTHING, EMPTY):
+            if self._task_view is None and self._staged:
+                self._build_view = _soon(self, self._show_task_page)
+                self._build_view.start()
+            else:
+                self._show_task_page()
+        if (
+            model.rows
+            and self.selected is None
+            and not (self._queue_in_front() and self._pane_for is None)
+        ):
+            top = self.proxy.index(0, 0)
+            self.selected = top.data(ID_ROLE) if top.isValid() else model.rows[0]["id"]
+            self._select_row()
+            store, task_id = self.store, self.selected
+            self.loader.submit(
+                "load", lambda: jobs.task_only(store, task_id), self._on_loaded, self._failed
+            )
 
     def load_demo(self) -> None:
         store = self.store
@@ -817,26 +977,27 @@ class MainWindow(QMainWindow):
 
     def reload(self) -> None:
         """Load the inbox and the selected task now, superseding any load in flight."""
-        if self.store is None:
+        if self.store is None or self._sizing:
             return
-        store, selected, shown = self.store, self.selected, self._shown()
         self.loader.submit(
-            "load",
-            lambda: jobs.refresh(store, selected, None, shown),
-            self._on_loaded,
-            self._failed,
+            "load", self._refresh_job(self.selected, None), self._on_loaded, self._failed
         )
+
+    def _refresh_job(self, task_id: str | None, known: int | None) -> Callable[[], Any]:
+        """What a worker reads to refresh: the whole inbox, or (paged) only the task and the
+        statuses; the paged model reads its own pages again (`_paged_loaded`)."""
+        store = self.store
+        if self.paged:
+            return lambda: jobs.paged_refresh(store, task_id, known)
+        shown = self._shown()
+        return lambda: jobs.refresh(store, task_id, known, shown)
 
     def _poll(self) -> None:
         # A poll never supersedes a load in flight (that load would be dropped for nothing).
-        if self.store is None or self.loader.busy("load"):
+        if self.store is None or self._sizing or self.loader.busy("load"):
             return
-        store, selected, known, shown = self.store, self.selected, self._version, self._shown()
         self.loader.submit(
-            "load",
-            lambda: jobs.refresh(store, selected, known, shown),
-            self._on_loaded,
-            self._failed,
+            "load", self._refresh_job(self.selected, self._version), self._on_loaded, self._failed
         )
 
     def _heard(self, changes: Any) -> None:
@@ -848,25 +1009,19 @@ class MainWindow(QMainWindow):
 
     def _reload_heard(self) -> None:
         ids, everything = self._due
-        if self.store is None or not (ids or everything):
+        if self.store is None or self._sizing or not (ids or everything):
             return
         if self.loader.busy("load"):
             # That load may have read before the commit: reload once it is in.
             self._due_retry.start()
             return
         self._due = (set(), False)
-        store, selected = self.store, self.selected
+        selected = self.selected
         task_id = selected if everything or selected in ids else None
         # A task the server named is read whatever the version says: an inbox-only load may
         # have read the version after its commit, and "unchanged" would then skip it.
         known = None if everything or task_id is not None else self._version
-        shown = self._shown()
-        self.loader.submit(
-            "load",
-            lambda: jobs.refresh(store, task_id, known, shown),
-            self._on_loaded,
-            self._failed,
-        )
+        self.loader.submit("load", self._refresh_job(task_id, known), self._on_loaded, self._failed)
 
     def _shown(self) -> tuple[tuple[int, bool], list[dict[str, Any]], int, tuple[str, ...]]:
         """The inbox's order, a copy of its row list (the rows themselves are never changed
@@ -885,6 +1040,10 @@ class MainWindow(QMainWindow):
         from boris_desktop.inbox.table import search_words
 
         wanted = search_words(self.search.text())
+        if self.paged:  # by SQL, on a worker (the model's); `_paged_read` when it is in
+            self._search_pending = True
+            self.pages.set_search(wanted)
+            return
         every, held, revision = self.inbox.all_rows, list(self.inbox.rows), self.inbox.revision
         self.loader.submit(
             "search",
@@ -907,6 +1066,9 @@ class MainWindow(QMainWindow):
         """Load synchronously: only for start-up rendering (--screenshot) and tests."""
         assert self.store is not None
         self.loader.cancel("load")
+        if self.paged:  # the pages come from the model's worker all the same
+            self._on_loaded(jobs.paged_refresh(self.store, self.selected, None))
+            return
         result = jobs.refresh(self.store, self.selected, None)
         if self.selected is None and result["tasks"]:
             self.selected = result["tasks"][0]["id"]  # list_tasks sorts by need of attention
@@ -935,6 +1097,11 @@ class MainWindow(QMainWindow):
         from boris_desktop.inbox.table import ID_ROLE
 
         if result.get("unchanged"):
+            return
+        if self.paged and "tasks" in result:
+            return  # read whole before the window turned to pages
+        if "statuses" in result and "tasks" not in result:
+            self._paged_loaded(result)
             return
         if "tasks" not in result:  # the selected task alone (see _row_changed)
             if result.get("task_id") == self.selected:
@@ -1156,13 +1323,19 @@ class MainWindow(QMainWindow):
     def _status(self) -> None:
         n = len(self.inbox.all_rows)
         needy = self._needy  # counted with the inbox's last read (jobs.refresh)
+        shown = ""
+        if self.paged:  # counted by the database with the pages' last reading
+            counts = self.pages.counts
+            n, needy = counts["total"], counts["needy"]
+            if self.pages.search or self.pages.status:
+                shown = f" ({counts['matching']:,} shown)"
         where = self.store.location.describe() if self.store else "no store"
         who = getattr(self, "reviewer_label", "")
         from boris_desktop.ui import text as t
 
         need = "needs" if needy == 1 else "need"
         self.statusBar().showMessage(
-            f"{t.count(n, 'task', 'tasks')}, {needy} {need} you · {where} · "
+            f"{t.count(n, 'task', 'tasks')}{shown}, {needy} {need} you · {where} · "
             f"{self.live.state or f'live (event {self._version})'} · {who}"
         )
 

@@ -153,13 +153,31 @@ _WHERE: dict[str, str] = {
     "keyring": "store.signing",
     "person_key_line": "store.signing.export",
     # retention (issue 35 part R)
+    "RetiredWeight": "store.rules",
     # deletion and visibility (issue 35 part D)
+    "DeletionPlan": "store.services.deletion",
+    "plan_deletion": "store.services.deletion",
+    "delete_task": "store.services.deletion",
+    "TaskDeleted": "store.errors",
     # late changes (issue 35 part L)
+    "AcknowledgeLateChanges": "store.commands.late",
+    "OpenFollowup": "store.commands.late",
+    "late_view": "store.reads.late",
     # context manifests and configuration (issue 35 part M)
+    "model_saw": "store.reads.manifests",
+    # the inbox in pages (issue 36 part W)
+    "PagedInbox": "store.reads.inbox_pages",
+    "InboxPageKey": "store.reads.inbox_pages",
+    "peek_inbox_page": "store.reads.inbox_pages",
+    "inbox_fetcher": "store.reads.queries",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
-_AS: dict[str, str] = {"HISTORY_FIELDS": "FIELDS"}
+_AS: dict[str, str] = {
+    "HISTORY_FIELDS": "FIELDS",
+    "InboxPageKey": "PageKey",
+    "peek_inbox_page": "peek_first_page",
+}
 
 if TYPE_CHECKING:
     from store.commands.approvals import DecideApproval
@@ -178,6 +196,7 @@ if TYPE_CHECKING:
         SetStatus,
     )
     from store.commands.effects import CancelEffect, ObserveEffect, ReconcileEffect
+    from store.commands.late import AcknowledgeLateChanges, OpenFollowup  # part L
     from store.commands.leases import TakeOver
     from store.commands.waits import CancelWait
     from store.errors import (
@@ -190,6 +209,7 @@ if TYPE_CHECKING:
         ScopeViolation,
         StoreError,
         TargetChanged,
+        TaskDeleted,
         UnknownApproval,
     )
     from store.events import FileState
@@ -221,6 +241,9 @@ if TYPE_CHECKING:
     from store.reads.evidence_views import EVIDENCE_KINDS, EvidenceTarget
     from store.reads.history import FIELDS as HISTORY_FIELDS
     from store.reads.history import history
+    from store.reads.inbox_pages import PagedInbox  # part W
+    from store.reads.inbox_pages import PageKey as InboxPageKey  # part W
+    from store.reads.inbox_pages import peek_first_page as peek_inbox_page  # part W
     from store.reads.judging import (
         ArtifactOffered,
         EvidenceOffered,
@@ -228,8 +251,11 @@ if TYPE_CHECKING:
         JudgeDecision,
         VersionChange,
     )
+    from store.reads.late import late_view  # part L
+    from store.reads.manifests import model_saw
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
+    from store.reads.queries import inbox_fetcher  # part W
     from store.reads.signers import SignatureState, decision_signers, signers
     from store.rules import (
         BUDGET_AT_LIMIT,
@@ -241,6 +267,7 @@ if TYPE_CHECKING:
         EffectStage,
         LeaseStanding,
         PhaseReadiness,
+        RetiredWeight,
         RunStatus,
         State,
         StopPlan,
@@ -272,6 +299,7 @@ if TYPE_CHECKING:
         why_undecidable,
     )
     from store.scope import is_store_file
+    from store.services.deletion import DeletionPlan, delete_task, plan_deletion
     from store.services.demo import fill_demo
     from store.services.narratives import narratives, summary_markdown
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
@@ -300,6 +328,7 @@ __all__ = [
     "EVIDENCE_KINDS",
     "EXPIRING",
     "HISTORY_FIELDS",
+    "AcknowledgeLateChanges",  # part L
     "Actor",
     "ActorKind",
     "AddCriterion",
@@ -329,17 +358,21 @@ __all__ = [
     "DecideApproval",
     "DecisionKind",
     "Delete",
+    "DeletionPlan",  # part D
     "EffectStage",
     "EvidenceOffered",
     "EvidenceOrigin",
     "EvidenceTarget",
     "FileState",
+    "InboxPageKey",  # part W
     "JudgeCriterion",
     "JudgeDecision",
     "LeaseStanding",
     "ObserveEffect",
     "OlderEvidence",
     "Opaque",
+    "OpenFollowup",  # part L
+    "PagedInbox",  # part W
     "PhaseBlocked",
     "PhaseCompletion",
     "PhaseInputView",
@@ -349,6 +382,7 @@ __all__ = [
     "RecordArtifact",
     "ReleaseBudget",
     "Replace",
+    "RetiredWeight",  # part R
     "RevokedApproval",
     "RunStatus",
     "ScopeViolation",
@@ -363,6 +397,7 @@ __all__ = [
     "StoreError",
     "TakeOver",
     "TargetChanged",
+    "TaskDeleted",  # part D
     "UnknownApproval",
     "Upload",
     "Verdict",
@@ -390,23 +425,29 @@ __all__ = [
     "decision_signers",
     "decisions",
     "default_directory",
+    "delete_task",  # part D
     "effect_cancellable",
     "effect_reconcilable",
     "effect_to_reconcile",
     "effect_unresolved",
     "fill_demo",
     "history",
+    "inbox_fetcher",  # part W
     "is_destination",
     "is_store_file",
     "keyring",
+    "late_view",  # part L
     "lease_standing",
     "may_decide",
+    "model_saw",  # part M
     "most_pressing_counter",
     "narratives",
     "observe_and_judge",
+    "peek_inbox_page",  # part W
     "peek_tasks",
     "pending_work",
     "person_key_line",
+    "plan_deletion",  # part D
     "read_blob_range",
     "reconcile_by_hand",
     "record_open",
@@ -422,6 +463,6 @@ __all__ = [
     "write_diff",
     # retention (issue 35 part R)
     # deletion and visibility (issue 35 part D)
-    # late changes (issue 35 part L)
+    # late changes (issue 35 part L): AcknowledgeLateChanges, OpenFollowup, late_view (sorted above)
     # context manifests and configuration (issue 35 part M)
 ]

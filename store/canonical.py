@@ -1,26 +1,77 @@
-"""Canonical JSON and digests: the form that hashes and approvals bind to."""
+"""Canonical JSON and digests: the form that hashes and approvals bind to.
+
+The form is the standard library's `json` with sorted keys, no insignificant white space and
+UTF-8 kept as is (sqlite-utils' form): every stored hash was made with it. orjson writes the
+same bytes for almost every value, about ten times faster, so it writes them; the classes of
+value where its output differs, or may, go to the standard library instead
+(tests/test_canonical_orjson.py proves both halves):
+
+- a float below 1e-4 in size: Python writes `1e-05`, orjson `0.00001` or `1e-7`. Its output
+  is checked for a digit before `e-` and for `0.0000` (a string holding them costs only the
+  slower path);
+- NaN and the infinities: Python writes `NaN`/`Infinity`, orjson `null`. Output holding a
+  `null` is read back and compared with the value, which a non-finite float fails;
+- what orjson refuses: an integer beyond 64 bits, a key that is not a string, a lone
+  surrogate, nesting deeper than 254, a type json does not know either (both refuse it).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
+
+import orjson
 
 # One encoder for the process: json.dumps with any option builds a new encoder per call,
 # which costs as much as encoding a small payload (and every event is small).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
+# Dates and dataclasses are not JSON to `json`: orjson must refuse them too (`_refuse`).
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+# Where a float below 1e-4 may be: orjson's `1e-7` / `2.5e-5` or its `0.00001`.
+_SMALL_FLOAT = re.compile(rb"[0-9]e-|0\.0000")
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value)` encoded as UTF-8: what digests and hashes are taken of."""
+    try:
+        out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError: the standard library says what it makes of it
+        return _CANONICAL.encode(value).encode("utf-8")
+    if _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value):
+        return _CANONICAL.encode(value).encode("utf-8")
+    return out
+
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant white space, UTF-8 kept as is (sqlite-utils' form)."""
-    return _CANONICAL.encode(value)
+    try:
+        out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
+    except TypeError:
+        return _CANONICAL.encode(value)
+    if _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value):
+        return _CANONICAL.encode(value)
+    return out.decode("utf-8")
+
+
+def _string(text: str) -> str:
+    """A JSON string literal (orjson's equals json's for every string it accepts)."""
+    try:
+        return orjson.dumps(text).decode("utf-8")
+    except TypeError:  # a lone surrogate: as json writes it
+        return _CANONICAL.encode(text)
 
 
 def canonical_object(members: dict[str, str]) -> str:
     """The canonical JSON of an object whose member values are canonical JSON texts already:
     so a large member encoded once (a checkpoint's state) is not encoded again inside it."""
-    dumps = _CANONICAL.encode
-    return "{" + ",".join(f"{dumps(k)}:{members[k]}" for k in sorted(members)) + "}"
+    return "{" + ",".join(f"{_string(k)}:{members[k]}" for k in sorted(members)) + "}"
 
 
 def sha256_hex(data: bytes) -> str:
@@ -29,7 +80,7 @@ def sha256_hex(data: bytes) -> str:
 
 def digest_of(value: Any) -> str:
     """The digest of a JSON-able value's canonical form, prefixed with its algorithm."""
-    return "sha256:" + sha256_hex(canonical_json(value).encode("utf-8"))
+    return "sha256:" + sha256_hex(canonical_bytes(value))
 
 
 def chain_hash(prev_hash: str, event_body: dict[str, Any]) -> str:
@@ -37,7 +88,7 @@ def chain_hash(prev_hash: str, event_body: dict[str, Any]) -> str:
     h = hashlib.sha256()
     h.update(prev_hash.encode("ascii"))
     h.update(b"\n")
-    h.update(canonical_json(event_body).encode("utf-8"))
+    h.update(canonical_bytes(event_body))
     return h.hexdigest()
 
 
@@ -58,7 +109,7 @@ def chain_hash_of_parts(
     body's canonical form is assembled around it, keys in sorted order, instead of
     serializing the payload a second time. A test checks it equals `chain_hash`.
     """
-    dumps = _CANONICAL.encode
+    dumps = _string
     body = (
         f'{{"actor":{actor_json},"at":{dumps(at)},"format":{fmt},'
         f'"payload":{payload_json},"seq":{seq},'

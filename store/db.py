@@ -4,6 +4,18 @@ SQLite is the embedded default (one file, WAL, synchronous=FULL, write transacti
 with BEGIN IMMEDIATE as PLATFORM.md requires); a team store uses PostgreSQL through the same
 Core statements. Code elsewhere asks this module for the engine, the clock and the
 append-only guard, and never tests the dialect itself.
+
+Round trips on PostgreSQL (issue 36): a write's latency on a network is its number of waits
+for the server, so the write path waits as little as it can. Statements whose answer nobody
+reads (the event insert, the head's move, a checkpoint row, NOTIFY: `Prepared.send`) are not
+sent on their own: they are queued on the connection and go out in one psycopg pipeline with
+the next statement that must be answered (a read) or with the COMMIT (`write_transaction`),
+and the implicit BEGIN rides in the first of them. A pooled connection is pinged only when
+it sat idle (`_IDLE_PING_S`), not before every write. What a write still waits for: the
+task's row (lock, head, lease, the keyring head and the server's clock, one statement:
+store.tx, which `seed`s the keyring's answer for store.signing.seal), and the COMMIT with
+everything queued (benchmarks/bench_pg_ledger.py counts them through
+benchmarks/pg_delay_proxy.py).
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ def create_engine(url: str, *, read_only: str = "") -> Engine:
     if url.startswith("sqlite"):
         return _sqlite_engine(url, read_only)
     try:
-        return sa.create_engine(url, pool_pre_ping=True)
+        engine = sa.create_engine(url)
     except (ModuleNotFoundError, sa.exc.NoSuchModuleError) as exc:
         from .errors import StoreLocationInvalid
 
@@ -61,6 +73,42 @@ def create_engine(url: str, *, read_only: str = "") -> Engine:
             f"this database needs a driver that is not installed ({exc}); for PostgreSQL "
             "install psycopg: pip install 'psycopg[binary]'"
         ) from None
+    if engine.dialect.name == "postgresql":
+        _server_hooks(engine)
+    return engine
+
+
+#: A pooled server connection idle longer than this is pinged before use (a dropped one is
+#: replaced by the pool); one used just before is not: pinging each checkout, as
+#: pool_pre_ping does, is one more round trip on every write.
+_IDLE_PING_S = 1.0
+
+
+def _server_hooks(engine: Engine) -> None:
+    import time
+
+    @event.listens_for(engine, "checkin")
+    def _idle_since(_dbapi_conn: Any, record: Any) -> None:
+        record.info["boris_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("boris_idle_since")
+        if since is not None and time.monotonic() - since < _IDLE_PING_S:
+            return
+        try:
+            dbapi_conn.execute("SELECT 1")
+            dbapi_conn.rollback()
+        except engine.dialect.loaded_dbapi.Error as exc:
+            raise sa.exc.DisconnectionError(str(exc)) from exc
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _send_queued(conn: Connection, *_args: Any) -> None:
+        # A Core statement sees what the queued ones wrote: they go first. It may change
+        # what a seeded answer said: those are read again.
+        conn.info.pop(_SEEDS, None)
+        if conn.info.get(_QUEUE):
+            _exchange(conn, None, ())
 
 
 def _sqlite_engine(url: str, read_only: str = "") -> Engine:
@@ -151,8 +199,13 @@ def write_transaction(conn: Connection) -> Iterator[None]:
     `Prepared` statements. Elsewhere it is an ordinary Core transaction.
     """
     if conn.dialect.name != "sqlite":
-        with conn.begin():
-            yield
+        with _own_begin(conn), conn.begin():
+            try:
+                yield
+            except BaseException:
+                conn.info[_QUEUE] = []  # never sent: the transaction is rolled back
+                raise
+            _commit_with_queued(conn)
         return
     _run_driver(conn, "BEGIN IMMEDIATE", ())
     try:
@@ -190,6 +243,7 @@ class Prepared:
     def __init__(self, stmt: ClauseElement) -> None:
         self._stmt = stmt
         self._compiled: dict[str, tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
+        self.unanswered = False
 
     def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
         got = self._compiled.get(dialect.name)
@@ -199,6 +253,8 @@ class Prepared:
             if "POSTCOMPILE" in c.string:
                 raise TypeError("a Prepared statement cannot hold an expanding IN (...)")
             names = tuple(c.positiontup or ()) if c.positional else None
+            # A change whose answer is never read (no RETURNING): on a server it is queued.
+            self.unanswered = bool((c.isinsert or c.isupdate or c.isdelete) and not c.returning)
             # Values the statement carries itself (a LIMIT, a literal in a WHERE).
             fixed = {
                 name: bind.value
@@ -214,16 +270,120 @@ class Prepared:
         args: Sequence[Any] | Mapping[str, Any] = (
             values if names is None else [values[n] for n in names]
         )
+        seeds = conn.info.get(_SEEDS)
+        if seeds:
+            answer = seeds.pop(id(self), None)
+            if answer is not None:
+                return list(answer)
+        if self.unanswered and conn.info.get(_QUEUE) is not None:
+            queue(conn, sql, args)  # sent with the next read or the COMMIT (`send`)
+            return []
         return _run_driver(conn, sql, args)
 
+    def send(self, conn: Connection, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement whose answer is not read: on a server it is queued and sent with
+        the next statement that is answered, or the COMMIT (one round trip for all)."""
+        sql, names, fixed = self._for(conn.dialect)
+        values = {**fixed, **params} if params else fixed
+        queue(conn, sql, values if names is None else [values[n] for n in names])
 
-def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+
+#: Statements queued on a server connection (conn.info), sent with the next answered one.
+_QUEUE = "boris_queued"
+#: Answers to reads known already in this transaction (`seed`), per Prepared statement.
+_SEEDS = "boris_seeds"
+
+
+def seed(conn: Connection, statement: Prepared, rows: Sequence[Any]) -> None:
+    """`statement`'s answer in this transaction, read along with another statement: its next
+    run returns it without asking the server. Any Core statement run afterwards (which may
+    change what it reads) forgets every seed; so does the transaction's end."""
+    conn.info.setdefault(_SEEDS, {})[id(statement)] = list(rows)
+
+
+def queue(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> None:
+    """Queue a statement whose answer is not read (see `Prepared.send`). Only a server write
+    transaction (`write_transaction`) queues: anywhere else, whose COMMIT would not carry
+    the queue, the statement runs at once."""
+    pending = conn.info.get(_QUEUE)
+    if pending is None:
+        _run_driver(conn, sql, args)
+        return
+    pending.append((sql, args))
+
+
+def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[str, Any]) -> Any:
+    """The queued statements and then `sql` (if any) in one pipeline: one wait for the
+    server. Returns the cursor `sql` ran on, its answer fetched."""
+    raw: Any = conn.connection.driver_connection
+    queued = conn.info.get(_QUEUE) or []
+    if queued:
+        conn.info[_QUEUE] = []  # still queueing: the write transaction goes on
+    cursor = _cursor(conn)
+    try:
+        with raw.pipeline():
+            if queued:
+                writes = conn.info.get("boris_queue_cursor")
+                if writes is None:
+                    writes = conn.info["boris_queue_cursor"] = raw.cursor()
+                for q_sql, q_args in queued:
+                    writes.execute(q_sql, q_args)
+            if sql is not None:
+                cursor.execute(sql, args)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        failed = sql if sql is not None else "; ".join(q for q, _ in queued)
+        raise sa.exc.DBAPIError.instance(
+            failed, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+        ) from exc
+    return cursor
+
+
+@contextlib.contextmanager
+def _own_begin(conn: Connection) -> Iterator[None]:
+    """A server write transaction whose BEGIN we send, queued with its first statement:
+    psycopg's own implicit BEGIN waits for its answer, one round trip more per write. The
+    driver is in autocommit meanwhile (so it adds no BEGIN of its own); its commit() and
+    rollback() still end a transaction the server has open, and send nothing otherwise."""
+    raw: Any = conn.connection.driver_connection
+    raw.autocommit = True
+    conn.info[_QUEUE] = [("BEGIN", ())]  # the queue exists only inside a write transaction
+    try:
+        yield
+    finally:
+        conn.info.pop(_QUEUE, None)
+        conn.info.pop(_SEEDS, None)
+        # Back to the pool as it came: reads rely on the driver's implicit BEGIN.
+        with contextlib.suppress(Exception):
+            raw.autocommit = False
+
+
+def _commit_with_queued(conn: Connection) -> None:
+    """COMMIT on the driver, in the same pipeline as what is still queued; SQLAlchemy's own
+    commit that follows finds the driver's transaction closed and sends nothing."""
+    raw: Any = conn.connection.driver_connection
+    if conn.info.get(_QUEUE) == [("BEGIN", ())] and raw.info.transaction_status == 0:
+        conn.info[_QUEUE] = []  # nothing was written or read: nothing to send
+        return
+    queue(conn, "COMMIT", ())
+    _exchange(conn, None, ())
+
+
+def _cursor(conn: Connection) -> Any:
     # The cursor lives in the pooled connection's info, which the pool clears when it
     # replaces a broken connection.
     info = conn.info
     cursor = info.get("boris_cursor")
     if cursor is None:
         cursor = info["boris_cursor"] = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    return cursor
+
+
+def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+    if conn.dialect.name == "postgresql":
+        # Through a pipeline: the implicit BEGIN and anything queued ride with it.
+        cursor = _exchange(conn, sql, args)
+        return cursor.fetchall() if cursor.description else []
+    cursor = _cursor(conn)
     try:
         cursor.execute(sql, args)
         return cursor.fetchall() if cursor.description else []

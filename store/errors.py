@@ -418,10 +418,74 @@ class LeaseLost(CommandRejected):
 # --- retention (issue 35 part R) ------------------------------------------------------
 
 
+class ContentRetired(StoreError):
+    """The item's content was retired by its retention class (a tombstone keeps its digest,
+    size and media type): a typed absence, not a missing blob, and not an integrity problem."""
+
+    code = "retired"
+    category = "not_found"
+
+    def __init__(self, item: str, digest: str, retired_at: str) -> None:
+        super().__init__(f"{item} was retired on {retired_at[:10]} (kept: digest {digest})")
+        self.item = item
+        self.digest = digest
+        self.retired_at = retired_at
+
+
 # --- deletion and visibility (issue 35 part D) ----------------------------------------
+
+
+class TaskDeleted(UnknownTask):
+    """The task was deleted by a person (store.services.deletion): nothing of it is readable,
+    and its receipt says when and by whom. An `UnknownTask`, so every caller that handles an
+    absent task handles this one; `code` tells them apart."""
+
+    code = "task_deleted"
+
+    def __init__(self, task_id: str, deleted_at: str, deleted_by: str) -> None:
+        super().__init__(task_id)
+        self.args = (f"task {task_id!r} was deleted on {deleted_at} by {deleted_by}",)
+        self.deleted_at = deleted_at
+        self.deleted_by = deleted_by
+
+
+class DeletionRefused(CommandRejected):
+    """`delete-task` refused (store.rules.deletion_refusal names the rule); nothing was
+    removed."""
+
+    code = "deletion_refused"
+
+
+class ReceiptFormatUnknown(StoreError):
+    """A deletion receipt written by a newer program, in a format this one does not read."""
+
+    code = "receipt_format_unknown"
+    category = "integrity"
 
 
 # --- late changes (issue 35 part L) ---------------------------------------------------
 
 
 # --- context manifests and configuration (issue 35 part M) ----------------------------
+
+
+class ToolDefinitionChanged(CommandRejected):
+    """A dispatch refused: the intent was planned under an older definition of its tool
+    than the task's current configuration (store.rules.pinned_tool_refusal)."""
+
+    code = "tool_definition_changed"
+
+    def __init__(self, effect_id: str, tool: str, message: str) -> None:
+        super().__init__(f"effect {effect_id}: {message}", rule="tool_definition_changed")
+        self.effect_id = effect_id
+        self.tool = tool
+
+
+class UnknownManifest(CommandRejected):
+    code = "unknown_manifest"
+    category = "not_found"
+
+    def __init__(self, task_id: str, manifest_id: str) -> None:
+        super().__init__(f"task {task_id} has no context manifest {manifest_id!r}")
+        self.task_id = task_id
+        self.manifest_id = manifest_id

@@ -115,12 +115,16 @@ def registered_types() -> dict[str, type[Payload]]:
 
 
 @event_type("task.created")
-class TaskCreated(Payload):
+class TaskCreated(Additive):
     title: str
     owner: str
     objective: str
     scope: Scope
     status: str = "running"
+    # The task this one follows up (issue 35 part L): left out while None, so a task created
+    # without one hashes as it always did.
+    origin: TaskOrigin | None = None
+    ADDED: ClassVar[frozenset[str]] = frozenset({"origin"})
 
 
 @event_type("objective.amended")
@@ -291,8 +295,10 @@ class FileState(BaseModel):
 
 
 @event_type("effect.planned")
-class EffectPlanned(Payload):
-    """The intent, recorded before any dispatch."""
+class EffectPlanned(Additive):
+    """The intent, recorded before any dispatch. `tool`, `tool_digest`: the tool definition
+    it was planned under (pinned: a later configuration that changes that tool's digest
+    leaves this intent on the older definition until it is migrated or re-planned)."""
 
     effect_id: str
     kind: str
@@ -306,6 +312,10 @@ class EffectPlanned(Payload):
     consequence: str
     requires_approval: bool
     policy: str = ""
+    tool: str | None = None
+    tool_digest: str | None = None
+
+    ADDED: ClassVar[frozenset[str]] = frozenset({"tool", "tool_digest"})
 
 
 @event_type("effect.revised")
@@ -605,12 +615,218 @@ NarrativeRecorded.model_rebuild()
 
 
 # --- retention (issue 35 part R) ------------------------------------------------------
+# New event types, not new fields on old ones: a program that predates retention refuses
+# them by name in one line ("unknown event type 'content.retired'") instead of reading a
+# record whose content it would look for in vain.
+
+RetainedKind = Literal["artifact_version", "evidence", "note"]
+
+
+@event_type("retention.set")
+class RetentionSet(Payload):
+    """An item's retention class (store.rules.retention_class), set when it was recorded or
+    changed later. `due_at`: when it falls due on the database's clock, where that is known
+    now (None for keep, and for until-completion before the task completed: then the read
+    computes it from the completion, store.reads.retention)."""
+
+    item_kind: RetainedKind
+    item_id: str
+    # The item's identity, repeated so that the class names exactly the content it governs.
+    digest: str
+    size: int
+    media_type: str
+    written_by: Actor
+    retain: str
+    due_at: str | None = None
+    reason: str = ""
+
+
+@event_type("note.stored")
+class NoteStored(Payload):
+    """A note whose text is kept as content (a blob), not in the log, so that it can expire:
+    written instead of `note.recorded` when a note is given a retention class other than
+    keep. Like every note it changes no state and authorizes nothing."""
+
+    note_id: str
+    kind: Literal["note", "message"] = "note"
+    digest: str
+    size: int
+    media_type: str
+
+
+@event_type("content.retired")
+class ContentRetired(Payload):
+    """The tombstone of expired content: the blob is gone (unless another live item still
+    names the digest), and this keeps what is safe to keep: the digest, size and media type,
+    what the item was, its class, and what it proved (e.g. "criterion C1 satisfied on
+    report v2"), so the record still says what was decided on it."""
+
+    item_kind: RetainedKind
+    item_id: str
+    digest: str
+    size: int
+    media_type: str
+    retain: str
+    due_at: str
+    proved: tuple[str, ...] = ()
 
 
 # --- deletion and visibility (issue 35 part D) ----------------------------------------
 
 
+@event_type("note.private")
+class PrivateNote(Payload):
+    """A note only this store's people read (visibility `private`): the event names the
+    text's blob by digest and carries none of it, so the chain verifies (and a package
+    imports) without the text, which an export leaves out unless asked (`--include
+    private`). A new type, not a field on `note.recorded`: a program that does not know it
+    refuses it in one line ("unknown event type 'note.private'") instead of reading a
+    private note as a shared one."""
+
+    digest: str
+    size: int
+    kind: Literal["note", "message"] = "note"
+
+
 # --- late changes (issue 35 part L) ---------------------------------------------------
+# New event types: a program that predates them refuses them by name in one line ("unknown
+# event type 'late_changes.acknowledged'"); a follow-up's origin on `task.created` is Additive,
+# and a program that predates it refuses such an event as not matching its format.
+
+
+class TaskOrigin(BaseModel):
+    """The completed task a follow-up was opened from, and the last late fact it answers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    task_id: str
+    through_seq: int
+
+
+TaskCreated.model_rebuild()
+
+
+@event_type("late_changes.acknowledged")
+class LateChangesAcknowledged(Payload):
+    """A person saw what changed after completion up to `through_seq` and decided that no
+    further task is needed. `based_on`: the last late fact they saw (a newer one arriving
+    while they decided is a conflict, never acknowledged unseen)."""
+
+    through_seq: int
+    based_on: int
+    note: str = ""
+
+
+@event_type("followup.opened")
+class FollowupOpened(Payload):
+    """A person opened a follow-up task for what changed after completion up to
+    `through_seq`: the new task (`followup_task_id`) names this one as its origin. The
+    completed task stays completed; the late facts count as answered."""
+
+    followup_task_id: str
+    title: str
+    through_seq: int
+    based_on: int
+    note: str = ""
 
 
 # --- context manifests and configuration (issue 35 part M) ----------------------------
+# New event types: a program that predates manifests refuses them by name in one line
+# ("unknown event type 'context.manifest'"); the pinned tool on `effect.planned` is Additive,
+# so an intent planned without one hashes as it always did.
+
+
+class ModelConfig(BaseModel):
+    """The model a request went to: provider, model id, and the digest of its parameters
+    (temperature, limits, system prompt…: their canonical JSON's sha256, never the text)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    provider: str
+    model: str
+    parameters_digest: str | None = None
+
+
+class ManifestItem(BaseModel):
+    """One item of context, by identity: what kind (message, tool_result, file, memory,
+    instruction, tool_definition…), which (`ref`), its digest and size, tokens if known.
+    `reason`: why it was left out (only on an omitted item)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    kind: str
+    ref: str
+    digest: str
+    size: int
+    tokens: int | None = None
+    reason: Literal["budget", "policy", "stale", "retired"] | None = None
+    note: str = ""
+
+
+class LedTo(BaseModel):
+    """What a model request led to: an effect or a checkpoint of the task."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    kind: Literal["effect", "checkpoint"]
+    id: str
+
+
+@event_type("context.manifest")
+class ContextManifest(Payload):
+    """What the model saw for one request or decision: the items included and those left
+    out with why, by digest (the content stays wherever it lives), the model and its
+    configuration, and what it led to (also set later by `context.manifest_linked`). A view
+    for one decision: it changes no state and authorizes nothing."""
+
+    manifest_id: str
+    model: ModelConfig
+    included: tuple[ManifestItem, ...] = ()
+    omitted: tuple[ManifestItem, ...] = ()
+    led_to: LedTo | None = None
+    purpose: str = ""
+
+
+@event_type("context.manifest_linked")
+class ContextManifestLinked(Payload):
+    """The manifest's request led to this effect or checkpoint (known only after it)."""
+
+    manifest_id: str
+    led_to: LedTo
+
+
+class ToolDefinition(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    name: str
+    digest: str
+
+
+class Configuration(BaseModel):
+    """What an agent runs under: model, provider, its parameters' digest, and its tool
+    catalogue (each tool's definition digest, and the catalogue's digest over them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    provider: str
+    model: str
+    parameters_digest: str | None = None
+    tool_catalogue_digest: str
+    tools: tuple[ToolDefinition, ...] = ()
+
+
+@event_type("configuration.changed")
+class ConfigurationChanged(Payload):
+    """A configuration transition at checkpoint `checkpoint_id`: from here on the task's
+    agent runs under `configuration` (the first one recorded is a transition from none)."""
+
+    checkpoint_id: str
+    configuration: Configuration
+    reason: str = ""
+
+
+@event_type("effect.tool_migrated")
+class EffectToolMigrated(Payload):
+    """An intent planned under an older tool definition was reviewed against the current
+    one and re-pinned to it (`to_digest`); its approvals bound the older reading and went
+    stale (an `approval.retired` beside it)."""
+
+    effect_id: str
+    tool: str
+    from_digest: str
+    to_digest: str
+    reason: str

@@ -48,6 +48,11 @@ MAX_DEPTH = 100
 #: thread and checkpoint id): a few short names and ids, never a state.
 MAX_EXTERNAL_IDS = 16
 MAX_EXTERNAL_ID_CHARS = 256
+#: A context manifest (store.commands.manifests): items included plus omitted, each named by
+#: digest, never the content; and a configuration's tool catalogue. A request of a large
+#: model holds thousands of messages at most; more is a dump, not a manifest.
+MAX_MANIFEST_ITEMS = 5_000
+MAX_CONFIGURATION_TOOLS = 1_000
 
 _JSON_STRING = json.JSONEncoder(ensure_ascii=False).encode
 _SEPARATORS = (",", ":", "{", "[")

@@ -67,12 +67,11 @@ def announce(conn: Connection, task_ids: Iterable[str]) -> None:
     delivered when (and only if) the transaction commits."""
     if conn.dialect.name != "postgresql":
         return
-    from sqlalchemy import text
+    from . import db
 
     for payload in payloads(task_ids):
-        conn.execute(
-            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": payload}
-        )
+        # Nothing to read back: it goes out with the COMMIT, in the same round trip.
+        db.queue(conn, "SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
 
 @dataclass(frozen=True)

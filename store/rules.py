@@ -241,6 +241,8 @@ def authority_refusal(
     status (for set_status) or the counter's current limit (for set_budget)."""
     if actor_kind == ActorKind.PERSON:
         return None
+    if command_type in LATE_DECISIONS:  # issue 35 part L
+        return late_decision_authority(actor_kind)
     ask = "ask a person to do it"
     if command_type == "decide_approval":
         return Refusal(
@@ -1497,11 +1499,292 @@ def fence_refusal(
 
 # --- retention (issue 35 part R) ------------------------------------------------------
 
+#: What may carry a retention class: the three kinds of content a person may want gone
+#: sooner than the run (an artifact version, an evidence item, a note kept as content).
+RETAINED_KINDS: tuple[str, ...] = ("artifact_version", "evidence", "note")
+
+_RETAIN = re.compile(
+    r"^(?:(?P<keep>keep)|(?P<after>until-completion)(?:\+(?P<an>\d{1,5})(?P<au>[dh]))?|(?P<n>\d{1,5})(?P<u>[dh]))$"
+)
+
+
+@dataclass(frozen=True)
+class RetentionClass:
+    """How long content is kept: `keep` (for the life of the record), a duration from when
+    it was recorded (`30d`, `12h`), or a duration after the task completed
+    (`until-completion+7d`). Durations count on the database's clock."""
+
+    text: str
+    kind: str  # "keep", "duration", "after_completion"
+    seconds: int = 0
+
+    @property
+    def keeps(self) -> bool:
+        return self.kind == "keep"
+
+
+def retention_class(text: str) -> RetentionClass:
+    """Parse a class as written (`keep`, `30d`, `12h`, `until-completion+7d`); ValueError
+    names the forms for anything else."""
+    m = _RETAIN.match(text.strip())
+    if m is None:
+        raise ValueError(
+            f"retention class {text!r} is not keep, a duration (30d, 12h) or until-completion+Nd"
+        )
+    if m["keep"]:
+        return RetentionClass("keep", "keep")
+    if m["after"]:
+        n = int(m["an"] or 0)
+        secs = n * (86400 if m["au"] == "d" else 3600)
+        return RetentionClass(text.strip(), "after_completion", secs)
+    return RetentionClass(
+        text.strip(), "duration", int(m["n"]) * (86400 if m["u"] == "d" else 3600)
+    )
+
+
+def retention_due(cls: RetentionClass, recorded_at: str, completed_at: str | None) -> str | None:
+    """When content of this class falls due, on the database's clock: never for keep; the
+    recording time plus the duration; the completion time plus N once the task completed
+    (until then it is not due: a run still working may need it)."""
+    if cls.kind == "duration":
+        return store_time_after(recorded_at, cls.seconds)
+    if cls.kind == "after_completion" and completed_at is not None:
+        return store_time_after(completed_at, cls.seconds)
+    return None
+
+
+def retain_refusal(
+    actor_kind: str, actor_id: str, writer_id: str, writer_kind: str, retired: bool
+) -> Refusal | None:
+    """Who may change an item's retention class. A person may change any: how long a record
+    keeps content is the owner's call (privacy, storage). An agent may change only what it
+    wrote itself, in either direction: it knows what its own diagnostics are for, but it
+    may not shorten (nor lengthen) the life of a person's note or another actor's evidence,
+    or an agent could make evidence against its own work expire. A retired item has no
+    content left to keep: its class is history."""
+    if retired:
+        return Refusal(
+            "retired_is_final", "the item was retired; its content is gone and stays gone"
+        )
+    if actor_kind == ActorKind.PERSON:
+        return None
+    if writer_kind == actor_kind and writer_id == actor_id:
+        return None
+    return Refusal(
+        "retention_of_anothers_is_a_persons",
+        f"an {actor_kind} changes the retention only of content it wrote itself; this was "
+        f"written by {writer_kind}:{writer_id}: ask a person to do it",
+    )
+
+
+def expire_refusal(actor_kind: str) -> Refusal | None:
+    """Expiry destroys content, so it is a person's act (run by hand or by the person's
+    scheduled maintenance, `boris expire --actor person:ops`): never an agent's, which could
+    retire the evidence its own work is judged by, and never the store's unattended, so every
+    tombstone names who retired it."""
+    if actor_kind == ActorKind.PERSON:
+        return None
+    return Refusal(
+        "expiry_is_a_persons",
+        f"only a person expires content, not an {actor_kind}: ask a person to run boris expire",
+    )
+
+
+class RetiredWeight(StrEnum):
+    """What a retired item means to the next actor: `blocking` (something it rests on is
+    gone: evidence a satisfied criterion was judged on, the artifact version a criterion,
+    a checkpoint or an approval names) or `degraded` (only optional context went)."""
+
+    BLOCKING = "blocking"
+    DEGRADED = "degraded"
+
+
+def retired_weight(item_kind: str, required_by: Sequence[str]) -> RetiredWeight:
+    """Blocking when anything still rests on the item (`required_by` names what), else
+    degraded; a note is never required."""
+    if item_kind != "note" and required_by:
+        return RetiredWeight.BLOCKING
+    return RetiredWeight.DEGRADED
+
+
+# In the authority table (`boris schema` prints it); the handlers ask `expire_refusal` and
+# `retain_refusal`, which also know who wrote the item.
+AUTHORITY["expire_content"] = Authority(_PERSON)
+AUTHORITY["set_retention"] = Authority(_ANYONE, ("the item was written by someone else",))
+
 
 # --- deletion and visibility (issue 35 part D) ----------------------------------------
 
 
+def deletion_refusal(
+    actor_kind: str,
+    task_id: str,
+    confirm: str,
+    reason: str,
+    *,
+    live_agent_lease: str | None,
+    effects_in_doubt: Sequence[str],
+) -> Refusal | None:
+    """Whether `delete-task` may remove this task now.
+
+    A person's decision only, with the task id typed again and a reason (the receipt keeps
+    it). Refused while an agent's lease is alive: a session writing now would meet a task
+    gone from under it, so a person takes it over first (`boris take-over`). Refused while
+    an effect was dispatched and its outcome is not settled (unknown, partial, dispatched
+    without an answer): the record is the only trace of what may have changed in the
+    world, so a person reconciles it first; deleting would forget a change nobody checked."""
+    if actor_kind != ActorKind.PERSON:
+        return Refusal(
+            "deletion_is_a_persons",
+            f"only a person deletes a task, not an {actor_kind}: ask a person to do it",
+        )
+    if confirm != task_id:
+        return Refusal(
+            "deletion_needs_the_task_id_typed",
+            f"type the task id to confirm (--confirm {task_id}); nothing was removed",
+        )
+    if not reason.strip():
+        return Refusal(
+            "deletion_needs_a_reason",
+            "give the reason for deleting (--reason); nothing was removed",
+        )
+    if live_agent_lease is not None:
+        return Refusal(
+            "deletion_waits_for_the_agent",
+            f"{live_agent_lease} holds a live lease on {task_id}: take the task over first "
+            f"(boris take-over {task_id} --reason ...); nothing was removed",
+        )
+    if effects_in_doubt:
+        named = ", ".join(effects_in_doubt)
+        return Refusal(
+            "deletion_waits_for_reconciliation",
+            f"effects {named} may have changed the world and are not reconciled: reconcile "
+            "them first (the record is their only trace); nothing was removed",
+        )
+    return None
+
+
+class Visibility(StrEnum):
+    """Who a note is for. `shared` (the default) travels in every export; `private` stays
+    with this store unless an export is asked for it (`--include private`)."""
+
+    SHARED = "shared"
+    PRIVATE = "private"
+
+
+def export_classes(include: Iterable[str]) -> tuple[str, ...]:
+    """The visibility classes an export carries: `shared` always, plus those asked for."""
+    asked = {Visibility(x) for x in include}
+    return tuple(v.value for v in Visibility if v == Visibility.SHARED or v in asked)
+
+
 # --- late changes (issue 35 part L) ---------------------------------------------------
+# A completed task's record is closed to work, not to what the world says afterwards: a
+# corrected observation of an effect, an evaluator's revised judgement, a source or artifact
+# that went stale. Refusing them would leave the record saying what was known at completion
+# as if it were still true; accepting them as work would reopen the task on an agent's word.
+# So they are appended as late facts, the task stays completed (status.allowed has no way out
+# of completed but superseded), and a person decides: a follow-up task, or acknowledge.
+
+#: Commands that still take a fact on a completed task (by command type).
+LATE_FACT_COMMANDS: frozenset[str] = frozenset(
+    {"observe_effect", "reconcile_effect", "judge_criterion", "record_artifact"}
+)
+#: The events such a command records that count as "changed after completion".
+LATE_FACT_EVENTS: frozenset[str] = frozenset(
+    {
+        "observation.recorded",
+        "effect.reconciled",
+        "criterion.judged",
+        "artifact.version_recorded",
+    }
+)
+#: A person's decisions about late facts: the only writes, besides late facts, that a
+#: completed record takes (and the only ones that clear "changed after completion").
+LATE_DECISIONS: frozenset[str] = frozenset({"acknowledge_late_changes", "open_followup"})
+
+AUTHORITY["acknowledge_late_changes"] = Authority(_PERSON, events=("late_changes.acknowledged",))
+AUTHORITY["open_followup"] = Authority(_PERSON, events=("followup.opened",))
+#: In the decision queue (store.reads.decisions.DecisionKind.LATE): acknowledging stands for
+#: both answers, which are the same person's rule.
+_QUEUE_COMMANDS["late_changes"] = ("acknowledge_late_changes", {})
+#: A person's decisions, in their history (store.reads.history).
+DECISION_EVENTS["late_changes.acknowledged"] = "late_acknowledged"
+DECISION_EVENTS["followup.opened"] = "follow_up"
+
+
+def late_fact_accepted(status: str, command_type: str) -> bool:
+    """Whether a record that is not open still takes this command as a late fact: only a
+    completed one (a superseded task was replaced; its successor takes the news)."""
+    return status == RunStatus.COMPLETED and command_type in LATE_FACT_COMMANDS
+
+
+def late_reconcilable(status: str, stage: str) -> bool:
+    """A reconciled effect of a completed task may be reconciled again: a corrected
+    observation of what the effect did is a late fact, recorded beside the earlier verdict."""
+    return status == RunStatus.COMPLETED and stage == EffectStage.RECONCILED
+
+
+def late_decision_authority(actor_kind: str) -> Refusal | None:
+    """Whether another task is needed after late facts is a person's decision: an agent
+    neither acknowledges them away nor opens work on them itself."""
+    if actor_kind == ActorKind.PERSON:
+        return None
+    return Refusal(
+        "late_changes_are_a_persons",
+        f"only a person acknowledges what changed after completion or opens a follow-up task, "
+        f"not an {actor_kind}: ask a person to do it",
+    )
+
+
+def late_decision_refusal(status: str, late_count: int) -> str | None:
+    """Why there is nothing to acknowledge or follow up here (None: there is)."""
+    if status != RunStatus.COMPLETED:
+        return f"the task is {status}: late changes are facts that arrive after completion"
+    if late_count <= 0:
+        return "nothing changed after completion since the last acknowledgement"
+    return None
+
+
+def late_words(count: int, since: str | None) -> str:
+    """The task header's line: "changed after completion: 2 facts since 2026-12-06"."""
+    facts = "1 fact" if count == 1 else f"{count} facts"
+    day = (since or "")[:10]
+    return f"changed after completion: {facts}" + (f" since {day}" if day else "")
 
 
 # --- context manifests and configuration (issue 35 part M) ----------------------------
+
+
+#: Why an item was left out of a model's context (store.events.ManifestItem.reason).
+OMISSION_REASONS = ("budget", "policy", "stale", "retired")
+
+
+def tool_drift(
+    tool: str | None, pinned: str | None, current: Mapping[str, str] | None
+) -> str | None:
+    """Whether an intent pinned to `tool`'s definition `pinned` was planned under an older
+    definition than the task's current configuration's (`current`: tool -> digest; None
+    while no configuration is recorded): the words to show, or None. A tool the current
+    catalogue no longer has is drift too: the intent names something the agent cannot run."""
+    if tool is None or pinned is None or current is None:
+        return None
+    now = current.get(tool)
+    if now == pinned:
+        return None
+    gone = " (the current configuration has no such tool)" if now is None else ""
+    return f"planned under an older definition of {tool}{gone}: migrate or re-plan before dispatch"
+
+
+def pinned_tool_refusal(
+    tool: str | None, pinned: str | None, current: Mapping[str, str] | None
+) -> Refusal | None:
+    """Dispatch of an intent planned under an older tool definition is refused: the
+    approval and the person's reading of the intent were of what that definition did with
+    the prepared object; the same object handed to a changed tool may do something else.
+    `migrate_effect_tool` (a reviewed re-pin, which makes its approvals stale) or a new plan
+    lets it go on."""
+    drift = tool_drift(tool, pinned, current)
+    if drift is None:
+        return None
+    return Refusal("tool_definition_changed", f"the intent was {drift}")

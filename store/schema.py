@@ -69,6 +69,13 @@ tasks = sa.Table(
     # The task's checkpoint heads (ids nothing supersedes), oldest first: kept on the row
     # every event updates anyway, so a checkpoint write finds and moves them for free.
     sa.Column("checkpoint_heads", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
+    # Changed after completion (issue 35 part L, migration 0016): late facts not yet answered
+    # by a person, the first of them, and the newest (an answer's `based_on`). On the row so
+    # the inbox sorts and filters by them in SQL.
+    sa.Column("late_count", sa.Integer, nullable=False, default=0, server_default=sa.text("0")),
+    sa.Column("late_since_seq", sa.Integer),
+    sa.Column("late_since_at", sa.String(32)),
+    sa.Column("late_last_seq", sa.Integer),
 )
 
 objective_revisions = sa.Table(
@@ -340,6 +347,30 @@ waits = sa.Table(
     sa.Column("seq", sa.Integer, nullable=False),
 )
 
+# Retention (0014): one row per item given a retention class (artifact version, evidence,
+# note kept as content), a projection of `retention.set` and `content.retired`. `due_at` is
+# on the database's clock (None: keep, or until-completion before the task completed);
+# `retired_at` is set by the item's tombstone. An item never given a class is kept.
+retention = sa.Table(
+    "retention",
+    metadata,
+    sa.Column("task_id", sa.String(64), primary_key=True),
+    sa.Column("item_kind", sa.String(32), primary_key=True),
+    sa.Column("item_id", sa.String(160), primary_key=True),
+    sa.Column("digest", sa.String(80), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("media_type", sa.String(128), nullable=False),
+    sa.Column("retain", sa.String(48), nullable=False),
+    sa.Column("due_at", sa.String(32)),
+    sa.Column("written_by", sa.JSON, nullable=False),
+    sa.Column("set_by", sa.JSON, nullable=False),
+    sa.Column("set_at", sa.String(32), nullable=False),
+    sa.Column("retired_at", sa.String(32)),
+    sa.Column("retired_by", sa.JSON),
+    sa.Column("proved", sa.JSON),
+    sa.Column("seq", sa.Integer, nullable=False),
+)
+
 # The last head `boris verify` found clean, per task (store.verify). Not a projection: a
 # rebuild leaves it alone, so a log cut back below it is caught on the next verify.
 verified_heads = sa.Table(
@@ -371,6 +402,29 @@ blob_chunks = sa.Table(
     sa.Column("data", sa.LargeBinary, nullable=False),
 )
 
+# A task deleted by a person (0015, store.services.deletion): the receipt the store keeps of
+# it. Not a projection: no event is its source (the task's chain is what was deleted).
+deletion_receipts = sa.Table(
+    "deletion_receipts",
+    metadata,
+    sa.Column("receipt_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("format", sa.Integer, nullable=False),
+    sa.Column("task_id", sa.String(64), nullable=False),
+    sa.Column("title_digest", sa.String(71), nullable=False),
+    sa.Column("head_seq", sa.Integer, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+    sa.Column("counts", sa.JSON, nullable=False),
+    sa.Column("actor_kind", sa.String(16), nullable=False),
+    sa.Column("actor_id", sa.String(128), nullable=False),
+    sa.Column("actor_name", sa.String(256), nullable=False),
+    sa.Column("deleted_at", sa.String(32), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("body_hash", sa.String(64), nullable=False),
+    sa.Column("key_id", sa.String(64)),
+    sa.Column("signature", sa.String(128)),
+)
+sa.Index("ix_deletion_receipts_task", deletion_receipts.c.task_id)
+
 #: Projection tables, in the order a rebuild clears and a dump compares them.
 PROJECTIONS: tuple[sa.Table, ...] = (
     tasks,
@@ -388,6 +442,7 @@ PROJECTIONS: tuple[sa.Table, ...] = (
     checkpoints,
     leases,
     waits,
+    retention,
 )
 
 # --- signatures (store.signing) ------------------------------------------------------------
@@ -424,3 +479,11 @@ signatures = sa.Table(
     # Clustered on its key (0008): one b-tree, one page a signed commit.
     sqlite_with_rowid=False,
 )
+
+# The paged inbox (issue 36 part W, migration 0017): the database sorts and filters 100,000
+# tasks by these (store.reads.inbox_pages), and finds the few that need a person.
+sa.Index("ix_tasks_updated", tasks.c.updated_at, tasks.c.task_id)
+sa.Index("ix_tasks_status_updated", tasks.c.status, tasks.c.updated_at, tasks.c.task_id)
+sa.Index("ix_tasks_title", tasks.c.title, tasks.c.task_id)
+sa.Index("ix_approvals_state", approvals.c.state, approvals.c.expires_at)
+sa.Index("ix_criteria_status", criteria.c.status)

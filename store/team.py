@@ -47,7 +47,9 @@ _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 #: keys). Every other table is a projection or a blob table, written with each event.
 _READ_ONLY = ("alembic_version", "store_meta", "team_roles")
 _APPEND_ONLY = ("events",)
-_REVIEWERS_APPEND = ("keyring",)
+#: Written by a person's decision only: the keyring, and the receipts of deleted tasks (an
+#: agents' role that could insert a receipt would make an absent task look deleted on purpose).
+_REVIEWERS_APPEND = ("deletion_receipts", "keyring")
 #: Appended to by every writer, never changed: a transaction's signature stays as it was made.
 _SIGNED_APPEND = ("signatures",)
 #: Projections the store only ever inserts into: an agents' role gets no UPDATE on them.

@@ -3,6 +3,14 @@
 `Tx.emit` numbers the event, chains its hash, inserts it and applies its projection, all on
 the transaction's connection; the caller commits once. Nothing is visible to other
 connections until then, and a rejected command rolls the whole transaction back.
+
+On PostgreSQL the task's row is read once per write with everything the write needs from
+the server before it can decide: the row lock, the head, the task's lease (the fence,
+store.commands.core) and the server's clock after the lock was granted, in one statement.
+The keyring's head rides in the same statement (db.seed: the signature policy's check at
+the end of the write needs no read of its own). The event and its projections' changes are
+queued (`db.Prepared.send`) and sent with the COMMIT, so a note appended by an agent waits
+for the server twice instead of eleven times (issue 36; docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -18,16 +26,19 @@ from sqlalchemy.engine import Connection, Row
 from . import db, projections
 from . import schema as t
 from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
-from .errors import CommandRejected, UnknownTask
+from .errors import CommandRejected
 from .events import Payload, TaskCreated
 from .model import Actor, actor_json
+from .reads import leases
 from .record import Event
+from .signing.seal import KEYRING_HEAD
 
 if TYPE_CHECKING:
     from .blobs import BlobStore
 
 _EVENT_COLUMNS = [c.name for c in t.events.columns if c.name not in t.SERVER_FILLED_EVENT_COLUMNS]
 _INSERT_EVENT = db.Prepared(t.events.insert().values({n: sa.bindparam(n) for n in _EVENT_COLUMNS}))
+_UNSET = ""
 
 
 class TaskRow(NamedTuple):
@@ -73,11 +84,34 @@ _SELECT_TASK = db.Prepared(
 )
 
 
+def _keyring_head_column(name: str) -> Any:
+    k = t.keyring
+    return sa.select(k.c[name]).order_by(k.c.seq.desc()).limit(1).scalar_subquery()
+
+
+# On a server, the same row with the task's lease (as reads.leases.current reads it) and the
+# server's clock once the lock is ours: one round trip for all a write needs to decide.
+# The statement reads.leases.current runs, as a subquery (the same columns, LeaseRow).
+_LEASE = leases.current_statement().subquery()
+_LEASE_COLUMNS = len(_LEASE.c)
+_SELECT_TASK_ON_SERVER = db.Prepared(
+    sa.select(
+        *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
+        *_LEASE.c,
+        *(_keyring_head_column(c) for c in ("seq", "hash")),
+        sa.literal_column(db.now_expression("postgresql").removeprefix("SELECT ")),
+    )
+    .select_from(t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id))
+    .where(t.tasks.c.task_id == sa.bindparam("task_id"))
+    .with_for_update(of=t.tasks)
+)
+
+
 @dataclass
 class Tx:
     conn: Connection
     blobs: BlobStore
-    now: str = ""
+    _now: str = _UNSET
     emitted: list[Event] = field(default_factory=list)
     _heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Task rows read in this transaction, until an event for the task changes them: a
@@ -90,25 +124,68 @@ class Tx:
     _waited: bool = False
     #: Per task, its last checkpoint.written event here and the checkpoints row it made.
     checkpoint_rows: dict[str, tuple[Event, dict[str, Any]]] = field(default_factory=dict)
+    #: Per task, its lease as read with its row on a server (None: never leased).
+    _leases: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.now = db.database_now(self.conn)
         # Only a server makes us wait for a task's row lock; SQLite waited at BEGIN.
-        self._waited = self.conn.dialect.name == "sqlite"
+        self._server = self.conn.dialect.name == "postgresql"
+        self._waited = not self._server
+        if not self._server:
+            self._now = db.database_now(self.conn)
+
+    @property
+    def now(self) -> str:
+        """The transaction's time on the database's clock. On a server it is read with the
+        first task row (after its lock), or on first use when no task row was read yet."""
+        if self._now == _UNSET:
+            self._now = db.database_now(self.conn)
+        return self._now
+
+    @now.setter
+    def now(self, value: str) -> None:
+        self._now = value
 
     def _task_row(self, task_id: str) -> TaskRow | None:
         row = self._rows.get(task_id)
         if row is not None:
             return row
+        if self._server:
+            return self._task_row_on_server(task_id)
         rows = _SELECT_TASK.run(self.conn, {"task_id": task_id})
-        if not self._waited:
-            # We may have queued behind other writers for the lock: our events are later than
-            # theirs, and their times should say so.
-            self._waited = True
-            self.now = db.database_now(self.conn)
         if not rows:
             return None
-        row = self._rows[task_id] = TaskRow(*rows[0])
+        return self._keep(TaskRow(*rows[0]))
+
+    def _task_row_on_server(self, task_id: str) -> TaskRow | None:
+        rows = _SELECT_TASK_ON_SERVER.run(self.conn, {"task_id": task_id})
+        if not self._waited:
+            # We may have queued behind other writers for the lock: our events are later than
+            # theirs, and their times should say so. The clock was read after the lock.
+            self._waited = True
+            self._now = str(rows[0][-1]) if rows else db.database_now(self.conn)
+        if not rows:
+            return None
+        n = len(TaskRow._fields)
+        lease = rows[0][n : n + _LEASE_COLUMNS]
+        self._leases[task_id] = None if lease[0] is None else leases.LeaseRow(*lease)
+        # The keyring's head as of this read, for the signature policy's check at the end of
+        # the write (store.signing.seal), unless a statement in between may change it.
+        ring_seq, ring_hash = rows[0][n + _LEASE_COLUMNS : n + _LEASE_COLUMNS + 2]
+        db.seed(self.conn, KEYRING_HEAD, [] if ring_seq is None else [(ring_seq, ring_hash)])
+        return self._keep(TaskRow(*rows[0][:n]))
+
+    def lease(self, task_id: str) -> Any:
+        """The task's lease row as `reads.leases.current` gives it (None: never leased),
+        read with the task's row where the server allows (after its lock)."""
+        self.task(task_id)
+        if task_id in self._leases:
+            return self._leases[task_id]
+        return leases.current(self.conn, task_id)
+
+    def _keep(self, row: TaskRow) -> TaskRow:
+        task_id = row.task_id
+        self._rows[task_id] = row
         # The row read inside this write transaction is the chain's head until we emit.
         self._heads.setdefault(task_id, (int(row.last_seq), str(row.head_hash)))
         return row
@@ -116,7 +193,9 @@ class Tx:
     def task(self, task_id: str) -> TaskRow:
         row = self._task_row(task_id)
         if row is None:
-            raise UnknownTask(task_id)
+            from .reads.deleted import absent  # a person deleted it: say when and by whom
+
+            raise absent(self.conn, task_id)
         return row
 
     def task_exists(self, task_id: str) -> bool:
@@ -152,7 +231,8 @@ class Tx:
             task_id=task_id,
             type_name=payload.TYPE,
         )
-        _INSERT_EVENT.run(
+        # Its answer is not read: on a server it goes with the next read or the COMMIT.
+        _INSERT_EVENT.send(
             self.conn,
             {
                 "task_id": task_id,
@@ -170,6 +250,7 @@ class Tx:
         )
         event = Event(task_id, seq, payload.TYPE, payload, actor, self.now, prev, digest)
         row = self._rows.pop(task_id, None)
+        self._leases.pop(task_id, None)  # the event may change the lease (an acquire)
         # The row read in this transaction is the task's as the event finds it.
         made = projections.apply(
             self.conn, event, None if row is None else row.checkpoint_heads_stored

@@ -63,9 +63,11 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
     from boris_desktop.decide.budget import BudgetDialog
     from boris_desktop.decide.cancel_effect import CancelEffectDialog
     from boris_desktop.decide.checkpoint import CheckpointDialog
+    from boris_desktop.decide.delete_task import DeleteTaskDialog
     from boris_desktop.decide.edits import AmendDialog, CriterionDialog, EditArtifactDialog
     from boris_desktop.decide.evidence import AttachEvidenceDialog
     from boris_desktop.decide.judge import JudgeDialog
+    from boris_desktop.decide.late import LateChangesDialog
     from boris_desktop.decide.phase import CompletePhaseDialog
     from boris_desktop.decide.reconcile import ReconcileDialog
     from boris_desktop.decide.stop import StopDialog
@@ -105,7 +107,22 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
         ("attach evidence", lambda: AttachEvidenceDialog(w, guide, crit, evidence_file)),
         ("take over", lambda: TakeOverDialog(w, guide)),
         ("cancel a wait", lambda: CancelWaitDialog(w, note, note["waits"][0])),
+        ("delete a task", lambda: DeleteTaskDialog(w, guide)),
+        ("changed after completion", lambda: LateChangesDialog(w, _late(guide))),
     ]
+
+
+def _late(task: dict[str, Any]) -> dict[str, Any]:
+    """The task as one with five late facts (issue 35 part L): the dialog at its tallest."""
+    facts = [
+        {"seq": 40 + i, "at": "2026-12-06T12:00:00Z", "by": "agent:evaluator-2",
+         "type": "criterion.judged", "what": f"criterion C{i}: judged it failed " + "x" * 60}
+        for i in range(5)
+    ]  # fmt: skip
+    late = {"count": 5, "since_seq": 40, "since_at": "2026-12-06T12:00:00Z", "last_seq": 44,
+            "words": "changed after completion: 5 facts since 2026-12-06", "facts": facts,
+            "answers": [], "origin": None}  # fmt: skip
+    return {**task, "status": "completed", "late": late}
 
 
 def _outside(d: Any) -> list[str]:

@@ -265,6 +265,46 @@ TABLE: list[tuple[str, list[tuple[str, str]]]] = [
         [(PERSON, "boris checkpoint {task} handoff --note 'the mail is next'")],
     ),
     (
+        "boris record-manifest TASK FILE\\|-",
+        [
+            (PREP, "boris checkpoint {task} milestone --note 'a new model' --id cfg"),
+            (
+                PREP,
+                'echo \'{{"manifest_id": "m1", "provider": "openai", "model": "gpt-a", '
+                '"included": [{{"kind": "message", "ref": "msg-1", '
+                '"digest": "sha256:0123456789abcdef", "size": 12}}]}}\' > manifest.json',
+            ),
+            (AGENT, "boris record-manifest {task} manifest.json"),
+        ],
+    ),
+    (
+        "boris link-manifest TASK MANIFEST --effect E",
+        [(AGENT, "boris link-manifest {task} m1 --checkpoint cfg")],
+    ),
+    ("boris manifests TASK", [(LOGIN, "boris manifests {task} --checkpoint cfg --json")]),
+    (
+        "boris record-configuration TASK CHECKPOINT --provider P --model M",
+        [
+            (
+                AGENT,
+                "boris record-configuration {task} cfg --provider openai --model gpt-b "
+                "--tool write_file=sha256:0123456789abcdef",
+            ),
+        ],
+    ),
+    ("boris configuration TASK", [(LOGIN, "boris configuration {task} --json")]),
+    (
+        "boris migrate-effect-tool TASK EFFECT --reason R",
+        [
+            (
+                PREP,
+                "boris plan-effect {task} --target ws/pinned.md --consequence 'write pinned.md' "
+                "--text x --tool write_file --tool-digest sha256:fedcba9876543210 --id pinned",
+            ),
+            (PERSON, "boris migrate-effect-tool {task} pinned --reason 'the same write'"),
+        ],
+    ),
+    (
         "boris close TASK --as failed\\|superseded --reason R",
         [
             # The store refuses to close a run that may still dispatch: stopped first.
@@ -294,12 +334,68 @@ TABLE: list[tuple[str, list[tuple[str, str]]]] = [
         [
             (LOGIN, "boris export {task} task.tar.gz"),
             (LOGIN, "boris export {task} task.tar.gz --force"),
+            (LOGIN, "boris export {task} task-all.tar.gz --include private"),
         ],
     ),
     ("boris import PKG", [(PERSON, "boris import task.tar.gz")]),
     ("boris effects TASK", [(LOGIN, "boris effects {task} --json")]),
     ("boris approvals [TASK]", [(LOGIN, "boris approvals"), (LOGIN, "boris approvals {task}")]),
     ("boris checkpoints TASK", [(LOGIN, "boris checkpoints {task} --json")]),
+    (
+        "boris retain TASK ITEM --class CLASS [--reason R]",
+        [(PERSON, "boris retain {task} note@1 --class 0h --reason 'an old draft'")],
+    ),
+    ("boris retention TASK [--json]", [(LOGIN, "boris retention {task} --json")]),
+    (
+        "boris expire [--task T] [--dry-run]",
+        [(LOGIN, "boris expire --dry-run"), (PERSON, "boris expire --task {task}")],
+    ),
+    (
+        "boris note TASK TEXT [--kind note\\|message] [--private]",
+        [(PERSON, "boris note {task} 'for the reviewers only' --kind message --private")],
+    ),
+    (
+        "boris delete-task TASK --confirm TASK --reason R [--dry-run]",
+        [
+            (PREP, "boris create-task --id gone --title Gone --owner newcomer --objective x"),
+            (PERSON, "boris delete-task gone --confirm gone --reason 'made by mistake' --dry-run"),
+            (PERSON, "boris delete-task gone --confirm gone --reason 'made by mistake'"),
+        ],
+    ),
+    # Late changes (issue 35 part L): a task completed, then a newer version of its artifact.
+    (
+        "boris late TASK [--json]",
+        [
+            (PREP, "boris create-task --id late-done --title Done --owner newcomer --objective x"),
+            (PREP, "boris record-artifact late-done a.txt --text one"),
+            (PREP, "boris checkpoint late-done final --note done"),
+            (PREP, "boris record-artifact late-done a.txt --text two"),
+            (LOGIN, "boris late late-done --json"),
+        ],
+    ),
+    (
+        "boris acknowledge TASK --through SEQ [--note N]",
+        [(PERSON, "boris acknowledge late-done --through 6 --note 'seen: no new task'")],
+    ),
+    (
+        "boris follow-up TASK --title T --through SEQ [--objective O] [--id ID] [--note N]",
+        [
+            (PREP, "boris record-artifact late-done a.txt --text three"),
+            (
+                PERSON,
+                "boris follow-up late-done --title Again --through 8 --objective y "
+                "--id late-again --note 'the source changed'",
+            ),
+        ],
+    ),
+    (
+        "boris receipts [TASK] [--orphans] [--json]",
+        [
+            (LOGIN, "boris receipts --json"),
+            (LOGIN, "boris receipts gone"),
+            (LOGIN, "boris receipts --orphans"),
+        ],
+    ),
     (
         "boris mcp --actor agent:ID [--http [--host H] [--port P]] [--max-wait S]",
         # Serves until its client leaves: stdin at its end is a client that left at once.

@@ -37,6 +37,7 @@ ACTIONS = (
     ("cancel_effect_action", "Cancel a Planned E&ffect…", "Ctrl+Shift+Del", "Cancel the selected planned effect; its approvals are revoked", "cancel_effect"),
     ("take_over_action", "&Take Over…", "Ctrl+Shift+T", "Take the task over from the session working on it; its next write is refused", "take_over"),
     ("cancel_wait_action", "Cancel &Wait…", "Ctrl+Shift+W", "Cancel the selected scheduled wait; its reservation goes back", "cancel_wait"),
+    ("delete_task_action", "De&lete Task…", "Ctrl+Alt+Shift+Del", "Delete the task and everything of it; the store keeps a receipt", "delete_task"),
     None,
     ("amend_action", "A&mend Objective…", "Ctrl+E", "Amend the task's objective", "amend_objective"),
     ("add_criterion_action", "Add Crite&rion…", "Ctrl+Shift+N", "Add a criterion", "add_criterion"),
@@ -62,6 +63,7 @@ class Actions(QObject):
     cancel_effect_action: QAction
     take_over_action: QAction
     cancel_wait_action: QAction
+    delete_task_action: QAction
     amend_action: QAction
     add_criterion_action: QAction
     source_action: QAction
@@ -161,6 +163,8 @@ class Actions(QObject):
         self.cancel_effect_action.setEnabled(bool(live and task and self._cancellable(task)))
         self.take_over_action.setEnabled(live)
         self.cancel_wait_action.setEnabled(bool(live and task and self._open_wait(task)))
+        # Any task, in any status: the store's plan says when it must wait (issue 35 part D).
+        self.delete_task_action.setEnabled(task is not None)
         for act in (
             self.checkpoint_action,
             self.amend_action,
@@ -260,6 +264,14 @@ class Actions(QObject):
         from boris_desktop.decide.finish import CloseDialog
 
         return self._show(CloseDialog(self.window, task))
+
+    def delete_task(self) -> Any:
+        task = self._task()
+        if not task:
+            return None
+        from boris_desktop.decide.delete_task import DeleteTaskDialog
+
+        return self._show(DeleteTaskDialog(self.window, task))
 
     def change_budget(self, counter: str | None = None) -> Any:
         task = self._task()

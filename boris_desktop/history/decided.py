@@ -60,6 +60,8 @@ KIND_WORDS = {
     "checkpoint": "Checkpoint",
     "takeover": "Took over",
     "cancel_wait": "Cancelled a wait",
+    "late_acknowledged": "Acknowledged late changes",
+    "follow_up": "Opened a follow-up task",
 }
 KIND_ICON = {
     "approved": "ok",
@@ -72,6 +74,8 @@ KIND_ICON = {
     "checkpoint": "ok",
     "takeover": "attention",
     "cancel_wait": "stopped",
+    "late_acknowledged": "ok",
+    "follow_up": "pending",
 }
 
 

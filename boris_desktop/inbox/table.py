@@ -62,6 +62,9 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
             parts.append(t.count(count, one, many))
     if n.get("heads", 0) > 1:
         parts.append("forked lineage")
+    if n.get("late_changes"):
+        # Facts that came after completion, not answered yet (issue 35 part L).
+        parts.append("changed after completion" + f" ({n['late_changes']})")
     standing = n.get("budget")
     if budget_exhausted(n, status):
         parts.append("budget exhausted")

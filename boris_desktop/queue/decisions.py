@@ -64,6 +64,7 @@ KIND_WORDS = {
     "judge": "Judge a criterion",
     "resume": "Resume a run",
     "wait": "Cancel a wait",
+    "late_changes": "Changed after completion",
 }
 KIND_ICON = {
     "approval": "approval",
@@ -72,6 +73,7 @@ KIND_ICON = {
     "judge": "attention",
     "resume": "stopped",
     "wait": "pending",
+    "late_changes": "attention",
 }
 #: The part of the task view each kind of decision is about: the pane below the queue shows
 #: the selected decision's task on that part, its row current (a run to resume: its brief).
@@ -82,6 +84,8 @@ KIND_PART = {
     api.DecisionKind.JUDGE: "Criteria",
     api.DecisionKind.RESUME: "Brief",
     api.DecisionKind.WAIT: "Waits",
+    # The brief says what changed after completion (issue 35 part L).
+    api.DecisionKind.LATE: "Brief",
 }
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: What the filter matches: "kind \x1f task id \x1f 1 if this reviewer may decide it".
@@ -583,6 +587,10 @@ class DecisionQueue(QWidget):
             from boris_desktop.decide.finish import ResumeDialog
 
             dialog = ResumeDialog(self.host, task)
+        elif d["kind"] == api.DecisionKind.LATE and (task.get("late") or {}).get("count"):
+            from boris_desktop.decide.late import LateChangesDialog
+
+            dialog = LateChangesDialog(self.host, task)
         if dialog is None:
             self.refresh()
             return

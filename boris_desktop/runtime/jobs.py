@@ -130,7 +130,7 @@ def timeline_page(
 
 
 def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
-    from store.api import decision_signers, narratives
+    from store.api import decision_signers, model_saw, narratives
 
     with store.read() as conn:
         signing = decision_signers(conn, task_id)
@@ -140,6 +140,8 @@ def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
         "timeline": timeline_page(store, task_id),
         "event_facets": store.event_facets(task_id),
         "narratives": narratives(store, task_id),
+        # What the model saw and ran under (issue 35 part M): beside effects and checkpoints.
+        "model_saw": model_saw(store, task_id),
     }
 
 
@@ -222,3 +224,129 @@ def write_text(path: str, text: str) -> str:
 
     Path(path).write_text(text, encoding="utf-8")
     return path
+
+
+# --- the inbox in pages (issue 36 part W) ---------------------------------------------------
+
+
+def inbox_first_page(
+    store: Any,
+    *,
+    order: str,
+    descending: bool | None,
+    words: tuple[str, ...],
+    status: str | None,
+    limit: int,
+    needing: tuple[int, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """A fresh reading of the paged inbox (store.reads.inbox_pages) and its first `limit`
+    rows, with the counts the status bar says, all by SQL. `needing`: (data version, the
+    tasks that need a person) from an earlier reading, reused while nothing was written."""
+    from store.api import PagedInbox, inbox_fetcher
+
+    version = store.data_version()
+    with store.read() as conn:
+        fetch = inbox_fetcher(conn)
+        known = needing[1] if needing is not None and needing[0] == version else None
+        view = PagedInbox(
+            fetch,
+            store.now(),
+            order=order,
+            descending=descending,
+            words=words,
+            status=status,
+            blob_exists=store.blobs.has,
+            needing=known,
+            # The engine's case-blind LIKE: a third of the time of lower() on each column.
+            like="ILIKE" if store.engine.dialect.name == "postgresql" else "LIKE",
+        )
+        rows, key = view.page(fetch, None, limit)
+        return {
+            "view": view,
+            "rows": rows,
+            "key": key,
+            "version": version,
+            "total": PagedInbox.total(fetch),
+            "needy": len(view.needing),
+        }
+
+
+def inbox_matching(store: Any, view: Any) -> int:
+    """How many tasks a reading's search and filter show (a scan of every title for a
+    search: counted after its rows are on screen)."""
+    from store.api import inbox_fetcher
+
+    with store.read() as conn:
+        return int(view.matching(inbox_fetcher(conn)))
+
+
+def peek_inbox_page(directory: str | None, limit: int) -> dict[str, Any] | None:
+    """The paged inbox's first rows and counts read before the Store is open (SQLite only:
+    store.reads.inbox_pages.peek_first_page); None when it cannot be read that way."""
+    from store.api import peek_inbox_page as peek
+
+    got = peek(directory, limit)
+    if got is None:
+        return None
+    rows, total, needy = got
+    return {
+        "view": None,
+        "rows": rows,
+        "key": None,
+        "version": None,
+        "total": total,
+        "needy": needy,
+    }
+
+
+def inbox_page(store: Any, view: Any, key: Any, limit: int) -> tuple[list[dict[str, Any]], Any]:
+    """The next page of a reading of the paged inbox, after `key`."""
+    from store.api import inbox_fetcher
+
+    with store.read() as conn:
+        rows: list[dict[str, Any]]
+        rows, after = view.page(inbox_fetcher(conn), key, limit)
+        return rows, after
+
+
+def inbox_size(store: Any) -> int:
+    """How many tasks the store holds, by SQL: whether the window reads its inbox in pages."""
+    from store.api import PagedInbox, inbox_fetcher
+
+    with store.read() as conn:
+        return PagedInbox.total(inbox_fetcher(conn))
+
+
+def paged_refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[str, Any]:
+    """The paged window's refresh: the selected task and the statuses the filter offers,
+    never the inbox's rows (the paged model reads again the pages it holds)."""
+    from store.api import inbox_fetcher
+
+    version = store.data_version()
+    if known_version is not None and version == known_version:
+        return {"version": version, "unchanged": True}
+    with store.read() as conn:
+        fetch = inbox_fetcher(conn)
+        statuses = sorted(str(r[0]) for r in fetch("SELECT DISTINCT status FROM tasks", {}))
+        held = task_id is not None and any(
+            fetch("SELECT 1 FROM tasks WHERE task_id = :id", {"id": task_id})
+        )
+    result: dict[str, Any] = {"version": version, "task_id": task_id, "statuses": statuses}
+    result["now"] = store.now()
+    if held and task_id:  # a task deleted meanwhile has no record to show
+        result["bundle"] = task_bundle(store, task_id)
+    return result
+
+
+def peek_inbox(
+    directory: str | None, shown: Shown, mode: str, paged_from: int
+) -> dict[str, Any] | None:
+    """The window's first look before the store is open: the paged inbox's first page when
+    the store is big (or `mode` is "always"), else every task (peek_tasks)."""
+    if mode != "never":
+        got = peek_inbox_page(directory, 200)
+        if got is not None and (mode == "always" or got["total"] > paged_from):
+            return {**got, "paged": True}
+    if mode == "always":
+        return None
+    return peek_tasks(directory, shown)

@@ -174,7 +174,14 @@ class TaskView(QWidget):
             "Approvals": f"{pending} pending" if pending else "",
             "Effects": f"{to_reconcile} to reconcile" if to_reconcile else "",
             "Dependencies": f"{blocked} blocked" if blocked else "",
-            "Artifacts": t.count(problems, "problem", "problems") if problems else "",
+            "Artifacts": ", ".join(
+                x
+                for x in (
+                    t.count(problems, "problem", "problems") if problems else "",
+                    _retired_note(task),
+                )
+                if x
+            ),
             "Budgets": at_limit or ("exhausted" if budget_exhausted({}, task["status"]) else ""),
             "Checkpoints": "forked" if heads > 1 else "",
             "Waits": f"{waiting} open" if waiting else "",
@@ -201,3 +208,15 @@ def same_record(shown: Bundle | None, fresh: Bundle) -> bool:
         **fresh,
         "task": None,
     }
+
+
+def _retired_note(task: dict[str, Any]) -> str:
+    """Retired artifact versions (issue 35 part R), by weight: blocking before degraded
+    (retired evidence is shown, and counted as open, under its criterion)."""
+    retired = task.get("retired") or []
+    weights = [r["weight"] for r in retired if r["kind"] == "artifact_version"]
+    from store import api
+
+    order = (api.RetiredWeight.BLOCKING, api.RetiredWeight.DEGRADED)
+    said = [f"{weights.count(w)} retired {w}" for w in order if w in weights]
+    return ", ".join(said)

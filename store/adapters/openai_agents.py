@@ -45,6 +45,7 @@ from .. import schema as t
 from ..canonical import canonical_json, digest_of
 from ..commands import approvals as ap
 from ..commands import effects as lg
+from ..commands import manifests
 from ..commands.core import Content, RecordArtifact, new_id
 from ..errors import CommandRejected
 from ..events import FileState
@@ -171,7 +172,14 @@ def call_of(item: ToolApprovalItem) -> Call:
     return Call(call_id, tool_name, arguments_object(text if isinstance(text, str) else ""))
 
 
-def _plan(task_id: str, effect_id: str, call: Call, *, requires_approval: bool) -> lg.PlanEffect:
+def _plan(
+    task_id: str,
+    effect_id: str,
+    call: Call,
+    *,
+    requires_approval: bool,
+    tool_digest: str | None = None,
+) -> lg.PlanEffect:
     return lg.PlanEffect(
         task_id=task_id,
         effect_id=effect_id,
@@ -183,6 +191,10 @@ def _plan(task_id: str, effect_id: str, call: Call, *, requires_approval: bool) 
         requires_approval=requires_approval,
         policy=POLICY if requires_approval else "",
         idempotency_key=key_of(call.call_id),
+        # The tool definition the model was shown when it made the call (issue 35 part M):
+        # pinned, so a later configuration that changes it flags this intent.
+        tool=call.tool_name if tool_digest else None,
+        tool_digest=tool_digest,
     )
 
 
@@ -314,6 +326,11 @@ class BorisApprovals:
         self.actor = actor
         self.expires_in_seconds = expires_in_seconds
         self.hooks = hooks
+        # What the model was shown for the request in flight, and each call it made -> the
+        # manifest of the request that made it (issue 35 part M).
+        self._request: list[manifests.ItemIn] | None = None
+        self._manifest_of_call: dict[str, str] = {}
+        self._tool_digests: dict[str, str] = {}
 
     async def run(self, agent: Agent[Any], input: Any, **runner_options: Any) -> Outcome:
         """Start a run. If it pauses on approvals, they are asked in Boris and the paused run
@@ -400,7 +417,14 @@ class BorisApprovals:
         for call in calls:
             effect_id, approval_id = new_id("eff"), new_id("apr")
             commands += [
-                _plan(self.task_id, effect_id, call, requires_approval=True),
+                _plan(
+                    self.task_id,
+                    effect_id,
+                    call,
+                    requires_approval=True,
+                    tool_digest=self._tool_digests.get(call.tool_name),
+                ),
+                *self._link(call, effect_id),
                 ap.RequestApproval(
                     task_id=self.task_id,
                     approval_id=approval_id,
@@ -513,7 +537,16 @@ class BorisApprovals:
             # Approved outside Boris (the application's own `state.approve`): recorded as
             # asking, so the store refuses the attempt and nothing runs.
             effect_id = new_id("eff")
-            commands.append(_plan(self.task_id, effect_id, call, requires_approval=needs_approval))
+            commands.append(
+                _plan(
+                    self.task_id,
+                    effect_id,
+                    call,
+                    requires_approval=needs_approval,
+                    tool_digest=self._tool_digests.get(call.tool_name),
+                )
+            )
+            commands += self._link(call, effect_id)
             approval_id = None
         else:
             effect_id = str(effect.effect_id)
@@ -529,6 +562,67 @@ class BorisApprovals:
             )
         )
         self.store.execute_all(commands, self.actor)
+
+    # --- what the model saw (issue 35 part M) ---------------------------------------------
+
+    def model_asked(
+        self, agent: Any, system_prompt: str | None, input_items: Sequence[Any]
+    ) -> None:
+        """`on_llm_start`: what the SDK hands the model, kept by digest until it answers."""
+        items = [_item("instruction", "system_prompt", system_prompt)] if system_prompt else []
+        for i, x in enumerate(input_items):
+            kind, ref = _kind_and_ref(x, i)
+            items.append(_item(kind, ref, x))
+        for tool in getattr(agent, "tools", None) or ():
+            name = str(getattr(tool, "name", ""))
+            definition = {
+                "name": name,
+                "description": getattr(tool, "description", ""),
+                "parameters": getattr(tool, "params_json_schema", None),
+            }
+            item = _item("tool_definition", name, definition)
+            self._tool_digests[name] = item.digest
+            items.append(item)
+        self._request = items
+
+    def model_answered(self, agent: Any, response: Any) -> None:
+        """`on_llm_end`: the request's manifest; the calls in its answer will name it when
+        they become effects (`_link`). The SDK says nothing of what it left out: no omitted."""
+        items, self._request = self._request, None
+        if items is None:
+            return
+        model = getattr(agent, "model", None)
+        settings = getattr(agent, "model_settings", None)
+        to_json = getattr(settings, "to_json_dict", None)
+        manifest_id = new_id("mf")
+        self.store.execute(
+            manifests.RecordManifest(
+                task_id=self.task_id,
+                manifest_id=manifest_id,
+                provider="openai"
+                if isinstance(model, str) or model is None
+                else type(model).__name__,
+                model=str(model or "default")
+                if isinstance(model, str) or model is None
+                else str(getattr(model, "model", type(model).__name__)),
+                parameters=json.loads(_text_of(to_json())) if callable(to_json) else None,
+                included=items,
+                purpose=f"a model request of agent {getattr(agent, 'name', '?')}",
+            ),
+            self.actor,
+        )
+        for out in getattr(response, "output", None) or ():
+            call_id = getattr(out, "call_id", None)
+            if isinstance(call_id, str):
+                self._manifest_of_call[call_id] = manifest_id
+
+    def _link(self, call: Call, effect_id: str) -> list[Any]:
+        """The request whose answer made this call led to its effect."""
+        manifest_id = self._manifest_of_call.get(call.call_id)
+        if manifest_id is None:
+            return []
+        led = manifests.LedToIn(kind="effect", id=effect_id)
+        return [manifests.LinkManifest(task_id=self.task_id, manifest_id=manifest_id, led_to=led)]
 
     def tool_ended(self, call: Call, output: object) -> None:
         """The tool returned: its output is the attempt's response (the SDK's word: the outcome
@@ -562,6 +656,21 @@ def _text_of(output: object) -> str:
         return str(output)
 
 
+def _item(kind: str, ref: str, value: object) -> manifests.ItemIn:
+    """A context item by identity: its canonical JSON's digest and size, never its content."""
+    text = _text_of(value)
+    return manifests.ItemIn(
+        kind=kind, ref=ref[:1024], digest=digest_of({"item": text}), size=len(text.encode("utf-8"))
+    )
+
+
+def _kind_and_ref(x: object, i: int) -> tuple[str, str]:
+    get = x.get if isinstance(x, dict) else lambda k, d=None: getattr(x, k, d)
+    kind = str(get("type") or ("message" if get("role") else "item"))
+    ref = get("call_id") or get("id") or f"{get('role') or kind}[{i}]"
+    return kind[:64], str(ref)
+
+
 def _guarded(tool: object) -> bool | None:
     """Whether Boris records this tool's calls: a function tool declared with needs_approval
     (True: always asks; False: a callable that may say no). None: not Boris's to record."""
@@ -578,10 +687,14 @@ def _recorder(adapter: BorisApprovals, inner: RunHooks[Any] | None) -> RunHooks[
 
     class Recorder(sdk.RunHooks):  # type: ignore[misc,name-defined]  # the SDK's, imported late
         async def on_llm_start(self, *args: Any) -> None:
+            if len(args) == 4:  # context, agent, system_prompt, input_items
+                adapter.model_asked(args[1], args[2], args[3])
             if inner is not None:
                 await inner.on_llm_start(*args)
 
         async def on_llm_end(self, *args: Any) -> None:
+            if len(args) == 3:  # context, agent, response
+                adapter.model_answered(args[1], args[2])
             if inner is not None:
                 await inner.on_llm_end(*args)
 

@@ -28,6 +28,11 @@ from ..services import answers
 from ..store import Store
 from ..version import __version__
 from . import archive, decisions, hook, keys, leases, ledger, mcp, resume, team, verify, waits
+from . import deletion as cli_deletion
+from . import late as cli_late
+from . import manifests as cli_manifests
+from . import notes as cli_notes
+from . import retention as cli_retention
 from .output import (
     FILE_HELP,
     TASK_HELP,
@@ -412,6 +417,7 @@ def build_parser() -> _Parser:
                 content=_content(a),
                 note=a.note,
                 based_on=a.based_on,
+                retain=a.retain,
             )
         ),
         "record a new artifact version",
@@ -428,6 +434,7 @@ def build_parser() -> _Parser:
     sp.add_argument("--note", default="", help="a note kept with the version")
     based_on_arg(sp, "the artifact's current version you edited (0: none yet)")
     content_args(sp)
+    cli_retention.retain_arg(sp)
 
     sp = add(
         "attach-evidence",
@@ -442,6 +449,7 @@ def build_parser() -> _Parser:
                 locator=a.locator,
                 artifact_id=a.artifact,
                 artifact_version=a.version,
+                retain=a.retain,
             )
         ),
         "attach evidence to a criterion",
@@ -459,6 +467,7 @@ def build_parser() -> _Parser:
         help="the version of --artifact it was made on (default: the one current now)",
     )
     content_args(sp)
+    cli_retention.retain_arg(sp)
 
     sp = add(
         "judge",
@@ -543,6 +552,11 @@ def build_parser() -> _Parser:
     areas = (ledger, resume, verify, archive, keys, mcp, team, decisions, hook, leases, waits)
     for area in areas:
         area.register(add)
+    cli_deletion.register(add)  # delete-task, receipts (issue 35 part D)
+    cli_notes.register(add)  # note (--private, --retain)
+    cli_retention.register(add)  # retain, expire, retention (issue 35 part R)
+    cli_manifests.register(add)  # record-manifest, manifests, configuration (issue 35 part M)
+    cli_late.register(add)  # late, acknowledge, follow-up (issue 35 part L)
     return p
 
 

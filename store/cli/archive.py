@@ -24,8 +24,11 @@ Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def cmd_export(store: Store, args: argparse.Namespace) -> None:
-    path, manifest = export_with_manifest(store, args.task, args.out, force=args.force)
+    path, manifest = export_with_manifest(
+        store, args.task, args.out, force=args.force, include=args.include or ()
+    )
     counts = manifest["counts"]
+    withheld = manifest["visibility"]["withheld"]["private"]
     _print(
         args,
         {
@@ -36,9 +39,12 @@ def cmd_export(store: Store, args: argparse.Namespace) -> None:
             "blobs": counts["blobs"],
             "head_seq": manifest["head_seq"],
             "head_hash": manifest["head_hash"],
+            "visibility": manifest["visibility"],
         },
         f"exported task {manifest['task_id']} to {path}: {counts['events']} events, "
-        f"{counts['checkpoints']} checkpoints, {counts['blobs']} blobs",
+        f"{counts['checkpoints']} checkpoints, {counts['blobs']} blobs; carries "
+        + ", ".join(manifest["visibility"]["carried"])
+        + (f" (private notes withheld: {len(withheld)})" if withheld else ""),
     )
 
 
@@ -83,6 +89,12 @@ def register(add: Add) -> None:
     sp.add_argument("task", help="the task's id (boris tasks lists them)")
     sp.add_argument("out", help="the package file to write (e.g. task.tar.gz)")
     sp.add_argument("--force", action="store_true", help="replace an existing file at OUT")
+    sp.add_argument(
+        "--include",
+        action="append",
+        choices=["private"],
+        help="also carry this visibility class (private notes' text); shared is always carried",
+    )
 
     sp = add("import", cmd_import, "verify a task package, then add its task to the store")
     sp.add_argument("package", help="the package file (.tar.gz) boris export wrote")

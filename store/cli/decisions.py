@@ -58,12 +58,14 @@ def cmd_decisions(store: Store, args: argparse.Namespace) -> None:
 def _table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "(no open decisions)"
+    # The kind column is as wide as the longest kind this program knows (late_changes).
+    kind_width = max(len(k) for k in KINDS)
     lines = [
-        f"{'KIND':<10} {'TASK':<20} {'KEY':<20} {'WHAT':<{_WHAT_WIDTH}} {'WAITING SINCE':<20} EXPIRES"
+        f"{'KIND':<{kind_width}} {'TASK':<20} {'KEY':<20} {'WHAT':<{_WHAT_WIDTH}} {'WAITING SINCE':<20} EXPIRES"
     ]
     for d in rows:
         lines.append(
-            f"{d['kind']:<10} {d['task_id']:<20} {d['key']:<20} "
+            f"{d['kind']:<{kind_width}} {d['task_id']:<20} {d['key']:<20} "
             f"{_cut(d['what'], _WHAT_WIDTH):<{_WHAT_WIDTH}} {_second(d['since']):<20} "
             f"{_second(d['expires_at']) or '-'}"
         )

@@ -76,6 +76,8 @@ def _plan(a: argparse.Namespace) -> c.Command:
         requires_approval=a.requires_approval,
         policy=a.policy,
         idempotency_key=a.idempotency_key,
+        tool=a.tool,
+        tool_digest=a.tool_digest,
     )
 
 
@@ -264,6 +266,12 @@ def register(add: Add) -> None:
     sp.add_argument("--id", help="the effect's id (default: generated, printed)")
     sp.add_argument(
         "--idempotency-key", help="the executor's idempotency key (default TASK:EFFECT)"
+    )
+    sp.add_argument("--tool", help="the tool that will run it (its definition is pinned)")
+    sp.add_argument(
+        "--tool-digest",
+        dest="tool_digest",
+        help="that tool's definition digest (default: the current configuration's)",
     )
 
     sp = add("revise-effect", _write(_revise), "revise an undispatched effect's intent")

@@ -3,8 +3,9 @@
 `core` holds the machinery (`Command`, `handles`, `prepares`, `execute`, the authority check)
 and the task's own contract: objective, criteria, artifacts, evidence, phases, budgets,
 status and notes. `effects` (the effect ledger), `approvals`, `checkpoints` (with
-`checkpoint_state`, what a checkpoint records) and `narrative` each register their handlers
-when imported, which this package does once, below. Modules inside it import `.core`,
+`checkpoint_state`, what a checkpoint records), `narrative`, `leases`, `waits`, `retention`,
+`late` (facts after completion) and `manifests` (what the model saw) each register their
+handlers when imported, which this package does once, below. Modules inside it import `.core`,
 never this package.
 """
 
@@ -50,13 +51,17 @@ from .effects import (
     RecordResponse,
     ReviseEffect,
 )
+from .late import AcknowledgeLateChanges, OpenFollowup
 from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
+from .manifests import LinkManifest, MigrateEffectTool, RecordConfiguration, RecordManifest
 from .narrative import ClaimIn, RecordNarrative
+from .retention import ExpireContent, SetRetention
 from .waits import CancelWait, RecordWait, SettleWait
 
 # Every command has this documented home (`from store.commands import DispatchEffect`),
 # wherever its handler lives.
 __all__ = [
+    "AcknowledgeLateChanges",
     "AcquireLease",
     "AddCriterion",
     "AddPhase",
@@ -74,13 +79,19 @@ __all__ = [
     "CreateTask",
     "DecideApproval",
     "DispatchEffect",
+    "ExpireContent",
     "Ident",
     "JudgeCriterion",
+    "LinkManifest",
+    "MigrateEffectTool",
     "ObserveEffect",
+    "OpenFollowup",
     "PlanEffect",
     "Reading",
     "ReconcileEffect",
     "RecordArtifact",
+    "RecordConfiguration",
+    "RecordManifest",
     "RecordNarrative",
     "RecordNote",
     "RecordResponse",
@@ -93,6 +104,7 @@ __all__ = [
     "ReviseEffect",
     "SetApprovalPolicy",
     "SetBudget",
+    "SetRetention",
     "SetStatus",
     "SettleWait",
     "StopRun",

@@ -106,6 +106,23 @@ BasedOn = Annotated[
 ]
 
 
+#: What recording content with a retention class does: `set` (its class) and `note` (a note
+#: kept as content), registered by store.commands.retention when imported (the commands
+#: package imports it), so this module imports nothing of it (issue 35 part R).
+RETENTION: dict[str, Callable[..., Any]] = {}
+
+#: How long recorded content is kept (store.commands.retention, issue 35 part R).
+Retain = Annotated[
+    str | None,
+    Field(
+        default=None,
+        max_length=48,
+        description="how long the content is kept: keep (default), a duration from now "
+        "(30d, 12h), or until-completion+Nd, on the database's clock",
+    ),
+]
+
+
 # --- models ----------------------------------------------------------------------------------
 
 
@@ -176,6 +193,7 @@ class RecordArtifact(TaskCommand):
     attempt_no: int | None = None
     # The current version the writer edited (0: it expects no version yet).
     based_on: BasedOn = None
+    retain: Retain = None
 
 
 class AttachEvidence(TaskCommand):
@@ -189,6 +207,7 @@ class AttachEvidence(TaskCommand):
     # The artifact version the evidence was made on (else: the one current when attached).
     artifact_id: Ident | None = None
     artifact_version: int | None = Field(default=None, ge=1)
+    retain: Retain = None
 
 
 class JudgeCriterion(TaskCommand):
@@ -261,6 +280,12 @@ class RecordNote(TaskCommand):
     type: Literal["record_note"] = "record_note"
     text: str = Field(min_length=1)
     kind: Literal["note", "message"] = "note"
+    # `private`: the text is kept as a blob the event names by digest, and an export leaves
+    # it out unless asked (store.services.archive; issue 35 part D).
+    visibility: rules.Visibility = rules.Visibility.SHARED
+    # A class other than keep keeps the text as content (a blob, `note.stored`) so that it
+    # can expire (store.commands.retention; issue 35 part R).
+    retain: Retain = None
 
 
 # --- dispatch --------------------------------------------------------------------------------
@@ -349,14 +374,20 @@ def fence(tx: Tx, task_id: str, token: int | None, actor: Actor) -> None:
     so a takeover committed before it is seen and one after it waits for it."""
     if actor.kind != "agent":
         return  # a person's writes are never fenced by an agent's lease
-    tx.task(task_id)  # the row lock first: concurrent writers to the task queue here
-    judge_fence(tx.conn, tx.now, task_id, token, actor)
+    # The row lock first (concurrent writers to the task queue here); on a server the lease
+    # comes with the task's row, in the same round trip (store.tx).
+    row = tx.lease(task_id)
+    judge_lease(row, tx.now, task_id, token, actor)
 
 
 def judge_fence(conn: Connection, now: str, task_id: str, token: int | None, actor: Actor) -> None:
     """The fence's judgement on any connection (a write's, or a waiting reader's: an agent
     waiting for an approval is told as soon as the task was taken over)."""
-    row = leases.current(conn, task_id)
+    judge_lease(leases.current(conn, task_id), now, task_id, token, actor)
+
+
+def judge_lease(row: Any, now: str, task_id: str, token: int | None, actor: Actor) -> None:
+    """The fence's judgement of the task's lease row as `reads.leases.current` reads it."""
     view = None if row is None else leases.lease_view(row, now)
     refusal = rules.fence_refusal(actor.kind, token, view)
     if refusal is None:
@@ -389,9 +420,11 @@ def _scope(tx: Tx, task_id: str) -> Scope:
     return Scope.model_validate(tx.task(task_id).scope)
 
 
-def _require_writable(tx: Tx, task_id: str) -> str:
+def _require_writable(tx: Tx, task_id: str, fact: str = "") -> str:
+    """The task's status, when its record takes this write. `fact`: the command's type where
+    it may be a late fact, which a completed record still takes (rules.late_fact_accepted)."""
     status = str(tx.task(task_id).status)
-    if not rules.record_open(status):
+    if not rules.record_open(status) and not rules.late_fact_accepted(status, fact):
         raise CommandRejected(f"task {task_id} is {status}; its record is closed")
     return status
 
@@ -560,13 +593,17 @@ def store_content(tx: Tx, task_id: str, content: Content, name: str) -> dict[str
 
 @handles(RecordArtifact)
 def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any]:
-    _require_writable(tx, cmd.task_id)
+    status = _require_writable(tx, cmd.task_id, cmd.type)
     artifact_id = cmd.artifact_id or slug(cmd.name)
     row = tx.conn.execute(
         sa.select(t.artifacts).where(
             t.artifacts.c.task_id == cmd.task_id, t.artifacts.c.artifact_id == artifact_id
         )
     ).first()
+    if row is None and not rules.record_open(status):
+        # Late, only a newer version of what the task had (a source gone stale) is a fact
+        # about the completed work; a new artifact would be new work (issue 35 part L).
+        raise CommandRejected(f"task {cmd.task_id} is {status}; its record is closed")
     if cmd.based_on is not None:
         current = 0 if row is None else int(row.current_version)
         if cmd.based_on != current:
@@ -614,6 +651,9 @@ def _record_artifact(tx: Tx, cmd: RecordArtifact, actor: Actor) -> dict[str, Any
         actor,
     )
     _charge_artifact_bytes(tx, cmd.task_id, identity["size"], actor)
+    if cmd.retain is not None:
+        item = f"{artifact_id}@{version}"
+        RETENTION["set"](tx, cmd.task_id, "artifact_version", item, identity, cmd.retain, actor)
     return {
         "artifact_id": artifact_id,
         "version": version,
@@ -664,12 +704,14 @@ def _attach_evidence(tx: Tx, cmd: AttachEvidence, actor: Actor) -> str:
         ),
         actor,
     )
+    if cmd.retain is not None:
+        RETENTION["set"](tx, cmd.task_id, "evidence", evidence_id, identity, cmd.retain, actor)
     return evidence_id
 
 
 @handles(JudgeCriterion)
 def _judge(tx: Tx, cmd: JudgeCriterion, actor: Actor) -> str:
-    _require_writable(tx, cmd.task_id)
+    _require_writable(tx, cmd.task_id, cmd.type)  # a revised judgement may come late
     crit = _criterion(tx, cmd.task_id, cmd.criterion_id)
     _criterion_based_on(tx, cmd.task_id, crit, cmd.based_on)
     version = cmd.artifact_version
@@ -1057,6 +1099,22 @@ def _set_status(tx: Tx, cmd: SetStatus, actor: Actor) -> str:
 
 
 @handles(RecordNote)
-def _note(tx: Tx, cmd: RecordNote, actor: Actor) -> None:
+def _note(tx: Tx, cmd: RecordNote, actor: Actor) -> str | None:
     tx.task(cmd.task_id)
+    if cmd.retain is not None and cmd.visibility == rules.Visibility.PRIVATE:
+        # Not yet both: a retained note's event (part R) would carry no visibility, and the
+        # text would travel in every export. Refused rather than shared by surprise.
+        raise CommandRejected(
+            "a private note cannot carry a retention class yet: record it without --retain",
+            rule="private_note_not_retained",
+        )
+    if cmd.retain is not None:
+        note_id = RETENTION["note"](tx, cmd, actor)
+        if note_id is not None:
+            return str(note_id)
+    if cmd.visibility == rules.Visibility.PRIVATE:
+        digest, size = tx.blobs.put_bytes(cmd.text.encode("utf-8"))
+        tx.emit(cmd.task_id, ev.PrivateNote(digest=digest, size=size, kind=cmd.kind), actor)
+        return None
     tx.emit(cmd.task_id, ev.NoteRecorded(text=cmd.text, kind=cmd.kind), actor)
+    return None

@@ -22,8 +22,15 @@ from .. import rules
 from .. import schema as t
 from ..blobs import hash_file
 from ..canonical import digest_of
-from ..errors import CommandRejected, ObservationOverride, ScopeViolation, TargetChanged
+from ..errors import (
+    CommandRejected,
+    ObservationOverride,
+    ScopeViolation,
+    TargetChanged,
+    ToolDefinitionChanged,
+)
 from ..model import Actor, Scope
+from ..reads import manifests as manifest_reads
 from ..rules import is_destination
 from ..scope import check_target
 from ..tx import Tx
@@ -181,6 +188,13 @@ class PlanEffect(TaskCommand):
     requires_approval: bool = False
     policy: str = ""
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=128)
+    # The tool definition the intent is planned under (issue 35 part M): pinned with it.
+    tool: str | None = Field(default=None, min_length=1, max_length=256)
+    tool_digest: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9-]{2,16}:[0-9a-f]{16,128}$",
+        description="the tool's definition digest; left out: the current configuration's",
+    )
 
 
 class ReviseEffect(TaskCommand):
@@ -280,11 +294,25 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
             consequence=normalize_consequence(cmd.consequence),
             requires_approval=cmd.requires_approval,
             policy=cmd.policy,
+            tool=cmd.tool,
+            tool_digest=_pin(tx, cmd),
         ),
         actor,
     )
     charge(tx, cmd.task_id, "effects", 1.0, actor, f"effect {effect_id} planned")
     return effect_id
+
+
+def _pin(tx: Tx, cmd: PlanEffect) -> str | None:
+    """The definition digest an intent naming a tool is pinned to: the writer's, else the
+    current configuration's (an intent under no recorded configuration pins what it says)."""
+    if cmd.tool is None:
+        if cmd.tool_digest is not None:
+            raise CommandRejected("a tool_digest is the digest of a named tool: give tool too")
+        return None
+    if cmd.tool_digest is not None:
+        return cmd.tool_digest
+    return (manifest_reads.current_tools(tx.conn, cmd.task_id) or {}).get(cmd.tool)
 
 
 def intent_open(row: Any) -> bool:
@@ -379,6 +407,13 @@ def _dispatch(tx: Tx, cmd: DispatchEffect, actor: Actor) -> int:
     if why is not None:
         raise CommandRejected(f"effect {cmd.effect_id} cannot be dispatched: {why}")
     intent = dict(row.intent)
+    pinned = rules.pinned_tool_refusal(
+        intent.get("tool"),
+        intent.get("tool_digest"),
+        manifest_reads.current_tools(tx.conn, cmd.task_id) if "tool" in intent else None,
+    )
+    if pinned is not None:
+        raise ToolDefinitionChanged(cmd.effect_id, str(intent["tool"]), pinned.message)
     inputs = cmd.inputs if cmd.inputs is not None else intent["prepared"]
     digest = digest_of(inputs)
     if digest != intent["prepared_digest"]:
@@ -667,7 +702,8 @@ def _reconcile(tx: Tx, cmd: ReconcileEffect, actor: Actor) -> rules.Verdict:
             _conflict(
                 tx, cmd.task_id, "effect", cmd.effect_id, cmd.based_on, current, current or None
             )
-    if not rules.effect_reconcilable(row.stage):
+    late = rules.late_reconcilable(str(tx.task(cmd.task_id).status), row.stage)
+    if not rules.effect_reconcilable(row.stage) and not late:
         raise CommandRejected(
             f"effect {cmd.effect_id} is {row.stage}: only a dispatched effect is reconciled"
         )

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from .. import commands as c
 from .. import db, rules
 from .. import schema as t
-from ..errors import CommandRejected, UnknownTask
+from ..errors import CommandRejected
 from ..model import Actor
 from ..services import answers
 from ..store import Store
@@ -134,9 +134,31 @@ DESCRIPTIONS: dict[str, str] = {
         "Cancel a wait you recorded (a person cancels any, saying why in reason); its "
         "reservation is released."
     ),
+    "set_retention": (
+        "Change how long content you recorded is kept (item: ARTIFACT@VERSION, an evidence "
+        "id or a note id; retain: keep, 30d, 12h or until-completion+Nd, database clock). "
+        "Content another actor wrote is a person's to change; expiry is a person's act."
+    ),
     "record_narrative": (
         "Record your narrative of the task as a claim, with structured claims about criteria; "
         "where it disagrees with the record, the record wins."
+    ),
+    # context manifests and configuration (issue 35 part M)
+    "record_manifest": (
+        "Record what the model saw for one request: provider, model, parameters (only their "
+        "digest is kept), the context items included and those omitted with why (budget, "
+        "policy, stale, retired), each by kind, ref, digest, size and tokens if known; and "
+        "led_to (an effect or checkpoint) when known. Returns the manifest id."
+    ),
+    "link_manifest": "Name the effect or checkpoint a recorded manifest's request led to.",
+    "record_configuration": (
+        "Record a configuration transition at a checkpoint: provider, model, parameters "
+        "digest, and each tool's definition digest. Intents planned under an older tool "
+        "definition are then refused dispatch until migrated or re-planned."
+    ),
+    "migrate_effect_tool": (
+        "Re-pin an undispatched intent planned under an older tool definition to the current "
+        "one, saying why it means the same; its approvals go stale (request a new one)."
     ),
 }
 
@@ -161,6 +183,20 @@ READING_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": "object",
             "properties": {"task_id": {"type": "string"}},
+            "required": ["task_id"],
+            "additionalProperties": False,
+        },
+    ),
+    "list_manifests": (
+        "A task's context manifests (what the model saw per request), all or only those "
+        "that led to one effect (effect_id) or checkpoint (checkpoint_id).",
+        {
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string"},
+                "effect_id": {"type": "string"},
+                "checkpoint_id": {"type": "string"},
+            },
             "required": ["task_id"],
             "additionalProperties": False,
         },
@@ -287,6 +323,17 @@ def read(store: Store, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, A
         from ..reads.waits import waits
 
         return answers.ok(waits(store, _task_id(arguments)))
+    if spec.name == "list_manifests":
+        from ..reads.manifests import read_manifests
+
+        return answers.ok(
+            read_manifests(
+                store,
+                _task_id(arguments),
+                effect=arguments.get("effect_id"),
+                checkpoint=arguments.get("checkpoint_id"),
+            )
+        )
     if spec.name == "resume_brief":
         from ..services.resume import resume_brief
 
@@ -322,7 +369,9 @@ def approval_now(
                 sa.select(t.tasks.c.task_id).where(t.tasks.c.task_id == task_id)
             ).first()
             if exists is None:
-                raise UnknownTask(task_id)
+                from ..reads.deleted import absent  # deleted by a person: when and by whom
+
+                raise absent(conn, task_id)
             raise CommandRejected(f"task {task_id} has no approval {approval_id!r}")
     state = str(rules.approval_state(str(row.state), row.expires_at, now))
     return {

@@ -65,13 +65,45 @@ def apply(conn: Connection, event: Event, heads_stored: Any = None) -> dict[str,
     if own is not None:
         return own(conn, event, heads_stored)
     if event.type != "task.created":
-        _ADVANCE_HEAD.run(
+        # Not read back: on a server it is sent with the next read or the COMMIT.
+        _ADVANCE_HEAD.send(
             conn, {"task_id": event.task_id, "seq": event.seq, "hash": event.hash, "at": event.at}
         )
     fn = _APPLY.get(event.type)
     if fn is not None:
         fn(conn, event)
+    if event.type in rules.LATE_FACT_EVENTS:
+        _LATE_FACT.run(conn, {"task_id": event.task_id, "seq": event.seq, "at": event.at})
     return None
+
+
+#: A fact of a kind that may arrive after completion, on a task that is completed, is late
+#: (issue 35 part L): counted on the task's row, the first and newest remembered. The status
+#: is left alone: it never leaves completed by itself.
+_LATE_FACT = db.Prepared(
+    t.tasks.update()
+    .where(t.tasks.c.task_id == sa.bindparam("task_id"), t.tasks.c.status == "completed")
+    .values(
+        late_count=t.tasks.c.late_count + 1,
+        late_since_seq=sa.func.coalesce(t.tasks.c.late_since_seq, sa.bindparam("seq")),
+        late_since_at=sa.func.coalesce(t.tasks.c.late_since_at, sa.bindparam("at")),
+        late_last_seq=sa.bindparam("seq"),
+    )
+)
+
+
+def _late_answered(conn: Connection, event: Event) -> None:
+    """A person answered the late facts up to `through_seq` (acknowledged them, or opened a
+    follow-up for them): none is waiting any more."""
+    conn.execute(
+        t.tasks.update()
+        .where(t.tasks.c.task_id == event.task_id)
+        .values(late_count=0, late_since_seq=None, late_since_at=None)
+    )
+
+
+applies("late_changes.acknowledged")(_late_answered)
+applies("followup.opened")(_late_answered)
 
 
 def only_advances_head(type_name: str) -> bool:

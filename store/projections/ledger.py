@@ -65,7 +65,7 @@ def _effect_planned(conn: Connection, event: Event) -> None:
             kind=p.kind,
             target=p.target,
             idempotency_key=p.idempotency_key,
-            intent={**_intent(p, pre), "policy": p.policy},
+            intent={**_intent(p, pre), "policy": p.policy, **_pinned_tool(p)},
             consequence=p.consequence,
             requires_approval=p.requires_approval,
             stage="planned",
@@ -77,6 +77,25 @@ def _effect_planned(conn: Connection, event: Event) -> None:
     )
 
 
+def _pinned_tool(p: ev.EffectPlanned) -> dict[str, Any]:
+    """The tool definition the intent was planned under, where it named one (issue 35 M):
+    absent otherwise, so an intent without one reads as it always did."""
+    if p.tool is None:
+        return {}
+    return {"tool": p.tool, "tool_digest": p.tool_digest}
+
+
+@applies("effect.tool_migrated")
+def _effect_tool_migrated(conn: Connection, event: Event) -> None:
+    p = event.payload
+    assert isinstance(p, ev.EffectToolMigrated)
+    row = conn.execute(
+        sa.select(t.effects.c.intent).where(_effect_key(event.task_id, p.effect_id))
+    ).one()
+    intent = {**dict(row.intent), "tool": p.tool, "tool_digest": p.to_digest}
+    _set_effect(conn, event, p.effect_id, intent=intent)
+
+
 @applies("effect.revised")
 def _effect_revised(conn: Connection, event: Event) -> None:
     p = event.payload
@@ -86,6 +105,8 @@ def _effect_revised(conn: Connection, event: Event) -> None:
     ).one()
     old = dict(row.intent)
     intent = {**_intent(p, old.get("pre_state")), "policy": old.get("policy", "")}
+    # A revision changes the prepared object, not the tool definition it was planned under.
+    intent.update({k: old[k] for k in ("tool", "tool_digest") if k in old})
     _set_effect(conn, event, p.effect_id, intent=intent, consequence=p.consequence, stage="planned")
 
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
-from ..errors import CommandRejected, UnknownTask
+from ..errors import CommandRejected
 from ..limits import MAX_NUMBER
 from ..model import BUDGET_COUNTERS
 from .judging import VersionChange, budget_limit_rev, change_at
@@ -198,7 +198,9 @@ def read_budget_view(conn: Connection, task_id: str, counter: str, now: str) -> 
         )
     ).first()
     if task is None:
-        raise UnknownTask(task_id)
+        from .deleted import absent  # deleted by a person: when and by whom
+
+        raise absent(conn, task_id)
     counters = tuple(
         CounterLine(
             str(r.counter),

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from .. import rules
 from .. import schema as t
 from ..blobs import BlobStore
-from ..errors import UnknownApproval, UnknownTask
+from ..errors import UnknownApproval
 from ..model import Actor
 from .changes import Change, Facts, Send, change_of, pretty_json
 
@@ -157,7 +157,9 @@ def approval_decision(
         sa.select(t.tasks.c.last_seq).where(t.tasks.c.task_id == task_id)
     ).scalar_one_or_none()
     if task_seq is None:
-        raise UnknownTask(task_id)
+        from .deleted import absent  # deleted by a person: when and by whom
+
+        raise absent(conn, task_id)
     row = conn.execute(
         sa.select(t.approvals).where(
             t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id

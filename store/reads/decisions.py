@@ -3,8 +3,8 @@
 The reviewer's queue (the desktop's Decisions view, and `boris decisions [--mine] [--kind
 KIND] [--task TASK] [--json]` in store.cli.decisions): pending approvals, effects whose
 outcome must be reconciled (or whose reconciliation found a conflict), criteria awaiting a
-person's judgement, runs stopped by policy or their owner that only a person resumes, and
-scheduled waits no agent will move.
+person's judgement, runs stopped by policy or their owner that only a person resumes,
+scheduled waits no agent will move, and completed tasks changed after completion.
 Which of those are open is `store.rules`' word; this module only reads the rows, one query
 per table (no N+1), so it stays quick on ten thousand tasks.
 """
@@ -33,10 +33,12 @@ class DecisionKind(StrEnum):
     RESUME = "resume"
     #: A scheduled wait no agent will move (store.rules.wait_needs_person).
     WAIT = "wait"
+    #: What changed after a task completed: acknowledge it or open a follow-up (issue 35 L).
+    LATE = "late_changes"
 
 
-APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT = tuple(DecisionKind)
-KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT)
+APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT, LATE = tuple(DecisionKind)
+KINDS = (APPROVAL, RECONCILE, CONFLICT, JUDGE, RESUME, WAIT, LATE)
 
 
 def _verdict(reconciliation: Any) -> str | None:
@@ -195,6 +197,23 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         )
         .join(t.tasks, t.tasks.c.task_id == t.criteria.c.task_id)
         .where(t.tasks.c.status.not_in(closed))
+        # Only those that may await a person (rules.criterion_awaits_person), said in SQL:
+        # on 100,000 tasks the unjudged criteria without evidence were most of this read
+        # (issue 36 part W). Stale; satisfied (its evidence may be gone); or with evidence.
+        .where(
+            sa.or_(
+                t.criteria.c.status.in_(
+                    [rules.CriterionState.STALE.value, rules.CriterionState.SATISFIED.value]
+                ),
+                sa.and_(
+                    t.criteria.c.status == rules.CriterionState.UNVERIFIED.value,
+                    sa.exists().where(
+                        t.evidence.c.task_id == t.criteria.c.task_id,
+                        t.evidence.c.criterion_id == t.criteria.c.criterion_id,
+                    ),
+                ),
+            )
+        )
     )
 
     def readable(digest: str) -> bool:
@@ -250,6 +269,7 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
                 }
             )
     out += _waits(conn, now)
+    out += _late(conn, now)
     for d in out:
         task_since = d.pop("_task_since")  # waiting since the task last changed, if unsaid
         if d["since"] is None:
@@ -287,6 +307,36 @@ def _waits(conn: Connection, now: str) -> list[dict[str, Any]]:
                 "expires_at": None,
                 "requester": None,
                 **_task(titles[w["task_id"]], now),
+            }
+        )
+    return out
+
+
+def _late(conn: Connection, now: str) -> list[dict[str, Any]]:
+    """Completed tasks with late facts no person answered (the task row's `late_count`, in
+    SQL): a person acknowledges them or opens a follow-up task; the task stays completed."""
+    out = []
+    for r in conn.execute(
+        sa.select(
+            t.tasks.c.task_id,
+            t.tasks.c.late_count,
+            t.tasks.c.late_since_at,
+            t.tasks.c.late_last_seq,
+            *_TASK,
+        ).where(t.tasks.c.late_count > 0, t.tasks.c.status == rules.RunStatus.COMPLETED.value)
+    ):
+        out.append(
+            {
+                "kind": LATE,
+                "task_id": r.task_id,
+                "key": r.task_id,
+                "what": rules.late_words(int(r.late_count), r.late_since_at),
+                "why": f"the task stays completed; acknowledge through #{r.late_last_seq} or "
+                "open a follow-up task; only a person decides",
+                "since": r.late_since_at,
+                "expires_at": None,
+                "requester": None,
+                **_task(r, now),
             }
         )
     return out

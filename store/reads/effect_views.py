@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from .. import rules
 from .. import schema as t
 from ..blobs import BlobStore
-from ..errors import CommandRejected, UnknownTask
+from ..errors import CommandRejected
 from .changes import Change, Facts, change_of, pretty_json
 
 #: Stored approval states a cancel revokes (CancelEffect: `open_approvals`).
@@ -76,7 +76,9 @@ def read_cancel_effect_view(
         sa.select(t.tasks.c.status, t.tasks.c.last_seq).where(t.tasks.c.task_id == task_id)
     ).first()
     if task is None:
-        raise UnknownTask(task_id)
+        from .deleted import absent  # deleted by a person: when and by whom
+
+        raise absent(conn, task_id)
     row = conn.execute(
         sa.select(t.effects).where(
             t.effects.c.task_id == task_id, t.effects.c.effect_id == effect_id

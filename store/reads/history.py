@@ -59,6 +59,12 @@ def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
         return "", f"took the task over (lease token {p.get('token')})", p.get("reason", "")
     if kind == "cancel_wait":
         return p.get("wait_id", ""), "cancelled the wait", p.get("reason", "")
+    if kind == "late_acknowledged":
+        what = f"acknowledged what changed after completion (through #{p.get('through_seq')})"
+        return "", what, p.get("note", "")
+    if kind == "follow_up":
+        what = f"opened a follow-up task: {p.get('title', '')}"
+        return p.get("followup_task_id", ""), what, p.get("note", "")
     return "", kind, ""
 
 

@@ -20,7 +20,7 @@ Fetch = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
 # json_array_length: SQLite's JSON1 and PostgreSQL's alike; the heads are only counted here.
 TASKS = (
     "SELECT task_id, title, owner, status, updated_at, last_seq, "
-    "json_array_length(checkpoint_heads) FROM tasks"
+    "json_array_length(checkpoint_heads), late_count FROM tasks"
 )
 CRITERIA = "SELECT task_id, status, count(*) FROM criteria GROUP BY task_id, status"
 PENDING = (
@@ -30,11 +30,17 @@ PENDING = (
 EFFECTS = "SELECT task_id, stage, outcome FROM effects"
 BUDGETS = "SELECT task_id, used, reserved, limit_value FROM budgets WHERE limit_value IS NOT NULL"
 # Every evidence blob and every current artifact version's blob, by task.
+# Retired items (issue 35 part R) are a typed absence, not a missing blob: left out here.
 RETAINED = (
-    "SELECT task_id, digest FROM evidence UNION ALL "
+    "SELECT e.task_id, e.digest FROM evidence e WHERE NOT EXISTS (SELECT 1 FROM retention r "
+    "WHERE r.task_id = e.task_id AND r.item_kind = 'evidence' AND r.item_id = e.evidence_id "
+    "AND r.retired_at IS NOT NULL) UNION ALL "
     "SELECT v.task_id, v.digest FROM artifact_versions v JOIN artifacts a "
     "ON a.task_id = v.task_id AND a.artifact_id = v.artifact_id "
-    "AND a.current_version = v.version"
+    "AND a.current_version = v.version WHERE NOT EXISTS (SELECT 1 FROM retention r "
+    "WHERE r.task_id = v.task_id AND r.item_kind = 'artifact_version' "
+    "AND r.item_id = v.artifact_id || '@' || CAST(v.version AS VARCHAR) "
+    "AND r.retired_at IS NOT NULL)"
 )
 
 # Each task's lease with its newest heartbeat (store.reads.leases): who works on it now.
@@ -163,9 +169,11 @@ def list_tasks(
         n["budget"] = rules.most_pressing(n["budget"], standing)
     leases = _leases(fetch, now)
     out = []
-    for task_id, title, owner, status, updated_at, last_seq, heads in tasks:
+    for task_id, title, owner, status, updated_at, last_seq, heads, late in tasks:
         n = need[task_id]
         n["heads"] = heads
+        # Facts recorded after completion that no person answered yet (issue 35 part L).
+        n["late_changes"] = int(late or 0)
         out.append(
             {
                 "id": task_id,
@@ -201,8 +209,10 @@ def attention_score(status: str, n: dict[str, Any]) -> int:
     score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
     score += 20 if n.get("budget") in BUDGET_NEEDS_YOU else 0
     if not rules.record_open(status):
-        # A closed record takes no decision: only evidence it lost still needs a person.
-        return 70 * n.get("missing_blobs", 0) or -1
+        # A closed record takes no decision of work: only evidence it lost, and what changed
+        # after it completed (acknowledge it or open a follow-up: issue 35 part L).
+        late = 45 if n.get("late_changes") else 0
+        return 70 * n.get("missing_blobs", 0) + late or -1
     if status in {"completed", "superseded", "stopped"} and score == 0:
         score = -1
     return score

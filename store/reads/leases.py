@@ -9,21 +9,21 @@ chain (store.schema.lease_heartbeats).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from .. import rules
+from .. import db, rules
 from .. import schema as t
 from .inbox import decoded as _json
 from .inbox import lease_fields as answer
 
 
-def current(conn: Connection, task_id: str) -> Any:
-    """The task's lease row joined with its newest heartbeat, or None (never leased)."""
+def current_statement() -> sa.Select[Any]:
     h, le = t.lease_heartbeats, t.leases
-    return conn.execute(
+    return (
         sa.select(
             le,
             h.c.token.label("heartbeat_token"),
@@ -31,8 +31,24 @@ def current(conn: Connection, task_id: str) -> Any:
             h.c.expires_at.label("heartbeat_expires_at"),
         )
         .select_from(le.outerjoin(h, h.c.task_id == le.c.task_id))
-        .where(le.c.task_id == task_id)
-    ).first()
+        .where(le.c.task_id == sa.bindparam("task_id"))
+    )
+
+
+# Every fenced write (an agent's) reads the lease: compiled once and run on the driver, as
+# the append's own statements are (db.Prepared), instead of built and compiled per write.
+# Its JSON columns come back as the driver gives them (`decoded` reads both forms).
+_CURRENT = current_statement()
+_SELECT_CURRENT = db.Prepared(_CURRENT)
+# The row's names are the statement's columns, so the type is built from them (mypy cannot
+# type a namedtuple whose fields are computed: hence the ignore).
+LeaseRow = namedtuple("LeaseRow", [c.name for c in _CURRENT.selected_columns])  # type: ignore[misc]
+
+
+def current(conn: Connection, task_id: str) -> Any:
+    """The task's lease row joined with its newest heartbeat, or None (never leased)."""
+    rows = _SELECT_CURRENT.run(conn, {"task_id": task_id})
+    return LeaseRow(*rows[0]) if rows else None
 
 
 def expires_at_of(row: Any) -> str | None:

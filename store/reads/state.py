@@ -13,7 +13,8 @@ from .. import rules
 from .. import schema as t
 from ..blob_db import ServerBlobStore
 from ..blobs import BlobStore
-from . import queries
+from . import queries, retention
+from .late import late_changes  # issue 35 part L
 from .leases import lease_of
 from .waits import task_waits
 
@@ -108,11 +109,19 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
     crits = queries._rows(conn, t.criteria, task_id, t.criteria.c.position)
     evid = queries._rows(conn, t.evidence, task_id, t.evidence.c.at)
     problems: list[dict[str, Any]] = []
+    # Retired content is a typed absence (store.reads.retention), never a missing blob.
+    # Each with its tombstone and weight: blocking or degraded, and what rests on it.
+    retired_list = retention.retired_problems(conn, task_id)
+    retired = {(r["kind"], r["id"]): r for r in retired_list}
     for a in arts:
         for v in a["versions"]:
-            p = _blob_problem(blobs, v["digest"])
+            stone = retired.get(
+                ("artifact_version", retention.artifact_item(a["artifact_id"], v["version"]))
+            )
+            v["retired"] = stone
+            p = "retired" if stone else _blob_problem(blobs, v["digest"])
             v["blob_problem"] = p
-            if p:
+            if p and not stone:
                 problems.append(
                     {
                         "kind": "artifact_version",
@@ -123,9 +132,11 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
                     }
                 )
     for e in evid:
-        p = _blob_problem(blobs, e["digest"])
+        stone = retired.get(("evidence", e["evidence_id"]))
+        e["retired"] = stone
+        p = "retired" if stone else _blob_problem(blobs, e["digest"])
         e["blob_problem"] = p
-        if p:
+        if p and not stone:
             problems.append(
                 {
                     "kind": "evidence",
@@ -173,6 +184,10 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         # Scheduled waits, judged at `now` (store.reads.waits).
         "waits": task_waits(conn, task_id, now),
         "problems": problems,
+        # Retired items, each blocking or degraded (store.reads.retention.retired_problems).
+        "retired": retired_list,
+        # What changed after completion, not yet answered by a person (store.reads.late).
+        "late": late_changes(conn, task_id),
         "now": now,
     }
     state["pending_work"] = pending_of(state)

@@ -112,6 +112,7 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
                 "it cannot be used as evidence or resumed from",
             }
         )
+    degraded = _retired(state.get("retired", []), blockers)
 
     status_now = str(state["status"])
     closed = status_now in rules.CLOSED
@@ -223,7 +224,12 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
                     {**attach, "action": text, "evidence": [x for x in (target,) if x] + evidence}
                 )
         elif status in {"unverified", "failed"}:
-            missing_ev = [e["evidence_id"] for e in cr["evidence"] if e["blob_problem"]]
+            # Retired evidence is a typed absence, weighed in `_retired`, not missing.
+            missing_ev = [
+                e["evidence_id"]
+                for e in cr["evidence"]
+                if e["blob_problem"] and not e.get("retired")
+            ]
             if missing_ev:
                 blockers.append(
                     {
@@ -274,8 +280,10 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
     for e in state["effects"]:
         eb = _effect_brief(ctx, e, scope, approvals, blockers, actions, forbidden)
         effect_briefs.append(eb)
+    _tool_drift(store, task_id, effect_briefs, blockers, actions, forbidden)
     _completion(ctx, state, actions, forbidden)
     re_evaluate = _due_waits(task_id, state.get("waits", []))
+    late = _late(task_id, state.get("late"), blockers, actions)
 
     lineage = state["checkpoints"]
     if len(lineage["heads"]) > 1:
@@ -336,8 +344,147 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
         # each is to be considered again under current policy and the world as it is now.
         "waits": [_wait_brief(w) for w in state.get("waits", []) if w["state"] == "open"],
         "re_evaluate": re_evaluate,
+        # Retired optional content (a note, diagnostics): resume goes on without it.
+        "degraded": degraded,
+        # What changed after completion, not answered yet (store.reads.late); None: nothing.
+        "late_changes": late,
         "observed_at": state["now"],
     }
+
+
+def _late(
+    task_id: str,
+    late: dict[str, Any] | None,
+    blockers: list[dict[str, Any]],
+    actions: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """A completed task changed after completion (issue 35 part L): said as a blocker (the
+    record no longer says only what was known at completion) and a person's next action.
+    It never reopens the task: nobody resumes a completed one; a person decides."""
+    if not late or not late["count"]:
+        return None
+    blockers.append(
+        {
+            "kind": "changed_after_completion",
+            "count": late["count"],
+            "since_seq": late["since_seq"],
+            "message": f"{late['words']} (#{late['since_seq']}..#{late['last_seq']}): "
+            + "; ".join(f["what"] for f in late["facts"])
+            + "; the task stays completed until a person acknowledges them or opens a "
+            "follow-up task",
+        }
+    )
+    for ctype, text in (
+        ("acknowledge_late_changes", "acknowledge what changed after completion"),
+        ("open_followup", "open a follow-up task for what changed after completion"),
+    ):
+        extra = {"title": ""} if ctype == "open_followup" else {}
+        actions.append(
+            _item(
+                text,
+                rules.ActorKind.PERSON,
+                _cmd(ctype, task_id, through_seq=late["last_seq"], **extra),
+                ("title",) if extra else (),
+                evidence=[],
+            )
+        )
+    return {
+        "count": late["count"],
+        "since_seq": late["since_seq"],
+        "since_at": late["since_at"],
+        "last_seq": late["last_seq"],
+        "facts": late["facts"],
+    }
+
+
+def _tool_drift(
+    store: Store,
+    task_id: str,
+    effect_briefs: list[dict[str, Any]],
+    blockers: list[dict[str, Any]],
+    actions: list[dict[str, Any]],
+    forbidden: list[dict[str, Any]],
+) -> None:
+    """Intents planned under an older tool definition than the current configuration's
+    (issue 35 part M): each a blocker, its dispatch forbidden (rules.pinned_tool_refusal),
+    until it is migrated (`migrate_effect_tool`) or re-planned."""
+    from ..reads.manifests import intent_drift
+
+    with store.read() as conn:
+        drifted = intent_drift(conn, task_id)
+    by_id = {b["id"]: b for b in effect_briefs}
+    for d in drifted:
+        eid = d["effect_id"]
+        message = f"effect {eid}: {d['drift']}"
+        if eid in by_id:
+            by_id[eid]["tool_drift"] = d
+        blockers.append(
+            {
+                "kind": "tool_definition_changed",
+                "effect_id": eid,
+                "tool": d["tool"],
+                "pinned_digest": d["tool_digest"],
+                "current_digest": d["current_digest"],
+                "message": message,
+            }
+        )
+        # Its dispatch is no next action while it is pinned to an older definition.
+        actions[:] = [
+            a
+            for a in actions
+            if not (
+                a["command"].get("type") == "dispatch_effect"
+                and a["command"].get("effect_id") == eid
+            )
+        ]
+        actions.append(
+            _item(
+                f"review effect {eid} against the current definition of {d['tool']}: migrate "
+                "it, or cancel it and plan it again",
+                rules.ActorKind.AGENT,
+                _cmd("migrate_effect_tool", task_id, effect_id=eid),
+                ("reason",),
+                evidence=[{"kind": "tool_definition", "id": d["tool"], "digest": d["tool_digest"]}],
+            )
+        )
+        forbidden.append(
+            _item(
+                f"dispatch effect {eid}",
+                rules.ActorKind.AGENT,
+                _cmd("dispatch_effect", task_id, effect_id=eid),
+                ("executor",),
+                reason=d["drift"],
+            )
+        )
+
+
+def _retired(retired: list[dict[str, Any]], blockers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Retired content (store.reads.retention), a typed absence: what something still rests
+    on blocks (the brief never infers it from a summary), optional content only degrades.
+    Returns the degraded ones; the blocking ones join `blockers`."""
+    degraded = []
+    for r in retired:
+        entry = {
+            "kind": "retired_required" if r["weight"] == "blocking" else "retired_optional",
+            "item_kind": r["kind"],
+            "id": r["id"],
+            "digest": r["digest"],
+            "size": r["size"],
+            "media_type": r["media_type"],
+            "retired_at": r["retired_at"],
+            "required_by": r["required_by"],
+        }
+        said = f"{r['kind'].replace('_', ' ')} {r['id']} was {r['words']}"
+        if r["weight"] == "blocking":
+            entry["message"] = (
+                f"{said}, and {'; '.join(r['required_by'])}: it is not there to resume from; "
+                "retrieve it again under current policy, or a person decides without it"
+            )
+            blockers.append(entry)
+        else:
+            entry["message"] = f"{said}; nothing rests on it, so resuming goes on without it"
+            degraded.append(entry)
+    return degraded
 
 
 def _lease_brief(lease: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -841,6 +988,14 @@ def brief_markdown(b: dict[str, Any]) -> str:
     ):
         lines += ["", f"## {title}"]
         lines += [f"- {fmt(x)}" for x in b[key]] or ["- none"]
+    if b.get("late_changes"):
+        lc = b["late_changes"]
+        lines += ["", f"## Changed after completion ({lc['count']} since {lc['since_at']})"]
+        lines += [f"- #{f['seq']} {f['what']} (by {f['by']})" for f in lc["facts"]]
+    if b.get("degraded"):
+        # Retired optional content (store.services.resume._retired): said, never blocking.
+        lines += ["", "## Degraded (retired optional content)"]
+        lines += [f"- {x['message']}" for x in b["degraded"]]
     lines += ["", "## Effects"]
     lines += [f"- {e['id']} {e['kind']} → {e['target']}: {e['meaning']}" for e in b["effects"]] or [
         "- none"

@@ -48,7 +48,7 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -65,6 +65,7 @@ from ..codec import EventDecoder
 from ..errors import BlobProblem, StoreError, UnknownTask
 from ..model import Actor, actor_json
 from ..record import Event, stored_body
+from ..signing import keyring
 from ..signing.check import check_store as check_signatures
 from ..signing.keyring import Keyring
 from ..store import Store, _environment_error
@@ -203,10 +204,14 @@ def verify(
             for r in conn.execute(sa.select(t.verified_heads))
         }
         ids = _task_ids(conn, set(witness) | set(legacy))
+        # Tasks a person deleted (issue 35 part D): absent on purpose, their receipts checked
+        # instead of a log (`_deleted`); a task absent without one is checked as before.
+        gone = _deleted(conn, task_id, witness, legacy, report)
         if task_id is not None:
-            if task_id not in ids:
+            if task_id not in ids and task_id not in gone:
                 raise UnknownTask(task_id)
-            ids = [task_id]
+            ids = [task_id] if task_id not in gone else []
+        ids = [x for x in ids if x not in gone]
         now = db.database_now(conn)
         blob_cache: dict[str, str | None] = {}
         with _Scratch() as scratch:
@@ -274,6 +279,58 @@ def _snapshot(store: Store) -> Iterator[Connection]:
         if env is not None:
             raise env from exc
         raise
+
+
+def _deleted(
+    conn: Connection,
+    task_id: str | None,
+    witness: dict[str, VerifiedHead],
+    legacy: dict[str, VerifiedHead],
+    report: Report,
+) -> set[str]:
+    """The tasks a person deleted (a receipt, no tasks row, no event), each reported: info
+    `task_deleted` when its receipt holds (its hash, its person, its signature on a signed
+    store, and a head verify remembered no later than the receipt's), else the problem
+    `deletion_receipt`."""
+    from .deletion import receipt_problem, receipts_of
+
+    found = {r.task_id: r for r in receipts_of(conn) if task_id in (None, r.task_id)}
+    if not found:
+        return set()
+    present = {str(x) for (x,) in conn.execute(sa.select(t.tasks.c.task_id))}
+    present.update(str(x) for (x,) in conn.execute(sa.select(t.events.c.task_id).distinct()))
+    ring = keyring.load(conn)
+    signed = keyring.required(conn) or not ring.empty
+    gone = set()
+    for tid, receipt in sorted(found.items()):
+        if tid in present:
+            continue  # deleted, then made again: the task there now is verified as any
+        gone.add(tid)
+        report.tasks.append(tid)
+        problem = receipt_problem(receipt, ring, signed)
+        mem = witness.get(tid) or legacy.get(tid)
+        if problem is None and mem is not None and mem.seq > receipt.head_seq:
+            problem = (
+                f"verify found it clean at seq {mem.seq}, after the receipt's head "
+                f"(seq {receipt.head_seq}): events were lost before it was deleted"
+            )
+        same_seq = mem is not None and mem.seq == receipt.head_seq
+        if problem is None and same_seq and mem is not None and mem.hash != receipt.head_hash:
+            problem = "the receipt's head hash is not the head verify found clean"
+        if problem is not None:
+            report.problems.append(Finding(tid, "deletion_receipt", problem))
+        else:
+            report.info.append(
+                Finding(
+                    tid,
+                    "task_deleted",
+                    f"deleted on {receipt.deleted_at} by {receipt.who} at seq "
+                    f"{receipt.head_seq} ({receipt.head_hash}): {receipt.reason}",
+                    seq=receipt.head_seq,
+                    key_id=receipt.key_id,
+                )
+            )
+    return gone
 
 
 def _task_ids(conn: Connection, remembered: set[str]) -> list[str]:
@@ -362,6 +419,8 @@ _GATHERED = frozenset(
         ev.EffectRevised.TYPE,
     }
 )
+# Retention (issue 35 part R): a note kept as content names a blob; a tombstone retires one.
+_GATHERED = _GATHERED | {ev.NoteStored.TYPE, ev.ContentRetired.TYPE}
 #: Checkpoint boundary seqs looked up per query.
 _LOOKUP = 500
 
@@ -418,6 +477,10 @@ class _TaskCheck:
         self.unknown_consumed: list[tuple[int, str]] = []
         self.charged: dict[str, tuple[int, list[float]]] = {}
         self.blob_refs: dict[tuple[str, bool], str] = {}
+        # How many items name each digest, and how many of them a tombstone retired: a blob
+        # gone after all its items were retired is accounted for, not missing.
+        self.item_refs: Counter[str] = Counter()
+        self.retired_refs: Counter[str] = Counter()
 
     def problem(
         self, kind: str, message: str, seq: int | None = None, *, digest: str | None = None
@@ -590,8 +653,11 @@ class _TaskCheck:
             n, partials = self.charged.get(p.counter, (0, []))
             _add_exact(partials, p.amount)
             self.charged[p.counter] = (n + 1, partials)
+        if isinstance(p, ev.ContentRetired):
+            self.retired_refs[p.digest] += 1
         for digest, owner, required in _referenced_blobs((e,)):
             self.blob_refs.setdefault((digest, required), owner)
+            self.item_refs[digest] += required
 
     def _task_head(self, task: Any) -> None:
         if task is None and self.head is not None:
@@ -831,7 +897,14 @@ class _TaskCheck:
             problem = self._blob_problem(digest)
             if problem is None:
                 continue
-            if problem == "missing" and not required:
+            if problem == "missing" and required and self._retired(digest):
+                self.note(
+                    "blob_retired",
+                    f"blob {digest} ({owner}) was retired by its retention class; its "
+                    "tombstone keeps the digest, size and media type",
+                    digest,
+                )
+            elif problem == "missing" and not required:
                 self.note(
                     "blob_absent",
                     f"blob {digest} ({owner}) is not in the blob store; the intent may name "
@@ -842,6 +915,11 @@ class _TaskCheck:
                 self.problem("blob_missing", f"blob {digest} ({owner}) is missing", digest=digest)
             else:
                 self.problem("blob_corrupt", f"blob {digest} ({owner}) is {problem}", digest=digest)
+
+    def _retired(self, digest: str) -> bool:
+        """Every item of this task naming the digest was retired (store.commands.retention):
+        the blob may have gone. One live item left, and it is missing, not retired."""
+        return 0 < self.item_refs[digest] <= self.retired_refs[digest]
 
     def _blob_problem(self, digest: str) -> str | None:
         if digest not in self.blob_cache:
@@ -982,6 +1060,8 @@ def _referenced_blobs(events: Iterable[Event]) -> Iterable[tuple[str, str, bool]
             yield p.digest, f"artifact {p.artifact_id} v{p.version}, seq {e.seq}", True
         elif isinstance(p, ev.EvidenceAttached):
             yield p.digest, f"evidence {p.evidence_id}, seq {e.seq}", True
+        elif isinstance(p, ev.NoteStored):
+            yield p.digest, f"note {p.note_id}, seq {e.seq}", True
         elif (
             isinstance(p, ev.EffectPlanned | ev.EffectRevised)
             and p.intended.exists

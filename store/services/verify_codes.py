@@ -41,9 +41,17 @@ class ProblemCode(StrEnum):
 
 _KINDS: dict[ProblemCode, tuple[str, ...]] = {
     ProblemCode.CHAIN: ("event_hash", "chain_link", "seq_gap", "event_unreadable", "task_head"),
-    ProblemCode.ROLLBACK: ("head_rolled_back", "head_rewritten"),
+    # A task absent by a person's deletion (its receipt, issue 35 part D) is a log gone on
+    # purpose: `task_deleted` (info) when its receipt holds, `deletion_receipt` when not.
+    ProblemCode.ROLLBACK: (
+        "head_rolled_back",
+        "head_rewritten",
+        "task_deleted",
+        "deletion_receipt",
+    ),
     ProblemCode.PROJECTION: ("projection", "replay_failed"),
-    ProblemCode.BLOB: ("blob_missing", "blob_corrupt", "blob_absent"),
+    # `blob_retired` (info): gone by its retention class, its tombstone kept (issue 35 part R).
+    ProblemCode.BLOB: ("blob_missing", "blob_corrupt", "blob_absent", "blob_retired"),
     ProblemCode.LINEAGE: (
         "checkpoint_boundary",
         "checkpoint_digest",

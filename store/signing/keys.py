@@ -5,6 +5,11 @@ the fingerprint of the raw public key (`sha256`, first 32 hex digits), so anyone
 the public key computes the same id. A person's key lives in the user's config directory,
 one file per actor id, never in the store; an agent's key is given by path (`--key` or
 `BORIS_KEY`).
+
+Signing and verifying go through libsodium (PyNaCl): Ed25519 is deterministic, so its
+signatures are byte for byte those `cryptography` (OpenSSL) makes, in about 60% of the time
+to sign and half the time to verify (benchmarks/bench_signing.py measures both in one run;
+tests/test_signing_binding.py holds them equal). `cryptography` keeps the key files (PEM).
 """
 
 from __future__ import annotations
@@ -15,13 +20,18 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..errors import StoreError
+
+if TYPE_CHECKING:
+    from nacl.signing import SigningKey as _SodiumKey
 
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
@@ -55,6 +65,23 @@ def decode_public(text: str) -> bytes:
 
 
 def check_signature(public_raw: bytes, signature: bytes, message: bytes) -> bool:
+    # Imported here: loading libsodium costs 10-20 ms that a process which never signs nor
+    # verifies (most reads) should not pay at start-up.
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
+
+    # libsodium (with its defaults) also refuses the small-order public keys and R points
+    # OpenSSL accepts; no key this program makes is one, so no signature it made differs.
+    try:
+        VerifyKey(public_raw).verify(message, signature)
+    except (BadSignatureError, ValueError, TypeError):  # a forged one; a key or signature of
+        return False  # the wrong length (nacl's exceptions derive from ValueError/TypeError)
+    return True
+
+
+def check_signature_openssl(public_raw: bytes, signature: bytes, message: bytes) -> bool:
+    """`check_signature` through `cryptography` (OpenSSL): the binding it replaced, kept for
+    the tests and the benchmark that compare the two."""
     try:
         Ed25519PublicKey.from_public_bytes(public_raw).verify(signature, message)
     except (InvalidSignature, ValueError):
@@ -69,7 +96,8 @@ class SigningKey:
     private: Ed25519PrivateKey
     path: Path | None = None
 
-    @property
+    # Cached: a signed write names its key twice (the keyring check, the signature row).
+    @cached_property
     def public_raw(self) -> bytes:
         return self.private.public_key().public_bytes(
             serialization.Encoding.Raw, serialization.PublicFormat.Raw
@@ -79,11 +107,26 @@ class SigningKey:
     def public_text(self) -> str:
         return encode_public(self.public_raw)
 
-    @property
+    @cached_property
     def key_id(self) -> str:
         return key_id_of(self.public_raw)
 
+    @cached_property
+    def _sodium(self) -> _SodiumKey:
+        from nacl.signing import SigningKey as SodiumKey  # on first use: see check_signature
+
+        seed = self.private.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+        return SodiumKey(seed)
+
     def sign(self, message: bytes) -> bytes:
+        return self._sodium.sign(message).signature
+
+    def sign_openssl(self, message: bytes) -> bytes:
+        """`sign` through `cryptography`: the binding it replaced (tests, benchmark)."""
         return self.private.sign(message)
 
     @classmethod

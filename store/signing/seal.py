@@ -51,7 +51,7 @@ def encode_signature(sig: bytes) -> str:
 
 # Read before every commit: on the driver (db.Prepared), like the rest of the append path, so
 # the transaction needs none of Core's per-statement work nor its transaction object.
-_KEYRING_HEAD = db.Prepared(
+KEYRING_HEAD = db.Prepared(
     sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
 )
 
@@ -66,7 +66,7 @@ class Policy:
     version: tuple[int, str] | None = None
 
     def refresh(self, conn: Connection) -> None:
-        rows = _KEYRING_HEAD.run(conn)
+        rows = KEYRING_HEAD.run(conn)
         last = rows[0] if rows else None
         version = (int(last[0]), str(last[1])) if last else (0, "")
         if version != self.version:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.runtime.preview import diff, preview
+from boris_desktop.task.panels import retired
 from boris_desktop.task.panels.base import Bundle, TreePanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
@@ -96,7 +97,10 @@ class ArtifactsPanel(TreePanel):
 
     def _marks(self, a: dict[str, Any], v: dict[str, Any]) -> tuple[str, str | None]:
         marks, status = [], None
-        if v.get("blob_problem"):
+        if v.get("retired"):  # a typed absence by its retention class, not a missing blob
+            word, status = retired.mark(v["retired"])
+            marks.append(word)
+        elif v.get("blob_problem"):
             marks.append(f"blob {v['blob_problem']}")
             status = "missing"
         if v["version"] == a["current_version"]:
@@ -225,6 +229,14 @@ class ArtifactsPanel(TreePanel):
         store = self.store
         head = f"{a['name']} v{v['version']} · {v['media_type']} · {t.size(v['size'])}"
         other_no = self.compare.currentData()
+        other_v = next((x for x in a["versions"] if x["version"] == other_no), None)
+        gone = v if v.get("retired") else other_v if other_v and other_v.get("retired") else None
+        if gone is not None:  # retired: the tombstone's words, the blob is never asked for
+            self.what.setText(head)
+            self._show_identity()
+            label = f"{a['name']} v{gone['version']}"
+            self.detail.show_text(retired.detail(label, gone["retired"]), keep=False)
+            return
         if v.get("blob_problem"):
             self.what.setText(head)
             self._show_identity()

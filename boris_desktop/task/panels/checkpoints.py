@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.signers import signer_words
+from boris_desktop.task.panels import manifest
 from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
 from boris_desktop.task.panels.lineage import LineageGraph
 from boris_desktop.ui import text as t
@@ -79,6 +80,7 @@ class CheckpointsPanel(TreePanel):
         #: Who signed each checkpoint (checkpoint id -> the store's signer words).
         self._signers: dict[str, dict[str, Any]] = {}
         self._selected: str | None = None
+        self._bundle: Bundle = {}
 
     def extra_top(self, layout: QVBoxLayout) -> None:
         self.graph_box.setWidget(self.graph)
@@ -122,6 +124,7 @@ class CheckpointsPanel(TreePanel):
         self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
         self._signers = (bundle.get("signing") or {}).get("checkpoints", {})
+        self._bundle = bundle
         super().show_task(bundle)
         self._size_graph()
         node = self.tree.current_node()
@@ -212,6 +215,9 @@ class CheckpointsPanel(TreePanel):
             shown = {k: v for k, v in chosen.items() if k != "task_id"}
             signed, _, why = signer_words(self._signers.get(chosen["checkpoint_id"]))
             shown["signed_by"] = f"{signed} — {why}" if why else signed
+            # What the model saw and ran under at this checkpoint (issue 35 part M).
+            # First: the checkpoint's state below it runs long.
+            shown = manifest.section(self._bundle, "checkpoint", chosen["checkpoint_id"]) | shown
             self.show_form(form_detail(shown))
             return
         old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))

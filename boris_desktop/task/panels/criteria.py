@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from boris_desktop.runtime.preview import preview
+from boris_desktop.task.panels import retired
 from boris_desktop.task.panels.base import Bundle, TreePanel
 from boris_desktop.task.panels.next_steps import criterion_next
 from boris_desktop.ui import text as t
@@ -79,15 +80,18 @@ class CriteriaPanel(TreePanel):
 
     def _evidence(self, e: dict[str, Any]) -> Node:
         problem = e.get("blob_problem")
+        word, status = f"blob {problem}" if problem else "evidence", "missing" if problem else None
+        if e.get("retired"):  # a typed absence by its retention class, not a missing blob
+            word, status = retired.mark(e["retired"])
         return Node(
             key=f"evidence:{e['evidence_id']}",
             cells=(
                 e["evidence_id"],
-                f"blob {problem}" if problem else "evidence",
+                word,
                 f"{e['kind'].replace('_', ' ')}, {t.size(e['size'])}",
                 e["description"] or "",
             ),
-            status="missing" if problem else None,
+            status=status,
             icon_name=None if problem else "ok",
             tip=f"{e['digest']}\n{e.get('locator') or ''}",
             detail=("blob", e),
@@ -103,6 +107,10 @@ class CriteriaPanel(TreePanel):
             f"evidence {e['evidence_id']} ({e['kind']}) by {t.actor(e['actor'])} at {t.when(e['at'])}\n"
             f"digest {e['digest']}, {t.size(e['size'])}, {e['media_type']}\n"
         )
+        if e.get("retired"):
+            label = f"evidence {e['evidence_id']}"
+            self.detail.show_text(head + "\n" + retired.detail(label, e["retired"]))
+            return
         if e.get("blob_problem"):
             self.detail.show_text(
                 head

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.panels import manifest
+from boris_desktop.task.panels.base import Bundle, FormDetail, TreePanel, form_detail
 from boris_desktop.task.panels.next_steps import effect_next, effect_to_reconcile
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -18,6 +19,13 @@ def _state(s: dict[str, Any] | None) -> str:
     if not s.get("exists"):
         return "absent"
     return f"{t.digest(s.get('digest'))}, {t.size(s.get('size'))}"
+
+
+def _with_model_saw(detail: FormDetail, drift: str) -> FormDetail:
+    """An intent planned under an older tool definition says so first (issue 35 part M)."""
+    if drift:
+        detail.lead.insert(0, ("Tool definition", drift))
+    return detail
 
 
 class EffectsPanel(TreePanel):
@@ -97,6 +105,9 @@ class EffectsPanel(TreePanel):
                         detail=form_detail(o),
                     )
                 )
+            # What the model saw when it chose this effect (issue 35 part M).
+            kids += manifest.nodes(bundle, "effect", e["effect_id"])
+            drift = manifest.tool_drift(bundle, e["effect_id"])
             watched = self.disk.get("effects", {}).get(e["effect_id"])
             if watched is not None and watched["state"] == "same":
                 watched = None
@@ -126,7 +137,7 @@ class EffectsPanel(TreePanel):
                         f"{e['kind']} → {e['target']}"
                         + (f" · target {watched['state']}" if watched else ""),
                         t.when(e["updated_at"]),
-                        step or "—",
+                        step or ("tool changed: migrate or re-plan" if drift else "—"),
                     ),
                     # Attention only where a person is needed: an approved effect waits
                     # for the agent, not for the reviewer.
@@ -139,9 +150,13 @@ class EffectsPanel(TreePanel):
                         if watched
                         else ""
                     ),
-                    detail=form_detail(
-                        {k: v for k, v in e.items() if k not in {"attempts", "observations"}},
-                        step,
+                    detail=_with_model_saw(
+                        form_detail(
+                            {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
+                            | manifest.section(bundle, "effect", e["effect_id"]),
+                            step,
+                        ),
+                        drift,
                     ),
                     children=kids,
                 )

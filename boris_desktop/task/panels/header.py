@@ -83,6 +83,10 @@ class Header(QWidget):
         self.fork = Banner("fork", "Fork warning")
         self.problems = Banner("attention", "Missing or unreadable records")
         self.unsigned = Banner("attention", "Signature warning")
+        # What changed after the task completed, and where a follow-up task came from
+        # (store.reads.late; issue 35 part L).
+        self.late = Banner("attention", "Changed after completion")
+        self.origin = Banner("pending", "Follow-up of")
 
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -130,9 +134,13 @@ class Header(QWidget):
         layout.addWidget(self.fork)
         layout.addWidget(self.problems)
         layout.addWidget(self.unsigned)
+        layout.addWidget(self.late)
+        layout.addWidget(self.origin)
         self.fork.hide()
         self.problems.hide()
         self.unsigned.hide()
+        self.late.hide()
+        self.origin.hide()
 
     def show_signing(self, signing: dict[str, Any] | None) -> None:
         """Whether the store signs its records, who signed last, and any unsigned tail."""
@@ -213,3 +221,25 @@ class Header(QWidget):
                 for p in task["problems"]
             )
         )
+        self.late.say(late_line(task.get("late")))
+        origin = (task.get("late") or {}).get("origin")
+        self.origin.say(
+            f"A follow-up of {origin['task_id']}, opened for what changed after it completed "
+            f"(through #{origin['through_seq']})"
+            if origin
+            else ""
+        )
+
+
+def late_line(late: dict[str, Any] | None, shown: int = 3) -> str:
+    """The banner: "Changed after completion: N facts since <date>" and what changed, newest
+    last; the task stays completed until a person answers (the decision queue)."""
+    if not late or not late.get("count"):
+        return ""
+    facts = late["facts"]
+    what = "; ".join(f"#{f['seq']} {f['what']}" for f in facts[-shown:])
+    more = f" (and {len(facts) - shown} earlier)" if len(facts) > shown else ""
+    return (
+        f"{late['words'][0].upper()}{late['words'][1:]}: {what}{more}. It stays completed: "
+        "acknowledge it or open a follow-up task (Decisions)."
+    )

@@ -203,7 +203,19 @@ def blob_refs(events: Iterable[Event]) -> dict[str, BlobRef]:
                 note(pre.digest, f"effect {p.effect_id}'s pre-state", False, pre.size, e.seq)
         elif isinstance(p, ev.ObservationRecorded):
             note(p.state.digest, f"observation {p.observation_id}", False, p.state.size, e.seq)
+        elif isinstance(p, ev.PrivateNote):
+            # Optional: an export leaves a private note's text out unless asked (part D).
+            note(p.digest, f"private note at seq {e.seq}", False, p.size, e.seq)
     return refs
+
+
+def private_digests(events: Iterable[Event]) -> dict[str, list[int]]:
+    """The blobs holding private notes' text, each with the seqs of the notes naming it."""
+    out: dict[str, list[int]] = {}
+    for e in events:
+        if isinstance(e.payload, ev.PrivateNote):
+            out.setdefault(e.payload.digest, []).append(e.seq)
+    return out
 
 
 def checkpoint_rows_json(conn: Connection, task_id: str) -> list[dict[str, Any]]:

@@ -9,12 +9,13 @@ import io
 import os
 import tarfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 import sqlalchemy as sa
 
-from ... import db, migrate, tempfiles
+from ... import db, migrate, rules, tempfiles
 from ... import schema as t
 from ...blobs import PREFIX
 from ...canonical import canonical_json
@@ -37,6 +38,7 @@ from .common import (
     blob_refs,
     checkpoint_rows_json,
     pretty,
+    private_digests,
 )
 
 
@@ -45,17 +47,35 @@ class ExportFailed(StoreError):
 
 
 def export_task(
-    store: Store, task_id: str, out_path: str | os.PathLike[str], *, force: bool = False
+    store: Store,
+    task_id: str,
+    out_path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    include: Iterable[str] = (),
 ) -> Path:
-    """Write the task's package to `out_path` (refusing to replace a file unless `force`)."""
-    path, _ = export_with_manifest(store, task_id, out_path, force=force)
+    """Write the task's package to `out_path` (refusing to replace a file unless `force`).
+    `include`: visibility classes carried besides `shared` (`private`)."""
+    path, _ = export_with_manifest(store, task_id, out_path, force=force, include=include)
     return path
 
 
 def export_with_manifest(
-    store: Store, task_id: str, out_path: str | os.PathLike[str], *, force: bool = False
+    store: Store,
+    task_id: str,
+    out_path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    include: Iterable[str] = (),
 ) -> tuple[Path, dict[str, Any]]:
-    """`export_task`, also returning the manifest written."""
+    """`export_task`, also returning the manifest written.
+
+    Visibility (issue 35 part D): the package carries the classes `rules.export_classes`
+    names and says so in the manifest (`visibility`). A private note's event names its text
+    by digest and holds none of it, so the event stays in (the chain, the signatures and
+    an import verify as they are) while its text's blob stays out unless `private` is
+    carried; the manifest lists the withheld notes' seqs."""
+    classes = rules.export_classes(include)
     out = Path(out_path)
     if out.is_dir():
         raise ExportFailed(f"{out} is a directory: give the package's file name")
@@ -84,8 +104,19 @@ def export_with_manifest(
             )
         ]
         now = db.database_now(conn)
+    private = private_digests(events)
+    # Digest -> the seqs of the private notes whose text stays out of this package.
+    withheld = {} if rules.Visibility.PRIVATE in classes else private
     blobs: list[tuple[str, int, BlobRef]] = []
+    # Content retired by its retention class travels as its tombstone only (issue 35 part R).
+    from ..retention import tombstoned
+
+    gone = tombstoned(events)
     for digest, ref in sorted(blob_refs(events).items()):
+        if digest in withheld and not ref.required:
+            continue
+        if digest in gone and store.blobs.problem(digest, verify=False) is not None:
+            continue
         problem = store.blobs.problem(digest, verify=False)
         if problem is not None:
             if ref.required:
@@ -132,6 +163,14 @@ def export_with_manifest(
         "signed": signed,
         "signature_count": len(signatures),
         "members": members,
+        "visibility": {
+            "carried": list(classes),
+            "withheld": {
+                rules.Visibility.PRIVATE.value: sorted(
+                    s for seqs in withheld.values() for s in seqs
+                )
+            },
+        },
     }
     fd, partial_name = _partial(out)
     partial = Path(partial_name)

@@ -329,6 +329,22 @@ def _retire_approvals(store_tx: Tx, task_id: str) -> list[str]:
     return ids
 
 
+#: Why an imported lease is ended: who worked on the task there holds nothing here.
+LEASE_NOTE = "imported: a lease is not carried to another store"
+
+
+def _end_lease(store_tx: Tx, task_id: str) -> None:
+    """A lease open in the package arrives ended, as approvals arrive revoked: live authority
+    never travels (issue 35 part D). Its token stays history."""
+    row = store_tx.conn.execute(
+        sa.select(t.leases.c.token).where(
+            t.leases.c.task_id == task_id, t.leases.c.ended_at.is_(None)
+        )
+    ).first()
+    if row is not None:
+        store_tx.emit(task_id, ev.LeaseReleased(token=int(row.token), note=LEASE_NOTE), SYSTEM)
+
+
 def _put_blobs(
     store: Store, label: str, raw: BinaryIO, scanned: Scanned, limits: Limits, tmp: Path
 ) -> int:
@@ -396,6 +412,7 @@ def _write(
             _copy_events(tx.conn, staging, scanned.task_id)
             carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys, signed_here)
             revoked = _retire_approvals(tx, scanned.task_id)
+            _end_lease(tx, scanned.task_id)
             appended = len(tx.emitted)
             written = _put_blobs(store, label, raw, scanned, limits, tmp)
     except sa.exc.IntegrityError as exc:

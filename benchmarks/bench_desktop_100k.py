@@ -1,0 +1,341 @@
+"""The paged inbox on 100,000 tasks (issue 36 part W; not part of the tests).
+
+    .venv/bin/python benchmarks/bench_desktop_100k.py [--tasks 100000] [--events-per-task 20]
+        [--full] [--runs 3] [--main-window]
+
+The store is benchmarks/gen_big_store.py's, built once and cached. Each figure comes from
+fresh processes:
+1. first paint of a window holding the paged inbox (boris_desktop.inbox.pages) against an
+   empty QMainWindow, alternating (goal: at most 1.5x), and the time until the first page
+   of tasks is painted (goal: at most 5x the empty window's first paint);
+2. a heartbeat on the GUI thread (heartbeat.py) while the inbox fills, while the reviewer
+   scrolls through 20 pages, and while they type a search: the longest pause (goal: at
+   most 50 ms), and from the last keystroke to the search's rows shown (goal: 150 ms);
+3. the process's peak memory (goal: at most 300 MB).
+
+`--main-window`: the same figures for the reviewer's real window (boris_desktop.main_window,
+staged start-up, opened as `boris-desktop` opens it), which turns to the paged inbox by the
+store's count of tasks (MainWindow.PAGED_FROM), its task pane, queue and history included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+EMPTY = """
+import time; t0 = time.perf_counter()
+from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtCore import QTimer
+app = QApplication([])
+w = QMainWindow(); w.resize(1280, 780); w.show()
+def painted():
+    print('{"first_paint": %f}' % ((time.perf_counter() - t0) * 1000)); app.quit()
+QTimer.singleShot(0, painted)
+app.exec()
+"""
+
+
+def _window(store_dir: str, heart: bool) -> tuple[object, object, object]:
+    from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
+
+    from boris_desktop.runtime.jobs import open_store
+
+    window = QMainWindow()
+    window.resize(1280, 780)
+    body = QWidget()
+    window.setCentralWidget(body)
+    layout = QVBoxLayout(body)
+    window.show()
+    return window, layout, open_store
+
+
+def paint(store_dir: str) -> dict[str, float]:
+    """One fresh process: first paint, then the first page of tasks painted."""
+    t0 = time.perf_counter()
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop.runtime.interpreter import share_the_gil
+
+    share_the_gil()  # as boris-desktop does at start
+    app = QApplication(sys.argv[:1])
+    window, layout, open_store = _window(store_dir, False)
+    marks: dict[str, float] = {}
+
+    def first() -> None:
+        marks["first_paint"] = (time.perf_counter() - t0) * 1000
+
+    QTimer.singleShot(0, first)
+
+    def start() -> None:
+        # As the window does: the first page peeked at (no SQLAlchemy) while the store
+        # opens on a worker.
+        from boris_desktop.inbox.pages import PagedInbox
+
+        pane = PagedInbox(None)
+        layout.addWidget(pane.search)  # type: ignore[attr-defined]
+        layout.addWidget(pane.table)  # type: ignore[attr-defined]
+
+        def shown() -> None:
+            if "tasks_paint" not in marks:
+                app.processEvents()
+                marks["tasks_paint"] = (time.perf_counter() - t0) * 1000
+            if pane.model.store is not None:  # the store's reading too: closed cleanly
+                app.quit()
+
+        pane.model.reloaded.connect(lambda: QTimer.singleShot(0, shown))
+        pane.open(store_dir, open_store)
+        window.pane = pane  # type: ignore[attr-defined]
+
+    QTimer.singleShot(0, start)
+    app.exec()
+    return marks
+
+
+def paint_main(store_dir: str) -> dict[str, float]:
+    """As `paint`, for MainWindow: its first paint, then its first page of tasks painted."""
+    t0 = time.perf_counter()
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop.runtime.interpreter import share_the_gil
+
+    share_the_gil()
+    app = QApplication(sys.argv[:1])
+    from boris_desktop.main_window import MainWindow
+
+    w = MainWindow(staged=True)
+    w.resize(1280, 780)
+    marks: dict[str, float] = {}
+
+    def first() -> None:
+        marks["first_paint"] = (time.perf_counter() - t0) * 1000
+
+    def shown() -> None:
+        if "tasks_paint" not in marks:
+            app.processEvents()
+            marks["tasks_paint"] = (time.perf_counter() - t0) * 1000
+            marks["paged"] = float(w.paged)
+
+    w.peeked.connect(lambda: QTimer.singleShot(0, shown))
+    w.loaded.connect(lambda: (shown(), app.quit()))
+    w.show()
+    QTimer.singleShot(0, first)
+    w.open_store(store_dir)
+    app.exec()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10000)
+    return marks
+
+
+def drive_main(store_dir: str) -> dict[str, float]:
+    """As `drive`, for MainWindow on an open store."""
+    import resource
+
+    from heartbeat import Heartbeat
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop.runtime.interpreter import share_the_gil
+
+    share_the_gil()
+    app = QApplication(sys.argv[:1])
+    heart = Heartbeat(app)
+    from boris_desktop.main_window import MainWindow
+    from store.api import Store
+
+    store = Store.open(store_dir)
+    heart.start()
+    made: list[Any] = []
+    t0 = time.perf_counter()
+
+    def open_window() -> None:
+        w = MainWindow(store)
+        w.resize(1280, 780)
+        w.show()
+        made.append(w)
+
+    def filled() -> bool:
+        w = made[0] if made else None
+        return bool(w and w.paged and w._task_view is not None and w.task_view.task_id)
+
+    fill_stall = heart.longest_stall(open_window, filled)
+    fill_ms = (time.perf_counter() - t0) * 1000
+    w = made[0]
+    heart.spin(lambda: not w.loader._pending)
+
+    def scroll_through() -> None:
+        for _ in range(20):
+            held = len(w.inbox.rows)
+            w.table.scrollToBottom()
+            heart.spin(lambda h=held: len(w.inbox.rows) > h or not w.inbox.canFetchMore())
+
+    scroll_stall = heart.longest_stall(scroll_through, lambda: True)
+    rows = len(w.inbox.rows)
+    keystroke: list[float] = []
+    results: list[float] = []
+    w.searched.connect(lambda: results.append(time.perf_counter()))
+
+    def type_words() -> None:
+        for ch in "invoice 42":
+            w.search.insert(ch)
+            keystroke.append(time.perf_counter())
+            pause = time.perf_counter() + 0.06  # a quick typist: 60 ms a key
+            heart.spin(lambda p=pause: time.perf_counter() >= p)
+
+    search_stall = heart.longest_stall(type_words, lambda: results and results[-1] > keystroke[-1])
+    to_result = (results[-1] - keystroke[-1]) * 1000
+    heart.spin(lambda: not w.loader._pending)  # the count, after the rows
+    heart.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    matching = w.pages.counts["matching"]
+    w.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10000)
+    store.close()
+    return {
+        "fill_ms": fill_ms,
+        "fill_stall_ms": fill_stall,
+        "scroll_stall_ms": scroll_stall,
+        "rows_after_scroll": rows,
+        "search_stall_ms": search_stall,
+        "keystroke_to_result_ms": to_result,
+        "matching": matching,
+        "peak_mb": peak,
+    }
+
+
+def drive(store_dir: str) -> dict[str, float]:
+    """One fresh process: the heartbeat while filling, scrolling and searching; memory."""
+    import resource
+
+    from heartbeat import Heartbeat
+    from PySide6.QtWidgets import QApplication
+
+    from boris_desktop.runtime.interpreter import share_the_gil
+
+    share_the_gil()  # as boris-desktop does at start
+    app = QApplication(sys.argv[:1])
+    _win, layout, _ = _window(store_dir, True)
+    heart = Heartbeat(app)
+    from boris_desktop.inbox.pages import PagedInbox
+    from store.api import Store
+
+    store = Store.open(store_dir)
+    pane = PagedInbox(store)
+    layout.addWidget(pane.search)  # type: ignore[attr-defined]
+    layout.addWidget(pane.table)  # type: ignore[attr-defined]
+    heart.start()
+    filled: list[bool] = []
+    pane.model.reloaded.connect(lambda: filled.append(True))
+    t0 = time.perf_counter()
+    fill_stall = heart.longest_stall(pane.load, lambda: filled)
+    fill_ms = (time.perf_counter() - t0) * 1000
+
+    def scroll_through() -> None:
+        for _ in range(20):
+            held = len(pane.model.rows)
+            pane.table.scrollToBottom()
+            heart.spin(lambda h=held: len(pane.model.rows) > h or not pane.model.canFetchMore())
+
+    scroll_stall = heart.longest_stall(scroll_through, lambda: True)
+    rows = len(pane.model.rows)
+
+    keystroke: list[float] = []
+    results: list[float] = []
+    pane.model.reloaded.connect(lambda: results.append(time.perf_counter()))
+
+    def type_words() -> None:
+        for ch in "invoice 42":
+            pane.search.insert(ch)
+            keystroke.append(time.perf_counter())
+            pause = time.perf_counter() + 0.06  # a quick typist: 60 ms a key
+            heart.spin(lambda p=pause: time.perf_counter() >= p)
+
+    results.clear()
+    search_stall = heart.longest_stall(type_words, lambda: results and results[-1] > keystroke[-1])
+    to_result = (results[-1] - keystroke[-1]) * 1000
+    heart.spin(lambda: not pane.loader.busy("inbox-count"))  # the count, after the rows
+    heart.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10000)
+    store.close()
+    return {
+        "fill_ms": fill_ms,
+        "fill_stall_ms": fill_stall,
+        "scroll_stall_ms": scroll_stall,
+        "rows_after_scroll": rows,
+        "search_stall_ms": search_stall,
+        "keystroke_to_result_ms": to_result,
+        "matching": pane.model.counts["matching"],
+        "peak_mb": peak,
+    }
+
+
+def _run(args: list[str], env: dict[str, str]) -> dict[str, float]:
+    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tasks", type=int, default=100_000)
+    ap.add_argument("--events-per-task", type=int, default=20)
+    ap.add_argument("--full", action="store_true", help="the 10,000,000-event store")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--main-window", action="store_true", help="the reviewer's real window")
+    ap.add_argument("--paint", help=argparse.SUPPRESS)
+    ap.add_argument("--drive", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.paint:
+        print(json.dumps((paint_main if a.main_window else paint)(a.paint)))
+        return
+    if a.drive:
+        print(json.dumps((drive_main if a.main_window else drive)(a.drive)))
+        return
+    from gen_big_store import cached
+
+    store = str(cached(a.tasks, 100 if a.full else a.events_per_task))
+    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+    me = [sys.executable, __file__, *(["--main-window"] if a.main_window else [])]
+    empty, first, tasks = [], [], []
+    _run([sys.executable, "-c", EMPTY], env), _run([*me, "--paint", store], env)  # warm
+    for _ in range(a.runs):
+        empty.append(_run([sys.executable, "-c", EMPTY], env)["first_paint"])
+        marks = _run([*me, "--paint", store], env)
+        first.append(marks["first_paint"])
+        tasks.append(marks["tasks_paint"])
+    e, f, t = (statistics.median(x) for x in (empty, first, tasks))
+    print(f"store: {store}" + (" (MainWindow)" if a.main_window else ""))
+    print(f"first paint {f:.0f} ms vs empty window {e:.0f} ms: {f / e:.2f}x (goal <= 1.5x)")
+    print(f"tasks visible {t:.0f} ms: {t / e:.2f}x the empty window (goal <= 5x)")
+    d = _run([*me, "--drive", store], env)
+    print(
+        f"longest GUI pause: filling {d['fill_stall_ms']:.0f} ms, scrolling "
+        f"{d['scroll_stall_ms']:.0f} ms ({d['rows_after_scroll']:.0f} rows), searching "
+        f"{d['search_stall_ms']:.0f} ms (goal <= 50 ms)"
+    )
+    print(
+        f"keystroke to result {d['keystroke_to_result_ms']:.0f} ms (goal <= 150 ms; "
+        f"{d['matching']:.0f} tasks match)"
+    )
+    print(f"peak memory {d['peak_mb']:.0f} MB (goal <= 300 MB); filled in {d['fill_ms']:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

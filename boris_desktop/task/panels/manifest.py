@@ -1,0 +1,110 @@
+"""What the model saw (issue 35 part M): a section beside an effect or a checkpoint.
+
+The store (store.reads.manifests, via `model_saw` in the bundle) gives each context manifest
+with what it led to, the task's configuration transitions with their changes in words, and
+the intents planned under an older tool definition. The panels add rows and form fields from
+it and judge nothing: which digests were seen and why an item was left out is the record's
+word. Every text is shown as text (the form and the tree show no markup), so a note holding
+HTML reads literally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boris_desktop.task.panels.base import FormDetail
+from boris_desktop.ui import text as t
+from boris_desktop.ui.records import Node
+
+SECTION = "What the model saw"
+
+
+def _saw(bundle: dict[str, Any]) -> dict[str, Any]:
+    return bundle.get("model_saw") or {"manifests": [], "configuration": [], "drift": []}
+
+
+def leading_to(bundle: dict[str, Any], kind: str, ref: str) -> list[dict[str, Any]]:
+    """The manifests whose request led to this effect or checkpoint, oldest first."""
+    return [m for m in _saw(bundle)["manifests"] if {"kind": kind, "id": ref} in m["links"]]
+
+
+def _model(m: dict[str, Any]) -> str:
+    model = m["model"]
+    return f"{model['provider']} {model['model']}"
+
+
+def gist(m: dict[str, Any]) -> str:
+    """One line: the model, how many items it saw, how many were left out and why."""
+    why = sorted({i["reason"] for i in m["omitted"]})
+    left = f", {len(m['omitted'])} left out ({', '.join(why)})" if m["omitted"] else ""
+    return f"{_model(m)}: {t.count(len(m['included']), 'item', 'items')} included{left}"
+
+
+def _item(i: dict[str, Any]) -> dict[str, Any]:
+    """An item as the form shows it: what, by digest, and (if left out) why."""
+    row: dict[str, Any] = {"kind": i["kind"], "ref": i["ref"], "digest": i["digest"]}
+    row["size"] = t.size(i["size"])
+    if i.get("tokens") is not None:
+        row["tokens"] = i["tokens"]
+    if i.get("reason"):
+        row["left_out_because"] = i["reason"]
+    if i.get("note"):
+        row["note"] = i["note"]
+    return row
+
+
+def manifest_form(m: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as a record for the form: model, what was included, what was not."""
+    return {
+        "id": m["manifest_id"],  # also the row's label in a list of them
+        "model": _model(m),
+        "parameters_digest": m["model"].get("parameters_digest"),
+        "purpose": m["purpose"] or None,
+        "recorded_by": m["recorded_by"],
+        "recorded_at": m["at"],
+        "included": [_item(i) for i in m["included"]],
+        "omitted": [_item(i) for i in m["omitted"]],
+    }
+
+
+def nodes(bundle: dict[str, Any], kind: str, ref: str) -> list[Node]:
+    """A row per manifest that led to this effect or checkpoint (under its row)."""
+    out = []
+    for m in leading_to(bundle, kind, ref):
+        out.append(
+            Node(
+                key=f"manifest:{m['manifest_id']}",
+                cells=(SECTION.lower(), m["manifest_id"], "", gist(m), t.when(m["at"])),
+                icon_name="running",
+                tip=f"{SECTION}: {gist(m)}",
+                detail=FormDetail(manifest_form(m)),
+            )
+        )
+    return out
+
+
+def section(bundle: dict[str, Any], kind: str, ref: str) -> dict[str, Any]:
+    """The form fields an effect's or a checkpoint's detail gains: for a checkpoint, the
+    configuration changes there; what the model saw (each manifest that led to it)."""
+    out: dict[str, Any] = {}
+    if kind == "checkpoint":
+        changes = [
+            line
+            for c in _saw(bundle)["configuration"]
+            if c["checkpoint_id"] == ref
+            for line in c["changes"]
+        ]
+        if changes:
+            out["configuration_changes"] = {f"change {i + 1}": x for i, x in enumerate(changes)}
+    seen = leading_to(bundle, kind, ref)
+    if seen:
+        out["what_the_model_saw"] = [manifest_form(m) for m in seen]
+    return out
+
+
+def tool_drift(bundle: dict[str, Any], effect_id: str) -> str:
+    """The words for an intent planned under an older tool definition, or ""."""
+    for d in _saw(bundle)["drift"]:
+        if d["effect_id"] == effect_id:
+            return f"{d['drift']} (pinned {d['tool_digest']}, now {d['current_digest'] or 'none'})"
+    return ""

@@ -133,11 +133,13 @@ def test_an_approval_expiring_ends_the_reuse(s: Store, ws: Path) -> None:
         AGENT,
     )
     s.execute(
-        RequestApproval(task_id=tid, effect_id=eid, policy="p", expires_in_seconds=0.3), AGENT
+        # 2 s: long enough that a loaded CI machine writes the first checkpoint before it.
+        RequestApproval(task_id=tid, effect_id=eid, policy="p", expires_in_seconds=2.0),
+        AGENT,
     )
     before = checkpoint(s, tid)
     assert [a["state"] for a in before["state"]["open_approvals"]] == ["pending"]  # type: ignore[index]
-    time.sleep(0.4)
+    time.sleep(2.1)
     after = checkpoint(s, tid)  # no event between, but the clock passed the expiry
     assert [a["state"] for a in after["state"]["open_approvals"]] == ["expired"]  # type: ignore[index]
 

@@ -11,17 +11,19 @@ reads (the event insert, the head's move, a checkpoint row, NOTIFY: `Prepared.se
 sent on their own: they are queued on the connection and go out in one psycopg pipeline with
 the next statement that must be answered (a read) or with the COMMIT (`write_transaction`),
 and the implicit BEGIN rides in the first of them. A pooled connection is pinged only when
-it sat idle (`_IDLE_PING_S`), not before every write. What a write still waits for: the
-task's row (lock, head, lease, the keyring head and the server's clock, one statement:
-store.tx, which `seed`s the keyring's answer for store.signing.seal), and the COMMIT with
-everything queued (benchmarks/bench_pg_ledger.py counts them through
-benchmarks/pg_delay_proxy.py).
+it sat idle (`_IDLE_PING_S`), not before every write. A process's first write to a task
+waits for the task's row (lock, head, lease, the keyring head and the server's clock, one
+statement: store.tx, which `seed`s the keyring's answer for store.signing.seal), then for
+the COMMIT with everything queued; its next writes to the task wait once: they are built on
+the row the last one left (read with its COMMIT: `read_with_commit`) and checked by the
+server under the lock (store.tx.Guesses). benchmarks/bench_pg_ledger.py counts the waits
+through benchmarks/pg_delay_proxy.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +206,7 @@ def write_transaction(conn: Connection) -> Iterator[None]:
                 yield
             except BaseException:
                 conn.info[_QUEUE] = []  # never sent: the transaction is rolled back
+                conn.info.pop(_AT_COMMIT, None)
                 raise
             _commit_with_queued(conn)
         return
@@ -292,6 +295,8 @@ class Prepared:
 _QUEUE = "boris_queued"
 #: Answers to reads known already in this transaction (`seed`), per Prepared statement.
 _SEEDS = "boris_seeds"
+#: Reads sent with the COMMIT, answered once it is done (`read_with_commit`).
+_AT_COMMIT = "boris_at_commit"
 
 
 def seed(conn: Connection, statement: Prepared, rows: Sequence[Any]) -> None:
@@ -326,12 +331,13 @@ def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[s
                 writes = conn.info.get("boris_queue_cursor")
                 if writes is None:
                     writes = conn.info["boris_queue_cursor"] = raw.cursor()
-                for q_sql, q_args in queued:
-                    writes.execute(q_sql, q_args)
+                for q_sql, q_args, *on in queued:
+                    # A read with the COMMIT (`read_with_commit`) has a cursor of its own.
+                    (on[0] if on else writes).execute(q_sql, q_args)
             if sql is not None:
                 cursor.execute(sql, args)
     except conn.dialect.loaded_dbapi.Error as exc:
-        failed = sql if sql is not None else "; ".join(q for q, _ in queued)
+        failed = sql if sql is not None else "; ".join(q[0] for q in queued)
         raise sa.exc.DBAPIError.instance(
             failed, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
         ) from exc
@@ -352,20 +358,47 @@ def _own_begin(conn: Connection) -> Iterator[None]:
     finally:
         conn.info.pop(_QUEUE, None)
         conn.info.pop(_SEEDS, None)
+        conn.info.pop(_AT_COMMIT, None)
         # Back to the pool as it came: reads rely on the driver's implicit BEGIN.
         with contextlib.suppress(Exception):
             raw.autocommit = False
+
+
+def read_with_commit(
+    conn: Connection,
+    statement: Prepared,
+    params: Mapping[str, Any],
+    answer: Callable[[list[Any]], None],
+) -> None:
+    """Run `statement` last before the COMMIT, in the same exchange, and give `answer` its
+    rows once the transaction committed (never if it did not). Only in a server write
+    transaction; elsewhere nothing is read."""
+    if conn.info.get(_QUEUE) is None:
+        return
+    sql, names, fixed = statement._for(conn.dialect)
+    values = {**fixed, **params}
+    args = values if names is None else [values[n] for n in names]
+    conn.info.setdefault(_AT_COMMIT, []).append((sql, args, answer))
 
 
 def _commit_with_queued(conn: Connection) -> None:
     """COMMIT on the driver, in the same pipeline as what is still queued; SQLAlchemy's own
     commit that follows finds the driver's transaction closed and sends nothing."""
     raw: Any = conn.connection.driver_connection
+    reads = conn.info.pop(_AT_COMMIT, None) or []
     if conn.info.get(_QUEUE) == [("BEGIN", ())] and raw.info.transaction_status == 0:
         conn.info[_QUEUE] = []  # nothing was written or read: nothing to send
         return
+    cursors = []
+    for sql, args, answer in reads:
+        cursors.append((raw.cursor(), answer))
+        queue(conn, sql, args)
+        conn.info[_QUEUE][-1] = (sql, args, cursors[-1][0])
     queue(conn, "COMMIT", ())
     _exchange(conn, None, ())
+    for cursor, answer in cursors:
+        answer(cursor.fetchall())
+        cursor.close()
 
 
 def _cursor(conn: Connection) -> Any:

@@ -39,7 +39,7 @@ from .record import Event
 from .signing import keyring
 from .signing.keys import SigningKey, person_key
 from .signing.seal import Policy, seal
-from .tx import StateMemo, Tx
+from .tx import Guesses, StateMemo, Tx
 
 if TYPE_CHECKING:
     from .reads.decision_views import ApprovalDecision
@@ -74,6 +74,12 @@ class _DryRun(Exception):
     """Rolls back a transaction that only checked a command."""
 
 
+class _GuessMissed(Exception):
+    """A team store's write built on what this process knew of a task was not written: the
+    task changed meanwhile, or the write failed for a reason that knowledge may explain.
+    The command runs again at once, reading the task first (Store._execute_all)."""
+
+
 class Store:
     def __init__(self, location: Location, engine: Engine, *, read_only: bool = False) -> None:
         self.location = location
@@ -87,6 +93,7 @@ class Store:
         self._write_lock = threading.Lock()
         self._write_conn: Connection | None = None
         self._states = StateMemo()
+        self._guesses = Guesses()
         self.blobs: BlobStore
         if db.is_sqlite(engine):
             self.blobs = BlobStore(location.blobs)
@@ -202,8 +209,12 @@ class Store:
     # --- writing -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Tx]:
+    def transaction(self, *, guess: bool = False) -> Iterator[Tx]:
         """One write transaction; on return its events are durably on disk.
+
+        With `guess` (the command path, which retries), a team store's write to a task this
+        process wrote last is sent in one exchange (tx.Guesses); if what it knew turns out
+        wrong, or the write fails in any way, it raises `_GuessMissed` and nothing is written.
 
         If it fails, the blobs it created are removed again (on SQLite, while the write lock
         is still held, so no other writer can have come to reference them; on a shared
@@ -237,15 +248,27 @@ class Store:
                     if tx.emitted:
                         heads.wrote(self, _new_heads(tx))
                 else:
-                    with (
-                        self._writer.connect() as conn,
-                        db.write_transaction(conn),
-                        self._blobs_of(discard),
-                    ):
-                        tx = Tx(conn, self.blobs, memo=self._states)
-                        yield tx
-                        seal(conn, self._signing, self.signer, tx.emitted, tx.now)
-                        notify.announce(conn, (e.task_id for e in tx.emitted))
+                    began: Tx | None = None
+                    try:
+                        with (
+                            self._writer.connect() as conn,
+                            db.write_transaction(conn),
+                            self._blobs_of(discard),
+                        ):
+                            tx = began = Tx(conn, self.blobs, memo=self._states)
+                            if guess:
+                                tx.guesses = self._guesses
+                            yield tx
+                            seal(conn, self._signing, self.signer, tx.emitted, tx.now)
+                            notify.announce(conn, (e.task_id for e in tx.emitted))
+                            tx.read_back()
+                    except Exception as exc:
+                        if began is not None and began.guesses is not None:
+                            # Whatever went wrong, what we knew of these tasks may be why.
+                            self._guesses.forget(began.touched(), missed=bool(began.guessed))
+                            if began.guessed:
+                                raise _GuessMissed(str(exc)) from exc
+                        raise
                 # Committed: what it learned of checkpoint states is now true for others.
                 if tx.learned:
                     self._states.publish(tx.learned)
@@ -317,8 +340,10 @@ class Store:
         attempt = 0
         while True:
             try:
-                with self.transaction() as tx:
+                with self.transaction(guess=True) as tx:
                     return [cmds.execute(tx, c, actor, by_store=by_store) for c in commands]
+            except _GuessMissed:
+                continue  # the tasks are no longer guessed: this time they are read first
             except WriteConflict:
                 if time.monotonic() >= give_up:
                     raise

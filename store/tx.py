@@ -10,20 +10,26 @@ store.commands.core) and the server's clock after the lock was granted, in one s
 The keyring's head rides in the same statement (db.seed: the signature policy's check at
 the end of the write needs no read of its own). The event and its projections' changes are
 queued (`db.Prepared.send`) and sent with the COMMIT, so a note appended by an agent waits
-for the server twice instead of eleven times (issue 36; docs/BENCHMARKS.md).
+for the server twice instead of eleven times (issue 36; docs/BENCHMARKS.md). A process's
+next write to a task it wrote waits once: it is built on the row its last write left
+(`Guesses`) and the server checks that row, under the lock, first in the same exchange.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import threading
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from . import db, projections
+from . import clock, db, projections
 from . import schema as t
 from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
 from .errors import CommandRejected
@@ -94,17 +100,136 @@ def _keyring_head_column(name: str) -> Any:
 # The statement reads.leases.current runs, as a subquery (the same columns, LeaseRow).
 _LEASE = leases.current_statement().subquery()
 _LEASE_COLUMNS = len(_LEASE.c)
+_KNOWN = (
+    *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
+    *_LEASE.c,
+    *(_keyring_head_column(c) for c in ("seq", "hash")),
+)
+# All of the above in one value, computed by the server both where a process learns the row
+# (here) and where its next write checks it (_GUARD): equal fingerprints, equal rows.
+_FINGERPRINT = sa.func.md5(sa.cast(sa.func.row(*_KNOWN), sa.Text))
+_TASK_AND_LEASE = t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id)
 _SELECT_TASK_ON_SERVER = db.Prepared(
     sa.select(
-        *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
-        *_LEASE.c,
-        *(_keyring_head_column(c) for c in ("seq", "hash")),
+        *_KNOWN,
+        _FINGERPRINT,
         sa.literal_column(db.now_expression("postgresql").removeprefix("SELECT ")),
     )
-    .select_from(t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id))
+    .select_from(_TASK_AND_LEASE)
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
     .with_for_update(of=t.tasks)
 )
+# A write built on what the process knew of the task (`Guesses`): the row lock, and the
+# fingerprint and the events' time checked under it by migration 0018's function, which
+# aborts the transaction when either is off. It is queued, never waited for on its own: it
+# goes first in the exchange that carries the write (db.Prepared.send).
+_GUARD = db.Prepared(
+    sa.select(
+        sa.func.boris_write_guard(
+            sa.select(_FINGERPRINT)
+            .select_from(_TASK_AND_LEASE)
+            .where(t.tasks.c.task_id == sa.bindparam("task_id"))
+            .with_for_update(of=t.tasks)
+            .scalar_subquery(),
+            sa.bindparam("fingerprint", type_=sa.Text),
+            sa.bindparam("at", type_=sa.Text),
+            sa.bindparam("slack_ms", type_=sa.Integer),
+        )
+    )
+)
+#: How far before the database's clock a guessed write's time may be (the process's estimate
+#: of that clock lags it by at least the time the write takes to reach the server).
+GUESS_SLACK_MS = 1_000
+_N = len(TaskRow._fields)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """A task's row as this process's last write to it left it, with its lease, the keyring's
+    head and the server's fingerprint of all three."""
+
+    row: TaskRow
+    lease: Any
+    ring: tuple[int, str] | None
+    fingerprint: str
+
+
+class Guesses:
+    """What this process knows of the tasks it wrote on a server, for its next write.
+
+    A write to a task this process wrote last is sent in one exchange, built on the row its
+    last write left (`_GUARD` checks it under the lock), instead of reading the row first and
+    then sending the write: one wait for the server instead of two (issue 36). A guess that
+    turns out wrong costs the write one attempt more (store.Store retries it the ordinary
+    way), and the task is not guessed again for `_COLD_S`: writers taking turns on one task
+    would miss every time. The events' time is the database's clock as this process
+    estimates it: the server's clock when it last answered, minus nothing for the way back
+    (a lower bound), plus the time since; never before the task's last event.
+    """
+
+    _KEEP = 1024
+    _COLD_S = 1.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, Guess] = {}
+        self._cold: dict[str, float] = {}
+        self._offset_us: int | None = None  # the server's clock minus ours, at most
+
+    def get(self, task_id: str) -> Guess | None:
+        with self._lock:
+            if self._offset_us is None:
+                return None
+            cold = self._cold.get(task_id)
+            if cold is not None:
+                if time.monotonic() < cold:
+                    return None
+                del self._cold[task_id]
+            guess = self._known.get(task_id)
+        if guess is None:
+            return None
+        # The JSON columns come back from the driver as objects: a command gets its own.
+        row = guess.row._replace(
+            scope_stored=copy.deepcopy(guess.row.scope_stored),
+            checkpoint_heads_stored=copy.deepcopy(guess.row.checkpoint_heads_stored),
+        )
+        return Guess(row, guess.lease, guess.ring, guess.fingerprint)
+
+    def learn(self, task_id: str, rows: list[Any]) -> None:
+        """`_SELECT_TASK_ON_SERVER`'s answer for the task, read under its lock."""
+        if not rows:
+            self.forget([task_id])
+            return
+        got = rows[0]
+        lease = got[_N : _N + _LEASE_COLUMNS]
+        ring_seq, ring_hash = got[_N + _LEASE_COLUMNS : _N + _LEASE_COLUMNS + 2]
+        guess = Guess(
+            TaskRow(*got[:_N]),
+            None if lease[0] is None else leases.LeaseRow(*lease),
+            None if ring_seq is None else (ring_seq, ring_hash),
+            str(got[-2]),
+        )
+        with self._lock:
+            if len(self._known) >= self._KEEP:
+                self._known.clear()
+            self._known[task_id] = guess
+
+    def forget(self, task_ids: Iterable[str], *, missed: bool = False) -> None:
+        with self._lock:
+            for task_id in task_ids:
+                self._known.pop(task_id, None)
+                if missed:
+                    self._cold[task_id] = time.monotonic() + self._COLD_S
+
+    def observe_clock(self, server_now: str, received_us: int) -> None:
+        """The server's clock as it answered, and when the answer arrived here."""
+        with self._lock:
+            self._offset_us = clock.micros_of(server_now) - received_us
+
+    def now(self, not_before: str) -> str:
+        with self._lock:
+            offset = self._offset_us or 0
+        return max(clock.format_micros(time.time_ns() // 1000 + offset), not_before)
 
 
 @dataclass
@@ -126,6 +251,10 @@ class Tx:
     checkpoint_rows: dict[str, tuple[Event, dict[str, Any]]] = field(default_factory=dict)
     #: Per task, its lease as read with its row on a server (None: never leased).
     _leases: dict[str, Any] = field(default_factory=dict)
+    #: On a server, what this process knows of the tasks it wrote (None: read every row).
+    guesses: Guesses | None = None
+    #: The tasks whose row this transaction took from `guesses` (checked only at the server).
+    guessed: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Only a server makes us wait for a task's row lock; SQLite waited at BEGIN.
@@ -158,7 +287,15 @@ class Tx:
         return self._keep(TaskRow(*rows[0]))
 
     def _task_row_on_server(self, task_id: str) -> TaskRow | None:
+        if not self._waited and self.guesses is not None:
+            guess = self.guesses.get(task_id)
+            if guess is not None:
+                return self._guessed_row(task_id, guess)
         rows = _SELECT_TASK_ON_SERVER.run(self.conn, {"task_id": task_id})
+        if self.guesses is not None:
+            if rows:
+                self.guesses.observe_clock(str(rows[0][-1]), time.time_ns() // 1000)
+            self.guesses.learn(task_id, rows)
         if not self._waited:
             # We may have queued behind other writers for the lock: our events are later than
             # theirs, and their times should say so. The clock was read after the lock.
@@ -166,7 +303,7 @@ class Tx:
             self._now = str(rows[0][-1]) if rows else db.database_now(self.conn)
         if not rows:
             return None
-        n = len(TaskRow._fields)
+        n = _N
         lease = rows[0][n : n + _LEASE_COLUMNS]
         self._leases[task_id] = None if lease[0] is None else leases.LeaseRow(*lease)
         # The keyring's head as of this read, for the signature policy's check at the end of
@@ -174,6 +311,45 @@ class Tx:
         ring_seq, ring_hash = rows[0][n + _LEASE_COLUMNS : n + _LEASE_COLUMNS + 2]
         db.seed(self.conn, KEYRING_HEAD, [] if ring_seq is None else [(ring_seq, ring_hash)])
         return self._keep(TaskRow(*rows[0][:n]))
+
+    def _guessed_row(self, task_id: str, guess: Guess) -> TaskRow:
+        """The row as this process's last write left it, checked by the server, under the
+        lock, when the write arrives (`_GUARD`, sent first); our events' time is our estimate
+        of the server's clock, which the guard checks too."""
+        assert self.guesses is not None
+        self._waited = True
+        self._now = self.guesses.now(not_before=guess.row.updated_at)
+        _GUARD.send(
+            self.conn,
+            {
+                "task_id": task_id,
+                "fingerprint": guess.fingerprint,
+                "at": self._now,
+                "slack_ms": GUESS_SLACK_MS,
+            },
+        )
+        self.guessed.append(task_id)
+        self._leases[task_id] = guess.lease
+        db.seed(self.conn, KEYRING_HEAD, [] if guess.ring is None else [guess.ring])
+        return self._keep(guess.row)
+
+    def read_back(self) -> None:
+        """On a server, ask with the COMMIT for the row of each task this transaction read or
+        wrote, as it leaves it (a lease's heartbeat changes it without an event), for this
+        process's next write to it (`Guesses`): no wait of its own."""
+        if self.guesses is None:
+            return
+        for task_id in self.touched():
+            db.read_with_commit(
+                self.conn,
+                _SELECT_TASK_ON_SERVER,
+                {"task_id": task_id},
+                functools.partial(self.guesses.learn, task_id),
+            )
+
+    def touched(self) -> list[str]:
+        """The tasks whose rows this transaction read or wrote."""
+        return list(dict.fromkeys([*self._heads, *self._rows, *self.guessed]))
 
     def lease(self, task_id: str) -> Any:
         """The task's lease row as `reads.leases.current` gives it (None: never leased),

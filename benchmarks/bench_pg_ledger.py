@@ -15,7 +15,10 @@ fsync on, as a team store would run. Each contender gets its own database on tha
 - bare commit: psycopg inserting one row of the checkpoint's size per commit, the floor.
 
 - pipelined floor: psycopg sending a write's own statements (row lock, event insert, task
-  row update, NOTIFY, COMMIT) in one pipeline per commit: the least a chained write costs.
+  row update, NOTIFY, COMMIT) in one pipeline per commit;
+- one-query floor: the same statements and the row read back, as one simple query quoted by
+  the driver, as store.db sends a write: the least a chained write costs (the "floor"
+  column). Both are one round trip; the pipeline costs more CPU (store.db._exchange).
 
 Every contender talks to the server through benchmarks/pg_delay_proxy.py, which adds 0, 1
 and 5 ms each way (`--delays`) and counts round trips (the client's flights) per write.
@@ -187,6 +190,45 @@ def pipelined_floor(admin_url: str, via: Via, n: int) -> Result:
         return via.timed(n, write)
 
 
+def one_query_floor(admin_url: str, via: Via, n: int) -> Result:
+    """The same statements as `pipelined_floor`, and the row read back for the next write, as
+    one simple query quoted by the driver: how store.db sends a write now."""
+    import hashlib
+
+    import psycopg
+
+    with (
+        Database(admin_url) as db,
+        psycopg.connect(_plain(via(db.url)), autocommit=True) as conn,
+    ):
+        conn.execute("CREATE TABLE task (id text PRIMARY KEY, seq int, head text)")
+        conn.execute(
+            "CREATE TABLE ev (task text, seq int, payload text, prev text, hash text, "
+            "PRIMARY KEY (task, seq))"
+        )
+        conn.execute("INSERT INTO task VALUES ('t', 0, '')")
+        state = {"seq": 0, "head": ""}
+        quoting = psycopg.ClientCursor(conn)
+        cur = conn.cursor()
+
+        def write() -> None:
+            seq, prev = int(state["seq"]) + 1, str(state["head"])
+            digest = hashlib.sha256(f"{prev}{seq}a step".encode()).hexdigest()
+            statements = [
+                ("BEGIN", ()),
+                ("SELECT 1 FROM task WHERE id = 't' AND seq = %s FOR UPDATE", (seq - 1,)),
+                ("INSERT INTO ev VALUES ('t', %s, 'a step', %s, %s)", (seq, prev, digest)),
+                ("UPDATE task SET seq = %s, head = %s WHERE id = 't'", (seq, digest)),
+                ("SELECT pg_notify('bench', 't')", ()),
+                ("SELECT seq, head FROM task WHERE id = 't'", ()),
+                ("COMMIT", ()),
+            ]
+            cur.execute("; ".join(quoting.mogrify(q, a) for q, a in statements))
+            state["seq"], state["head"] = seq, digest
+
+        return via.timed(n, write)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--writes", type=int, default=300, help="writes per contender per round")
@@ -225,6 +267,7 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
         "Boris checkpoint write": lambda: boris_checkpoints(url, via, n)[0],
         "LangGraph PostgresSaver.put": lambda: postgres_saver(url, via, n, state),
         "pipelined floor (own statements)": lambda: pipelined_floor(url, via, n),
+        "one-query floor (own statements)": lambda: one_query_floor(url, via, n),
         f"bare commit of a {size}-byte row": lambda: bare_commits(url, via, n, size),
     }
     best: dict[str, Result] = {}
@@ -235,7 +278,7 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
                 best[name] = (rate, trips)
     print(f"+{delay:g} ms each way, {n} writes a round:")
     saver = best["LangGraph PostgresSaver.put"][0]
-    floor = best["pipelined floor (own statements)"][0]
+    floor = best["one-query floor (own statements)"][0]
     for name, (rate, trips) in best.items():
         print(
             f"  {name:<38}{rate:>8.0f}/s  {trips:4.1f} round trips  "

@@ -9,8 +9,10 @@ SQL: every row of every per-task table copied with the task id (and title) repla
 the events chained anew through `store.canonical.chain_hash_of_parts`, the append path's
 own function, so `boris verify` holds on every clone.
 
-Templates, one clone in `NEEDS_EVERY` needing a person: an approval waiting, a failed
-criterion, a blocked run; the rest running or completed, with notes and budget charges.
+Templates, one clone in `NEEDS_EVERY` needing a person: three approvals waiting, a failed
+criterion, a blocked run, two effects whose outcome is unknown, two criteria with evidence
+nobody judged, a run whose budget ran out (the decision queue's kinds: some 7,500 open decisions on
+100,000 tasks); the rest running or completed, with notes and budget charges.
 Each task has `--events-per-task` events (the full size, `--full`: 100 a task, 10,000,000
 events). The SQLite store is cached under ~/.cache/boris-bench/ by shape; `--postgres URL`
 fills an empty PostgreSQL database instead (the engine test's smaller variant).
@@ -27,7 +29,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-GENERATOR = 1  # bump when the shape changes: the cache is keyed by it
+GENERATOR = 2  # bump when the shape changes: the cache is keyed by it
 CACHE = Path.home() / ".cache" / "boris-bench"
 #: Tables whose rows are a task's own, copied per clone (others: the store's, or caches).
 SKIP = {"deletion_receipts", "verified_heads", "signatures", "retention"}
@@ -50,11 +52,14 @@ def _templates(s: Any, scope: Path, events: int) -> list[str]:
     from store import Actor
     from store import commands as c
     from store.commands.approvals import RequestApproval
-    from store.commands.effects import PlanEffect
+    from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse
 
     agent = Actor(kind="agent", id="bench-agent", name="Bench agent")
     person = Actor(kind="person", id="ana", name="Ana")
-    shapes = ("running", "completed", "running-notes", "approval", "failed", "blocked")
+    shapes = (
+        *("running", "completed", "running-notes", "approval", "failed", "blocked"),
+        *("reconcile", "judge", "exhausted"),
+    )
     out = []
     for k, shape in enumerate(shapes):
         tid = f"tmpl{k}"
@@ -75,27 +80,54 @@ def _templates(s: Any, scope: Path, events: int) -> list[str]:
             c.SetBudget(task_id=tid, counter="model_calls", limit=float(events * 4)),
         ]
         if shape == "approval":
-            batch += [
-                PlanEffect(
-                    task_id=tid,
-                    effect_id="eff-1",
-                    target="out/section.md",
-                    consequence="write out/section.md",
-                    content=c.Content(text="section\n"),
-                    requires_approval=True,
-                ),
-                RequestApproval(
-                    task_id=tid,
-                    effect_id="eff-1",
-                    policy="every write is reviewed",
-                    expires_in_seconds=365 * 86400,
-                ),
-            ]
+            for n in (1, 2, 3):
+                batch += [
+                    PlanEffect(
+                        task_id=tid,
+                        effect_id=f"eff-{n}",
+                        target=f"out/section-{n}.md",
+                        consequence=f"write out/section-{n}.md",
+                        content=c.Content(text="section\n"),
+                        requires_approval=True,
+                    ),
+                    RequestApproval(
+                        task_id=tid,
+                        effect_id=f"eff-{n}",
+                        policy="every write is reviewed",
+                        expires_in_seconds=(365 - 30 * n) * 86400,
+                    ),
+                ]
+        if shape == "reconcile":  # sent, nothing came back: a person reconciles each
+            for n in (1, 2):
+                batch += [
+                    PlanEffect(
+                        task_id=tid,
+                        effect_id=f"eff-{n}",
+                        target=f"out/upload-{n}.md",
+                        consequence=f"upload out/upload-{n}.md",
+                        content=c.Content(text="upload\n"),
+                    ),
+                    DispatchEffect(task_id=tid, effect_id=f"eff-{n}", executor="bench-uploader"),
+                    RecordResponse(task_id=tid, effect_id=f"eff-{n}", reported="timeout"),
+                ]
+        if shape == "judge":  # evidence attached, nobody judged it yet
+            batch.append(c.AddCriterion(task_id=tid, criterion_id="c2", text="the tone is kept"))
+            for crit in ("c1", "c2"):
+                batch.append(
+                    c.AttachEvidence(
+                        task_id=tid,
+                        criterion_id=crit,
+                        kind="review",
+                        content=c.Content(text=f"review of {crit}\n"),
+                    )
+                )
         tail: list[Any] = []
         if shape == "failed":
             tail.append(c.JudgeCriterion(task_id=tid, criterion_id="c1", status="failed"))
         if shape == "blocked":
             tail.append(c.SetStatus(task_id=tid, status="blocked", reason="waits on a person"))
+        if shape == "exhausted":  # its budget ran out: only a person lets it go on
+            tail.append(c.SetStatus(task_id=tid, status="budget_exhausted", reason="no calls left"))
         if shape == "completed":
             tail.append(
                 c.JudgeCriterion(task_id=tid, criterion_id="c1", status="waived", note="n/a")

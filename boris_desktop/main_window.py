@@ -303,6 +303,7 @@ class MainWindow(QMainWindow):
         self.views.setAccessibleName("Tasks or decisions")
         self.views.addTab(self.left, icon("attention"), "&Tasks")
         self.queue = DecisionQueue(self)
+        self.queue.set_paged(self.paged)
         self.views.addTab(self.queue, icon("approval"), "&Decisions")
         self.queue.updated.connect(self._queue_updated)
         self.queue.show_task.connect(self.show_task)
@@ -723,7 +724,7 @@ class MainWindow(QMainWindow):
             self.reload()
 
     def _queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
-        n = len(rows)
+        n = self.queue.total()  # paged: the database's count, not the rows read
         self.views.setTabText(1, f"&Decisions ({n})" if n else "&Decisions")
         self._say_no_decision()
 
@@ -885,6 +886,10 @@ class MainWindow(QMainWindow):
         if paged is not None:
             paged.store = self.store  # after `sort`: the first reading comes with `reload`
         self.paged = on
+        # A store big enough for an inbox in pages has a queue in pages too (a staged
+        # window's queue, built later, asks `self.paged` then).
+        if hasattr(self, "queue"):
+            self.queue.set_paged(on)
         self.inbox = model
         self.proxy.setSourceModel(model)
         # The paged model filters by status itself (by SQL); the whole one through the proxy.

@@ -170,6 +170,9 @@ _WHERE: dict[str, str] = {
     "InboxPageKey": "store.reads.inbox_pages",
     "peek_inbox_page": "store.reads.inbox_pages",
     "inbox_fetcher": "store.reads.queries",
+    # the decision queue in pages (issue 36 part B)
+    "decision_page": "store.reads.queue_pages",
+    "QueuePageKey": "store.reads.queue_pages",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -256,6 +259,7 @@ if TYPE_CHECKING:
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.queries import inbox_fetcher  # part W
+    from store.reads.queue_pages import QueuePageKey, decision_page  # part B
     from store.reads.signers import SignatureState, decision_signers, signers
     from store.rules import (
         BUDGET_AT_LIMIT,
@@ -378,6 +382,7 @@ __all__ = [
     "PhaseInputView",
     "PhaseOutcome",
     "PhaseReadiness",
+    "QueuePageKey",  # part B
     "ReconcileEffect",
     "RecordArtifact",
     "ReleaseBudget",
@@ -421,6 +426,7 @@ __all__ = [
     "criterion_done",
     "criterion_stales_on_change",
     "decider_refusal",
+    "decision_page",  # part B
     "decision_refusal",
     "decision_signers",
     "decisions",
@@ -465,4 +471,5 @@ __all__ = [
     # deletion and visibility (issue 35 part D)
     # late changes (issue 35 part L): AcknowledgeLateChanges, OpenFollowup, late_view (sorted above)
     # context manifests and configuration (issue 35 part M)
+    # the decision queue in pages (issue 36 part B): QueuePageKey, decision_page (sorted above)
 ]

@@ -6,6 +6,11 @@ second, and an approval leaves the queue the moment it expires. Enter opens the 
 own dialog; when that dialog is done the next decision's opens, so a reviewer clears the
 queue from the keyboard. Filters: mine (those the rules let this reviewer decide) or
 everyone's, by kind, by task.
+
+On a big store (the window's inbox in pages, MainWindow.PAGED_FROM) the queue is read in
+pages too (store.reads.queue_pages): the database sorts each kind of decision and filters
+by kind and task; the model holds the pages the reviewer scrolled to (Qt's
+canFetchMore/fetchMore, each page read on a worker), and the counts are the database's.
 """
 
 from __future__ import annotations
@@ -90,6 +95,8 @@ KIND_PART = {
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: What the filter matches: "kind \x1f task id \x1f 1 if this reviewer may decide it".
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+#: Decisions a worker reads at a time when the queue is paged: a few screens' worth.
+PAGE = 200
 
 
 def _decision_id(row: dict[str, Any]) -> str:
@@ -151,6 +158,34 @@ class DecisionModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         self._more.setSingleShot(True)
         self._more.setInterval(0)
         self._more.timeout.connect(self._step)
+        #: Paged: where the next page starts (None: every row is here), and what reads it.
+        self.next_key: Any = None
+        self.read_more: Callable[[], None] | None = None
+
+    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        return (
+            not parent.isValid()
+            and self.next_key is not None
+            and self.read_more is not None
+            and not self.pending
+        )
+
+    def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent) and self.read_more is not None:
+            self.read_more()
+
+    def append(self, rows: list[dict[str, Any]]) -> None:
+        """A further page's rows, after those held (the ones held already left out)."""
+        held = {r["id"] for r in self.rows}
+        rows = [r for r in rows if r["id"] not in held]
+        if not rows:
+            return
+        first = len(self.rows)
+        self.revision += 1
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self.rows = [*self.rows, *rows]  # never changed in place: `snapshot` copies it
+        self.endInsertRows()
+        self.revision += 1
 
     def tick(self) -> None:
         """Move `now` on by the time since the last read; the views repaint what they show
@@ -315,6 +350,12 @@ class DecisionQueue(QWidget):
         self._keep: str | None = None  # the selected decision when a read came in
         self._tasks_listed: list[tuple[str, str]] = []  # the task filter's items
         self._told: tuple[str, str] | None = None  # (decision id, task id) last told
+        #: Read in pages (store.reads.queue_pages), filtered by kind and task by the database.
+        self.paged = False
+        self._reading = 0  # a page read for an older reading is dropped when it comes
+        self._sql_filters: tuple[str | None, str | None] = (None, None)  # kind, task
+        self.counts: dict[str, int] | None = None  # paged: the database's counts
+        self.model.read_more = self._read_more
         #: Shows a decision's task in the pane, then calls back with the task's record as the
         #: pane shows it (MainWindow.show_decision): Enter's dialog is built from that record,
         #: so it is always about the task on screen. Without a pane the queue reads the task.
@@ -377,14 +418,40 @@ class DecisionQueue(QWidget):
     def refresh(self) -> None:
         self.follower.force()
 
+    def set_paged(self, on: bool) -> None:
+        """Read the queue in pages (a big store) or whole; read again if that changed."""
+        if on == self.paged:
+            return
+        self.paged = on
+        self._reading += 1
+        self.model.next_key = None
+        self.counts = None
+        self._filters_changed()
+        if self.follower.running:
+            self.follower.force()
+
+    def total(self) -> int:
+        """How many decisions are open: the database's count when paged."""
+        if self.paged and self.counts is not None:
+            return self.counts["total"]
+        return len(self.model.rows)
+
     def _read(self, store: Any) -> dict[str, Any]:
         """On a worker: the open decisions, what they change in the rows shown, and the
         task filter's items, so that the GUI thread only tells its views."""
         from boris_desktop.runtime.interpreter import paused
-        from store.api import decisions
+        from store.api import decision_page, decisions
 
         with paused():  # thousands of rows: no collection of the whole heap meanwhile
-            result = decisions(store)
+            if self.paged:
+                # As many rows as are held (a refresh does not take the scrolled-to rows
+                # away), by the database's filters as they are now.
+                kind, task = filters = self._sql_filters
+                limit = max(PAGE, len(self.model.rows))
+                result = decision_page(store, kind=kind, task=task, limit=limit)
+                result["paged"] = (self._reading, filters)
+            else:
+                result = decisions(store)
             rows = result["decisions"]
             shown = self.model.snapshot()
             if shown is not None:
@@ -394,6 +461,17 @@ class DecisionQueue(QWidget):
 
     def _got(self, result: dict[str, Any]) -> None:
         rows, now = result["decisions"], result["now"]
+        if ("paged" in result) != self.paged or (
+            self.paged and result["paged"] != (self._reading, self._sql_filters)
+        ):
+            self.follower.force()  # read before the paging or the filters changed
+            return
+        if self.paged:
+            self.model.next_key = result["key"]
+            self.counts = result["counts"]
+            # The task filter lists the tasks of every row read so far (not every task
+            # with an open decision: on 100,000 tasks, thousands of items nobody reads).
+            result["tasks"] = sorted({*self._tasks_listed, *result["tasks"]})
         if self._keep is None:
             self._keep = self.current_id()
         # `_synced` follows, now or once the rows are in.
@@ -402,6 +480,40 @@ class DecisionQueue(QWidget):
         soonest = min((r["expires_at"] for r in rows if r["expires_at"]), default=None)
         self.follower.at(soonest, now)
         self.updated.emit(rows, now)
+
+    def _read_more(self) -> None:
+        """The view nears the last row held: the next page, read on a worker."""
+        loader = self.host.loader
+        store, key, reading = self.host.store, self.model.next_key, self._reading
+        if store is None or key is None or loader.busy("queue-page"):
+            return
+        kind, task = self._sql_filters
+        from store.api import decision_page
+
+        loader.submit(
+            "queue-page",
+            lambda: (
+                reading,
+                decision_page(store, kind=kind, task=task, after=key, limit=PAGE, count=False),
+            ),
+            self._paged_in,
+            lambda err: self.host.statusBar().showMessage(
+                f"Could not read more decisions: {t.failure(err)}"
+            ),
+        )
+
+    def _paged_in(self, result: tuple[int, dict[str, Any]]) -> None:
+        reading, got = result
+        if reading != self._reading or not self.paged or self.model.pending:
+            return  # a page of a reading no longer shown
+        self.model.next_key = got["key"]
+        self.model.append(got["decisions"])
+        self._task_items(
+            sorted(
+                {*self._tasks_listed, *((r["task_title"], r["task_id"]) for r in got["decisions"])}
+            )
+        )
+        self._summary()
 
     def _synced(self) -> None:
         """The model holds the last read's rows."""
@@ -455,11 +567,22 @@ class DecisionQueue(QWidget):
 
     def _filters_changed(self) -> None:
         who = settings.reviewer()
+        kind, task = self.kind.currentData(), self.task_filter()
+        if self.paged:
+            # The database filters by kind and task (a new reading); "mine" is the rules'
+            # word on each row read (store.rules.may_decide), the proxy's.
+            if (kind, task) != self._sql_filters:
+                self._sql_filters = (kind, task)
+                self._reading += 1
+                self.model.next_key = None
+                self.model.set_rows([], self.model.now)
+                self.refresh()
+            kind = task = None
         self.proxy.set(
             mine=bool(self.whose.currentData()),
             reviewer_id=who[1] if who else None,
-            kind=self.kind.currentData(),
-            task=self.task_filter(),
+            kind=kind,
+            task=task,
         )
         self._summary()
         self._tell()
@@ -467,10 +590,18 @@ class DecisionQueue(QWidget):
     def _summary(self) -> None:
         n, shown = len(self.model.rows), self.proxy.rowCount()
         approvals = sum(r["kind"] == api.DecisionKind.APPROVAL for r in self.model.rows)
+        so_far = ""
+        if self.paged and self.counts is not None:
+            # The database's counts. "Mine" is each row's rules: counted as far as read.
+            n, approvals = self.counts["total"], self.counts["approvals"]
+            if not self.proxy.mine:
+                shown = self.counts["matching"]
+            elif self.model.next_key is not None:
+                so_far = " so far"
         text = f"{t.count(n, 'open decision', 'open decisions')}"
         text += f" ({t.count(approvals, 'approval', 'approvals')})"
         if shown != n:
-            text += f", {shown} shown"
+            text += f", {shown:,} shown{so_far}"
         self.summary.setText(text + " · Enter opens one; the next follows when it is done")
 
     # --- selection -----------------------------------------------------------------------

@@ -101,21 +101,9 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         .where(t.approvals.c.state == rules.ApprovalState.PENDING.value)
     )
     for r in pending:
-        if rules.approval_state(r.state, r.expires_at, now) != rules.ApprovalState.PENDING:
-            continue
-        out.append(
-            {
-                "kind": APPROVAL,
-                "task_id": r.task_id,
-                "key": r.approval_id,
-                "what": r.consequence,
-                "why": _approval_why(r),
-                "since": r.requested_at,
-                "expires_at": r.expires_at,
-                "requester": r.requester,
-                **_task(r, now),
-            }
-        )
+        row = approval_row(r, now)
+        if row is not None:
+            out.append(row)
     effects = conn.execute(
         sa.select(
             t.effects.c.task_id,
@@ -130,30 +118,9 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         ).join(t.tasks, t.tasks.c.task_id == t.effects.c.task_id)
     )
     for e in effects:
-        verdict = _verdict(e.reconciliation)
-        if rules.conflict_undecided(e.stage, e.outcome, verdict):
-            kind = CONFLICT
-            why = "a reconciliation found a conflict: decide present, absent or conflict"
-        elif rules.effect_to_reconcile(e.stage, e.outcome):
-            kind = RECONCILE
-            why = f"outcome {e.outcome or 'not settled'}: " + rules.recovery(
-                e.stage, e.outcome, bool(e.requires_approval)
-            )
-        else:
-            continue
-        out.append(
-            {
-                "kind": kind,
-                "task_id": e.task_id,
-                "key": e.effect_id,
-                "what": e.consequence,
-                "why": why,
-                "since": e.updated_at,
-                "expires_at": None,
-                "requester": None,
-                **_task(e, now),
-            }
-        )
+        row = effect_row(e, now)
+        if row is not None:
+            out.append(row)
     counts = dict(
         (
             ((task_id, crit), n)
@@ -225,25 +192,7 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         state = rules.criterion_state(c.status, judged_on.get(key, ()), readable)
         if not rules.criterion_awaits_person(state, counts.get(key, 0)):
             continue
-        if state == rules.CriterionState.EVIDENCE_MISSING:
-            why = "judged satisfied, but its evidence can no longer be read"
-        elif c.stale_reason:
-            why = f"stale: {c.stale_reason}"
-        else:
-            why = "evidence attached, not judged yet"
-        judge_rows.append(
-            {
-                "kind": JUDGE,
-                "task_id": c.task_id,
-                "key": c.criterion_id,
-                "what": c.text,
-                "why": why + "; judge it satisfied, failed or waived",
-                "since": c.judged_at,
-                "expires_at": None,
-                "requester": None,
-                **_task(c, now),
-            }
-        )
+        judge_rows.append(judge_row(c, state, now))
     out += judge_rows
     # Only the runs awaiting a person are read (rules.awaits_resume, said in SQL), not every
     # task: on ten thousand tasks the whole table was most of this read.
@@ -254,39 +203,118 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         )
     ):
         if rules.awaits_resume(tr.status):
-            out.append(
-                {
-                    "kind": RESUME,
-                    "task_id": tr.task_id,
-                    "key": tr.task_id,
-                    "what": f"the run is {tr.status.replace('_', ' ')}",
-                    "why": (tr.status_reason + "; " if tr.status_reason else "")
-                    + "only a person resumes it (or raises the limit)",
-                    "since": tr.task_updated_at,
-                    "expires_at": None,
-                    "requester": None,
-                    **_task(tr, now),
-                }
-            )
+            out.append(resume_row(tr, now))
     out += _waits(conn, now)
     out += _late(conn, now)
-    for d in out:
-        task_since = d.pop("_task_since")  # waiting since the task last changed, if unsaid
-        if d["since"] is None:
-            d["since"] = task_since
-        d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
+    out = [finish(d) for d in out]
     out.sort(key=order_key)
     return out
 
 
-def _waits(conn: Connection, now: str) -> list[dict[str, Any]]:
+# --- one row of each kind (the whole read's, and store.reads.queue_pages' pages) ---------
+
+
+def finish(d: dict[str, Any]) -> dict[str, Any]:
+    """The row's `since` (the task's last change, if its own is unsaid) and `id`."""
+    task_since = d.pop("_task_since")
+    if d["since"] is None:
+        d["since"] = task_since
+    d["id"] = f"{d['kind']}:{d['task_id']}:{d['key']}"
+    return d
+
+
+def approval_row(r: Any, now: str) -> dict[str, Any] | None:
+    """A pending approval's row (None once it expired)."""
+    if rules.approval_state(r.state, r.expires_at, now) != rules.ApprovalState.PENDING:
+        return None
+    return {
+        "kind": APPROVAL,
+        "task_id": r.task_id,
+        "key": r.approval_id,
+        "what": r.consequence,
+        "why": _approval_why(r),
+        "since": r.requested_at,
+        "expires_at": r.expires_at,
+        "requester": r.requester,
+        **_task(r, now),
+    }
+
+
+def effect_row(e: Any, now: str) -> dict[str, Any] | None:
+    """An effect's row: a conflict to decide or an outcome to reconcile (None: neither)."""
+    verdict = _verdict(e.reconciliation)
+    if rules.conflict_undecided(e.stage, e.outcome, verdict):
+        kind = CONFLICT
+        why = "a reconciliation found a conflict: decide present, absent or conflict"
+    elif rules.effect_to_reconcile(e.stage, e.outcome):
+        kind = RECONCILE
+        why = f"outcome {e.outcome or 'not settled'}: " + rules.recovery(
+            e.stage, e.outcome, bool(e.requires_approval)
+        )
+    else:
+        return None
+    return {
+        "kind": kind,
+        "task_id": e.task_id,
+        "key": e.effect_id,
+        "what": e.consequence,
+        "why": why,
+        "since": e.updated_at,
+        "expires_at": None,
+        "requester": None,
+        **_task(e, now),
+    }
+
+
+def judge_row(c: Any, state: str, now: str) -> dict[str, Any]:
+    """A criterion awaiting a person's judgement, in `state` (rules.criterion_state)."""
+    if state == rules.CriterionState.EVIDENCE_MISSING:
+        why = "judged satisfied, but its evidence can no longer be read"
+    elif c.stale_reason:
+        why = f"stale: {c.stale_reason}"
+    else:
+        why = "evidence attached, not judged yet"
+    return {
+        "kind": JUDGE,
+        "task_id": c.task_id,
+        "key": c.criterion_id,
+        "what": c.text,
+        "why": why + "; judge it satisfied, failed or waived",
+        "since": c.judged_at,
+        "expires_at": None,
+        "requester": None,
+        **_task(c, now),
+    }
+
+
+def resume_row(tr: Any, now: str) -> dict[str, Any]:
+    """A run stopped by policy or its owner (rules.awaits_resume)."""
+    return {
+        "kind": RESUME,
+        "task_id": tr.task_id,
+        "key": tr.task_id,
+        "what": f"the run is {tr.status.replace('_', ' ')}",
+        "why": (tr.status_reason + "; " if tr.status_reason else "")
+        + "only a person resumes it (or raises the limit)",
+        "since": tr.task_updated_at,
+        "expires_at": None,
+        "requester": None,
+        **_task(tr, now),
+    }
+
+
+def _waits(conn: Connection, now: str, task: str | None = None) -> list[dict[str, Any]]:
     """Open waits that need a person (store.rules.wait_needs_person: one whose reserved
     budget is exhausted, or one overdue with nobody re-evaluating it; never a wait for an
     approval, which is in the queue as itself)."""
     from .waits import wait_rows
 
     out = []
-    rows = [w for w in wait_rows(conn, now, open_only=True) if w["needs_person"]]
+    rows = [
+        w
+        for w in wait_rows(conn, now, None if task is None else (task,), open_only=True)
+        if w["needs_person"]
+    ]
     titles = {
         r.task_id: r
         for r in conn.execute(
@@ -325,21 +353,24 @@ def _late(conn: Connection, now: str) -> list[dict[str, Any]]:
             *_TASK,
         ).where(t.tasks.c.late_count > 0, t.tasks.c.status == rules.RunStatus.COMPLETED.value)
     ):
-        out.append(
-            {
-                "kind": LATE,
-                "task_id": r.task_id,
-                "key": r.task_id,
-                "what": rules.late_words(int(r.late_count), r.late_since_at),
-                "why": f"the task stays completed; acknowledge through #{r.late_last_seq} or "
-                "open a follow-up task; only a person decides",
-                "since": r.late_since_at,
-                "expires_at": None,
-                "requester": None,
-                **_task(r, now),
-            }
-        )
+        out.append(late_row(r, now))
     return out
+
+
+def late_row(r: Any, now: str) -> dict[str, Any]:
+    """A completed task changed after completion, no person having answered it."""
+    return {
+        "kind": LATE,
+        "task_id": r.task_id,
+        "key": r.task_id,
+        "what": rules.late_words(int(r.late_count), r.late_since_at),
+        "why": f"the task stays completed; acknowledge through #{r.late_last_seq} or "
+        "open a follow-up task; only a person decides",
+        "since": r.late_since_at,
+        "expires_at": None,
+        "requester": None,
+        **_task(r, now),
+    }
 
 
 def order_key(d: dict[str, Any]) -> tuple[int, str, str]:

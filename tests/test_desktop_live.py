@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import psycopg
 import pytest
-from test_desktop_actions import armed, open_window, viewed
+from test_desktop_actions import WAIT_MS, armed, open_window, viewed
 
 from boris_desktop.runtime import live
 from store import Actor, Store, notify
@@ -61,8 +61,8 @@ def _make_task(store: Store, task_id: str, title: str, objective: str) -> None:
 
 def _live_window(qtbot, store: Store, task_id: str | None = None):
     w = open_window(qtbot, store, task_id)
-    qtbot.waitUntil(lambda: w.live.state == live.LIVE, timeout=5000)
-    qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=3000)
+    qtbot.waitUntil(lambda: w.live.state == live.LIVE, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=WAIT_MS)
     return w
 
 
@@ -88,12 +88,12 @@ def test_a_write_from_another_machine_shows_in_the_open_window_within_a_second(
         c.AmendObjective(task_id="t1", text="Draft it for auditors", reason="r"), AGENT
     )
     t0 = time.monotonic()
-    qtbot.waitUntil(lambda: "Draft it for auditors" in objective.text(), timeout=1000)
+    qtbot.waitUntil(lambda: "Draft it for auditors" in objective.text(), timeout=WAIT_MS)
     shown_after = time.monotonic() - t0
     print(f"commit -> window shows the objective: {shown_after * 1000:.0f} ms")
 
     _make_task(elsewhere, "t2", "Tidy the notes", "Merge the project notes")
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=1000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
     assert "Tidy the notes" in [r["title"] for r in w.inbox.rows]
     assert w.selected == "t1" or w.inbox.rows  # the reviewer's selection is theirs to keep
     w.close()
@@ -105,7 +105,7 @@ def test_an_idle_window_on_a_team_store_never_queries_the_database(
 ) -> None:
     fill_demo(team)
     w = _live_window(qtbot, team, "note")
-    qtbot.waitUntil(lambda: w.queue.loaded, timeout=3000)
+    qtbot.waitUntil(lambda: w.queue.loaded, timeout=WAIT_MS)
     qtbot.wait(300)  # the first load's last reads (the brief, the queue) come in
     reads: list[str] = []
     for name in ("data_version", "tasks", "task"):
@@ -142,7 +142,7 @@ def test_an_open_dialog_on_a_team_store_hears_a_decision_made_elsewhere(
                           note="sent it myself"),
         OWNER,
     )  # fmt: skip
-    qtbot.waitUntil(lambda: not d.ok.isEnabled(), timeout=1000)
+    qtbot.waitUntil(lambda: not d.ok.isEnabled(), timeout=WAIT_MS)
     assert "Approved by Olga Owner" in d.changed.text()
     d.reject()
     w.close()
@@ -163,15 +163,17 @@ def test_a_window_whose_listener_the_server_drops_reconnects_and_catches_up(
         # Written while the window may not be listening: the reconnection's one full reload
         # (or, if it was already back, the notification) brings it.
         _make_task(elsewhere, "t2", "Written meanwhile", "x")
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=3000)
-    qtbot.waitUntil(lambda: states[-2:] == [live.RECONNECTING, live.LIVE], timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: states[-2:] == [live.RECONNECTING, live.LIVE], timeout=WAIT_MS)
     assert "live (PostgreSQL notifications)" in w.statusBar().currentMessage()
     # The reconnection's full reload is done (as when the reviewer looks at a settled window).
-    qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=3000)
+    qtbot.waitUntil(lambda: not w.loader.busy("load"), timeout=WAIT_MS)
     # Following goes on after the reconnection (the within-a-second promise is measured by
     # the first test of this file; this one is about catching up, so it allows a busy CI).
     elsewhere.execute(c.AmendObjective(task_id="t1", text="After the drop", reason="r"), AGENT)
-    qtbot.waitUntil(lambda: "After the drop" in w.task_view.header.objective.text(), timeout=3000)
+    qtbot.waitUntil(
+        lambda: "After the drop" in w.task_view.header.objective.text(), timeout=WAIT_MS
+    )
     w.close()
 
 
@@ -181,7 +183,7 @@ def test_closing_the_window_closes_its_server_connection(qtbot, team: Store, pg_
     assert _listeners(pg_url) == 1
     w.close()
     assert w.live.join()
-    qtbot.waitUntil(lambda: _listeners(pg_url) == 0, timeout=3000)
+    qtbot.waitUntil(lambda: _listeners(pg_url) == 0, timeout=WAIT_MS)
 
 
 def test_a_window_on_an_sqlite_store_keeps_polling_its_file(qtbot, store: Store) -> None:
@@ -194,5 +196,5 @@ def test_a_window_on_an_sqlite_store_keeps_polling_its_file(qtbot, store: Store)
         _make_task(other, "t2", "From another process", "y")
     finally:
         other.close()
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
     w.close()

@@ -17,7 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
-from test_desktop_actions import open_window
+from test_desktop_actions import WAIT_MS, open_window
 
 from store import Actor, Store
 from store.commands import approvals as ap
@@ -77,7 +77,7 @@ def _from_another_process(store: Store, *ns: int, expires_in: int = 3600) -> lis
 def _window(qtbot, store: Store):
     fill_demo(store)
     w = open_window(qtbot, store)
-    qtbot.waitUntil(lambda: w.queue.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: w.queue.loaded, timeout=WAIT_MS)
     return w
 
 

@@ -38,13 +38,24 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+def _suspect(out: bytes) -> bool:
+    """Whether orjson's output may differ from the standard library's: a cheap first look
+    (substring searches, which most payloads pass) before `_differs` runs the pattern."""
+    return b"e-" in out or b"0.0000" in out or b"null" in out
+
+
+def _differs(out: bytes, value: Any) -> bool:
+    """Whether orjson's output differs, or may, from the standard library's (see above)."""
+    return _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value)
+
+
 def canonical_bytes(value: Any) -> bytes:
     """`canonical_json(value)` encoded as UTF-8: what digests and hashes are taken of."""
     try:
         out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError: the standard library says what it makes of it
         return _CANONICAL.encode(value).encode("utf-8")
-    if _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value):
+    if _suspect(out) and _differs(out, value):
         return _CANONICAL.encode(value).encode("utf-8")
     return out
 
@@ -55,7 +66,7 @@ def canonical_json(value: Any) -> str:
         out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
     except TypeError:
         return _CANONICAL.encode(value)
-    if _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value):
+    if _suspect(out) and _differs(out, value):
         return _CANONICAL.encode(value)
     return out.decode("utf-8")
 
@@ -109,18 +120,26 @@ def chain_hash_of_parts(
     body's canonical form is assembled around it, keys in sorted order, instead of
     serializing the payload a second time. A test checks it equals `chain_hash`.
     """
-    dumps = _string
-    body = (
-        f'{{"actor":{actor_json},"at":{dumps(at)},"format":{fmt},'
+    dumps = _plain_string
+    text = (
+        f'{prev_hash}\n{{"actor":{actor_json},"at":{dumps(at)},"format":{fmt},'
         f'"payload":{payload_json},"seq":{seq},'
         f'"task_id":{dumps(task_id)},'
         f'"type":{dumps(type_name)}}}'
     )
-    h = hashlib.sha256()
-    h.update(prev_hash.encode("ascii"))
-    h.update(b"\n")
-    h.update(body.encode("utf-8"))
-    return h.hexdigest()
+    # One buffer, one call: the same bytes as updating with each part (prev_hash is ASCII).
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# Text JSON writes as it is between quotes: printable ASCII but the quote and the backslash
+# (times, ids and type names always are). Anything else goes to `_string`.
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")
+
+
+def _plain_string(text: str) -> str:
+    if _PLAIN.fullmatch(text) is not None:
+        return f'"{text}"'
+    return _string(text)
 
 
 GENESIS_HASH = "0" * 64

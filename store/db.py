@@ -210,15 +210,29 @@ def write_transaction(conn: Connection) -> Iterator[None]:
                 raise
             _commit_with_queued(conn)
         return
-    _run_driver(conn, "BEGIN IMMEDIATE", ())
+    sqlite_begin(conn)
     try:
         yield
     except BaseException:
-        if conn.in_transaction():
-            conn.rollback()
-        else:
-            _run_driver(conn, "ROLLBACK", ())
+        sqlite_rollback(conn)
         raise
+    sqlite_commit(conn)
+
+
+def sqlite_begin(conn: Connection) -> None:
+    """`write_transaction`'s three steps on SQLite, for the append path (Store.transaction),
+    which spells them out rather than pay for a generator context manager per write."""
+    _run_driver(conn, "BEGIN IMMEDIATE", ())
+
+
+def sqlite_rollback(conn: Connection) -> None:
+    if conn.in_transaction():
+        conn.rollback()
+    else:
+        _run_driver(conn, "ROLLBACK", ())
+
+
+def sqlite_commit(conn: Connection) -> None:
     if conn.in_transaction():
         conn.commit()
     else:
@@ -269,11 +283,16 @@ class Prepared:
 
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
         sql, names, fixed = self._for(conn.dialect)
-        values = {**fixed, **params} if params else fixed
+        values = {**fixed, **params} if params and fixed else (params or fixed)
         args: Sequence[Any] | Mapping[str, Any] = (
             values if names is None else [values[n] for n in names]
         )
-        seeds = conn.info.get(_SEEDS)
+        info = conn.info
+        if _SEEDS not in info and _QUEUE not in info and conn.dialect.name == "sqlite":
+            # The append path on SQLite, where nothing is seeded or queued (a server's
+            # ways): straight to the driver's cursor (issue 36).
+            return _run_sqlite(info, conn, sql, args)
+        seeds = info.get(_SEEDS)
         if seeds:
             answer = seeds.pop(id(self), None)
             if answer is not None:
@@ -287,8 +306,12 @@ class Prepared:
         """Run a statement whose answer is not read: on a server it is queued and sent with
         the next statement that is answered, or the COMMIT (one round trip for all)."""
         sql, names, fixed = self._for(conn.dialect)
-        values = {**fixed, **params} if params else fixed
-        queue(conn, sql, values if names is None else [values[n] for n in names])
+        values = {**fixed, **params} if params and fixed else (params or fixed)
+        args = values if names is None else [values[n] for n in names]
+        if conn.dialect.name == "sqlite":
+            _run_sqlite(conn.info, conn, sql, args)  # nothing is queued on SQLite
+            return
+        queue(conn, sql, args)
 
 
 #: Statements queued on a server connection (conn.info), sent with the next answered one.
@@ -433,6 +456,22 @@ def _cursor(conn: Connection) -> Any:
     if cursor is None:
         cursor = info["boris_cursor"] = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     return cursor
+
+
+def _run_sqlite(
+    info: dict[Any, Any], conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]
+) -> list[Any]:
+    """`_run_driver` on SQLite, given the connection's info (which holds its cursor)."""
+    cursor = info.get("boris_cursor")
+    if cursor is None:
+        return _run_driver(conn, sql, args)
+    try:
+        cursor.execute(sql, args)
+        return cursor.fetchall() if cursor.description else []
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise sa.exc.DBAPIError.instance(
+            sql, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+        ) from exc
 
 
 def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:

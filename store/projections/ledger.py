@@ -8,6 +8,8 @@ the command handler (it must be able to lose a race); here consumption is a plai
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -364,6 +366,22 @@ _SET_HEADS = db.Prepared(
 )
 
 
+# Text `json.dumps` writes as it is between quotes: printable ASCII but the quote and the
+# backslash (every generated id is).
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")
+
+
+def _ids_json(ids: Sequence[str]) -> str:
+    """`json.dumps(list(ids))`, the form these columns have always been written in, built
+    without the encoder for the usual lists (none or a few generated ids): three of them
+    on every checkpoint write."""
+    if not ids:
+        return "[]"
+    if all(_PLAIN.fullmatch(i) is not None for i in ids):
+        return "[" + ", ".join(f'"{i}"' for i in ids) + "]"
+    return json.dumps(list(ids))
+
+
 @applies_moving_head("checkpoint.written")
 def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> dict[str, Any]:
     p = event.payload
@@ -376,7 +394,7 @@ def _checkpoint_written(conn: Connection, event: Event, heads_stored: Any) -> di
     heads.append(p.checkpoint_id)
     _SET_HEADS.run(
         conn,
-        {**key, "seq": event.seq, "hash": event.hash, "at": event.at, "heads": json.dumps(heads)},
+        {**key, "seq": event.seq, "hash": event.hash, "at": event.at, "heads": _ids_json(heads)},
     )
     row = checkpoint_row(event)
     _INSERT_CHECKPOINT.run(conn, row)
@@ -391,8 +409,8 @@ def checkpoint_row(event: Event) -> dict[str, Any]:
         "task_id": event.task_id,
         "checkpoint_id": p.checkpoint_id,
         "reason": p.reason,
-        "supersedes": json.dumps(list(p.supersedes)),
-        "merged": json.dumps(list(p.merged)),
+        "supersedes": _ids_json(p.supersedes),
+        "merged": _ids_json(p.merged),
         "seq": p.boundary_seq,
         "chain_hash": p.boundary_hash,
         "event_seq": event.seq,

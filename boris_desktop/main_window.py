@@ -34,11 +34,9 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop import settings
-from boris_desktop.decide.menu import Actions
 from boris_desktop.runtime import jobs
 from boris_desktop.runtime.interpreter import discover_widget_types
 from boris_desktop.runtime.loader import Loader
-from boris_desktop.ui.text import failure
 
 if TYPE_CHECKING:
     from boris_desktop.inbox.pages import PagedInboxModel
@@ -161,6 +159,7 @@ class MainWindow(QMainWindow):
         self._store_to_set = store
         self._staged = staged
         self._open_when_built: tuple[str | None] | None = None  # asked before `_finish`
+        self._early: _EarlyPeek | None = None  # the first look, read while building
         if not staged:
             discover_widget_types()  # as the staged start-up does before any task is read
         if staged:
@@ -171,10 +170,46 @@ class MainWindow(QMainWindow):
             self._finish()
 
     def _finish_soon(self) -> None:
-        # A timer the window owns: it dies with the window, so it never fires on a dead one.
+        if self._open_when_built is not None and self._store_to_set is None:
+            # A turn after the paint, not within it: the worker's start (its imports) made
+            # the paint's own pass wait for the interpreter lock. Before the first turn of
+            # the build: after it, the worker started 60-80 ms later.
+            directory = self._open_when_built[0]
+            self._peek_timer = _soon(self, lambda: self._peek_early(directory))
+            self._peek_timer.start()
         self._warm_up = list(WARM_UP)
+        # A timer the window owns: it dies with the window, so it never fires on a dead one.
         self._finish_timer = _soon(self, self._finish_step)
         self._finish_timer.start()
+
+    def _peek_early(self, directory: str | None) -> None:
+        """The first look (store.reads.peek, no SQLAlchemy) read while the rest of the window
+        is built: it waited for the build (0.2-0.7 s under load on 100,000 tasks), and its
+        SQL runs with the interpreter lock released, beside the build's imports. The store
+        itself still opens after the build (`open_store`)."""
+        if self._built or self._open_when_built != (directory,):
+            return  # opened (or asked for another store) meanwhile: `open_store` peeks
+        # The order a new inbox shows (by need, its column here: importing boris_desktop.
+        # inbox.table on the worker raced the build's own imports for the lock) and no rows
+        # held (revision -1: nothing planned against it). Should the model's order differ,
+        # it sorts and compares the rows itself (InboxModel.set_rows).
+        shown: jobs.Shown = ((COLUMN_TITLES.index("Needs you"), True), [], -1, ())
+        mode = paged_mode()
+
+        def read() -> dict[str, Any] | None:
+            return jobs.peek_inbox(directory, shown, mode, PAGED_FROM)
+
+        self._early = _EarlyPeek(directory)
+        self.loader.submit("peek", read, self._early_in, lambda _e: self._early_in(None))
+
+    def _early_in(self, result: dict[str, Any] | None) -> None:
+        early = self._early
+        if early is None:
+            return
+        early.done, early.result = True, result
+        if early.asked:  # `open_store` came (built) and waits for it
+            self._early = None
+            self._peeked_then_open(early.directory, result)
 
     def _finish_step(self) -> None:
         """One turn of the staged start-up: the next modules `_finish` needs, or `_finish`."""
@@ -467,6 +502,8 @@ class MainWindow(QMainWindow):
             act.setShortcuts([QKeySequence(k) for k in sequences])
             act.triggered.connect(lambda _=False, step=step: self.step_tab(step))
             view.addAction(act)
+        from boris_desktop.decide.menu import Actions
+
         self.menu_actions = Actions(self, actions)
         keys = QAction("&Keyboard Shortcuts", self)
         keys.setShortcut(QKeySequence("Ctrl+/"))
@@ -753,27 +790,36 @@ class MainWindow(QMainWindow):
         self._open_when_built = None
         self.statusBar().showMessage(f"Opening {directory or 'the default store'}…")
 
-        def open_it(*_: Any) -> None:
-            self.loader.submit(
-                "open", lambda: jobs.open_store(directory), self.set_store, self._failed
-            )
-
+        early, self._early = self._early, None
         if self.store is not None:
-            open_it()
+            self._open_on_worker(directory)
+            return
+        if early is not None and early.directory == directory:
+            if early.done:
+                self._peeked_then_open(directory, early.result)
+            else:  # read since the first paint (`_peek_early`): `_early_in` goes on
+                early.asked = True
+                self._early = early
             return
 
         # First the tasks, read with the standard library (store.reads.peek: 10 ms on the
         # demo store, 110 ms on 10,000 tasks), then the store's modules load while they are
         # on screen. Side by side, the two threads shared the GIL and the tasks came no
         # sooner than the store. Nothing can be done with them until the store is open.
-        def peeked(result: dict[str, Any] | None) -> None:
-            self._on_peeked(result)
-            open_it()
-
         shown, mode = self._shown(), paged_mode()
         self.loader.submit(
-            "peek", lambda: jobs.peek_inbox(directory, shown, mode, PAGED_FROM), peeked, open_it
+            "peek",
+            lambda: jobs.peek_inbox(directory, shown, mode, PAGED_FROM),
+            lambda result: self._peeked_then_open(directory, result),
+            lambda _e: self._open_on_worker(directory),
         )
+
+    def _peeked_then_open(self, directory: str | None, result: dict[str, Any] | None) -> None:
+        self._on_peeked(result)
+        self._open_on_worker(directory)
+
+    def _open_on_worker(self, directory: str | None) -> None:
+        self.loader.submit("open", lambda: jobs.open_store(directory), self.set_store, self._failed)
 
     def _on_peeked(self, result: dict[str, Any] | None) -> None:
         if result is not None and result.get("paged"):
@@ -798,6 +844,15 @@ class MainWindow(QMainWindow):
             self._store_to_set = store  # opened before the first paint: set once built
             return
         old, self.store = self.store, store
+        if old is None:
+            import gc
+
+            # The window is built and the store's modules are loaded: those objects are
+            # there for good. Left in the collector's oldest generation until the first task
+            # was shown (app.py freezes what start-up made then), they made one full
+            # collection hold the interpreter lock for 87 ms on the worker reading that
+            # task, the window standing still (100,000 tasks).
+            gc.freeze()
         for kind in ("load", "brief"):
             self.loader.cancel(kind)
         if old is not None and old is not store:
@@ -810,6 +865,7 @@ class MainWindow(QMainWindow):
             self.inbox.set_rows([])
         self._version = None
         self.loader.cancel("peek")
+        self._early = None
         self.file_watch.clear()
         if self._task_view is not None:
             self._task_view.set_store(store)
@@ -1354,6 +1410,8 @@ class MainWindow(QMainWindow):
 
     def _failed(self, error: Exception) -> None:
         self._start_following()
+        from boris_desktop.ui.text import failure
+
         first = failure(error)
         self.statusBar().showMessage(f"Could not read the store: {first}")
         self.nothing.setText(f"Could not read the store:\n{first}")
@@ -1375,6 +1433,9 @@ def _imports(*names: str) -> Callable[[], None]:
 #: The staged start-up's turns before `_finish`, each one its own turn of the event loop.
 WARM_UP: tuple[Callable[[], None], ...] = (
     _imports("boris_desktop.ui.widgets"),  # Pygments' lexers, for the text panes
+    # The Actions menu: imported here rather than with the window's module, whose import
+    # the first paint waits for (50 ms of the 100).
+    _imports("boris_desktop.decide.menu"),
     _imports(
         "boris_desktop.inbox.table",
         "boris_desktop.runtime.task_watch",
@@ -1385,6 +1446,17 @@ WARM_UP: tuple[Callable[[], None], ...] = (
     ),
     discover_widget_types,
 )
+
+
+class _EarlyPeek:
+    """The first look read while the window is built (`MainWindow._peek_early`): for which
+    store, whether it is in, what it found, and whether `open_store` waits for it."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.directory = directory
+        self.done = False
+        self.result: dict[str, Any] | None = None
+        self.asked = False
 
 
 def _soon(owner: QObject, then: Any) -> QTimer:

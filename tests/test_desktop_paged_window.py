@@ -195,3 +195,59 @@ def test_a_big_store_is_paged_by_its_count_and_a_small_one_read_whole(
     w = _window(qtbot, store)
     assert not w.paged and w.inbox.rowCount() == TASKS
     w.close()
+
+
+def test_a_staged_window_peeks_at_the_first_page_while_it_is_built(
+    qtbot: Any, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opened by directory, as `boris-desktop DIR` opens it (issue 36 part C): the first
+    page is read (store.reads.peek, no SQLAlchemy) while the rest of the window is built,
+    not after; it is the page the open store then shows, its top task opened."""
+    from boris_desktop.main_window import MainWindow
+
+    monkeypatch.setenv("BORIS_DESKTOP_PAGED_INBOX", "always")
+    directory = str(store.location.directory)
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    asked: list[tuple[str, bool]] = []
+    submit = w.loader.submit
+    monkeypatch.setattr(
+        w.loader, "submit", lambda kind, *a: (asked.append((kind, w._built)), submit(kind, *a))[1]
+    )
+    peeked: list[list[str]] = []
+    w.peeked.connect(lambda: peeked.append(_ids(w)))
+    w.resize(1200, 760)
+    w.show()
+    w.open_store(directory)
+    qtbot.waitUntil(lambda: w.store is not None and bool(peeked), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
+    assert ("peek", False) in asked  # asked before the window was built
+    assert [kind for kind, _ in asked].count("peek") == 1  # and read once
+    assert peeked[0] == _ids(w)[: len(peeked[0])] and peeked[0]
+    assert w.task_view.task_id == w.selected == _ids(w)[0]
+    w.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
+    w.store.close()
+
+
+def test_the_staged_start_up_imports_no_sqlalchemy_on_the_gui_thread() -> None:
+    """The warm-up turns before the window is built (main_window.WARM_UP) and the paged
+    inbox load no SQLAlchemy: the queue's module named the store's decision kinds at import,
+    which imported it, 0.6-1 s on the GUI thread before the first page could be read."""
+    code = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([])\n"
+        "import boris_desktop.main_window as mw\n"
+        "for step in mw.WARM_UP: step()\n"
+        "import boris_desktop.inbox.pages\n"
+        "print(sorted(m for m in ('sqlalchemy', 'pydantic') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]"

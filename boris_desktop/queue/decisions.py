@@ -80,18 +80,33 @@ KIND_ICON = {
     "wait": "pending",
     "late_changes": "attention",
 }
+
+
 #: The part of the task view each kind of decision is about: the pane below the queue shows
 #: the selected decision's task on that part, its row current (a run to resume: its brief).
-KIND_PART = {
-    api.DecisionKind.APPROVAL: "Approvals",
-    api.DecisionKind.RECONCILE: "Effects",
-    api.DecisionKind.CONFLICT: "Effects",
-    api.DecisionKind.JUDGE: "Criteria",
-    api.DecisionKind.RESUME: "Brief",
-    api.DecisionKind.WAIT: "Waits",
-    # The brief says what changed after completion (issue 35 part L).
-    api.DecisionKind.LATE: "Brief",
-}
+#: `KIND_PART`, made on first use (`__getattr__`): `api.DecisionKind` lives beside the
+#: queue's SQL, and naming it here imported SQLAlchemy on the GUI thread while the staged
+#: start-up warmed up, 0.6-1 s before the first page of a big store could be peeked at.
+def _kind_part() -> dict[str, str]:
+    return {
+        api.DecisionKind.APPROVAL: "Approvals",
+        api.DecisionKind.RECONCILE: "Effects",
+        api.DecisionKind.CONFLICT: "Effects",
+        api.DecisionKind.JUDGE: "Criteria",
+        api.DecisionKind.RESUME: "Brief",
+        api.DecisionKind.WAIT: "Waits",
+        # The brief says what changed after completion (issue 35 part L).
+        api.DecisionKind.LATE: "Brief",
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KIND_PART":
+        parts = globals()["KIND_PART"] = _kind_part()
+        return parts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 #: What the filter matches: "kind \x1f task id \x1f 1 if this reviewer may decide it".
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2

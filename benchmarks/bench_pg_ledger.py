@@ -15,10 +15,11 @@ fsync on, as a team store would run. Each contender gets its own database on tha
 - bare commit: psycopg inserting one row of the checkpoint's size per commit, the floor.
 
 - pipelined floor: psycopg sending a write's own statements (row lock, event insert, task
-  row update, NOTIFY, COMMIT) in one pipeline per commit;
-- one-query floor: the same statements and the row read back, as one simple query quoted by
-  the driver, as store.db sends a write: the least a chained write costs (the "floor"
-  column). Both are one round trip; the pipeline costs more CPU (store.db._exchange).
+  row update, NOTIFY, COMMIT) in one pipeline per commit, as store.db sends a write: the
+  least a chained write costs (the "floor" column);
+- one-query floor: the same statements and the row read back as one simple query, quoted by
+  the driver: less CPU on the client, but the server plans each statement anew, which for
+  the store's own statements (subqueries, a guard) costs more than it saves (store.db).
 
 Every contender talks to the server through benchmarks/pg_delay_proxy.py, which adds 0, 1
 and 5 ms each way (`--delays`) and counts round trips (the client's flights) per write.
@@ -192,7 +193,7 @@ def pipelined_floor(admin_url: str, via: Via, n: int) -> Result:
 
 def one_query_floor(admin_url: str, via: Via, n: int) -> Result:
     """The same statements as `pipelined_floor`, and the row read back for the next write, as
-    one simple query quoted by the driver: how store.db sends a write now."""
+    one simple query quoted by the driver (store.db says why a write is not sent so)."""
     import hashlib
 
     import psycopg
@@ -278,7 +279,7 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
                 best[name] = (rate, trips)
     print(f"+{delay:g} ms each way, {n} writes a round:")
     saver = best["LangGraph PostgresSaver.put"][0]
-    floor = best["one-query floor (own statements)"][0]
+    floor = best["pipelined floor (own statements)"][0]
     for name, (rate, trips) in best.items():
         print(
             f"  {name:<38}{rate:>8.0f}/s  {trips:4.1f} round trips  "

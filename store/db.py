@@ -8,10 +8,13 @@ append-only guard, and never tests the dialect itself.
 Round trips on PostgreSQL (issue 36): a write's latency on a network is its number of waits
 for the server, so the write path waits as little as it can. Statements whose answer nobody
 reads (the event insert, the head's move, a checkpoint row, NOTIFY: `Prepared.send`) are not
-sent on their own: they are queued on the connection and go out in one exchange with
+sent on their own: they are queued on the connection and go out in one psycopg pipeline with
 the next statement that must be answered (a read) or with the COMMIT (`write_transaction`),
-all in one simple query (`_exchange`), and the BEGIN rides in the first of them. A pooled
-connection is pinged only when it sat idle (`_IDLE_PING_S`), not before every write. A process's first write to a task
+and the BEGIN rides in the first of them. A pipeline, not one simple query of all the
+statements with their values quoted in: that costs less CPU here (512-530 against 637-655 µs
+a write) but the server plans every statement again, and a write took 1.7 ms against 0.9 ms
+(fsync off; issue 36). A pooled connection is pinged only when it sat idle
+(`_IDLE_PING_S`), not before every write. A process's first write to a task
 waits for the task's row (lock, head, lease, the keyring head and the server's clock, one
 statement: store.tx, which `seed`s the keyring's answer for store.signing.seal), then for
 the COMMIT with everything queued; its next writes to the task wait once: they are built on
@@ -340,57 +343,31 @@ def queue(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -
     pending.append((sql, args))
 
 
-def _exchange(
-    conn: Connection,
-    sql: str | None,
-    args: Sequence[Any] | Mapping[str, Any],
-    answers: list[tuple[Callable[[list[Any]], None], list[Any]]] | None = None,
-) -> Any:
-    """The queued statements and then `sql` (if any) in one exchange: one wait for the
-    server. Returns the cursor `sql` ran on, on its answer; the answers of reads queued by
-    `read_with_commit` are appended to `answers`.
-
-    Several statements go as one simple query, their values written into the text by the
-    driver's own quoting (psycopg's ClientCursor.mogrify): the server runs them in order,
-    skips the rest after an error, and answers each. psycopg's pipeline mode, measured here
-    for the same statements, costs 3.6x the CPU (415 against 114 µs) and 3x the time on
-    loopback (issue 36, docs/BENCHMARKS.md). A statement alone is sent with its parameters
-    apart, as usual."""
+def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[str, Any]) -> Any:
+    """The queued statements and then `sql` (if any) in one pipeline: one wait for the
+    server. Returns the cursor `sql` ran on, its answer fetched."""
+    raw: Any = conn.connection.driver_connection
     queued = conn.info.get(_QUEUE) or []
     if queued:
         conn.info[_QUEUE] = []  # still queueing: the write transaction goes on
     cursor = _cursor(conn)
     try:
-        if not queued:
+        with raw.pipeline():
+            if queued:
+                writes = conn.info.get("boris_queue_cursor")
+                if writes is None:
+                    writes = conn.info["boris_queue_cursor"] = raw.cursor()
+                for q_sql, q_args, *on in queued:
+                    # A read with the COMMIT (`read_with_commit`) has a cursor of its own.
+                    (on[0] if on else writes).execute(q_sql, q_args)
             if sql is not None:
                 cursor.execute(sql, args)
-            return cursor
-        statements = [*queued, (sql, args)] if sql is not None else queued
-        quoting = _quoting(conn)
-        cursor.execute("; ".join(quoting.mogrify(q[0], q[1]) for q in statements))
-        for index, statement in enumerate(statements):
-            if index:
-                cursor.nextset()
-            if len(statement) > 2 and answers is not None:
-                answers.append((statement[2], cursor.fetchall()))
     except conn.dialect.loaded_dbapi.Error as exc:
         failed = sql if sql is not None else "; ".join(q[0] for q in queued)
         raise sa.exc.DBAPIError.instance(
             failed, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
         ) from exc
     return cursor
-
-
-def _quoting(conn: Connection) -> Any:
-    """The connection's client-side quoting (a psycopg ClientCursor, kept with the cursor)."""
-    info = conn.info
-    quoting = info.get("boris_quoting")
-    if quoting is None:
-        import psycopg
-
-        raw: Any = conn.connection.driver_connection
-        quoting = info["boris_quoting"] = psycopg.ClientCursor(raw)
-    return quoting
 
 
 @contextlib.contextmanager
@@ -431,21 +408,23 @@ def read_with_commit(
 
 
 def _commit_with_queued(conn: Connection) -> None:
-    """COMMIT on the driver, in the same exchange as what is still queued; SQLAlchemy's own
+    """COMMIT on the driver, in the same pipeline as what is still queued; SQLAlchemy's own
     commit that follows finds the driver's transaction closed and sends nothing."""
     raw: Any = conn.connection.driver_connection
     reads = conn.info.pop(_AT_COMMIT, None) or []
     if conn.info.get(_QUEUE) == [("BEGIN", ())] and raw.info.transaction_status == 0:
         conn.info[_QUEUE] = []  # nothing was written or read: nothing to send
         return
+    cursors = []
     for sql, args, answer in reads:
+        cursors.append((raw.cursor(), answer))
         queue(conn, sql, args)
-        conn.info[_QUEUE][-1] = (sql, args, answer)  # its rows are kept for `answer`
+        conn.info[_QUEUE][-1] = (sql, args, cursors[-1][0])
     queue(conn, "COMMIT", ())
-    answers: list[tuple[Callable[[list[Any]], None], list[Any]]] = []
-    _exchange(conn, None, (), answers)
-    for answer, rows in answers:
-        answer(rows)  # committed
+    _exchange(conn, None, ())
+    for cursor, answer in cursors:
+        answer(cursor.fetchall())
+        cursor.close()
 
 
 def _cursor(conn: Connection) -> Any:
@@ -476,7 +455,7 @@ def _run_sqlite(
 
 def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
     if conn.dialect.name == "postgresql":
-        # In one exchange: the BEGIN and anything queued ride with it.
+        # Through a pipeline: the BEGIN and anything queued ride with it.
         cursor = _exchange(conn, sql, args)
         return cursor.fetchall() if cursor.description else []
     cursor = _cursor(conn)

@@ -351,22 +351,31 @@ def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[s
     if queued:
         conn.info[_QUEUE] = []  # still queueing: the write transaction goes on
     cursor = _cursor(conn)
+    failure: Exception | None = None
+    error = conn.dialect.loaded_dbapi.Error
     try:
         with raw.pipeline():
-            if queued:
-                writes = conn.info.get("boris_queue_cursor")
-                if writes is None:
-                    writes = conn.info["boris_queue_cursor"] = raw.cursor()
-                for q_sql, q_args, *on in queued:
-                    # A read with the COMMIT (`read_with_commit`) has a cursor of its own.
-                    (on[0] if on else writes).execute(q_sql, q_args)
-            if sql is not None:
-                cursor.execute(sql, args)
-    except conn.dialect.loaded_dbapi.Error as exc:
+            # A refusal raised inside the block is kept, and the block ends cleanly: psycopg
+            # logs an "error ignored" warning when its own closing sync fails beside one.
+            try:
+                if queued:
+                    writes = conn.info.get("boris_queue_cursor")
+                    if writes is None:
+                        writes = conn.info["boris_queue_cursor"] = raw.cursor()
+                    for q_sql, q_args, *on in queued:
+                        # A read with the COMMIT (`read_with_commit`) has a cursor of its own.
+                        (on[0] if on else writes).execute(q_sql, q_args)
+                if sql is not None:
+                    cursor.execute(sql, args)
+            except error as exc:
+                failure = exc
+    except error as exc:
+        failure = failure or exc  # the first refusal says why; "pipeline aborted" does not
+    if failure is not None:
         failed = sql if sql is not None else "; ".join(q[0] for q in queued)
         raise sa.exc.DBAPIError.instance(
-            failed, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
-        ) from exc
+            failed, args, failure, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+        ) from failure
     return cursor
 
 

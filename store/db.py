@@ -450,13 +450,12 @@ def _run_sqlite(
     info: dict[Any, Any], conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]
 ) -> list[Any]:
     """`_run_driver` on SQLite, given the connection's info (which holds its cursor)."""
-    cursor = info.get("boris_cursor")
-    if cursor is None:
-        return _run_driver(conn, sql, args)
+    cursor = info.get("boris_cursor") or _cursor(conn)
     try:
         cursor.execute(sql, args)
         return cursor.fetchall() if cursor.description else []
     except conn.dialect.loaded_dbapi.Error as exc:
+        # The same wrapped errors as Core raises, so callers handle one family.
         raise sa.exc.DBAPIError.instance(
             sql, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
         ) from exc
@@ -467,15 +466,7 @@ def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, A
         # Through a pipeline: the BEGIN and anything queued ride with it.
         cursor = _exchange(conn, sql, args)
         return cursor.fetchall() if cursor.description else []
-    cursor = _cursor(conn)
-    try:
-        cursor.execute(sql, args)
-        return cursor.fetchall() if cursor.description else []
-    except conn.dialect.loaded_dbapi.Error as exc:
-        # The same wrapped errors as Core raises, so callers handle one family.
-        raise sa.exc.DBAPIError.instance(
-            sql, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
-        ) from exc
+    return _run_sqlite(conn.info, conn, sql, args)
 
 
 def backup_sqlite(engine: Engine, dest: Path) -> None:

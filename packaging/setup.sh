@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up Boris Desktop on Debian 12: the system libraries Qt needs, then a virtual
-# environment in .venv with the app and its test tools. Safe to run again.
+# environment in .venv with the app (the window too) and its test tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +41,10 @@ fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[test,postgres]"
+# Everything: the window (desktop), the test tools and PostgreSQL's driver. An agent's machine
+# needs only `pip install .`: the boris CLI, boris mcp and the adapters, without Qt.
+# Editable: edits in the checkout take effect without installing again.
+.venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"
 echo "ready: .venv/bin/boris-desktop, .venv/bin/boris"
 echo "to run them as boris and boris-desktop, add them to your PATH:"
 echo "  export PATH=\"$PWD/.venv/bin:\$PATH\""

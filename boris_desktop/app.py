@@ -85,9 +85,33 @@ def _warm_lexing() -> None:
     threading.Thread(target=warm, name="warm-lexing", daemon=True).start()
 
 
+#: What `boris-desktop` says, on one line, where PySide6 is not installed: an agent's machine
+#: installs only the record (`pip install .`); the window is the `desktop` extra.
+NO_QT = (
+    "boris-desktop: the window needs Qt (PySide6), which is not installed here: run "
+    "pip install '.[desktop]' in the Boris checkout (or bash packaging/setup.sh)"
+)
+
+
+def _qt_missing() -> bool:
+    """True when PySide6 (or its shiboken6) is not installed. Only the package is imported,
+    not QtCore: a Qt that is there but cannot load a system library fails later, in its own
+    words (packaging/entry_desktop.py turns that into a line of its own)."""
+    try:
+        import PySide6  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name in ("PySide6", "shiboken6"):
+            return True
+        raise
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help and --version need no Qt
+    if _qt_missing():
+        print(NO_QT, file=sys.stderr)
+        return 2
     if args.tab is not None:
         if not args.screenshot:
             parser.error("--tab goes with --screenshot")

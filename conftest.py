@@ -73,6 +73,9 @@ class Workspace:
         )
         self.env = env
         self.cwd = self.root
+        # A page that says "in the checkout" runs `.venv/bin/…` and `packaging/…` from it.
+        for name in (".venv", "packaging"):
+            (self.root / name).symlink_to(ROOT / name)
 
     def run_sh(self, source: str) -> None:
         state = self.root / ".block-state"

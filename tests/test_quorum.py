@@ -315,29 +315,6 @@ def test_over_mcp_an_agent_asks_under_the_policy_and_waits_for_the_quorum(
     assert refused["ok"] is False
 
 
-def test_the_readmes_two_approvers_commands_run_as_written(tmp_path: Path) -> None:
-    """The README's block, with its store in this test's directory and this build's boris."""
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("```sh\nboris --store /tmp/quorum init")
-    block = readme[start + len("```sh\n") : readme.index("```", start + 6)]
-    boris = str(Path(sys.executable).with_name("boris"))
-    results = []
-    for line in block.strip().splitlines():
-        command = line.split("    #")[0].replace("/tmp/quorum", str(tmp_path / "quorum"))
-        assert command.startswith("boris ")
-        done = subprocess.run(
-            f"{boris} {command[len('boris ') :]}",
-            shell=True,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, (line, done.stderr)
-        results.append(done.stdout.strip())
-    assert results[-2:] == ["pending", "approved"]
-
-
 def test_verify_names_a_log_where_one_person_approved_twice() -> None:
     from store import rules
 

@@ -249,11 +249,19 @@ class _Parser(argparse.ArgumentParser):
         #: What was added, so a test can read every option's help without argparse internals.
         self.options: list[argparse.Action] = []
         self.subcommands: dict[str, _Parser] = {}
+        #: Each `add_subparsers` action, whose `choices` name the nested commands' parsers.
+        self.nested: list[argparse.Action] = []
         super().__init__(*args, **kwargs)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
         self.options.append(action)
+        return action
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        # Nested commands (`keys new`, `lease acquire`) are listed too, for the reference.
+        action = super().add_subparsers(**kwargs)
+        self.nested.append(action)
         return action
 
     def error(self, message: str) -> NoReturn:

@@ -1,16 +1,9 @@
-"""Every command the README shows runs as written (issue 32).
+"""Every row of the command table in docs/cli.md runs (issue 32; the table moved in issue 39).
 
-The README's shell blocks (```sh, ```bash, ```console) run line by line in README order, and
-its command table runs row by row in table order, each from a fresh store in a temporary
-directory (`BORIS_STORE`, as the README chooses a store), as a newcomer following that part
-would: every one exits 0. The `boris` on PATH is this checkout's; HOME and the config dir
-are the temporary directory's, so a person's key is made there.
-
-A line that opens the window, installs system packages, builds the bundle or needs a server
-on the network is not run: `SKIPPED` names each with its reason, and a line the README
-elides (`…`) runs as `FILLED` says. The table's rows are synopses (`TASK`, `[--json]`,
-`a|b`), so `TABLE` gives each one the concrete command that runs for it, whose options are
-the row's own; a row added to the README without one fails here, as does a stale entry.
+The table's rows are synopses (`TASK`, `[--json]`, `a|b`), so `TABLE` gives each one the
+concrete commands that run for it, in table order, from a fresh store in a temporary
+directory, whose options are the row's own; a row added to the table without one fails here,
+as does a stale entry. The page's shell blocks themselves run through Sybil (conftest.py).
 
 Also: `boris init` and `boris demo` run bare act as the person logged in, and a reader
 that stops reading (`boris … | head`) ends `boris` quietly.
@@ -27,42 +20,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+CLI_PAGE = ROOT / "docs" / "cli.md"
 BIN = Path(sys.executable).parent
 
-#: README lines not run, and why.
-SKIPPED = {
-    "bash packaging/setup.sh && bash packaging/run-desktop.sh": "installs system packages "
-    "(apt-get, as root) and opens the window",
-    "bash packaging/setup.sh && QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2": (
-        "installs system packages and runs this very test suite"
-    ),
-    "boris-desktop": "opens the window",
-    "boris-desktop --store DIR": "opens the window",
-    "boris-desktop --demo": "opens the window",
-    "bash packaging/setup.sh && bash packaging/build-bundle.sh": "installs system packages "
-    "and builds the bundle (minutes, ~140 MB)",
-    "dist/boris-desktop/boris-desktop": "opens the window (and needs the bundle built)",
-    "dist/boris-desktop/boris --help": "needs the bundle built",
-    "QT_QPA_PLATFORM=offscreen dist/boris-desktop/boris-desktop --screenshot shot.png": (
-        "needs the bundle built"
-    ),
-    "bash packaging/install-bundle.sh": "needs the bundle built; installs into ~/.local",
-    "createdb boris": "needs a PostgreSQL server (tests/test_team_roles.py runs one)",
-    "export BORIS_STORE_URL=postgresql+psycopg://USER@HOST/boris": (
-        "names a server on the network (USER@HOST)"
-    ),
-}
-
-#: README lines that elide their arguments, and what runs for them.
-FILLED = {
-    "BORIS_KEY=agent-7.pem boris --actor agent:drafter-7 create-task …": (
-        "BORIS_KEY=agent-7.pem boris --actor agent:drafter-7 create-task "
-        "--title 'Weekly note' --owner rita --objective 'Write the weekly note'"
-    ),
-}
-
-#: Who runs a table row: the README says every write names its actor (--actor or
+#: Who runs a table row: the command line page says every write names its actor (--actor or
 #: BORIS_ACTOR). LOGIN: nobody named (init and demo act as the login); PERSON: the person
 #: who ran `boris init` (the store's root); AGENT: the demo's agent, with the key the demo
 #: made and trusted for it.
@@ -404,38 +365,9 @@ TABLE: list[tuple[str, list[tuple[str, str]]]] = [
 ]
 
 
-def _blocks() -> list[str]:
-    """The lines of the README's shell blocks, in order."""
-    return [line for block in _shell_blocks() for line in block]
-
-
-def _shell_blocks() -> list[list[str]]:
-    """Each shell block's lines, in order (a `\\` continues a line)."""
-    blocks: list[list[str]] = []
-    inside = False
-    for line in README.read_text(encoding="utf-8").splitlines():
-        fence = line.strip()
-        if fence.startswith("```"):
-            inside = not inside and fence[3:] in ("sh", "bash", "console")
-            if inside:
-                blocks.append([])
-            continue
-        if inside:
-            lines = blocks[-1]
-            text = re.sub(r"\s+#.*$", "", line).strip()  # a trailing comment
-            if text.startswith("$ "):
-                text = text[2:]
-            if text and not text.startswith("#"):
-                if lines and lines[-1].endswith("\\"):
-                    lines[-1] = lines[-1][:-1].rstrip() + " " + text
-                else:
-                    lines.append(text)
-    return blocks
-
-
 def _table() -> list[str]:
-    """The synopses in the first column of the README's command table, in order."""
-    text = README.read_text(encoding="utf-8")
+    """The synopses in the first column of the command table of docs/cli.md, in order."""
+    text = CLI_PAGE.read_text(encoding="utf-8")
     start = text.index("| command | what it does |")
     synopses: list[str] = []
     for row in text[start:].splitlines()[2:]:
@@ -474,30 +406,6 @@ def _run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
     )
 
 
-def test_every_shell_line_is_run_or_skipped_with_a_reason() -> None:
-    lines = _blocks()
-    assert lines, "the README shows no shell block"
-    assert set(SKIPPED) <= set(lines), f"stale SKIPPED: {sorted(set(SKIPPED) - set(lines))}"
-    assert set(FILLED) <= set(lines), f"stale FILLED: {sorted(set(FILLED) - set(lines))}"
-    assert all("…" not in line for line in lines if line not in SKIPPED and line not in FILLED)
-
-
-def test_the_readmes_shell_lines_run_as_written(tmp_path: Path) -> None:
-    ran = 0
-    for n, block in enumerate(_shell_blocks()):
-        # Each block from a store of its own, as a reader following that part would.
-        env = {**_env(tmp_path), "BORIS_STORE": str(tmp_path / f"store-{n}")}
-        for line in block:
-            if line in SKIPPED:
-                continue
-            # A path under /tmp is taken under this test's own temporary directory.
-            command = FILLED.get(line, line).replace(" /tmp/", f" {tmp_path}/tmp/")
-            done = _run(command, tmp_path, env)
-            assert done.returncode == 0, f"{line}\nexit {done.returncode}\n{done.stderr}"
-            ran += 1
-    assert ran >= 8
-
-
 def _options(text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", text))
 
@@ -517,7 +425,7 @@ def test_every_table_row_has_commands_with_its_own_options() -> None:
             words = line.split()
             assert words[:2] == ["boris", name], (synopsis, line)
             extra = _options(line) - _options(synopsis) - {"--json"}
-            assert not extra, f"{line}: {extra} is not in the README's {synopsis!r}"
+            assert not extra, f"{line}: {extra} is not in the table's {synopsis!r}"
 
 
 def test_the_command_table_runs_in_order_from_a_fresh_store(tmp_path: Path) -> None:

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole test suite, set up as CI sets it up: the app and its test tools (setup.sh), a
+# throw-away PostgreSQL server for the store tests' second engine, and a private desktop
+# session (Xvfb, D-Bus and dunst) for the notification test. Safe to run again. About 20
+# minutes on two cores; arguments go to pytest (e.g. `bash packaging/test.sh tests/test_cli.py`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash packaging/setup.sh
+
+# What the tests need beyond setup.sh: PostgreSQL (the store tests run on both engines) and a
+# notification service on a virtual screen (tests/test_desktop_dbus.py).
+TEST_PKGS="postgresql dbus xvfb xauth dunst"
+have_pg() { command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+missing=""
+have_pg || missing="postgresql"
+for tool in dbus-run-session:dbus xvfb-run:xvfb dunst:dunst; do
+  command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" != none ]; then
+    echo "installing the tests' system packages:$missing"
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $TEST_PKGS >/dev/null
+  else
+    echo "test: without root or sudo,$missing cannot be installed: the tests that need it are" \
+      "skipped (PostgreSQL: every store test's second engine; dunst: the notification test)." \
+      "As root: apt-get install -y$missing" >&2
+  fi
+fi
+
+# The server runs as a non-root account (PostgreSQL refuses root) on a loopback port in a
+# temporary directory, and is stopped however the run ends.
+if have_pg && [ -z "${BORIS_TEST_PG_URL:-}" ]; then
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1 && ! id borispg >/dev/null 2>&1; then
+    useradd -r -m borispg
+  fi
+  PG_DIR=$(mktemp -d /tmp/boris-test-pg.XXXXXX)
+  trap '.venv/bin/python tests/pg_server.py stop "$PG_DIR"' EXIT
+  eval "$(.venv/bin/python tests/pg_server.py start "$PG_DIR")"
+  echo "PostgreSQL for the tests: $BORIS_TEST_PG_URL"
+fi
+
+QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2 "$@"

@@ -335,7 +335,8 @@ def test_a_mailto_effect_is_reconciled_from_the_window(qtbot, store: Store, ws: 
     d = w.menu_actions.reconcile()
     qtbot.waitExposed(d)
     assert not d.file_target
-    assert "cannot read mailto:team@example.org" in d.obs_label.text()
+    assert "cannot read this destination" in d.obs_label.text()
+    assert d.target_line.text().endswith("→ mailto:team@example.org")  # named once, above
     assert "Could not observe" not in d.obs_label.text() and d.error.isHidden()
     d.note.setText("the message is in the team's archive")
     armed(qtbot, d.decide_buttons["present"])
@@ -373,7 +374,8 @@ def test_after_a_conflict_the_dialog_says_what_to_do(qtbot, demo: Store) -> None
     w = open_window(qtbot, demo, "note")
     d = w.menu_actions.reconcile()
     text = d.next_step.text()
-    assert "conflict" in text and "A person decides it" in text and str(target) in text
+    assert "conflict" in text and "A person decides it" in text and "inspect the target" in text
+    assert d.target_line.text().endswith(str(target))  # the target, named once above it
     d.reject()
 
 

@@ -4,6 +4,11 @@ A dialog as tall as its content (Approve 760 px, Reconcile 720 px) put its decis
 below a 700-high screen; the main window opened at 1280×780 put its status bar below a
 768-high one; the lineage graph was given 25 px. The screen's available room is injected
 (a QRect), as a 1024×700 laptop's would be.
+
+No dialog grows with the length of a path (nor of a URL, a digest, an id): the store and the
+demo's workspace live under a deliberately long base path here. A non-root user's pytest
+temp dir (/tmp/pytest-of-newbie/pytest-3/popen-gw0/…) made the Reconcile dialog, which named
+its target in one unbroken line, 1,149 px wide.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QPushButton
-from test_desktop_actions import open_window, select_task
+from test_desktop_actions import WAIT_MS, open_window, select_task
 
 from store import Actor, Store
 from store import commands as c
@@ -29,6 +34,14 @@ from store.services.demo import fill_demo
 SMALL = QRect(0, 0, 1024, 700)
 #: A 1366×768 screen less its panel.
 LAPTOP = QRect(0, 0, 1366, 728)
+#: A directory name longer than any temp dir's: every path a dialog shows goes through it.
+LONG = "a-deliberately-long-base-path-" + "x" * 120
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    """The store, and the demo's workspace inside it, under a long base path."""
+    return tmp_path / LONG / "store"
 
 
 @pytest.fixture(autouse=True)
@@ -152,12 +165,16 @@ def test_every_decision_button_is_on_a_1024x700_screen(qtbot, store: Store) -> N
         qtbot.wait(50)
         assert d.height() <= room.height() - 40, name
         assert d.minimumSizeHint().height() <= room.height() - 40, name
+        # Nor wider: no label, however long the path it names, sets a least width past it.
+        assert d.width() <= room.width() - 16, name
+        assert d.minimumSizeHint().width() <= room.width() - 16, (name, d.minimumSizeHint())
         assert d.buttons.isVisible(), name
         assert d.buttons.geometry().bottom() <= d.rect().bottom(), name
         assert not _outside(d), (name, _outside(d))
         # ...and at its own size, as it opens there (capped to that screen).
         d.fit_screen(room)
         assert d.height() <= room.height() - 40, name
+        assert d.width() <= room.width() - 16, name
         assert not _outside(d), (name, _outside(d))
         d.reject()
 
@@ -270,3 +287,78 @@ def test_a_part_s_split_is_remembered_across_restarts(qtbot, store: Store) -> No
     again, panel = opened()
     assert panel.split.sizes() == dragged
     again.close()
+
+
+def test_a_long_path_is_elided_in_the_middle_and_whole_in_its_tooltip(qtbot, store: Store) -> None:
+    fill_demo(store)
+    _file_approval(store)
+    w = open_window(qtbot, store, "note")
+    dialogs = dict(_dialogs(w, store))
+    save = next(e for e in store.task("note")["effects"] if e["effect_id"] == "save-note")
+    target = save["target"]
+    assert LONG in target
+    d = dialogs["reconcile"]()
+    qtbot.addWidget(d)
+    d.fit_screen(SMALL.adjusted(0, 0, 0, -40))
+    d.show()
+    qtbot.waitExposed(d)
+    line = d.target_line
+    # Elided in the middle: the kind and the file's name are in sight, the rest in the tooltip.
+    assert line.elided() and "…" in line.shown()
+    assert line.shown().startswith("file_write → /")
+    assert line.shown().endswith(os.path.basename(target))
+    assert line.fontMetrics().horizontalAdvance(line.shown()) <= line.contentsRect().width()
+    assert line.text() == f"file_write → {target}" and target in line.toolTip()
+    # Nothing else in it names the path whole, as one word a label must be wide enough for.
+    assert target not in d.next_step.text() and target not in d.obs_label.text()
+    d.reject()
+    e = dialogs["attach evidence"]()
+    qtbot.addWidget(e)
+    e.show()
+    qtbot.waitUntil(lambda: LONG in e.scope.text(), timeout=WAIT_MS)
+    for label in (e.file, e.scope):
+        assert label.elided() and LONG in label.toolTip()
+    e.reject()
+
+
+def test_an_elided_label_never_asks_for_more_room_and_copies_the_whole_text(qtbot) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+
+    from boris_desktop.ui.widgets import ElidedLabel, elided_label
+
+    short, long_ = elided_label("/tmp/a"), elided_label("/tmp/" + "x" * 400 + "/end.md")
+    for label in (short, long_):
+        qtbot.addWidget(label)
+    assert long_.minimumSizeHint() == elided_label("/tmp/" + "y" * 40).minimumSizeHint()
+    most = long_.fontMetrics().averageCharWidth() * ElidedLabel.HINT_CHARS
+    assert long_.sizeHint().width() <= most + 2
+    assert short.sizeHint().width() < long_.sizeHint().width()  # a short text: its own width
+    long_.resize(300, long_.sizeHint().height())
+    long_.show()
+    qtbot.waitExposed(long_)
+    shown = long_.shown()
+    assert long_.elided() and shown.startswith("/tmp/x") and shown.endswith("x/end.md")
+    assert long_.text() == "/tmp/" + "x" * 400 + "/end.md" == long_.toolTip()
+    # Selecting what is shown and copying gives the whole text, the elision included...
+    clipboard = QGuiApplication.clipboard()
+    long_.setSelection(0, len(shown))
+    long_.copy()
+    assert clipboard.text() == long_.text()
+    clipboard.clear()
+    qtbot.keyClick(long_, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # Ctrl+C
+    assert clipboard.text() == long_.text()
+    # ...a part of it either side of the elision is copied as it is.
+    long_.setSelection(0, 5)
+    long_.copy()
+    assert clipboard.text() == "/tmp/"
+    menu = long_.context_menu()
+    actions = {a.text().replace("&", ""): a for a in menu.actions()}
+    clipboard.clear()
+    actions["Copy the whole text"].trigger()
+    assert clipboard.text() == long_.text()
+    # Wide enough again, it shows the whole text.
+    short.resize(400, short.sizeHint().height())
+    short.show()
+    assert not short.elided() and short.shown() == "/tmp/a"
+    assert isinstance(short, ElidedLabel)

@@ -21,7 +21,7 @@ from boris_desktop.decide.message_edits import MessageEdits
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
-from boris_desktop.ui.widgets import TextPane, plain_label
+from boris_desktop.ui.widgets import TextPane, elided_label, plain_label
 from store.api import (
     Actor,
     ApprovalDecision,
@@ -89,7 +89,10 @@ class ApproveDialog(Following):
             ("approved", "Approved so far"),
             ("digest", "Payload digest"),
         ):
-            self.fields[key] = plain_label("", name=label)
+            # The digest is one unbroken word: elided to the room there is, whole in its
+            # tooltip and when copied.
+            make = elided_label if key == "digest" else plain_label
+            self.fields[key] = make("", name=label)
             form.addRow(label + ":", self.fields[key])
         # Shown only where the request needs several people (its quorum).
         form.setRowVisible(self.fields["approved"], False)

@@ -19,7 +19,7 @@ from boris_desktop.decide.following import Following
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
-from boris_desktop.ui.widgets import heading, plain_label
+from boris_desktop.ui.widgets import elided_label, heading, plain_label
 from store import api
 
 
@@ -71,7 +71,7 @@ class CancelEffectDialog(Following):
         self.add(heading("What it would have done"))
         self.consequence = plain_label(str(effect.get("consequence") or ""), name="Consequence")
         self.add(self.consequence)
-        self.prepared = plain_label("", name="Prepared object")
+        self.prepared = elided_label(name="Prepared object")  # it names the target
         self.add(self.prepared)
         self.content = ContentView(host, "What the effect would have sent or written")
         self.content.setMinimumHeight(140)
@@ -99,10 +99,10 @@ class CancelEffectDialog(Following):
         self.why_not.setText(f"It cannot be cancelled now: {view.why_not}" if view.why_not else "")
         self.why_not.setVisible(view.why_not is not None)
         self.consequence.setText(view.consequence)
+        line = f"{words(view.kind)} → {view.target} · prepared object"
         self.prepared.setText(
-            f"{words(view.kind)} → {view.target} · prepared object {t.digest(view.prepared_digest)}"
+            f"{line} {t.digest(view.prepared_digest)}", f"{line} {view.prepared_digest}"
         )
-        self.prepared.setToolTip(view.prepared_digest)
         self.content.show_change(view.change)
         if before is None and self.isVisible():
             # Sized again for what the first read filled in (the dialog opened empty).

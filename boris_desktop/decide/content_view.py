@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from boris_desktop.host import Host
 from boris_desktop.runtime.preview import HEX_CAP, _hexdump, _looks_binary, capped
 from boris_desktop.ui import text as t
-from boris_desktop.ui.widgets import TextPane, plain_label
+from boris_desktop.ui.widgets import TextPane, elided_label, plain_label
 from store.api import (
     BlobProblem,
     Change,
@@ -217,10 +217,9 @@ class ContentView(QWidget):
         self._kind = f"content:{next(_serial)}"
         self.change: Change | None = None
         self.result: Shown | None = None
-        self.title = plain_label("Reading the content…", name="What it authorizes")
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        # One line, elided in the middle: the title names the target, whose length must not
+        # set the dialog's width (the whole title is in its tooltip).
+        self.title = elided_label("Reading the content…", name="What it authorizes", bold=True)
         self.digest = plain_label("", wrap=False, name="Digest")
         self.pane = TextPane(host.loader, name)
         self.note = plain_label("", name="How much is shown")

@@ -21,7 +21,7 @@ from boris_desktop.decide.versioned import Versioned
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
-from boris_desktop.ui.widgets import plain_label
+from boris_desktop.ui.widgets import elided_label, plain_label
 from store import api
 
 CHOOSE = "Choose…"
@@ -47,8 +47,9 @@ class AttachEvidenceDialog(Versioned, Following):
         self.add(self.changed)
         self.about = plain_label(f"{cid}: {criterion['text']}", name="Criterion")
         self.add(self.about)
-        # Full-width lines, outside the form: a long path wraps there without being cut.
-        self.file = plain_label(self._file_words(), name="File")
+        # Full-width lines, outside the form, each elided in the middle (whole in its
+        # tooltip): a path's length never sets the dialog's width.
+        self.file = elided_label(self._file_words(), name="File")
         self.add(self.file)
         self.kind = QComboBox()
         self.kind.setAccessibleName("Kind")
@@ -61,7 +62,7 @@ class AttachEvidenceDialog(Versioned, Following):
         self.description.setPlaceholderText(
             "What it shows, e.g. the check's output on this version"
         )
-        self.scope = plain_label("", name="Scope")
+        self.scope = elided_label(name="Scope")
         form = QFormLayout()
         form.addRow("Kind:", self.kind)
         form.addRow("Description:", self.description)

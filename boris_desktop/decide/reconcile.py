@@ -32,7 +32,13 @@ from boris_desktop.host import Host
 from boris_desktop.runtime.follow import Follower
 from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
-from boris_desktop.ui.widgets import TextPane, heading, notice_banner, plain_label, pretty_json
+from boris_desktop.ui.widgets import (
+    TextPane,
+    elided_label,
+    notice_banner,
+    plain_label,
+    pretty_json,
+)
 from store import api
 from store.api import ScopeViolation, is_store_file
 
@@ -121,9 +127,9 @@ def what_next(effect: dict[str, Any]) -> str:
         why = "; ".join(rec.get("reasons") or [])
         return (
             "Reconciling found a conflict" + (f" ({why})" if why else "") + ". A person decides "
-            f"it: inspect {effect['target']}, then decide Present (the intended content is "
-            "there), Absent (it did not happen: a new attempt is allowed) or Conflict (it "
-            "stays for someone to sort out), with a note saying what you found."
+            "it: inspect the target, then decide Present (the intended content is there), "
+            "Absent (it did not happen: a new attempt is allowed) or Conflict (it stays for "
+            "someone to sort out), with a note saying what you found."
         )
     return "Next: " + api.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
 
@@ -144,7 +150,10 @@ class ReconcileDialog(ActionDialog):
         self._id = next(_serial)
         self.file_target = not api.is_destination(effect["target"])
         e = effect
-        self.add(heading(f"{e['kind']} → {e['target']}"))
+        # The target in one line, elided in the middle (the whole of it in the tooltip): a
+        # path's length never sets the dialog's width. The sentences below say "the target".
+        self.target_line = elided_label(f"{e['kind']} → {e['target']}", name="Target", bold=True)
+        self.add(self.target_line)
         self.add(plain_label(e["consequence"], name="Consequence"))
         self.next_step = plain_label(what_next(e), name="What you can do next")
         self.add(self.next_step)
@@ -280,9 +289,9 @@ class ReconcileDialog(ActionDialog):
         self.again.hide()
         if obs is None:
             self.obs_label.setText(
-                f"The store cannot read {self.effect['target']} itself and nothing was observed "
-                "there yet: check it by hand; your decision records what you found, and your "
-                "note says how you checked."
+                "The store cannot read this destination itself and nothing was observed there "
+                "yet: check it by hand; your decision records what you found, and your note "
+                "says how you checked."
             )
             self.observation = {"observation_id": None, "state": None, "verdict": None}
         else:

@@ -1,17 +1,30 @@
-"""Small building blocks: plain-text labels, a read-only text pane highlighted off-thread."""
+"""Small building blocks: plain-text labels (one elided in the middle for a path, a URL, a
+digest), a read-only text pane highlighted off-thread."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFontDatabase, QPalette, QTextCursor
-from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QClipboard,
+    QContextMenuEvent,
+    QFontDatabase,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPalette,
+    QResizeEvent,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QFrame, QLabel, QMenu, QPlainTextEdit, QSizePolicy, QWidget
 
 from boris_desktop.runtime.lexing import lex, normalize
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui.highlight import SpanHighlighter
+from boris_desktop.ui.text import tip
 
 
 def plain_label(text: str = "", *, wrap: bool = True, name: str = "") -> QLabel:
@@ -24,6 +37,141 @@ def plain_label(text: str = "", *, wrap: bool = True, name: str = "") -> QLabel:
     label.setText(text)
     if name:
         label.setAccessibleName(name)
+    return label
+
+
+ELLIPSIS = "\u2026"
+
+
+class ElidedLabel(QLabel):
+    """One line that may be long and unbroken (a path, a URL, a digest, an id), elided in the
+    middle to the width the layout gives it. Its size never depends on the text's length: a
+    label that named a path whole made the Reconcile dialog 1,149 px wide under a non-root
+    user's pytest temp dir, past a 1024-wide screen.
+
+    The whole text is its `text()`, its tooltip and its accessible description; it stays
+    selectable, and a selection that takes in the elision copies the whole text (Ctrl+C, the
+    context menu, the X11 selection), as does the menu's "Copy the whole text"."""
+
+    #: It asks for no more than this many characters' width, and needs only MIN_CHARS'.
+    HINT_CHARS = 110
+    MIN_CHARS = 12
+
+    def __init__(self, text: str = "", *, name: str = "") -> None:
+        super().__init__()
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setOpenExternalLinks(False)
+        self.setWordWrap(False)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        if name:
+            self.setAccessibleName(name)
+        self._whole = ""
+        self._line = ""
+        self.setText(text)
+
+    def setText(self, text: str, /, tooltip: str | None = None) -> None:
+        """Show `text` (elided to fit); its tooltip is `tooltip`, else the whole text."""
+        self._whole = text
+        self._line = " ".join(text.splitlines())
+        self.setToolTip(tip(text if tooltip is None else tooltip))
+        self.setAccessibleDescription(text)
+        self._elide()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        """The whole text, as given (what the label shows may be elided: `shown`)."""
+        return self._whole
+
+    def shown(self) -> str:
+        return super().text()
+
+    def elided(self) -> bool:
+        return self.shown() != self._line
+
+    def _elide(self) -> None:
+        width = max(self.contentsRect().width() - 2 * self.margin(), 0)
+        line = self._line
+        if self.fontMetrics().horizontalAdvance(line) > width:
+            line = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideMiddle, width)
+        if line != super().text():
+            super().setText(line)
+
+    def _size(self, chars: int) -> QSize:
+        fm = self.fontMetrics()
+        width = min(fm.horizontalAdvance(self._line), fm.averageCharWidth() * chars)
+        m, extra = self.contentsMargins(), 2 * self.margin()
+        return QSize(
+            width + m.left() + m.right() + extra, fm.height() + m.top() + m.bottom() + extra
+        )
+
+    def sizeHint(self) -> QSize:
+        return self._size(self.HINT_CHARS)
+
+    def minimumSizeHint(self) -> QSize:
+        return self._size(self.MIN_CHARS)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._elide()
+            self.updateGeometry()
+
+    # --- copying the whole text --------------------------------------------------------------
+
+    def selection(self) -> str:
+        """What the selection stands for: the whole text where it takes in the elision."""
+        chosen = self.selectedText()
+        return self._whole if self.elided() and ELLIPSIS in chosen else chosen
+
+    def copy(self, mode: QClipboard.Mode = QClipboard.Mode.Clipboard) -> None:
+        if self.hasSelectedText():
+            QGuiApplication.clipboard().setText(self.selection(), mode)
+
+    def copy_whole(self) -> None:
+        QGuiApplication.clipboard().setText(self._whole)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy) and self.hasSelectedText():
+            self.copy()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        super().mouseReleaseEvent(event)  # Qt puts the selection shown in X11's selection
+        if QGuiApplication.clipboard().supportsSelection() and self.hasSelectedText():
+            self.copy(QClipboard.Mode.Selection)
+
+    def context_menu(self) -> QMenu:
+        menu = QMenu(self)
+        copy = menu.addAction("&Copy")
+        copy.setEnabled(self.hasSelectedText())
+        copy.triggered.connect(lambda: self.copy())
+        menu.addAction("Copy the &whole text").triggered.connect(self.copy_whole)
+        menu.addAction("Select &All").triggered.connect(
+            lambda: self.setSelection(0, len(self.shown()))
+        )
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.context_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
+
+
+def elided_label(text: str = "", *, name: str = "", bold: bool = False) -> ElidedLabel:
+    """A one-line label for a path, a URL, a digest or an id: elided in the middle, never
+    wider for a longer text (`ElidedLabel`)."""
+    label = ElidedLabel(text, name=name)
+    if bold:
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
     return label
 
 

@@ -16,7 +16,7 @@ from boris_desktop.task.panels.next_steps import approval_next
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
-from boris_desktop.ui.widgets import plain_label, pretty_json
+from boris_desktop.ui.widgets import elided_label, plain_label, pretty_json
 from store import api
 
 LIVE = api.EXPIRING  # whose expiry is counted down
@@ -57,7 +57,9 @@ class ApprovalsPanel(TreePanel):
             ("signed", "Decision signed by"),
             ("digest", "Prepared object digest"),
         ):
-            self.fields[key] = plain_label(name=label)
+            # The digest, one unbroken word, is elided (whole in its tooltip and when copied).
+            make = elided_label if key == "digest" else plain_label
+            self.fields[key] = make(name=label)
             form.addRow(label + ":", self.fields[key])
         side = QWidget()
         col = QVBoxLayout(side)

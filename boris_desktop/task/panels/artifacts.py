@@ -14,7 +14,7 @@ from boris_desktop.task.panels import retired
 from boris_desktop.task.panels.base import Bundle, TreePanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
-from boris_desktop.ui.widgets import plain_label
+from boris_desktop.ui.widgets import elided_label, plain_label
 
 
 def producer(v: dict[str, Any]) -> str:
@@ -50,8 +50,9 @@ class ArtifactsPanel(TreePanel):
         col = QVBoxLayout(side)
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(bar)
-        # The file behind the version, and whether the bytes on disk are still these.
-        self.file_line = plain_label(name="File on disk")
+        # The file behind the version, and whether the bytes on disk are still these: one
+        # line, its path elided in the middle (whole in the tooltip).
+        self.file_line = elided_label(name="File on disk")
         col.addWidget(self.file_line)
         col.addWidget(self.detail, 1)
         self.split.insertWidget(1, side)

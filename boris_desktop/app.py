@@ -162,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     window.open_store(args.store)
     if args.demo:
+        window.demo_store = True  # new: made as `boris init` would, then filled
         window.store_opened.connect(_fill_demo_once(window))
     if not args.exit_after_paint:
         window.store_opened.connect(_ask_reviewer_once(window))
@@ -206,6 +207,23 @@ def _fill_demo_once(window: Any) -> Callable[[], None]:
     return fill
 
 
+def _demo_person() -> Any:
+    """Who makes a new demo store for a screenshot: the reviewer, else (as `boris init`)
+    the person logged in."""
+    import getpass
+
+    from boris_desktop import settings
+    from store.api import Actor
+
+    who = settings.reviewer()
+    if who is not None:
+        return Actor(kind="person", id=who[1], name=who[0])
+    try:
+        return Actor(kind="person", id=getpass.getuser())
+    except (OSError, KeyError, ImportError):
+        return None  # nobody to name: the store says what to do
+
+
 def _screenshot(
     directory: str | None,
     png: str,
@@ -223,11 +241,12 @@ def _screenshot(
 
     try:
         store = Store.open(directory)
-        # Only the demo store is filled: an empty store of the user's stays empty.
+        # Only the demo store is filled: an empty store of the user's stays empty. A new one
+        # is made as `boris init` would make it, signed (the reviewer's key, else the login's).
         if demo and not store.task_ids():
-            from store.api import fill_demo
+            from store.api import fill_demo_store
 
-            fill_demo(store)
+            fill_demo_store(store, _demo_person())
     except StoreError as exc:
         print(f"boris-desktop: {exc}", file=sys.stderr)
         return 1

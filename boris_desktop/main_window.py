@@ -91,6 +91,11 @@ class MainWindow(QMainWindow):
         (start-up); otherwise everything now (screenshots, tests, embedding)."""
         super().__init__()
         self.store: Store | None = None
+        #: A demo store of its own (`boris-desktop --demo`): when new, the demo makes it as
+        #: `boris init` would (signed, the reviewer's key its root), so they say who they are
+        #: first (`load_demo`).
+        self.demo_store = False
+        self._reviewer_dialog: Any = None
         self.loader = Loader(self)
         self.selected: str | None = None
         self._version: int | None = None
@@ -575,9 +580,13 @@ class MainWindow(QMainWindow):
     def ask_reviewer(self) -> Any:
         from boris_desktop.identity import ReviewerDialog
 
+        open_ = self._reviewer_dialog
+        if open_ is not None and open_.isVisible():
+            return open_  # asked already (the demo store and start-up both ask): one dialog
         dlg = ReviewerDialog(self)
         dlg.finished.connect(lambda _r: self._reviewer_changed())
         dlg.open()
+        self._reviewer_dialog = dlg
         return dlg
 
     def export_public_key(self) -> Any:
@@ -1028,10 +1037,19 @@ class MainWindow(QMainWindow):
         store = self.store
         if store is None:
             return
+        demo_store = self.demo_store
+        if demo_store and settings.reviewer() is None:
+            # A new demo store is signed with the reviewer's own key: who are they?
+            dlg = self.ask_reviewer()
+            dlg.accepted.connect(self.load_demo)
+            return
         self.empty_button.setEnabled(False)
         self.statusBar().showMessage("Loading the demo tasks…")
         self.loader.submit(
-            "demo", lambda: jobs.fill_demo(store), lambda _ids: self.reload(), self._failed
+            "demo",
+            lambda: jobs.fill_demo(store, demo_store=demo_store),
+            lambda _ids: self.reload(),
+            self._failed,
         )
 
     # --- loading -------------------------------------------------------------------------

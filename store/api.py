@@ -31,6 +31,7 @@ _WHERE: dict[str, str] = {
     "CommandRejected": "store.errors",
     "ScopeViolation": "store.errors",
     "PhaseBlocked": "store.errors",
+    "ForkOpen": "store.errors",
     "TargetChanged": "store.errors",
     "AuthorityRefused": "store.errors",
     "Conflict": "store.errors",
@@ -87,6 +88,8 @@ _WHERE: dict[str, str] = {
     "recovery": "store.rules",
     "same_state": "store.rules",
     "stop_plan": "store.rules",
+    "final_fork_refusal": "store.rules",
+    "final_left_open": "store.rules",
     "why_undecidable": "store.rules",
     "can_stop": "store.status",
     "can_resume": "store.rules",
@@ -133,6 +136,7 @@ _WHERE: dict[str, str] = {
     "observe_and_judge": "store.services.reconcile",
     "reconcile_by_hand": "store.services.reconcile",
     "fill_demo": "store.services.demo",
+    "fill_demo_store": "store.services.demo",
     # a budget changed, a planned effect cancelled: by a person, what each does said first
     "SetBudget": "store.commands.core",
     "BUDGET_COUNTERS": "store.model",
@@ -207,6 +211,7 @@ if TYPE_CHECKING:
         BlobProblem,
         CommandRejected,
         Conflict,
+        ForkOpen,
         OlderEvidence,
         PhaseBlocked,
         ScopeViolation,
@@ -291,6 +296,8 @@ if TYPE_CHECKING:
         effect_reconcilable,
         effect_to_reconcile,
         effect_unresolved,
+        final_fork_refusal,
+        final_left_open,
         is_destination,
         lease_standing,
         may_decide,
@@ -304,7 +311,7 @@ if TYPE_CHECKING:
     )
     from store.scope import is_store_file
     from store.services.deletion import DeletionPlan, delete_task, plan_deletion
-    from store.services.demo import fill_demo
+    from store.services.demo import fill_demo, fill_demo_store
     from store.services.narratives import narratives, summary_markdown
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
     from store.services.resume import brief_markdown, resume_brief
@@ -368,6 +375,7 @@ __all__ = [
     "EvidenceOrigin",
     "EvidenceTarget",
     "FileState",
+    "ForkOpen",
     "InboxPageKey",  # part W
     "JudgeCriterion",
     "JudgeDecision",
@@ -437,6 +445,9 @@ __all__ = [
     "effect_to_reconcile",
     "effect_unresolved",
     "fill_demo",
+    "fill_demo_store",
+    "final_fork_refusal",
+    "final_left_open",
     "history",
     "inbox_fetcher",  # part W
     "is_destination",

@@ -140,6 +140,21 @@ class PendingWork(CommandRejected):
         self.pending = pending
 
 
+class ForkOpen(CommandRejected):
+    """A final checkpoint (or completion) asked for while the lineage would keep a head
+    beside it: a person names every head first, the one continued from and each other
+    merged (`rules.final_fork_refusal`). `heads`: the lineage's heads; `left_open`: those
+    the request left. Nothing was written."""
+
+    code = "fork_open"
+    rule = "final_closes_the_lineage"
+
+    def __init__(self, heads: list[str], left_open: list[str], message: str) -> None:
+        super().__init__(message)
+        self.heads = heads
+        self.left_open = left_open
+
+
 class PhaseBlocked(CommandRejected):
     """A phase asked to be completed while an input it needs is missing (`blocked_by`, in
     the store's words): nothing was written (`rules.phase_completion_refusal`)."""

@@ -1042,6 +1042,45 @@ def fork_left_open(
     return ()
 
 
+def final_left_open(
+    heads: Sequence[str], continue_from: Sequence[str] | None, merge: Sequence[str]
+) -> tuple[str, ...]:
+    """The heads a final checkpoint would leave beside it: those it neither continues from
+    (`continue_from`, the heads it supersedes; None: not named) nor merges. A final
+    checkpoint closes the lineage, so it is written only when this is empty: a task is never
+    completed with two heads. Nothing is picked for the person: on a fork with no head named,
+    every head not merged is left open, unless exactly one is (that one is then the head it
+    continues from, the only choice there is)."""
+    named = {*(continue_from or ()), *merge}
+    left = tuple(h for h in heads if h not in named)
+    if continue_from is None and len(left) <= 1:
+        return ()
+    return left
+
+
+def final_fork_refusal(
+    heads: Sequence[str], continue_from: Sequence[str] | None, merge: Sequence[str]
+) -> str | None:
+    """Why a final checkpoint continuing from `continue_from` and merging `merge` is refused
+    (`fork_open`), or None: it would leave a head beside it (`final_left_open`). Each head
+    must be named, the one continued from and every other merged: which lines of work end
+    in the finished task is the person's decision, never the store's."""
+    left = final_left_open(heads, continue_from, merge)
+    if not left:
+        return None
+    shown = ", ".join(heads)
+    listed = ", ".join(left[:-1]) + " and " + left[-1] if len(left) > 1 else left[0]
+    stays = "would stay a head" if len(left) == 1 else "would stay heads"
+    if len(heads) > 1:
+        where = f"the lineage is forked (heads {shown})"
+    else:
+        where = f"the lineage's head is {shown}"
+    return (
+        f"{where}, and a final checkpoint closes it: {listed} {stays} beside the finished "
+        "task. Choose the head it continues from and merge every other head"
+    )
+
+
 # --- what a person decided ---------------------------------------------------------------------
 
 #: Event types that record a person's decision ("What I decided"), by the kind of decision.

@@ -102,3 +102,110 @@ def test_the_empty_windows_demo_offer_works_on_a_new_signed_store(
 
     QThreadPool.globalInstance().waitForDone(10_000)
     store.close()
+
+
+# --- a new demo store is made as `boris init` makes one (issue 39) ----------------------------
+
+
+def _actors(env: dict[str, str]) -> tuple[bool, list[str]]:
+    listed = json.loads(_boris(env, "--json", "keys", "list").stdout)["result"]
+    actors = [e["actor_kind"] + ":" + e["actor_id"] for e in listed["entries"]]
+    return listed["signatures_required"], sorted(actors)
+
+
+def test_demo_on_a_new_store_makes_it_signed_as_init_would(
+    store_dir: Path, store_url: str | None
+) -> None:
+    env = _env(store_dir, store_url)  # no `boris init`: the demo makes the store
+    demo = _boris(env, "demo")
+    assert demo.returncode == 0, demo.stderr
+    required, actors = _actors(env)
+    assert required
+    assert actors == ["agent:drafter-7", "agent:drafter-7b", "person:maria", "person:me"]
+    # The root is the person's own key, from their config directory (XDG_CONFIG_HOME).
+    entries = json.loads(_boris(env, "--json", "keys", "list").stdout)["result"]["entries"]
+    assert (entries[0]["actor_id"], entries[0]["signer_key_id"]) == ("me", entries[0]["key_id"])
+    shown = json.loads(_boris(env, "--json", "show", "guide").stdout)["result"]
+    assert shown["signatures"]["signed"] and shown["signatures"]["unsigned_after"] is None
+
+
+def test_the_walkthroughs_step_5_runs_as_written_on_the_demo_store(
+    store_dir: Path, store_url: str | None
+) -> None:
+    """The agent renders the guide again (the demo's render.sh) and records the lost log,
+    signing with its key from demo-workspace/keys/; without the key it is refused."""
+    env = _env(store_dir, store_url)
+    assert _boris(env, "demo").returncode == 0
+    ws = store_dir / "demo-workspace" / "reference-guide"
+    assert not (ws / "out" / "build.log").exists()  # lost with its blob
+    render = subprocess.run(
+        ["sh", "demo-workspace/reference-guide/render.sh"],
+        cwd=store_dir,
+        capture_output=True,
+        text=True,
+    )
+    assert render.returncode == 0, render.stderr
+    log = (ws / "out" / "build.log").read_text()
+    assert log.startswith("render guide.md -> guide.html\n6 numbered sections") and "OK" in log
+    record = [
+        "--store",
+        ".",
+        "--actor",
+        "agent:drafter-7",
+        "record-artifact",
+        "guide",
+        "build.log",
+        "--id",
+        "build-log",
+        "--role",
+        "log",
+        "--file",
+        "demo-workspace/reference-guide/out/build.log",
+    ]
+    agent = {k: v for k, v in env.items() if k not in ("BORIS_STORE", "BORIS_ACTOR")}
+    unsigned = subprocess.run(
+        [str(BORIS), *record], capture_output=True, text=True, env=agent, cwd=store_dir
+    )
+    assert unsigned.returncode == 1, unsigned.stderr
+    keyed = subprocess.run(
+        [str(BORIS), *record[:4], "--key", "demo-workspace/keys/agent-drafter-7.pem", *record[4:]],
+        capture_output=True,
+        text=True,
+        env=agent,
+        cwd=store_dir,
+    )
+    assert keyed.returncode == 0, keyed.stderr
+    shown = json.loads(_boris(env, "--json", "show", "guide").stdout)["result"]
+    build = next(a for a in shown["artifacts"] if a["artifact_id"] == "build-log")
+    assert build["current_version"] == 2
+    assert not [p for p in shown["problems"] if p["id"] == "build-log"]
+
+
+def test_an_unsigned_store_by_choice_stays_unsigned(store_dir: Path, store_url: str | None) -> None:
+    env = _env(store_dir, store_url)
+    assert _boris(env, "init", "--no-require-signatures").returncode == 0
+    assert _boris(env, "demo").returncode == 0
+    assert _actors(env) == (False, [])
+
+
+def test_demo_no_require_signatures_leaves_a_new_store_unsigned(
+    store_dir: Path, store_url: str | None
+) -> None:
+    env = _env(store_dir, store_url)
+    assert _boris(env, "demo", "--no-require-signatures").returncode == 0
+    assert _actors(env) == (False, [])
+    assert _boris(env, "demo").returncode == 0  # said so: a second demo leaves it so
+    assert _actors(env) == (False, [])
+
+
+def test_demo_as_an_agent_on_a_new_store_writes_nothing(
+    store_dir: Path, store_url: str | None
+) -> None:
+    env = {**_env(store_dir, store_url), "BORIS_ACTOR": "agent:drafter-7"}
+    done = _boris(env, "demo")
+    assert done.returncode == 1
+    assert "the demo makes it as `boris init` does" in done.stderr
+    assert "nothing was written" in done.stderr
+    env["BORIS_ACTOR"] = "person:me"
+    assert _boris(env, "tasks").stdout.strip() == "(no tasks)"
+    assert _actors(env) == (False, [])

@@ -110,12 +110,72 @@ def test_demo_ignores_a_team_store_url(home: Path, qapp, monkeypatch) -> None:  
     assert (home / "data" / "boris" / "demo-store" / "boris.sqlite").exists()
 
 
-def test_the_window_fills_the_demo_store_once(home: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from boris_desktop.app import _fill_demo_once
+def _signed_by(directory: Path) -> tuple[bool, list[str]]:
+    """Whether the store requires signatures, and the actors its keyring names."""
+    from store.signing import keyring
+
+    store = Store.open(directory, create=False)
+    try:
+        with store.read() as conn:
+            ring = keyring.rows(conn)
+            return keyring.required(conn), [f"{r['actor_kind']}:{r['actor_id']}" for r in ring]
+    finally:
+        store.close()
+
+
+def test_the_demo_screenshot_makes_a_signed_demo_store(home: Path, qapp) -> None:  # type: ignore[no-untyped-def]
+    """As `boris init` would make it: signatures required, the reviewer's key its root, the
+    demo's actors' keys beside it (issue 39)."""
+    from boris_desktop import settings
+    from boris_desktop.app import main
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+    assert main(["--demo", "--store", str(home / "d"), "--screenshot", str(home / "s.png")]) == 0
+    required, actors = _signed_by(home / "d")
+    assert required and actors[0] == "person:rita"
+    assert set(actors) == {"person:rita", "agent:drafter-7", "agent:drafter-7b", "person:maria"}
+    assert (home / "d" / "demo-workspace" / "keys" / "agent-drafter-7.pem").is_file()
+
+
+def test_the_demo_window_asks_who_reviews_then_makes_a_signed_demo_store(home: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from boris_desktop.app import _ask_reviewer_once, _fill_demo_once
     from boris_desktop.main_window import MainWindow
 
     store = Store.open(home / "demo")
     window = MainWindow(store)
+    window.demo_store = True  # as `boris-desktop --demo` makes it
+    qtbot.addWidget(window)
+    _fill_demo_once(window)()
+    _ask_reviewer_once(window)()  # start-up asks too: the same dialog
+    dlg = window._reviewer_dialog
+    qtbot.waitUntil(dlg.isVisible)
+    assert store.task_ids() == [] and not window.loader.busy("demo")
+    dlg.name.setText("Rita Reviewer")
+    dlg.reviewer_id.setText("rita")
+    dlg.accept()
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == len(_demo_ids(home)), timeout=20000)
+    assert store.is_signed()
+    # The window no longer says the demo store is unsigned.
+    window.show_task("guide")
+    header = window.task_view.header
+    qtbot.waitUntil(lambda: header.signatures.text().startswith("required · "), timeout=20000)
+    assert "the last by Drafting agent (resumed session)" in header.signatures.text()
+    assert not header.unsigned.isVisible()
+    window.close()
+    store.close()
+    required, actors = _signed_by(home / "demo")
+    assert required and actors[0] == "person:rita"
+
+
+def test_the_window_fills_the_demo_store_once(home: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from boris_desktop import settings
+    from boris_desktop.app import _fill_demo_once
+    from boris_desktop.main_window import MainWindow
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+    store = Store.open(home / "demo")
+    window = MainWindow(store)
+    window.demo_store = True
     qtbot.addWidget(window)
     fill = _fill_demo_once(window)
     fill()

@@ -16,6 +16,7 @@ from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.lineage import HeadChoice, fork_sentence, lineage_rows
 from boris_desktop.host import Host
 from boris_desktop.ui.widgets import heading, plain_label
+from store import api
 
 
 def forked_heads(task: dict[str, Any]) -> list[str]:
@@ -54,7 +55,10 @@ class CheckpointDialog(Following):
         self.fork_text = plain_label(name="The fork")
         self.heads = HeadChoice(None)
         self.heads.changed.connect(self.refresh_buttons)
-        for w in (self.fork_heading, self.fork_text, self.heads):
+        # A final checkpoint closes the lineage: every head named, or the store refuses it
+        # (`fork_open`); its words, shown while a head is left (store.rules).
+        self.final_fork = plain_label(name="What a final checkpoint needs of the fork")
+        for w in (self.fork_heading, self.fork_text, self.heads, self.final_fork):
             self.add(w)
         self._show_fork(task)
         self.note = note_edit("Your note for whoever resumes (required)", "Note")
@@ -126,13 +130,8 @@ class CheckpointDialog(Following):
         fork = forked_heads(task)
         for w in (self.fork_heading, self.fork_text, self.heads):
             w.setVisible(bool(fork))
+        self.final_fork.setVisible(False)  # shown by refresh_buttons, for Final
         lost = self.heads.show_heads(fork, lineage_rows(task))
-        if fork:
-            self.fork_text.setText(
-                f"This task's lineage is forked: {fork_sentence(fork, lineage_rows(task))}. "
-                "Nothing is chosen for you: choose the head this checkpoint continues from, "
-                "and tick another head only if you mean to merge it."
-            )
         return lost
 
     def task_changed(self, task: dict[str, Any]) -> None:
@@ -166,11 +165,61 @@ class CheckpointDialog(Following):
     def reason(self) -> Kind:
         return next((r for r, b in self.radios.items() if b.isChecked()), "handoff")
 
+    def final_refusal(self) -> str | None:
+        """Why the store would refuse Final on this fork as chosen so far (a head neither
+        continued from nor merged), in its words; None when every head is named or the
+        lineage has one head."""
+        if not self.heads.heads:
+            return None
+        chosen = self.heads.chosen()
+        return api.final_fork_refusal(
+            list(self.heads.heads), [chosen] if chosen else None, self.heads.merged()
+        )
+
+    def _show_final_fork(self) -> None:
+        """The fork in words, for the kind of checkpoint chosen; for Final, what is still
+        to name (the store's refusal) or what the checkpoint will close."""
+        heads = self.heads.heads
+        final = self.reason() == "final" and bool(heads)
+        self.final_fork.setVisible(final)
+        if not heads:
+            return
+        fork = fork_sentence(heads, lineage_rows(self.task))
+        if not final:
+            self.fork_text.setText(
+                f"This task's lineage is forked: {fork}. Nothing is chosen for you: choose the "
+                "head this checkpoint continues from, and tick another head only if you mean "
+                "to merge it."
+            )
+            self.heads.set_merge_prompt(None)
+            return
+        self.fork_text.setText(
+            f"This task's lineage is forked: {fork}. A final checkpoint closes it: choose "
+            "the head it continues from and tick every other head to merge it. Nothing is "
+            "chosen for you."
+        )
+        self.heads.set_merge_prompt("Merge every other head into it (Final leaves none open):")
+        refusal = self.final_refusal()
+        if refusal is not None:
+            self.final_fork.setText(f"Not yet: {refusal}.")
+        else:
+            self.final_fork.setText(
+                f"Final continues from {self.heads.chosen()} and merges "
+                f"{', '.join(self.heads.merged())}: the finished task keeps one head."
+            )
+
+    def refresh_buttons(self) -> None:
+        if hasattr(self, "radios"):  # built: the kind of checkpoint is chosen
+            self._show_final_fork()
+        super().refresh_buttons()
+
     def ready(self) -> bool:
         if self.reason() == "final" and self.pending:
             return False
         if self.heads.heads and self.heads.chosen() is None:
             return False  # a fork: the person has not chosen the head to continue from
+        if self.reason() == "final" and self.final_refusal() is not None:
+            return False  # a head left open: Final would be refused (fork_open)
         return bool(self.note.toPlainText().strip())
 
     def command(self) -> Any:

@@ -23,6 +23,7 @@ from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import plain_label
 
 _NOTE_CHARS = 90
+_MERGE_PROMPT = "Merge another head into it — only if you mean to (none otherwise):"
 
 
 def _mnemonic_safe(text: str) -> str:
@@ -86,6 +87,8 @@ class HeadChoice(QWidget):
         self.merges: dict[str, QCheckBox] = {}
         self._widgets: list[QWidget] = []
         self._quiet = False  # while showing heads: `changed` is the person's changes only
+        self._merge_prompt = _MERGE_PROMPT
+        self._merge_label: QWidget | None = None
 
     @property
     def heads(self) -> tuple[str, ...]:
@@ -122,6 +125,7 @@ class HeadChoice(QWidget):
             self._group.removeButton(b)
         self.radios.clear()
         self.merges.clear()
+        self._merge_label = None
         if not self._heads:
             return
         if self._none_text is not None:
@@ -132,15 +136,21 @@ class HeadChoice(QWidget):
         if self._none_text is not None:
             self.radios[None].setChecked(True)
         if self._offer_merge:
-            self._place(
-                plain_label("Merge another head into it — only if you mean to (none otherwise):")
-            )
+            self._merge_label = plain_label(self._merge_prompt, name="Merging")
+            self._place(self._merge_label)
             for h in self._heads:
                 box = QCheckBox(_mnemonic_safe(f"Also merge {h}"))
                 box.setAccessibleName(f"Merge {h}")
                 box.toggled.connect(self._on_change)
                 self.merges[h] = box
                 self._place(box)
+
+    def set_merge_prompt(self, text: str | None) -> None:
+        """The words above the merge boxes (None: the default, merging only if meant)."""
+        self._merge_prompt = text or _MERGE_PROMPT
+        label = self._merge_label
+        if label is not None and hasattr(label, "setText"):
+            label.setText(self._merge_prompt)
 
     def _radio(self, head: str | None, label: str, detail: str) -> None:
         r = QRadioButton(label)

@@ -72,17 +72,23 @@ def search(
     return search_, (revision, narrowing_plan(every, held, showing), showing)
 
 
-def fill_demo(store: Any) -> list[str]:
+def fill_demo(store: Any, *, demo_store: bool = False) -> list[str]:
     """The demo tasks. In a signed store the reviewer vouches for the demo actors' keys
-    (store.services.demo_keys), so they sign with their own key, as for a decision."""
+    (store.services.demo_keys), so they sign with their own key, as for a decision. A demo
+    store of its own (`demo_store`: `boris-desktop --demo`) that is new is first made as
+    `boris init` makes a store, the reviewer's key its root (the store's rule:
+    `fill_demo_store`)."""
     from boris_desktop import settings
-    from store.api import Actor
+    from store.api import Actor, fill_demo_store
     from store.api import fill_demo as fill
 
     who = settings.reviewer()
-    if who is not None:
-        store.sign_as(Actor(kind="person", id=who[1], name=who[0]))
-    return fill(store)
+    person = None if who is None else Actor(kind="person", id=who[1], name=who[0])
+    if demo_store:
+        return list(fill_demo_store(store, person))
+    if person is not None:
+        store.sign_as(person)
+    return list(fill(store))
 
 
 #: Events the timeline reads at a time: a task may have hundreds of thousands.

@@ -72,6 +72,10 @@ def _command_adapter() -> TypeAdapter[Any]:
 def cmd_init(store: Store, args: argparse.Namespace) -> None:
 
     signed = keys.init_signatures(store, args)
+    if not signed:
+        from ..signing.trust import decline
+
+        decline(store)  # unsigned by choice, said so: `boris demo` leaves it so
     where = store.location.describe()
     human = f"store ready at {where}" + (" (signatures required)" if signed else " (unsigned)")
     result: dict[str, Any] = {"store": where, "signatures_required": signed}
@@ -87,9 +91,11 @@ def cmd_init(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_demo(store: Store, args: argparse.Namespace) -> None:
-    from ..services.demo import fill_demo
+    from ..services.demo import fill_demo_store
 
-    ids = fill_demo(store)
+    # A new store is made as `boris init` makes one (signed, the person's key its root).
+    person = _actor_if_given(args.actor)
+    ids = fill_demo_store(store, person, require_signatures=args.require_signatures)
     _print(args, {"tasks": ids}, "demo tasks: " + ", ".join(ids))
 
 
@@ -317,7 +323,15 @@ def build_parser() -> _Parser:
         default=True,
         help="refuse unsigned writes, trusting your person key as the root (default: yes)",
     )
-    add("demo", cmd_demo, "fill the store with demo tasks on real files")
+    sp = add("demo", cmd_demo, "fill the store with demo tasks on real files")
+    sp.add_argument(
+        "--require-signatures",
+        dest="require_signatures",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on a new store, as `boris init`: refuse unsigned writes, trusting your person "
+        "key as the root (default: yes); the demo's actors get keys in demo-workspace/keys/",
+    )
     add("tasks", cmd_tasks, "list tasks, those needing attention first")
     add("show", cmd_show, "a task's whole current state").add_argument("task", help=TASK_HELP)
     add("events", cmd_events, "a task's event history").add_argument("task", help=TASK_HELP)

@@ -5,7 +5,9 @@ taken at (the last event before it, by seq and chain hash). Each later checkpoin
 the head it was written from; checkpoints nothing supersedes are heads, and two heads are a
 fork: reported, never silently resolved. A merge supersedes the branch kept and records the
 other, and is only ever what the command names: a stop on a fork without a named head writes
-a stopped checkpoint that supersedes nothing (see `StopRun`), so the fork stays visible.
+a stopped checkpoint that supersedes nothing (see `StopRun`), so the fork stays visible. A
+final checkpoint closes the lineage: it names every head (the one it continues from, each
+other merged) or is refused (`ForkOpen`, `fork_open`), so a completed task has one head.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .. import events as ev
 from .. import schema as t
 from .. import status as st
 from ..canonical import canonical_json, canonical_object
-from ..errors import CommandRejected, EvidenceMissing, PendingWork
+from ..errors import CommandRejected, EvidenceMissing, ForkOpen, PendingWork
 from ..model import Actor
 from ..tx import KnownState, Tx
 from .checkpoint_state import known_state
@@ -139,6 +141,15 @@ def write_checkpoint(
         write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
         current = heads(tx, task_id)
     merge = list(merge or [])
+    if reason == "final":
+        # A final checkpoint closes the lineage: every head is named, the one it continues
+        # from and each other merged, or nothing is written (the store never picks one).
+        refusal = rules.final_fork_refusal(current, supersedes, merge)
+        if refusal is not None:
+            left = rules.final_left_open(current, supersedes, merge)
+            raise ForkOpen(
+                list(current), list(left), f"task {task_id}: {refusal}; nothing was written"
+            )
     if supersedes is None:
         if len(current) > 1 and not merge:
             raise CommandRejected(

@@ -32,6 +32,7 @@ from ..errors import (
     CommandRejected,
     Conflict,
     EvidenceMissing,
+    ForkOpen,
     LeaseHeld,
     LeaseLost,
     OlderEvidence,
@@ -1046,6 +1047,16 @@ def change_status(tx: Tx, task_id: str, to_status: str, reason: str, actor: Acto
     if not st.allowed(current, to_status):
         raise CommandRejected(f"a run that is {current} cannot become {to_status}")
     if to_status == "completed":
+        # Never completed with two heads: a final checkpoint that names every head closes
+        # the fork first (commands.checkpoints.write_checkpoint).
+        heads = tx.task(task_id).checkpoint_heads
+        if len(heads) > 1:
+            raise ForkOpen(
+                list(heads),
+                list(heads),
+                f"cannot complete: the lineage is forked (heads {', '.join(heads)}); a final "
+                "checkpoint that continues from one head and merges every other completes it",
+            )
         blockers, missing = _completion(tx, task_id)
         if blockers:
             message = "cannot complete: " + "; ".join(blockers)

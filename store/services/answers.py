@@ -58,6 +58,9 @@ _DETAILS = (
     "current_token",
     "holder",
     "expires_at",
+    # A final checkpoint on a fork (store.errors.ForkOpen): the heads, those left open.
+    "heads",
+    "left_open",
 )
 
 

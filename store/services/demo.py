@@ -23,8 +23,9 @@ from ..commands import checkpoints as k
 from ..commands import effects as e
 from ..events import FileState
 from ..model import Actor, PhaseInput
+from ..signing.trust import decline
 from ..store import Store
-from .demo_keys import DemoWriter, demo_writer
+from .demo_keys import DemoWriter, blank, demo_writer, sign_blank_store
 
 AGENT = Actor(kind="agent", id="drafter-7", name="Drafting agent")
 # A later session of the same job that resumed from the initial checkpoint, not the newest.
@@ -62,6 +63,26 @@ GUIDE_V2 = GUIDE_V1.replace("kept 30 days", "kept 90 days [citation needed: poli
     "6. Support answers within one business day (06-support).\n"
 )
 
+#: The drafting agent's renderer, left in the workspace: the build log the store lost is
+#: made again by running it (`sh render.sh`), then recorded by the agent (README, step 5).
+RENDER_SH = """#!/bin/sh
+# The drafting agent's renderer, as the demo has it: out/guide.md becomes out/guide.html, and
+# what it did is written to out/build.log, the log the agent records with
+# `boris record-artifact`. Runs from any directory.
+set -eu
+cd "$(dirname "$0")/out"
+{
+  echo '<!doctype html><meta charset="utf-8"><title>Reference guide</title><pre>'
+  sed -e 's/&/\\&amp;/g' -e 's/</\\&lt;/g' -e 's/>/\\&gt;/g' guide.md
+  echo '</pre>'
+} > guide.html
+{
+  echo "render guide.md -> guide.html"
+  echo "$(grep -c '^[0-9][0-9]*\\. ' guide.md) numbered sections, $(wc -c < guide.html) bytes"
+  echo "OK"
+} > build.log
+"""
+
 NOTE_V1 = "# Project note\n\nKick-off on Monday.\n"
 
 NOTE_V2 = NOTE_V1 + (
@@ -75,6 +96,21 @@ def _write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def fill_demo_store(
+    store: Store, person: Actor | None, *, require_signatures: bool = True
+) -> list[str]:
+    """`boris demo` and the window's demo store: a blank store is first made as `boris init`
+    makes one, as `person` (demo_keys.sign_blank_store; with `require_signatures` False, as
+    `boris init --no-require-signatures` does: unsigned, said so), then filled (`fill_demo`),
+    `person` vouching for the demo actors' keys where the store is signed."""
+    if not require_signatures:
+        if blank(store):
+            decline(store)
+    else:
+        sign_blank_store(store, person)
+    return fill_demo(store)
 
 
 def fill_demo(store: Store) -> list[str]:
@@ -290,6 +326,9 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
     # loading the task must name it rather than pretend it is there.
     store.blobs.remove(log_result["digest"])
     log.unlink()
+    # What makes it again: the agent's renderer (RENDER_SH), left beside its sources.
+    render = _write(ws / "render.sh", RENDER_SH)
+    render.chmod(0o755)
     return task_id
 
 

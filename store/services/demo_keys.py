@@ -5,6 +5,10 @@ claims; the demo writes as an agent, its resumed session and the owner Maria, wh
 nobody's real identities. Each gets a key of its own in `demo-workspace/keys/` beside the
 store (mode 0600, never the user's config directory: Maria is not the person running the
 demo), trusted by the person who runs the demo, whose key the store must already trust.
+
+A blank store (nothing written, nobody chose whether it requires signatures) is first made
+as `boris init` makes one (`sign_blank_store`): a newcomer's demo store is the configuration
+they will run, not an unsigned one.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from typing import Any
 from .. import commands as c
 from ..model import Actor
 from ..signing import keyring
-from ..signing.keys import SigningKey, load_or_create
+from ..signing.keys import SigningKey, load_or_create, person_key
 from ..signing.seal import SignatureRefused
-from ..signing.trust import add_key
+from ..signing.trust import add_key, require
 from ..store import Store
 
 
@@ -78,3 +82,32 @@ def demo_writer(store: Store, actors: Sequence[Actor], workspace: Path) -> DemoW
         add_key(store, vouch, key.public_raw, actor)  # idempotent: a second demo adds nothing
         keys[(actor.kind, actor.id)] = key
     return DemoWriter(store, keys)
+
+
+def blank(store: Store) -> bool:
+    """A store nothing was written to: no task, no key trusted, and nobody chose whether it
+    requires signatures (`boris init` either way, `keyring.undecided`)."""
+    with store.read() as conn:
+        undecided = keyring.undecided(conn) and keyring.load(conn).empty
+    return undecided and not store.task_ids()
+
+
+def sign_blank_store(store: Store, person: Actor | None) -> bool:
+    """Make a blank store as `boris init` makes one: signatures required, `person`'s own key
+    (from the user's config directory, created on first use) its root, and this process
+    signing as them. Returns whether it did; a store that is not blank is left as it is.
+    The root of trust is a person's key: with no person named, nothing is written."""
+    if not blank(store):
+        return False
+    if person is None or person.kind != "person":
+        who = "no person was named" if person is None else f"{person.kind}:{person.id} is no person"
+        raise DemoNeedsTrustedPerson(
+            "demo_needs_trusted_person",
+            "this store is new, and the demo makes it as `boris init` does: requiring "
+            f"signatures, a person's own key its root; {who}: run `boris demo --actor "
+            "person:ID` (or `boris demo --no-require-signatures` for an unsigned store); "
+            "nothing was written",
+        )
+    require(store, person_key(person.id), person)
+    store.sign_as(person)
+    return True

@@ -227,6 +227,24 @@ def set_required(conn: Connection) -> None:
     conn.execute(sa.insert(t.store_meta).values(key=REQUIRE_KEY, value="1"))
 
 
+def undecided(conn: Connection) -> bool:
+    """Whether nobody has said if the store requires signatures: no `boris init` either way
+    (`set_required`, `set_not_required`)."""
+    v = conn.execute(
+        sa.select(t.store_meta.c.value).where(t.store_meta.c.key == REQUIRE_KEY)
+    ).scalar()
+    return v is None
+
+
+def set_not_required(conn: Connection) -> None:
+    """`boris init --no-require-signatures`: the store is unsigned by a person's choice, and
+    says so (so the demo does not make it signed: store.services.demo_keys). A store that
+    requires signatures already stays as it is."""
+    lock(conn)
+    if undecided(conn):
+        conn.execute(sa.insert(t.store_meta).values(key=REQUIRE_KEY, value="0"))
+
+
 def append(
     conn: Connection,
     signer: SigningKey,

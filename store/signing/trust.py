@@ -53,6 +53,13 @@ def require(store: Store, root: SigningKey | None, person: Actor | None = None) 
         keyring.set_required(tx.conn)
 
 
+def decline(store: Store) -> None:
+    """Leave `store` unsigned by choice (`boris init --no-require-signatures`), said in its
+    settings; a store that requires signatures already is left as it is."""
+    with store.transaction() as tx:
+        keyring.set_not_required(tx.conn)
+
+
 def trust_root(store: Store, root: SigningKey, person: Actor) -> None:
     """Trust `root` as the person's key in an unsigned store (its keyring empty), without
     requiring signatures: writes signed from then on are checked, unsigned ones allowed."""

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; then
   echo "No display found. To look at the app headless, run:" >&2
-  echo "  QT_QPA_PLATFORM=offscreen .venv/bin/boris-desktop --demo --screenshot boris.png" >&2
+  echo "  QT_QPA_PLATFORM=offscreen .venv/bin/boris-desktop --demo --screenshot /tmp/boris.png" >&2
   echo "or start a virtual screen: Xvfb :99 & DISPLAY=:99 .venv/bin/boris-desktop --demo" >&2
   exit 2
 fi

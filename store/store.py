@@ -37,8 +37,8 @@ from .model import SYSTEM, Actor
 from .reads import heads, queries
 from .record import Event
 from .signing import keyring
-from .signing.keys import SigningKey, person_key
-from .signing.seal import Policy, seal
+from .signing.keys import SigningKey, signer_for
+from .signing.seal import Policy, check_signer, seal
 from .tx import Guesses, StateMemo, Tx
 
 if TYPE_CHECKING:
@@ -102,9 +102,13 @@ class Store:
             self.blobs = ServerBlobStore(location.blobs, engine)
         self.migrated_from_backup: str | None = None
         #: The key this process signs its writes with (store.signing); None writes unsigned,
-        #: which a store that requires signatures refuses.
+        #: which a store that requires signatures refuses. Chosen by the one rule,
+        #: `signing.keys.signer_for` (`open`, `sign_as`); set it to sign with another key.
         self.signer: SigningKey | None = None
-        self._signing = Policy()
+        # What `sign_as` chose last and for whom: only a key it chose is ever replaced by it.
+        self._chosen: SigningKey | None = None
+        self._chosen_for: tuple[str, str] | None = None
+        self._signing = Policy(where=location)
         self._held = location.sqlite_file
         if self._held is not None:
             scope.hold_store_files(self._held)
@@ -118,16 +122,21 @@ class Store:
         *,
         url: str | None = None,
         create: bool = True,
-        signer: SigningKey | None = None,
+        signer: SigningKey | str | os.PathLike[str] | None = None,
         require_signatures: bool = False,
     ) -> Store:
-        """Open the store at `store` (a directory) or `url`. With `create=False` a store that
-        does not exist yet raises StoreMissing and nothing is created, not even a directory.
-        A store this process cannot write is opened read-only (see `read_only`).
+        """Open the store at `store` (a directory) or `url`; with neither, the store the
+        `boris` command line opens: BORIS_STORE (else the user data directory) and
+        BORIS_STORE_URL (store.location.resolve). With `create=False` a store that does not
+        exist yet raises StoreMissing and nothing is created, not even a directory. A store
+        this process cannot write is opened read-only (see `read_only`).
 
-        `signer` signs every write (store.signing). With `require_signatures` the store is
-        made to refuse unsigned writes from now on, trusting `signer` (a person's key) as its
-        root when its keyring is empty."""
+        `signer` signs every write (store.signing): a key in hand or a key file's path; when
+        None, the key file BORIS_KEY names, if any (`signing.keys.signer_for`, the rule the
+        CLI follows). A person's own key is chosen by `sign_as(actor)`, which the adapters
+        and the window call. With `require_signatures` the store is made to refuse unsigned
+        writes from now on, trusting `signer` (a person's key) as its root when its keyring
+        is empty."""
         location = resolve(store, url)
         _check_directory(location.directory)
         db_file = location.sqlite_file
@@ -183,11 +192,16 @@ class Store:
         if not read_only and (create or location.directory.is_dir()):
             store_.blobs.ensure()
             store_.blobs.sweep()
-        store_.signer = signer
-        if require_signatures:
-            from .signing.trust import require
+        try:
+            given = signer_for(None, signer) if signer is not None else None
+            store_.signer = given or signer_for(None)  # else BORIS_KEY's, if set
+            if require_signatures:
+                from .signing.trust import require
 
-            require(store_, signer)
+                require(store_, given)
+        except BaseException:
+            store_.close()
+            raise
         return store_
 
     def close(self) -> None:
@@ -320,12 +334,32 @@ class Store:
             return keyring.required(conn) or not keyring.load(conn).empty
 
     def sign_as(self, actor: Actor) -> None:
-        """Sign this process's writes as the person `actor` where the store is signed, with
-        their own key from the user's config directory (created on first use, then trusted by
-        someone with `boris keys add`). An unsigned store stays unsigned; an agent's key is
-        given explicitly (`signer`, `--key`, BORIS_KEY), never taken from a config dir."""
-        if actor.kind == "person" and self.is_signed():
-            self.signer = person_key(actor.id)
+        """Sign this process's writes as `actor`, by the one rule (`signing.keys.signer_for`):
+        a key already given (`signer=`, `--key`, or set on `signer`) or BORIS_KEY's is kept;
+        else, for a person on a signed store, their own key from the user's config directory
+        (created on first use, trusted by someone with `boris keys add`). An unsigned store
+        stays unsigned; an agent's key is given (`signer`, `--key`, BORIS_KEY), never taken
+        from a config dir nor from a person: an agent with none writes unsigned, which a
+        signed store refuses naming the next step (`check_signature` says so up front)."""
+        if self.signer is not None and self.signer is not self._chosen:
+            return  # given: the rule's first word
+        who = (str(actor.kind), actor.id)
+        if self._chosen is not None and self._chosen_for == who:
+            return  # chosen for them already: no file read again
+        self.signer = self._chosen = signer_for(actor, store_signed=self.is_signed)
+        self._chosen_for = who
+
+    def check_signature(self, actor: Actor) -> None:
+        """Raise now the `SignatureRefused` a write by `actor` would meet (unsigned where
+        signatures are required, a key not trusted, revoked, or another actor's), with its
+        next step; nothing is written. For a caller that must not fail half-way (an agent
+        framework's run, refused inside its own hooks)."""
+        policy = Policy(where=self.location)
+        with self.read() as conn:
+            policy.refresh(conn)
+            now = db.database_now(conn)
+        if policy.signed or self.signer is not None:
+            check_signer(policy, self.signer, {(str(actor.kind), actor.id)}, now)
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
         return self.execute_all([command], actor)[0]

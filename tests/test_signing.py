@@ -256,7 +256,9 @@ def test_boris_init_requires_signatures_with_the_persons_key(
     new_task = ["create-task", "--id", "t1", "--title", "T", "--owner", "o"]
     new_task += ["--objective", "x", "--scope", str(ws)]
     assert cli([*bot, *new_task]) == 1  # no key: refused
-    assert "requires every write to be signed" in capsys.readouterr().err
+    refused = capsys.readouterr().err
+    assert "requires signatures and agent:bot has no key here" in refused
+    assert "boris keys add " in refused and " --for agent:bot --actor person:alice" in refused
     assert cli([*bot, "--key", str(agent_file), *new_task]) == 0
     assert cli([*st, "add-criterion", "t1", "--text", "by alice"]) == 0
     assert cli([*st, "verify"]) == 0

@@ -13,8 +13,14 @@ a person's edit when they made one, is handed back. The Agent SDK runs Claude Co
 is the same effect as under Claude Code: target `claude-code://tools/<tool_name>`, keyed by
 `claude-code:<tool_use_id>` (the context's `tool_use_id`).
 
-Import this module only with the extra installed (`pip install 'boris[claude-agent-sdk]'`):
-it imports `claude_agent_sdk`, which the core does not need.
+On a signed store (what `boris init` makes) the calls are signed with the agent's key by the
+one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's. Without
+one each call is denied with the refusal's one line, which names the `boris keys new` /
+`boris keys add` commands that give the agent a trusted key.
+
+Import this module only with the checkout's extra installed (`.venv/bin/pip install -e
+'.[claude-agent-sdk]'` in the Boris checkout): it imports `claude_agent_sdk`, which the core
+does not need.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ def boris_can_use_tool(
         )
     if not timeout_seconds > 0:
         raise UsageError("timeout_seconds must be a positive number of seconds")
+    store.sign_as(who)  # the agent's key, given or BORIS_KEY's: never a person's
     settings = claude_code.PromptSettings(
         task_id=task_id, timeout_seconds=timeout_seconds, auto_allow=frozenset(auto_allow)
     )
@@ -106,6 +113,7 @@ def boris_hooks(
     (one Claude Code ran without asking) is recorded then, intent and attempt with it. A
     failure of Boris does not stop the agent: the hook answers with a `systemMessage`."""
     who = Actor.parse(actor) if isinstance(actor, str) else actor
+    store.sign_as(who)
     one = anyio.CapacityLimiter(1)
 
     async def record(

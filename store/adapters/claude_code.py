@@ -16,6 +16,11 @@ all: `--destination claude-code://tools/` admits every tool) and whose prepared 
 call's input, exactly. The effect is keyed by `claude-code:<tool_use_id>`, so the permission
 tool and the hooks of one call meet on one effect.
 
+On a signed store (what `boris init` makes) every write is signed with the agent's key by the
+one rule (`signing.keys.signer_for`): `--key` or BORIS_KEY. Without one the refusal's one line
+(the `boris keys new` / `boris keys add` commands that fix it) is the permission prompt's deny
+message and `boris hook`'s line on stderr.
+
 Protocol-free: the MCP server (`store.mcp.server`) and `boris hook` (`store.cli.hook`) call
 these functions. `answer_prompt` is the whole prompt, shared by the MCP tool and the Agent
 SDK's `can_use_tool` callback (`claude_agent_sdk`); each brings its own wait on the person.
@@ -241,6 +246,7 @@ def prompt_arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], st
 def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[str, Any]) -> Asked:
     """Record the call's intent and ask a person to approve exactly its input. A tool in
     `settings.auto_allow` is planned and dispatched at once, without a person."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     if not settings.task_id:
         return Asked(
             decision=deny(
@@ -538,6 +544,7 @@ def pre_tool_use(store: Store, actor: Actor, task_id: str, call: HookCall) -> di
     """The call is about to run (unless a permission check stops it): its intent and its
     attempt, in one transaction. A denied call keeps an attempt whose outcome stays unknown:
     Boris was never told it did not run."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     key = key_of(call.tool_use_id)
     if key is not None:
         existing = find_effect(store, task_id, key)
@@ -582,6 +589,7 @@ def post_tool_use(store: Store, actor: Actor, task_id: str, call: HookCall) -> d
     by tool name and input digest; a call Boris never saw before (a tool Claude Code runs
     without asking, no PreToolUse hook) is recorded now, intent and attempt with the response,
     and says so."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     failed = call.event == "PostToolUseFailure"
     key = key_of(call.tool_use_id)
     digest = digest_of(call.tool_input)

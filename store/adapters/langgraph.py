@@ -31,6 +31,11 @@ The attempt is recorded (consuming the approval) when the resume value hands the
 args over, before the tool runs; the graph's `ToolMessage` becomes its response after. A
 resume that never reports back leaves the outcome unknown, and it is not resumed blindly.
 
+On a signed store (what `boris init` makes) every write is signed with the agent's key by the
+one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's; without
+one the store refuses with a `SignatureRefused` whose one line names the `boris keys new` /
+`boris keys add` commands that give the agent a trusted key.
+
 LangGraph is imported only where its types are made (`resume_command`): the core imports
 without the `langgraph` extra.
 """
@@ -299,6 +304,7 @@ def ask(
     """Record each gated call's intent and ask a person to approve exactly its args; then
     return (the graph stays paused on its checkpoint). Asking again about the same calls (a
     restarted agent) finds the effects and approvals already recorded."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     asked: list[Asked] = []
     for action in pending_actions(graph, config):
@@ -453,6 +459,7 @@ def resume_value(
     """The value for `Command(resume=...)` answering every gated call the thread waits for,
     keyed by interrupt id; None while any of them is undecided (then nothing is dispatched,
     so a run resumes with all of its answers or none)."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     actions = pending_actions(graph, config)
     if not actions:
@@ -509,6 +516,7 @@ def record_results(
     """Each dispatched call's `ToolMessage` in the thread becomes its attempt's response (the
     tool's word, not evidence: the outcome stays for reconciliation). Returns the effects
     answered; a call whose message is not there yet keeps its attempt open."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     messages = (graph.get_state(config).values or {}).get("messages") or ()
     answered: list[str] = []
@@ -560,6 +568,7 @@ def keep_checkpoint(
 ) -> str:
     """A Boris checkpoint that names the graph's current checkpoint beside its own boundary:
     whoever resumes from Boris's finds the LangGraph thread and checkpoint to continue."""
+    store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     return str(
         store.execute(
             ck.WriteCheckpoint(

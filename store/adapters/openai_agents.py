@@ -148,7 +148,10 @@ def consequence_of(tool_name: str, arguments: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Call:
-    """One function call the run paused on, as the model made it."""
+    """One function call the run paused on, as the model made it. `arguments` is the object
+    a person approves, a dict: the model's JSON text (`raw_item.arguments`) parsed
+    (`arguments_object`; text that is not a JSON object is kept as `{"arguments_text":
+    text}`), so its digest binds exactly what the model asked."""
 
     call_id: str
     tool_name: str
@@ -309,6 +312,12 @@ class BorisApprovals:
     each interruption and the paused run; `await resume(agent)`, in this process or any later
     one, answers the SDK with the people's decisions and runs on.
 
+    On a signed store (what `boris init` makes) its writes are signed with the agent's key by
+    the one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's.
+    Without a key the store would refuse: `run` and `resume` raise that `SignatureRefused`
+    (its one line names the `boris keys new` / `boris keys add` commands that fix it) before
+    the SDK runs anything.
+
     `runner_options` go to `Runner.run` (`run_config`, `max_turns`, `context` ...); `hooks`,
     when given, are called as well as Boris's own."""
 
@@ -324,6 +333,9 @@ class BorisApprovals:
         self.store = store
         self.task_id = task_id
         self.actor = actor
+        # The agent's key by the one rule (signing.keys.signer_for): the store's signer if
+        # given, else BORIS_KEY's; never a person's.
+        store.sign_as(actor)
         self.expires_in_seconds = expires_in_seconds
         self.hooks = hooks
         # What the model was shown for the request in flight, and each call it made -> the
@@ -336,6 +348,8 @@ class BorisApprovals:
         """Start a run. If it pauses on approvals, they are asked in Boris and the paused run
         is kept in the task; `Outcome.paused` says so."""
         sdk = _sdk()
+        # Refused before the SDK runs anything, not inside its hooks half-way through a run.
+        self.store.check_signature(self.actor)
         open_calls = self._open_calls()
         if open_calls:
             raise PausedRunWaiting(
@@ -357,6 +371,7 @@ class BorisApprovals:
         as when it paused; `state_options` go to `RunState.from_string` (a context
         deserializer ...)."""
         sdk = _sdk()
+        self.store.check_signature(self.actor)
         text, version = self._stored_state()
         state: RunState[Any, Any] = await sdk.RunState.from_string(
             agent, text, **(state_options or {})

@@ -655,8 +655,8 @@ def _main(argv: Sequence[str] | None) -> int:
             # A signed store's root is a person's key: who they are is settled before
             # anything is made, so a refusal leaves no half-made store behind.
             _actor(args.actor)
-        with Store.open(args.store, url=args.url, create=create) as store:
-            store.signer = keys.choose_signer(store, args, _actor_if_given(args.actor))
+        with Store.open(args.store, url=args.url, create=create, signer=args.key) as store:
+            keys.sign_as(store, _actor_if_given(args.actor))
             args.fn(store, args)
         return 0
     except KeyboardInterrupt:

@@ -58,8 +58,8 @@ def cmd_hook(store: Store | None, args: argparse.Namespace) -> int:
         task_id = args.task or os.environ.get("BORIS_TASK")
         if not task_id:
             raise UsageError("boris hook needs the task it records in: --task ID or BORIS_TASK")
-        with Store.open(args.store, url=args.url, create=False) as opened:
-            opened.signer = keys.choose_signer(opened, args, actor)
+        with Store.open(args.store, url=args.url, create=False, signer=args.key) as opened:
+            keys.sign_as(opened, actor)
             RECORDERS[args.event](opened, actor, task_id, call)
     except Exception as exc:
         error = answers.refusal(exc)["error"]

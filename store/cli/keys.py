@@ -1,16 +1,16 @@
 """`boris keys …`: the keys that sign a store's record (store.signing), and how the CLI
-picks the key it signs with.
+picks the key it signs with: the one rule, `signing.keys.signer_for`.
 
-The CLI signs with `--key PATH` or BORIS_KEY when given (an agent's key file, created on
-first use); otherwise, for a person, with that person's own key in the user config dir —
-but only on a store that is signed (it has a keyring or requires signatures), so using an
-old unsigned store never creates key files.
+The CLI signs with `--key PATH` or BORIS_KEY when given (a key file, created on first use);
+otherwise, for a person, with that person's own key in the user config dir — but only on a
+store that is signed (it has a keyring or requires signatures), so using an old unsigned
+store never creates key files. An agent without --key or BORIS_KEY signs nothing, and a
+signed store refuses it naming the `boris keys new` / `boris keys add` lines that fix it.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,11 @@ from ..signing.check import read_keys_file
 from ..signing.keys import (
     KeyNotFound,
     SigningKey,
-    agent_key,
     decode_public,
     encode_public,
     load_key,
     load_or_create,
-    person_key,
+    signer_for,
 )
 from ..signing.trust import add_key, require, revoke_key, trust_root
 from ..store import Store
@@ -41,15 +40,12 @@ def _actor(args: argparse.Namespace) -> Actor:
     return parse(args.actor)
 
 
-def choose_signer(store: Store, args: argparse.Namespace, actor: Actor | None) -> SigningKey | None:
-    """The key this run signs with: the one given (an agent's), else the acting person's own
-    where the store is signed; None where nobody is named (a read)."""
-    given = getattr(args, "key", None) or os.environ.get("BORIS_KEY")
-    if given:
-        return agent_key(given)
-    if actor is not None and actor.kind == "person" and store.is_signed():
-        return person_key(actor.id)
-    return None
+def sign_as(store: Store, actor: Actor | None) -> None:
+    """The key this run signs with (`signing.keys.signer_for`): the one given (--key, opened
+    with the store) or BORIS_KEY's, else the acting person's own where the store is signed;
+    none where nobody is named (a read) or an agent has no key given."""
+    if actor is not None:
+        store.sign_as(actor)
 
 
 def _person_signer(store: Store, args: argparse.Namespace) -> tuple[Actor, SigningKey]:
@@ -59,7 +55,9 @@ def _person_signer(store: Store, args: argparse.Namespace) -> tuple[Actor, Signi
             f"only a person changes or exports a keyring's keys, not {actor.kind}:{actor.id}: "
             "give --actor person:ID"
         )
-    signer = store.signer or person_key(actor.id)
+    # The rule, on a store signed or about to be (init, keys trust): never None for a person.
+    signer = store.signer or signer_for(actor, store_signed=True)
+    assert signer is not None
     return actor, signer
 
 
@@ -207,4 +205,4 @@ def register(add: Add) -> None:
     ).add_argument("--require", action="store_true", help="and refuse unsigned writes from now on")
 
 
-__all__ = ["choose_signer", "init_signatures", "read_keys_file", "register"]
+__all__ = ["init_signatures", "read_keys_file", "register", "sign_as"]

@@ -86,6 +86,10 @@ class BorisServer:
             )
         self.store = store
         self.actor = actor
+        # Signed as the agent by the one rule (signing.keys.signer_for): the key given
+        # (`boris mcp --key`) or BORIS_KEY's; without one a signed store refuses each write
+        # naming the `boris keys` lines that fix it, and the permission prompt denies with it.
+        store.sign_as(actor)
         self.max_wait_seconds = max_wait_seconds
         self.specs = {s.name: s for s in tools.tool_specs(max_wait_seconds)}
         # Claude Code's permission prompt (store.adapters.claude_code), for the task it names.

@@ -282,7 +282,7 @@ def delete_task(store: Store, task_id: str, actor: Actor, *, confirm: str, reaso
         )
         digest = body_hash(body)
         key_id = signature = None
-        policy = Policy()
+        policy = Policy(where=store.location)
         policy.refresh(conn)
         if policy.signed or store.signer is not None:
             binding = check_signer(policy, store.signer, {(actor.kind, actor.id)}, tx.now)

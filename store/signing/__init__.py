@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from .check import KeysFileError, read_keys_file
 from .keyring import Binding, Keyring, KeyringRefused
-from .keys import KeyFileError, SigningKey, agent_key, person_key, person_key_path
+from .keys import (
+    KeyFileError,
+    SigningKey,
+    agent_key_path,
+    person_key,
+    person_key_path,
+    signer_for,
+)
 from .seal import SignatureRefused
 
 __all__ = [
@@ -17,8 +24,9 @@ __all__ = [
     "KeysFileError",
     "SignatureRefused",
     "SigningKey",
-    "agent_key",
+    "agent_key_path",
     "person_key",
     "person_key_path",
     "read_keys_file",
+    "signer_for",
 ]

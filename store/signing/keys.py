@@ -2,9 +2,10 @@
 
 A key file is a PKCS#8 PEM private key, created on first use with mode 0600. Its key id is
 the fingerprint of the raw public key (`sha256`, first 32 hex digits), so anyone holding
-the public key computes the same id. A person's key lives in the user's config directory,
-one file per actor id, never in the store; an agent's key is given by path (`--key` or
-`BORIS_KEY`).
+the public key computes the same id. Who signs is one rule, `signer_for`, used by the CLI,
+`boris mcp`, `Store.open`/`Store.sign_as`, the adapters and the window: the key given
+(`signer=`, `--key`), else BORIS_KEY, else for a person their own key in the user's config
+directory (one file per actor id, never in the store). An agent's key is only ever given.
 
 Signing and verifying go through libsodium (PyNaCl): Ed25519 is deterministic, so its
 signatures are byte for byte those `cryptography` (OpenSSL) makes, in about 60% of the time
@@ -19,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +34,8 @@ from ..errors import StoreError
 
 if TYPE_CHECKING:
     from nacl.signing import SigningKey as _SodiumKey
+
+    from ..model import Actor
 
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
@@ -208,7 +212,40 @@ def person_key(actor_id: str) -> SigningKey:
     return load_or_create(person_key_path(actor_id))
 
 
-def agent_key(path: str | os.PathLike[str] | None = None) -> SigningKey | None:
-    """An agent's key: `path`, else BORIS_KEY, else none."""
-    chosen = path or os.environ.get("BORIS_KEY")
-    return load_or_create(Path(chosen)) if chosen else None
+def agent_key_path(actor_id: str) -> Path:
+    """Where a refusal suggests making an agent's key (`boris keys new`): the user's config
+    directory. Only a suggestion: an agent's key is given to it (`--key`, BORIS_KEY), never
+    looked up there."""
+    return config_dir() / "keys" / f"agent-{_SAFE.sub('_', actor_id)}.pem"
+
+
+def signer_for(
+    actor: Actor | None,
+    given: SigningKey | str | os.PathLike[str] | None = None,
+    *,
+    store_signed: bool | Callable[[], bool] = False,
+) -> SigningKey | None:
+    """THE rule for who signs a write by `actor`, everywhere (CLI, `boris mcp`, `Store.open`,
+    `Store.sign_as`, the adapters, the window):
+
+    1. the key given (`signer=` in Python, `--key` on the command line), a key in hand or a
+       key file's path;
+    2. else the key file BORIS_KEY names;
+    3. else, for a person only and only where the store is signed (`store_signed`, a bool or
+       a callable asked only then), the person's own key in the user's config directory,
+       created on first use;
+    4. else none: an unsigned write, which a store that requires signatures refuses with the
+       next step (seal.check_signer).
+
+    An agent's key is never taken from a config directory nor from a person's key: no
+    borrowed authority. A key file given by path is created (mode 0600) when there is none,
+    as `boris keys new` would; until a person trusts it the store refuses it, saying how."""
+    if isinstance(given, SigningKey):
+        return given
+    chosen = os.fspath(given) if given else os.environ.get("BORIS_KEY")
+    if chosen:
+        return load_or_create(Path(chosen).expanduser())
+    if actor is None or actor.kind != "person":
+        return None
+    signed = store_signed() if callable(store_signed) else store_signed
+    return person_key(actor.id) if signed else None

@@ -8,8 +8,11 @@ covers the whole transaction and, with the ones before it, the task's whole hist
 from __future__ import annotations
 
 import base64
+import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -17,9 +20,10 @@ from sqlalchemy.engine import Connection
 from .. import db
 from .. import schema as t
 from ..errors import CommandRejected
+from ..location import Location, resolve
 from ..record import Event
 from . import keyring
-from .keys import SigningKey
+from .keys import SigningKey, agent_key_path, person_key_path
 
 RECORD_DOMAIN = b"boris-signed-record-v1\n"
 
@@ -34,7 +38,9 @@ _INSERT_SIGNATURE = db.Prepared(
 class SignatureRefused(CommandRejected):
     """A write the store's signature policy refuses: unsigned where signatures are
     required, a key the keyring does not trust (unknown or revoked), or a key that does
-    not name the actor the write claims."""
+    not name the actor the write claims. The message is one line ending in the next step
+    that works: the `boris keys new` / `boris keys add` commands, with this key's path and
+    actor, and where the key then goes (BORIS_KEY, --key)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -64,6 +70,8 @@ class Policy:
     required: bool = False
     ring: keyring.Keyring = field(default_factory=keyring.Keyring)
     version: tuple[int, str] | None = None
+    #: The store, as a refusal's next step names it (`boris keys add ... --store DIR`).
+    where: Location | None = None
 
     def refresh(self, conn: Connection) -> None:
         rows = KEYRING_HEAD.run(conn)
@@ -80,44 +88,157 @@ class Policy:
 
 
 def check_signer(
-    policy: Policy, signer: SigningKey | None, actors: Iterable[tuple[str, str]], now: str
+    policy: Policy,
+    signer: SigningKey | None,
+    actors: Iterable[tuple[str, str]],
+    now: str,
 ) -> keyring.Binding | None:
     """The binding the signer writes under, or None for an unsigned write the store
-    allows; raises SignatureRefused when the store's policy refuses it."""
+    allows; raises SignatureRefused when the store's policy refuses it, naming the next
+    step (for the store `policy.where`, as the command line reaches it)."""
+    claimed = sorted({(str(k), a) for k, a in actors if k != "system"}) or [("system", "boris")]
+    kind, actor_id = claimed[0]
+    hint = _Hint(policy.ring, policy.where)
     if signer is None:
         if policy.required:
-            raise SignatureRefused(
-                "signature_required",
-                "this store requires every write to be signed: give a key "
-                "(--key PATH or BORIS_KEY for an agent; a person's is used automatically)",
-            )
+            raise SignatureRefused("signature_required", hint.no_key(kind, actor_id))
         return None
     if policy.ring.empty:
         if policy.required:
             raise SignatureRefused(
-                "no_keyring", "this store requires signatures but trusts no key yet"
+                "no_keyring",
+                f"{hint.store} requires signatures but trusts no key yet: a person trusts "
+                f"theirs first — boris keys trust --require --actor person:YOU{hint.option}",
             )
         return None  # an unsigned store: nothing to sign against
     binding = policy.ring.get(signer.key_id)
     if binding is None:
-        raise SignatureRefused(
-            "unknown_key",
-            f"key {signer.key_id} is not in this store's keyring: "
-            "a trusted person adds it (boris keys add)",
-        )
+        raise SignatureRefused("unknown_key", hint.untrusted(signer, kind, actor_id))
     if binding.revoked_by(now):
         raise SignatureRefused(
             "revoked_key",
-            f"key {signer.key_id} ({binding.actor}) was {binding.ended}",
+            f"key {signer.key_id} ({binding.actor}) was {binding.ended}: "
+            + hint.make_key(kind, actor_id, _successor(signer, now)),
         )
-    for kind, actor_id in actors:
-        if kind != "system" and not binding.names(kind, actor_id):
+    for k, a in actors:
+        if k != "system" and not binding.names(k, a):
             raise SignatureRefused(
-                "key_names_another_actor",
-                f"key {signer.key_id} names {binding.actor}, not {kind}:{actor_id}: "
-                "a write is signed by the key of the actor it claims",
+                "key_names_another_actor", hint.another_actor(signer, binding, str(k), a)
             )
     return binding
+
+
+def _shown(path: Path) -> str:
+    """A path as a shell reads it back: under the home directory as ~/..., quoted."""
+    home = Path(os.path.expanduser("~"))
+    try:
+        rel = path.relative_to(home)
+    except ValueError:
+        return shlex.quote(str(path))
+    return "~/" + shlex.quote(str(rel)) if str(rel) != "." else "~"
+
+
+def _successor(signer: SigningKey, now: str) -> Path | None:
+    """Where a key that no longer signs is replaced: beside it, named for today."""
+    if signer.path is None:
+        return None
+    return signer.path.with_name(f"{signer.path.stem}-{now[:10]}{signer.path.suffix or '.pem'}")
+
+
+def _cli_option(where: Location | None) -> str:
+    """What a `boris` command line in this environment adds to reach the store at `where`:
+    nothing where it reaches it by itself (BORIS_STORE, BORIS_STORE_URL, the default)."""
+    if where is None:
+        return ""
+    try:
+        if resolve(None, None) == where:
+            return ""
+        option = ""
+        if resolve(where.directory, None).directory != resolve(None, None).directory:
+            option = f" --store {_shown(where.directory)}"
+        if resolve(where.directory, None).url != where.url:
+            from sqlalchemy.engine import make_url
+
+            if where.sqlite_file is not None:
+                option += f" --url sqlite:///{shlex.quote(str(where.sqlite_file))}"
+            else:  # never the password: the server's own (PGPASSWORD, .pgpass) is used
+                url = make_url(where.url).set(password=None)
+                option += " --url " + shlex.quote(url.render_as_string(hide_password=False))
+        return option
+    except Exception:  # a refusal's hint never hides the refusal
+        return ""
+
+
+@dataclass(frozen=True)
+class _Hint:
+    """The next step a refusal names, for the store at `where` and the actor it refused."""
+
+    ring: keyring.Keyring
+    where: Location | None
+
+    @property
+    def store(self) -> str:
+        return f"store {self.where.describe()}" if self.where is not None else "this store"
+
+    @property
+    def option(self) -> str:
+        return _cli_option(self.where)
+
+    @property
+    def person(self) -> str:
+        """The person who can trust a key: the one the store trusts, when only one does."""
+        people = sorted(
+            {b.actor for b in self.ring.bindings.values() if self.ring.trusted_person(b.key_id)}
+        )
+        return people[0] if len(people) == 1 else "person:YOU"
+
+    def add(self, key_file: str, kind: str, actor_id: str) -> str:
+        return (
+            f"boris keys add {key_file} --for {kind}:{actor_id} --actor {self.person}{self.option}"
+        )
+
+    def make_key(self, kind: str, actor_id: str, new_file: Path | None = None) -> str:
+        if new_file is None:
+            new_file = agent_key_path(actor_id) if kind != "person" else person_key_path(actor_id)
+        path = _shown(new_file)
+        return (
+            f"make one and have a person trust it — boris keys new {path} && "
+            f"{self.add(path, kind, actor_id)} — then set BORIS_KEY to that file (or pass --key)"
+        )
+
+    def no_key(self, kind: str, actor_id: str) -> str:
+        head = f"{self.store} requires signatures and {kind}:{actor_id} has no key here"
+        if kind == "person":
+            path = _shown(person_key_path(actor_id))
+            return (
+                f"{head}: a person signs with their own key ({path}), which the boris command "
+                "line and Boris Desktop use by themselves; in Python call "
+                "store.sign_as(actor) before writing, or set BORIS_KEY to your key file"
+            )
+        return f"{head}: " + self.make_key(kind, actor_id)
+
+    def untrusted(self, signer: SigningKey, kind: str, actor_id: str) -> str:
+        source = _shown(signer.path) if signer.path is not None else signer.public_text
+        return (
+            f"key {signer.key_id} ({source}) is not in this store's keyring ({self.store}): "
+            f"a person it trusts adds it — {self.add(source, kind, actor_id)}"
+        )
+
+    def another_actor(
+        self, signer: SigningKey, binding: keyring.Binding, kind: str, actor_id: str
+    ) -> str:
+        head = (
+            f"key {signer.key_id} names {binding.actor}, not {kind}:{actor_id}: a write is "
+            "signed by the key of the actor it claims"
+        )
+        if kind == "person":
+            return (
+                f"{head} — a person's command runs without --key and without BORIS_KEY "
+                f"(env -u BORIS_KEY boris ...), and boris signs with their own key"
+            )
+        return f"{head} — give {kind}:{actor_id}'s own key (BORIS_KEY or --key), or " + (
+            self.make_key(kind, actor_id)
+        )
 
 
 def seal(
@@ -129,7 +250,8 @@ def seal(
     policy.refresh(conn)
     if not policy.signed and signer is None:
         return
-    binding = check_signer(policy, signer, {(e.actor.kind, e.actor.id) for e in emitted}, now)
+    actors = {(e.actor.kind, e.actor.id) for e in emitted}
+    binding = check_signer(policy, signer, actors, now)
     if binding is None or signer is None:
         return
     last: dict[str, Event] = {}

@@ -6,9 +6,10 @@ docs/lineage.png (the lineage graph) and docs/finished.png (the reference guide 
 A demo store in a temporary directory; the queue is grabbed first, then Rita approves the
 mail, reconciles the save, waives a criterion and merges the guide's forked lineage; then the
 other two views are grabbed offscreen. The finished guide is a demo store of its own, where
-the README's walkthrough "Finishing the reference guide" is recorded (tests/
-test_readme_walkthrough.py clicks through it in the window), grabbed at 1366x768. Named
-pictures only, when any are named.
+docs/reviewing.md's walkthrough is recorded on a signed demo store, as the window makes it
+(the Stop bullet, Resume, then "Finishing the reference guide"; tests/test_walkthrough.py
+clicks through it in the window), grabbed at 1366x768. Named pictures only, when any are
+named.
 """
 
 from __future__ import annotations
@@ -117,17 +118,29 @@ def main() -> int:
 
 
 def finished(app: Any, settle: Callable[[Any], None]) -> None:
-    """The README's walkthrough recorded as Rita (and the agent's new build log), then the
-    window at 1366x768 on the completed guide, its Criteria tab: both satisfied on guide v3."""
+    """docs/reviewing.md's walkthrough recorded as Rita on a signed demo store (the stop
+    that leaves a third head, the resume, the steps, the agent's build log made again and
+    signed with its key, Final merging every head), then the window at 1366x768 on the
+    completed guide, its Criteria tab: both satisfied on guide v3."""
+    import subprocess
+
     from store import Actor, Store, api
     from store import commands as c
     from store.commands import checkpoints as ck
-    from store.services.demo import AGENT, fill_demo
+    from store.services.demo import AGENT
+    from store.signing.keys import load_key
 
     tmp = tempfile.TemporaryDirectory()
+    config = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(tmp.name, "config")  # Rita's key, not yours
     store = Store.open(os.path.join(tmp.name, "store"))
-    fill_demo(store)
     rita = Actor(kind="person", id="rita", name="Rita Reviewer")
+    api.fill_demo_store(store, rita)  # signed, Rita's key its root: as the window makes it
+    stopped = store.execute(
+        ck.StopRun(task_id="guide", reason="the owner looks at the docs site first"), rita
+    )
+    store.execute(c.SetStatus(task_id="guide", status="running",
+                              reason="the upload is reconciled next"), rita)  # fmt: skip
     out = store.location.directory / "demo-workspace/reference-guide/out"
     api.reconcile_by_hand(store, rita, "guide", "upload-guide", api.Verdict.PRESENT,
                           "guide v2 is on docs.example.org/upload/reference-guide.md")  # fmt: skip
@@ -158,17 +171,22 @@ def finished(app: Any, settle: Callable[[Any], None]) -> None:
                              artifact_id="guide", artifact_version=3, evidence_ids=[ev]),
             rita,
         )  # fmt: skip
-    log = out / "build.log"
-    log.write_text("render guide.md -> guide.pdf\nOK\n", encoding="utf-8")
-    store.execute(c.RecordArtifact(task_id="guide", artifact_id="build-log", name="build.log",
-                                   role="log", content=c.Content(path=str(log))), AGENT)  # fmt: skip
+    here = store.location.directory
+    subprocess.run(["sh", "demo-workspace/reference-guide/render.sh"], cwd=here, check=True)
+    key = load_key(here / "demo-workspace/keys/agent-drafter-7.pem")
+    with Store.open(here, signer=key) as agent:  # the agent's own key, as step 5 gives it
+        agent.execute(c.RecordArtifact(task_id="guide", artifact_id="build-log",
+                                       name="build.log", role="log",
+                                       content=c.Content(path=str(out / "build.log"))),
+                      AGENT)  # fmt: skip
     store.execute(
         ck.WriteCheckpoint(task_id="guide", reason="final", supersedes=["ckpt-milestone"],
-                           merge=["ckpt-handoff"],
+                           merge=["ckpt-handoff", stopped],
                            note="finished: upload checked, citation fixed, both criteria on v3"),
         rita,
     )  # fmt: skip
     assert store.task("guide")["status"] == "completed"
+    assert len(store.task("guide")["checkpoints"]["heads"]) == 1
     from boris_desktop.main_window import MainWindow
 
     w = MainWindow(store)
@@ -187,6 +205,10 @@ def finished(app: Any, settle: Callable[[Any], None]) -> None:
     QThreadPool.globalInstance().waitForDone(5000)
     store.close()
     tmp.cleanup()
+    if config is None:
+        del os.environ["XDG_CONFIG_HOME"]
+    else:
+        os.environ["XDG_CONFIG_HOME"] = config
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from boris_desktop.decide.base import no_default
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.lineage import HeadChoice, fork_sentence, lineage_rows
 from boris_desktop.host import Host
-from boris_desktop.ui.widgets import heading, plain_label
+from boris_desktop.ui.widgets import heading, notice_banner, plain_label
 from store import api
 
 
@@ -57,7 +57,8 @@ class CheckpointDialog(Following):
         self.heads.changed.connect(self.refresh_buttons)
         # A final checkpoint closes the lineage: every head named, or the store refuses it
         # (`fork_open`); its words, shown while a head is left (store.rules).
-        self.final_fork = plain_label(name="What a final checkpoint needs of the fork")
+        self.final_fork = notice_banner("What a final checkpoint needs of the fork")
+        self._refused_style = self.final_fork.styleSheet()  # boxed while a head is left
         for w in (self.fork_heading, self.fork_text, self.heads, self.final_fork):
             self.add(w)
         self._show_fork(task)
@@ -200,6 +201,7 @@ class CheckpointDialog(Following):
         )
         self.heads.set_merge_prompt("Merge every other head into it (Final leaves none open):")
         refusal = self.final_refusal()
+        self.final_fork.setStyleSheet(self._refused_style if refusal is not None else "")
         if refusal is not None:
             self.final_fork.setText(f"Not yet: {refusal}.")
         else:

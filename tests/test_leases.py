@@ -118,10 +118,16 @@ def test_renew_extends_without_an_event(store: Store) -> None:
 
 def test_expiry_is_judged_on_the_database_clock(store: Store) -> None:
     task = _task(store)
-    lease = store.execute(c.AcquireLease(task_id=task, session_id="s1", ttl_seconds=1), AGENT)
+    # While a lease lives another session is refused: shown on a lease of ten minutes, so
+    # that no machine is too slow for it (a lease of one second had run out before the
+    # refusal on a loaded one).
+    held = _task(store)
+    store.execute(c.AcquireLease(task_id=held, session_id="s1", ttl_seconds=600), AGENT)
     with pytest.raises(LeaseHeld):
-        store.execute(c.AcquireLease(task_id=task, session_id="s2"), OTHER)
-    deadline = time.monotonic() + 10
+        store.execute(c.AcquireLease(task_id=held, session_id="s2"), OTHER)
+    # A lease of one second, and no heartbeat: expired once the store says so.
+    lease = store.execute(c.AcquireLease(task_id=task, session_id="s1", ttl_seconds=1), AGENT)
+    deadline = time.monotonic() + 60  # bounds a hang only: the store says when it expired
     while store.task(task)["lease"]["standing"] != "expired":
         assert time.monotonic() < deadline, "the lease never expired"
         time.sleep(0.05)

@@ -480,7 +480,7 @@ def test_the_store_imports_without_the_sdk() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr.decode()
-    assert b"pip install 'boris-desktop[openai-agents]'" in done.stdout
+    assert b"pip install '.[openai-agents]'" in done.stdout
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK's approval moment as Boris's (`pip install 'boris-desktop[openai-agents]'`).
+"""The OpenAI Agents SDK's approval moment as Boris's (in the Boris checkout: `pip install '.[openai-agents]'`).
 
 The contract followed, as openai-agents 0.24.0 documents it (docs "Human-in-the-loop", and the
 docstrings of `RunState` and `RunHooks` in the installed package):
@@ -106,7 +106,8 @@ def _sdk() -> Any:
         import agents
     except ImportError:
         raise CommandRejected(
-            "the OpenAI Agents SDK is not installed: pip install 'boris-desktop[openai-agents]'"
+            "the OpenAI Agents SDK is not installed: in the Boris checkout, "
+            "pip install '.[openai-agents]' (or pip install openai-agents)"
         ) from None
     return agents
 

@@ -14,7 +14,7 @@ from typing import Any
 from .. import commands as c
 from .. import rules
 from ..store import Store
-from .output import TASK_HELP, _actor, _print
+from .output import TASK_HELP, _actor, _print, execute
 from .retention import retain_arg
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
@@ -22,7 +22,9 @@ Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 def cmd_note(store: Store, args: argparse.Namespace) -> None:
     visibility = rules.Visibility.PRIVATE if args.private else rules.Visibility.SHARED
-    note_id = store.execute(
+    actor = _actor(args.actor)
+    note_id = execute(
+        store,
         c.RecordNote(
             task_id=args.task,
             text=args.text,
@@ -30,7 +32,8 @@ def cmd_note(store: Store, args: argparse.Namespace) -> None:
             visibility=visibility,
             retain=args.retain,
         ),
-        _actor(args.actor),
+        args,
+        actor,
     )
     said = f"{visibility.value} {args.kind} recorded on {args.task}"
     if note_id is not None:

@@ -95,6 +95,13 @@ def with_lease_token(command: Any, args: argparse.Namespace) -> Any:
     return command
 
 
+def execute(store: Store, command: Any, args: argparse.Namespace, actor: Actor) -> Any:
+    """A write of a subcommand that prints its own answer (`boris note`, `boris narrative`):
+    with the lease token of the command line, as every `_write` carries it, so the task's
+    lease fences it as every other write (the lease's own commands judge their token)."""
+    return store.execute(with_lease_token(command, args), actor)
+
+
 def _write(build: Any) -> Any:
     def run(store: Store, args: argparse.Namespace) -> None:
         actor = _actor(args.actor)  # before anything is read or built

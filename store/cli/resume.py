@@ -12,7 +12,7 @@ from ..services import answers
 from ..services.narratives import narratives, record_summary, summary_markdown
 from ..services.resume import brief_markdown, resume_brief
 from ..store import Store
-from .output import _actor
+from .output import _actor, execute, lease_token_of
 
 
 def _dump(value: Any) -> None:
@@ -30,7 +30,8 @@ def cmd_resume(store: Store, args: argparse.Namespace) -> None:
 
 def cmd_summary(store: Store, args: argparse.Namespace) -> None:
     if args.record:
-        result = record_summary(store, args.task, _actor(args.actor))
+        actor = _actor(args.actor)
+        result = record_summary(store, args.task, actor, lease_token=lease_token_of(args))
         if args.json:
             _dump(result)
         else:
@@ -62,8 +63,11 @@ def cmd_narrative(store: Store, args: argparse.Namespace) -> None:
                 print(f"  DISAGREES: {d['message']}")
         return
     actor: Actor = _actor(args.actor)  # never guessed
-    nid = store.execute(
-        RecordNarrative(task_id=args.task, text=args.text, claims=list(args.claim)), actor
+    nid = execute(
+        store,
+        RecordNarrative(task_id=args.task, text=args.text, claims=list(args.claim)),
+        args,
+        actor,
     )
     if args.json:
         _dump(nid)

@@ -134,9 +134,12 @@ def summary_markdown(store: Store, task_id: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def record_summary(store: Store, task_id: str, actor: Actor | None = None) -> dict[str, Any]:
+def record_summary(
+    store: Store, task_id: str, actor: Actor | None = None, *, lease_token: int | None = None
+) -> dict[str, Any]:
     """Generate the summary and keep it as a new version of the task's `summary` artifact:
-    by `actor`, or by default as the store's own write (`system:boris`)."""
+    by `actor`, or by default as the store's own write (`system:boris`). An agent's write
+    carries its `lease_token`, fenced by the task's lease as every other write is."""
     text = summary_markdown(store, task_id)
     command = c.RecordArtifact(
         task_id=task_id,
@@ -145,6 +148,7 @@ def record_summary(store: Store, task_id: str, actor: Actor | None = None) -> di
         role="other",
         content=c.Content(text=text, media_type="text/markdown"),
         note="generated from the record",
+        lease_token=lease_token,
     )
     result: dict[str, Any] = (
         store.execute_as_store(command) if actor is None else store.execute(command, actor)

@@ -1,0 +1,194 @@
+"""What was decided is what is recorded (issue 40, the store's side), on both engines.
+
+Each situation is built on a signed store as `boris init` makes one (the person's own key its
+root, the agent's key made and trusted with `boris keys new` / `boris keys add`, handed to the
+agent as BORIS_KEY), through the command line, in this process on the test's store (SQLite
+or PostgreSQL, the `store` fixture):
+
+- every agent write carries the lease token: `boris note`, `boris narrative --text` and
+  `boris summary --record` are fenced as every other write is;
+- re-pinning a changed tool definition (`migrate-effect-tool`) is a person's decision;
+- a failure an executor reports is its word: the outcome stays unknown until reconciled;
+- a person's edit revises the effect's whole intent: intended digest and consequence;
+- a retired evidence item never counts toward completion, whoever else keeps its blob.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from store import Store
+from store.cli import main
+
+PERSON = "person:rita"
+AGENT = "agent:drafter-7"
+
+
+class Boris:
+    """`boris` on the test's store, signed as `boris init` makes it: the person signs with
+    their own key (no BORIS_KEY in their shell), the agent with BORIS_KEY."""
+
+    def __init__(
+        self,
+        store_dir: Path,
+        store_url: str | None,
+        key: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        self.where = ["--store", str(store_dir)] + (["--url", store_url] if store_url else [])
+        self.key = key
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def run(self, *argv: str, agent: bool = False, **env: str) -> tuple[int, str, str]:
+        """One command; `agent`: as the agent (BORIS_KEY, --actor agent:…), else as rita."""
+        actor = ["--actor", AGENT if agent else PERSON]
+        with self.monkeypatch.context() as m:
+            if agent:
+                m.setenv("BORIS_KEY", str(self.key))
+            else:
+                m.delenv("BORIS_KEY", raising=False)
+            m.delenv("BORIS_LEASE_TOKEN", raising=False)
+            for name, value in env.items():
+                m.setenv(name, value)
+            self.capsys.readouterr()
+            rc = main([*argv, *actor, *self.where])
+            out = self.capsys.readouterr()
+        return rc, out.out, out.err
+
+    def ok(self, *argv: str, agent: bool = False, **env: str) -> str:
+        rc, out, err = self.run(*argv, agent=agent, **env)
+        assert rc == 0, err
+        return out
+
+    def json(self, *argv: str, agent: bool = False, **env: str) -> Any:
+        return json.loads(self.ok(*argv, "--json", agent=agent, **env))["result"]
+
+    def refused(self, *argv: str, agent: bool = False, **env: str) -> tuple[int, dict[str, Any]]:
+        """A refusal: its exit code and its error object (--json)."""
+        rc, out, _ = self.run(*argv, "--json", agent=agent, **env)
+        assert rc != 0, out
+        return rc, json.loads(out)["error"]
+
+
+@pytest.fixture
+def boris(
+    store: Store,
+    store_dir: Path,
+    store_url: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Boris]:
+    key = tmp_path / "agent.pem"
+    b = Boris(store_dir, store_url, key, capsys, monkeypatch)
+    assert "(signatures required)" in b.ok("init")
+    b.ok("keys", "new", str(key))
+    b.ok("keys", "add", str(key), "--for", AGENT)
+    yield b
+
+
+def _task(boris: Boris, task_id: str, *scope: str) -> str:
+    boris.ok(
+        "create-task", "--id", task_id, "--title", "Issue 40", "--owner", "rita",
+        "--objective", "what was decided is what is recorded", *scope,
+    )  # fmt: skip
+    return task_id
+
+
+def _signed(store: Store) -> None:
+    """Every write verifies: signed by a trusted key, the agent's with its own."""
+    from store.services.verify import verify
+
+    report = verify(store)
+    assert report.ok and report.signed, report.problems
+
+
+# --- 1. every agent write carries the lease token -------------------------------------------
+
+#: The writes that once dropped the token, as an agent runs them on task `t`.
+NOTE_WRITES = (
+    ("note", "{t}", "drafted the intro"),
+    ("narrative", "{t}", "--text", "the intro is drafted"),
+    ("summary", "{t}", "--record"),
+)
+
+
+@pytest.mark.parametrize("write", NOTE_WRITES, ids=lambda w: w[0])
+def test_notes_narratives_and_summaries_carry_the_lease_token(
+    boris: Boris, store: Store, write: tuple[str, ...]
+) -> None:
+    t = _task(boris, "t1")
+    argv = [a.format(t=t) for a in write]
+    token = boris.ok("lease", "acquire", t, "--ttl", "600", agent=True).strip()
+    # The holder writes under its lease, with the flag or BORIS_LEASE_TOKEN.
+    boris.ok(*argv, "--lease-token", token, agent=True)
+    boris.ok(*argv, agent=True, BORIS_LEASE_TOKEN=token)
+    # Taken over: the old token is refused as for every other write, exit 7, nothing written.
+    boris.ok("take-over", t, "--reason", "I finish it")
+    count = len(store.events(t))
+    rc, error = boris.refused(*argv, agent=True, BORIS_LEASE_TOKEN=token)
+    assert (rc, error["code"]) == (7, "lease_lost"), error
+    rc, other = boris.refused(
+        "add-criterion", t, "--text", "late", "--lease-token", token, agent=True
+    )
+    assert (rc, other["code"]) == (7, "lease_lost")
+    assert len(store.events(t)) == count
+    # Handed back (released): a stale token is still stale, never a write without one.
+    boris.ok("lease", "release", t)
+    count = len(store.events(t))
+    rc, error = boris.refused(*argv, "--lease-token", token, agent=True)
+    assert (rc, error["code"]) == (7, "lease_lost"), error
+    assert len(store.events(t)) == count
+    _signed(store)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [("record_note", {"text": "drafted"}), ("record_narrative", {"text": "drafted"})],
+)
+def test_the_mcp_note_and_narrative_tools_carry_the_lease_token(
+    boris: Boris, store: Store, tool: str, arguments: dict[str, Any]
+) -> None:
+    from store.mcp import tools
+    from store.mcp.server import BorisServer
+    from store.model import Actor
+    from store.signing.keys import load_key
+
+    t = _task(boris, "t1")
+    spec = {s.name: s for s in tools.tool_specs(60)}[tool]
+    assert "lease_token" in spec.input_schema["properties"]
+    token = int(boris.ok("lease", "acquire", t, "--ttl", "600", agent=True))
+    store.signer = load_key(boris.key)  # what `boris mcp` does with BORIS_KEY
+    server = BorisServer(store, Actor.parse(AGENT))
+
+    def call(**extra: Any) -> dict[str, Any]:
+        return dict(anyio.run(server.call, tool, {"task_id": t, **arguments, **extra}))
+
+    assert call(lease_token=token)["ok"] is True
+    assert call()["error"]["code"] == "lease_held"
+    boris.ok("take-over", t, "--reason", "I finish it")
+    assert call(lease_token=token)["error"]["code"] == "lease_lost"
+    _signed(store)
+
+
+def test_every_write_of_the_command_line_carries_the_lease_token() -> None:
+    """The cause of the three: subcommands that built and ran their command themselves,
+    outside `_write`, without the token. Now each goes through `execute` (or names the token
+    itself), and no subcommand calls the Store's execute directly but the lease's own."""
+    import store.cli as cli
+
+    here = Path(cli.__file__).parent
+    direct = {
+        p.name
+        for p in here.glob("*.py")
+        if "store.execute(" in p.read_text() and p.name not in {"output.py", "leases.py"}
+    }
+    assert direct == set()

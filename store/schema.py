@@ -425,6 +425,26 @@ deletion_receipts = sa.Table(
 )
 sa.Index("ix_deletion_receipts_task", deletion_receipts.c.task_id)
 
+# The agents' bearer tokens of a team store's MCP server (0019, store.team): a person issues
+# one per agent (`boris agent-token issue`); the store keeps only its digest. Not a
+# projection: no event is its source. On PostgreSQL only a person's (reviewers') login or the
+# owner's writes it, and the database records which login issued and revoked each.
+agent_tokens = sa.Table(
+    "agent_tokens",
+    metadata,
+    sa.Column("token_id", sa.String(32), primary_key=True),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("agent_id", sa.String(128), nullable=False),
+    sa.Column("agent_name", sa.String(256), nullable=False),
+    sa.Column("issued_by", sa.String(160), nullable=False),
+    sa.Column("issued_at", sa.String(32), nullable=False),
+    sa.Column("issued_role", sa.String(63)),
+    sa.Column("revoked_at", sa.String(32)),
+    sa.Column("revoked_by", sa.String(160)),
+    sa.Column("revoked_role", sa.String(63)),
+)
+sa.Index("ix_agent_tokens_hash", agent_tokens.c.token_hash, unique=True)
+
 #: Projection tables, in the order a rebuild clears and a dump compares them.
 PROJECTIONS: tuple[sa.Table, ...] = (
     tasks,

@@ -18,21 +18,33 @@ table, written by the SQL `roles_sql` prints (an admin runs it): so two stores o
 may have roles of their own, and a store with no team roles behaves as before. The store's
 owner (who migrates it; `boris init`) and a superuser are never restricted: a superuser is a
 member of every role, reviewers' included.
+
+Agents hold no database login (issue 40): `boris mcp --http --team` (store.mcp.team) holds
+the service role's, the one agents' role that writes, and each agent authenticates to it
+with a bearer token a person issued (`issue_token`; the store keeps its digest only).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 from collections.abc import Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from . import rules
 from . import schema as t
+from .db import database_now
+from .errors import CommandRejected
+from .model import Actor
 
 DEFAULT_AGENTS = "boris_agents"
 DEFAULT_REVIEWERS = "boris_reviewers"
+#: The login of `boris mcp --http --team`: the one program writing in agents' names.
+DEFAULT_SERVICE = "boris_service"
 
 #: The SQLSTATE the trigger raises: PostgreSQL's own insufficient_privilege, so any client
 #: sees a permission error; the rule travels as the error's constraint name and the role as
@@ -52,6 +64,8 @@ _APPEND_ONLY = ("events",)
 _REVIEWERS_APPEND = ("deletion_receipts", "keyring")
 #: Appended to by every writer, never changed: a transaction's signature stays as it was made.
 _SIGNED_APPEND = ("signatures",)
+#: Written by people only (reviewers' logins), read by the MCP server: agents' tokens.
+_TOKENS = ("agent_tokens",)
 #: Projections the store only ever inserts into: an agents' role gets no UPDATE on them.
 #: (No agents' role deletes a projection row: only a rebuild does, the owner's or a
 #: reviewer's.) Every projection write by an agents' role is also guarded by the server
@@ -233,76 +247,107 @@ def roles_sql(
     reviewers: str = DEFAULT_REVIEWERS,
     schema_name: str = "public",
     database: str | None = None,
+    service: str = DEFAULT_SERVICE,
 ) -> str:
     """SQL an admin runs (as the store database's owner, able to create roles) that creates
-    the agents' and the reviewers' roles, grants them this program's tables and sequences, and
-    names them in the store's `team_roles`. It may be run again (after an upgrade, for new
-    tables): a role that exists is kept."""
-    for name in (agents, reviewers, schema_name):
+    the team's roles, grants them this program's tables and sequences, and names them in the
+    store's `team_roles`. It may be run again (after an upgrade, for new tables): a role that
+    exists is kept, and what older versions granted is revoked first.
+
+    - `service`: the login of `boris mcp --http --team`, the one program that writes in
+      agents' names. It holds what an agents' login used to (append events and signatures,
+      write projections through the store, blobs, heartbeats) and is registered as an
+      agents' role, so the server refuses it a person's event or decision as it did them.
+    - `agents`: kept for logins made by older versions, it reads and writes nothing but
+      what it may read: agents hold no database login any more; they authenticate to the
+      MCP server with a token a person issued (`boris agent-token issue`).
+    - `reviewers`: people's logins, as before; they also issue and revoke agents' tokens."""
+    names = (agents, reviewers, service)
+    for name in (*names, schema_name):
         if not valid_role_name(name):
             raise ValueError(f"{name!r} is not a plain lower-case SQL name ([a-z_][a-z0-9_]*)")
-    if agents == reviewers:
-        raise ValueError("the agents' and the reviewers' roles must differ")
+    if len(set(names)) != len(names):
+        raise ValueError("the agents', the reviewers' and the service's roles must differ")
     s = f'"{schema_name}"'
-    both = f"{agents}, {reviewers}"
+    writers = f"{service}, {reviewers}"
     projections = sorted(table.name for table in t.PROJECTIONS)
     writable = sorted(
         name
         for name in t.metadata.tables
-        if name not in _READ_ONLY + _APPEND_ONLY + _REVIEWERS_APPEND + _SIGNED_APPEND
+        if name not in _READ_ONLY + _APPEND_ONLY + _REVIEWERS_APPEND + _SIGNED_APPEND + _TOKENS
         and name not in projections
     )
     appended = [n for n in projections if n in _PROJECTIONS_APPENDED]
     changed = [n for n in projections if n not in _PROJECTIONS_APPENDED]
     everything = [*sorted(t.metadata.tables), "alembic_version"]
+    readable = [n for n in everything if n not in _TOKENS]
 
     def tables(names: Iterable[str]) -> str:
         return ", ".join(f"{s}.{n}" for n in names)
 
     db = database or "<database>"
     lines = [
-        "-- The team roles of a Boris store on PostgreSQL: agents and reviewers.",
+        "-- The team roles of a Boris store on PostgreSQL: the MCP server's, reviewers', agents'.",
         "-- Run as the store database's owner, a role that may create roles (or a superuser):",
         '--     psql "postgresql://OWNER@HOST/DATABASE" -v ON_ERROR_STOP=1 -f roles.sql',
         "-- Run it again after upgrading Boris (new tables get their grants); existing roles stay.",
-        "-- An agents' role cannot write an event in a person's name (the server refuses it),",
-        "-- nor change a projection but with the event it projects, nor a signature;",
-        "-- a reviewers' role writes people's decisions, waivers, hand reconciliations, stops.",
+        f"-- {service}: the login of `boris mcp --http --team` only, the one program that writes",
+        "--   in agents' names: agents never hold a database login; each authenticates to that",
+        "--   server with its own token (boris agent-token issue agent:ID --actor person:YOU).",
+        "--   The server refuses it an event in a person's name, and a projection change but with",
+        "--   the event it projects, as an agents' role.",
+        f"-- {reviewers}: people's logins: decisions, waivers, hand reconciliations, stops, the",
+        "--   keyring, and issuing and revoking agents' tokens.",
+        f"-- {agents}: agents' logins of older versions: no write grant of any kind (no INSERT,",
+        "--   UPDATE nor DELETE on any table), so a login left in it reads the record and can",
+        "--   change nothing; it never reads the agents' tokens.",
         "BEGIN;",
     ]
-    for role in (agents, reviewers):
+    for role in (service, reviewers, agents):
         lines.append(
             f"DO $$ BEGIN CREATE ROLE {role} NOLOGIN; "
             "EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
         )
     lines += [
         # Run again after an upgrade: what older SQL granted (UPDATE and DELETE on every
-        # projection and on signatures) goes, and only what follows stays.
-        f"REVOKE ALL ON {tables(everything)} FROM {both};",
-        f"GRANT USAGE ON SCHEMA {s} TO {both};",
-        f"GRANT SELECT ON {tables(_READ_ONLY)} TO {both};",
-        f"GRANT SELECT, INSERT ON {tables(_APPEND_ONLY)} TO {both};",
-        f"GRANT SELECT ON {tables(_REVIEWERS_APPEND)} TO {agents};",
+        # projection and on signatures; an agents' role's writes) goes, and only what
+        # follows stays.
+        f"REVOKE ALL ON {tables(everything)} FROM {writers}, {agents};",
+        f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {s} FROM {writers}, {agents};",
+        f"GRANT USAGE ON SCHEMA {s} TO {writers}, {agents};",
+        f"GRANT SELECT ON {tables(readable)} TO {agents};",
+        f"GRANT SELECT ON {tables(_READ_ONLY)} TO {writers};",
+        f"GRANT SELECT, INSERT ON {tables(_APPEND_ONLY)} TO {writers};",
+        f"GRANT SELECT ON {tables(_REVIEWERS_APPEND)} TO {service};",
         f"GRANT SELECT, INSERT ON {tables(_REVIEWERS_APPEND)} TO {reviewers};",
         f"GRANT INSERT, DELETE ON {s}.store_meta TO {reviewers};",
-        f"GRANT SELECT, INSERT ON {tables(_SIGNED_APPEND)} TO {both};",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables(writable)} TO {both};",
-        # Projections: an agents' role inserts and updates them only through the store (the
-        # server's guard, migration 0010); a reviewers' role may also rebuild them.
-        f"GRANT SELECT, INSERT ON {tables(appended)} TO {agents};",
-        f"GRANT SELECT, INSERT, UPDATE ON {tables(changed)} TO {agents};",
+        f"GRANT SELECT, INSERT ON {tables(_SIGNED_APPEND)} TO {writers};",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables(writable)} TO {writers};",
+        # Projections: the server's role inserts and updates them only through the store
+        # (the server's guard, migration 0010); a reviewers' role may also rebuild them.
+        f"GRANT SELECT, INSERT ON {tables(appended)} TO {service};",
+        f"GRANT SELECT, INSERT, UPDATE ON {tables(changed)} TO {service};",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables(projections)} TO {reviewers};",
-        f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {s} TO {both};",
+        # Agents' tokens: people issue and revoke them (a revoked token stays revoked:
+        # migration 0019's trigger); the server only looks them up.
+        f"GRANT SELECT ON {tables(_TOKENS)} TO {service};",
+        f"GRANT SELECT, INSERT ON {tables(_TOKENS)} TO {reviewers};",
+        f"GRANT UPDATE (revoked_at, revoked_by) ON {tables(_TOKENS)} TO {reviewers};",
+        f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {s} TO {writers};",
         f"INSERT INTO {s}.team_roles (role_name, kind) VALUES "
-        f"('{agents}', '{rules.TeamRole.AGENTS}'), ('{reviewers}', '{rules.TeamRole.REVIEWERS}') "
+        f"('{service}', '{rules.TeamRole.AGENTS}'), ('{agents}', '{rules.TeamRole.AGENTS}'), "
+        f"('{reviewers}', '{rules.TeamRole.REVIEWERS}') "
         "ON CONFLICT (role_name) DO UPDATE SET kind = EXCLUDED.kind;",
         "COMMIT;",
-        "-- Then one login per agent and per person, each with a password of its own in place",
-        "-- of <password> (or no password, with client certificates or peer authentication):",
-        f"--   CREATE ROLE agent_name LOGIN PASSWORD '<password>' IN ROLE {agents};",
+        "-- Then one login for the MCP server and one per person, each with a password of its",
+        "-- own in place of <password> (or none, with client certificates or peer authentication):",
+        f"--   CREATE ROLE boris_server LOGIN PASSWORD '<password>' IN ROLE {service};",
         f"--   CREATE ROLE person_name LOGIN PASSWORD '<password>' IN ROLE {reviewers};",
-        "-- and give each its own URL:",
-        f"--   postgresql+psycopg://agent_name:<password>@HOST/{db}",
+        "-- and give each its own URL (the server's stays on the server's machine):",
+        f"--   postgresql+psycopg://boris_server:<password>@HOST/{db}",
+        "-- Agents get no login: a person issues each a token for the server,",
+        "--   boris agent-token issue agent:ID --actor person:YOU",
+        "-- and the server serves them all: boris mcp --http --team (see docs/team-store.md).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -366,3 +411,116 @@ def role_violations(
                 )
             )
     return found
+
+
+# --- agents' tokens: how an agent authenticates to `boris mcp --http --team` (issue 40) ------
+
+#: A token reads `boris-agent.TOKEN_ID.SECRET`: the id is public (it names the token in
+#: `boris agent-token list` and `revoke`), the secret 32 random bytes (base64url, 43
+#: characters). The store keeps the sha256 of the whole token, never the token.
+TOKEN_PREFIX = "boris-agent"
+_TOKEN = re.compile(r"boris-agent\.([0-9a-f]{16})\.[A-Za-z0-9_-]{43}")
+
+
+class TokenRefused(CommandRejected):
+    """An agent token that cannot be issued or revoked as asked."""
+
+    code = "token_refused"
+
+
+class UnknownToken(TokenRefused):
+    code = "unknown_token"
+    category = "not_found"
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _token_row(row: Any) -> dict[str, Any]:
+    return {
+        "token_id": row.token_id,
+        "agent": f"agent:{row.agent_id}",
+        "agent_name": row.agent_name,
+        "issued_by": row.issued_by,
+        "issued_at": row.issued_at,
+        "issued_role": row.issued_role,
+        "revoked_at": row.revoked_at,
+        "revoked_by": row.revoked_by,
+        "revoked_role": row.revoked_role,
+    }
+
+
+def issue_token(conn: Connection, agent: Actor, issuer: Actor) -> tuple[str, dict[str, Any]]:
+    """A new token for `agent`, issued by the person `issuer`: (the token, its row). The
+    token is returned once and never stored; the row holds its digest."""
+    if agent.kind != "agent":
+        raise TokenRefused(
+            f"a token is for an agent, not {agent.kind}:{agent.id}: give agent:ID; "
+            "people reach the store with their own database login"
+        )
+    if issuer.kind != "person":
+        raise TokenRefused(
+            f"only a person issues an agent's token, not {issuer.kind}:{issuer.id}: "
+            "give --actor person:YOU"
+        )
+    token_id = secrets.token_hex(8)
+    token = f"{TOKEN_PREFIX}.{token_id}.{secrets.token_urlsafe(32)}"
+    conn.execute(
+        t.agent_tokens.insert().values(
+            token_id=token_id,
+            token_hash=token_digest(token),
+            agent_id=agent.id,
+            agent_name=agent.name,
+            issued_by=f"{issuer.kind}:{issuer.id}",
+            issued_at=database_now(conn),
+        )
+    )
+    return token, token_rows(conn, token_id)[0]
+
+
+def revoke_token(conn: Connection, token_id: str, by: Actor) -> dict[str, Any]:
+    """Revoke the token `token_id` from now on; its row. A token revoked already is left as
+    it was (the first revocation stands)."""
+    if by.kind != "person":
+        raise TokenRefused(
+            f"only a person revokes an agent's token, not {by.kind}:{by.id}: "
+            "give --actor person:YOU"
+        )
+    rows = token_rows(conn, token_id)
+    if not rows:
+        raise UnknownToken(f"no agent token {token_id!r} in this store (boris agent-token list)")
+    if rows[0]["revoked_at"] is None:
+        at = t.agent_tokens.c
+        conn.execute(
+            t.agent_tokens.update()
+            .where(at.token_id == token_id, at.revoked_at.is_(None))
+            .values(revoked_at=database_now(conn), revoked_by=f"{by.kind}:{by.id}")
+        )
+        rows = token_rows(conn, token_id)
+    return rows[0]
+
+
+def token_rows(conn: Connection, token_id: str | None = None) -> list[dict[str, Any]]:
+    """The tokens (all, or the one `token_id` names), oldest first; never their digests."""
+    at = t.agent_tokens.c
+    query = sa.select(t.agent_tokens).order_by(at.issued_at, at.token_id)
+    if token_id is not None:
+        query = query.where(at.token_id == token_id)
+    return [_token_row(r) for r in conn.execute(query)]
+
+
+def token_agent(conn: Connection, token: str) -> tuple[str, Actor] | None:
+    """The agent a presented token names, with the token's id, if the token is one this
+    store issued and has not revoked; else None (a malformed token is not looked up)."""
+    if _TOKEN.fullmatch(token) is None:
+        return None
+    at = t.agent_tokens.c
+    row = conn.execute(
+        sa.select(at.token_id, at.agent_id, at.agent_name, at.revoked_at).where(
+            at.token_hash == token_digest(token)
+        )
+    ).first()
+    if row is None or row.revoked_at is not None:
+        return None
+    return str(row.token_id), Actor(kind="agent", id=row.agent_id, name=row.agent_name)

@@ -1,8 +1,10 @@
 """Who may decide, enforced by the database: a team store's agents' and reviewers' roles.
 
-PostgreSQL only. Each test creates the two roles with the SQL `boris roles-sql` prints (role
-names of its own: roles belong to the whole server, the test databases do not), logs in as an
-agent and as a reviewer, and drops them again.
+PostgreSQL only. Each test creates the roles with the SQL `boris roles-sql` prints (role
+names of its own: roles belong to the whole server, the test databases do not), logs in as
+the agents' writer and as a reviewer, and drops them again. The agents' writer is the login
+of `boris mcp --http --team` (in the service role, an agents' role): agents themselves hold
+no login since issue 40 (tests/test_team_deployment.py).
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ class Team:
     owner_url: str
     agents: str
     reviewers: str
+    #: The login writing in agents' names: the team MCP server's, in the service role.
     agent_login: str
     reviewer_login: str
+    service: str = ""
 
     def url_as(self, login: str) -> str:
         return (
@@ -64,25 +68,27 @@ class Team:
         return self.url_as(self.reviewer_login)
 
 
-def _roles_sql(capsys: pytest.CaptureFixture[str], url: str, agents: str, reviewers: str) -> str:
+def _roles_sql(
+    capsys: pytest.CaptureFixture[str], url: str, agents: str, reviewers: str, service: str
+) -> str:
     capsys.readouterr()
-    argv = ["roles-sql", "--url", url, "--agents", agents, "--reviewers", reviewers, "--json"]
-    assert main(argv) == 0
+    argv = ["roles-sql", "--url", url, "--agents", agents, "--reviewers", reviewers]
+    assert main([*argv, "--service", service, "--json"]) == 0
     return str(json.loads(capsys.readouterr().out)["result"]["sql"])
 
 
 @pytest.fixture
 def team(pg_url: str, capsys: pytest.CaptureFixture[str]) -> Iterator[Team]:
     n = f"{os.getpid()}_{next(_names)}"
-    tm = Team(pg_url, f"agents_{n}", f"reviewers_{n}", f"agent_{n}", f"person_{n}")
-    _admin(pg_url, _roles_sql(capsys, pg_url, tm.agents, tm.reviewers))
+    tm = Team(pg_url, f"agents_{n}", f"reviewers_{n}", f"agent_{n}", f"person_{n}", f"svc_{n}")
+    _admin(pg_url, _roles_sql(capsys, pg_url, tm.agents, tm.reviewers, tm.service))
     # The logins, as the printed SQL's comments say, with the password in place of <password>.
-    _admin(pg_url, f"CREATE ROLE {tm.agent_login} LOGIN PASSWORD 'secret' IN ROLE {tm.agents}")
+    _admin(pg_url, f"CREATE ROLE {tm.agent_login} LOGIN PASSWORD 'secret' IN ROLE {tm.service}")
     _admin(
         pg_url, f"CREATE ROLE {tm.reviewer_login} LOGIN PASSWORD 'secret' IN ROLE {tm.reviewers}"
     )
     yield tm
-    roles = (tm.agent_login, tm.reviewer_login, tm.agents, tm.reviewers)
+    roles = (tm.agent_login, tm.reviewer_login, tm.agents, tm.reviewers, tm.service)
     # Roles belong to the server: their grants in this database go, then the roles.
     _admin(pg_url, f"DROP OWNED BY {', '.join(roles)}")
     _admin(pg_url, f"DROP ROLE {', '.join(roles)}")
@@ -234,15 +240,15 @@ def test_events_written_before_the_roles_existed_are_not_flagged(
     owner = make_url(pg_url).username
     assert {role for _, role in _db_roles(pg_url, tid).values()} == {owner}
     n = f"{os.getpid()}_{next(_names)}"
-    agents, reviewers = f"agents_{n}", f"reviewers_{n}"
-    _admin(pg_url, _roles_sql(capsys, pg_url, agents, reviewers))
+    agents, reviewers, service = f"agents_{n}", f"reviewers_{n}", f"svc_{n}"
+    _admin(pg_url, _roles_sql(capsys, pg_url, agents, reviewers, service))
     try:
         with Store.open(tmp_path / "owner", url=pg_url) as s:
             report = verify(s, remember=False)
         assert report.ok, [p.line() for p in report.problems]
     finally:
-        _admin(pg_url, f"DROP OWNED BY {agents}, {reviewers}")
-        _admin(pg_url, f"DROP ROLE {agents}, {reviewers}")
+        _admin(pg_url, f"DROP OWNED BY {agents}, {reviewers}, {service}")
+        _admin(pg_url, f"DROP ROLE {agents}, {reviewers}, {service}")
 
 
 def test_verify_flags_an_event_its_recorded_role_could_not_have_written(
@@ -318,7 +324,7 @@ def test_init_on_a_server_prints_the_roles_sql(
     result = json.loads(capsys.readouterr().out)["result"]
     database = make_url(empty_pg_url).database
     assert result["roles_sql"] == _roles_sql(
-        capsys, empty_pg_url, "boris_agents", "boris_reviewers"
+        capsys, empty_pg_url, "boris_agents", "boris_reviewers", "boris_service"
     )
     assert f"@HOST/{database}" in result["roles_sql"]
     assert main([*argv, "--no-require-signatures"]) == 0
@@ -345,7 +351,7 @@ def test_roles_sql_opens_no_store_and_refuses_an_unsafe_role_name(
     url = "postgresql+psycopg://owner@127.0.0.1:1/teamdb"
     assert main(["roles-sql", "--url", url]) == 0
     out = capsys.readouterr().out
-    assert 'GRANT SELECT, INSERT ON "public".events TO boris_agents, boris_reviewers;' in out
+    assert 'GRANT SELECT, INSERT ON "public".events TO boris_service, boris_reviewers;' in out
     assert "@HOST/teamdb" in out
     assert main(["roles-sql", "--agents", "x; DROP TABLE events"]) == 2
 

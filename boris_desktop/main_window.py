@@ -446,6 +446,7 @@ class MainWindow(QMainWindow):
     # --- menus ---------------------------------------------------------------------------
 
     def _menus(self) -> None:
+        from PySide6.QtCore import Qt
         from PySide6.QtGui import QAction, QKeySequence
 
         file, view, actions, help_ = self._menu_titles
@@ -474,7 +475,10 @@ class MainWindow(QMainWindow):
         quit_.triggered.connect(self.close)
         file.addAction(quit_)
         reload_ = QAction("&Reload", self)
-        reload_.setShortcut(QKeySequence.StandardKey.Refresh)
+        # F5 (and a keyboard's Refresh key) on every desktop, never the platform's Refresh
+        # binding: on GNOME that is Ctrl+R as well, Reconcile's key, and a key two actions
+        # share opens nothing. Reconcile keeps Ctrl+R (Actions menu), Resume Ctrl+Shift+R.
+        reload_.setShortcuts([QKeySequence(Qt.Key.Key_F5), QKeySequence(Qt.Key.Key_Refresh)])
         reload_.triggered.connect(self.reload)
         view.addAction(reload_)
         find = QAction("&Find Task", self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..adapters.claude_code import READ_ONLY_TOOLS, PromptSettings
@@ -43,11 +44,66 @@ def _prompts(args: argparse.Namespace) -> PromptSettings:
     )
 
 
+def _serve_team(store: Store, args: argparse.Namespace) -> None:
+    """`boris mcp --http --team`: every agent, each by its own token (store.mcp.team)."""
+    from ..mcp.server import LOOPBACK
+    from ..mcp.team import TeamServer, serve_team
+
+    if not args.http:
+        raise UsageError("boris mcp --team serves agents over HTTP: add --http")
+    if args.actor:
+        raise UsageError(
+            "boris mcp --team acts for the agent each request's token names: drop --actor"
+        )
+    if args.key or os.environ.get("BORIS_KEY"):
+        raise UsageError(
+            "boris mcp --team signs each agent's writes with that agent's own key from --keys "
+            "DIR: drop --key and unset BORIS_KEY (one key names one actor)"
+        )
+    keys = Path(args.keys).expanduser().absolute() if args.keys else None
+    if keys is not None and not keys.is_dir():
+        raise UsageError(f"--keys {args.keys}: no such directory")
+    if keys is None and store.is_signed():
+        raise UsageError(
+            "this store signs its records: give --keys DIR, the directory holding each agent's "
+            "key as agent-ID.pem (boris keys new DIR/agent-ID.pem; a person trusts it: "
+            "boris keys add DIR/agent-ID.pem --for agent:ID)"
+        )
+    if args.host not in LOOPBACK:
+        print(
+            f"boris mcp: serving agents on {args.host} in plain HTTP: their tokens would cross "
+            "the network in the clear; put TLS in front (a reverse proxy terminating HTTPS) "
+            "and let agents reach only that",
+            file=sys.stderr,
+            flush=True,
+        )
+    server = TeamServer(
+        store,
+        host=args.host,
+        keys=keys,
+        max_wait_seconds=args.max_wait,
+        prompts=_prompts(args),
+    )
+
+    def ready(address: str) -> None:
+        print(
+            f"boris mcp: streamable HTTP at {address} for every agent with a token "
+            "(Authorization: Bearer TOKEN)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    serve_team(server, args.host, args.port, ready)
+
+
 def cmd_mcp(store: Store, args: argparse.Namespace) -> None:
     import anyio
 
     from ..mcp.server import BorisServer, serve_http, serve_stdio
 
+    if args.team:
+        _serve_team(store, args)
+        return
     server = BorisServer(
         store, agent_actor(args.actor), max_wait_seconds=args.max_wait, prompts=_prompts(args)
     )
@@ -65,7 +121,8 @@ def register(add: Any) -> None:
     sp = add(
         "mcp",
         cmd_mcp,
-        "serve the record to an agent over MCP (stdio; --http for streamable HTTP on loopback)",
+        "serve the record to an agent over MCP (stdio; --http for streamable HTTP on loopback; "
+        "--http --team for every agent of a team store, by token)",
     )
     sp.add_argument(
         "--http",
@@ -73,9 +130,23 @@ def register(add: Any) -> None:
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
     )
     sp.add_argument(
+        "--team",
+        action="store_true",
+        help="with --http: serve every agent of a team store, each request acting for the agent "
+        "its Authorization: Bearer token names (boris agent-token issue); this process holds "
+        "the database login, agents none",
+    )
+    sp.add_argument(
+        "--keys",
+        metavar="DIR",
+        help="with --team: the directory holding each agent's signing key as agent-ID.pem "
+        "(needed on a signed store)",
+    )
+    sp.add_argument(
         "--host",
         default="127.0.0.1",
-        help="loopback address to listen on with --http: 127.0.0.1 (default), ::1 or localhost",
+        help="address to listen on with --http: 127.0.0.1 (default), ::1 or localhost; with "
+        "--team any address, behind TLS",
     )
     sp.add_argument(
         "--port",

@@ -556,13 +556,20 @@ LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 def serve_http(server: BorisServer, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Streamable HTTP at http://HOST:PORT/mcp, on loopback only (anyone who can reach the
     port acts as this agent). `ready` is told the address once the socket listens."""
-    import uvicorn
-
     if host not in LOOPBACK:
         raise answers.UsageError(
-            f"boris mcp serves HTTP on loopback only (127.0.0.1, ::1, localhost), not {host!r}"
+            f"boris mcp serves HTTP on loopback only (127.0.0.1, ::1, localhost), not {host!r}: "
+            "to serve agents elsewhere, each with its own token, run boris mcp --http --team"
         )
-    app = server.sdk_server().streamable_http_app(host=host)
+    serve_asgi(server.sdk_server().streamable_http_app(host=host), host, port, ready)
+
+
+def serve_asgi(app: Any, host: str, port: int, ready: Callable[[str], None]) -> None:
+    """Serve the ASGI `app` at HOST:PORT until the process is stopped; `ready` is told its
+    http://HOST:PORT/mcp address once the socket listens (the team server's too:
+    store.mcp.team)."""
+    import uvicorn
+
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
 

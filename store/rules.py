@@ -202,6 +202,9 @@ AUTHORITY: dict[str, Authority] = {
     "set_approval_policy": Authority(_PERSON),
     # Taking a task over from the session working on it is a person's decision, with a reason.
     "take_over": Authority(_PERSON, events=("lease.taken_over",)),
+    # Re-pinning an intent to a changed tool definition says its prepared object means the
+    # same under the new one: a reviewer's judgement (an agent cancels and plans it again).
+    "migrate_effect_tool": Authority(_PERSON, events=("effect.tool_migrated",)),
 }
 
 
@@ -279,6 +282,13 @@ def authority_refusal(
             "taking_over_is_a_persons",
             f"only a person takes a task over from the session working on it, not an "
             f"{actor_kind}: {ask}",
+        )
+    if command_type == "migrate_effect_tool":
+        return Refusal(
+            "tool_repin_is_a_persons",
+            f"only a person re-pins an intent to a changed tool definition (judging that its "
+            f"prepared object means the same under it), not an {actor_kind}: {ask}, or cancel "
+            "the effect and plan it again under the current definition",
         )
     if command_type == "set_status" and is_reopening(status, str(payload.get("status"))):
         return Refusal(

@@ -32,7 +32,12 @@ from store import schema as t
 from store.canonical import canonical_json
 from store.commands import approvals as ap
 from store.commands import manifests as m
-from store.errors import CommandRejected, ToolDefinitionChanged, UnknownEventFormat
+from store.errors import (
+    AuthorityRefused,
+    CommandRejected,
+    ToolDefinitionChanged,
+    UnknownEventFormat,
+)
 from store.limits import MAX_MANIFEST_ITEMS
 from store.reads import manifests as reads
 from store.services.resume import brief_markdown, resume_brief
@@ -311,11 +316,15 @@ def test_an_intent_whose_tool_changed_is_flagged_and_not_dispatched(
     # Re-planned: the old intent cancelled, a new one pinned to the current definition.
     store.execute(c.CancelEffect(task_id=tid, effect_id="e2", reason="tool changed"), AGENT)
     _plan(store, ws, "e2b")
-    store.execute(m.MigrateEffectTool(task_id=tid, effect_id="e3", reason="same args"), AGENT)
+    # Re-pinning is a person's judgement: an agent's is refused (issue 40).
+    with pytest.raises(AuthorityRefused, match="only a person re-pins") as refused_repin:
+        store.execute(m.MigrateEffectTool(task_id=tid, effect_id="e3", reason="same args"), AGENT)
+    assert refused_repin.value.rule == "tool_repin_is_a_persons"
+    store.execute(m.MigrateEffectTool(task_id=tid, effect_id="e3", reason="same args"), RITA)
     assert reads.read_configuration(store, tid)["drift"] == []
     assert store.execute(c.DispatchEffect(task_id=tid, effect_id="e2b", executor="w"), AGENT) == 1
     with pytest.raises(CommandRejected, match="nothing to migrate"):
-        store.execute(m.MigrateEffectTool(task_id=tid, effect_id="e3", reason="again"), AGENT)
+        store.execute(m.MigrateEffectTool(task_id=tid, effect_id="e3", reason="again"), RITA)
     assert verify(store).ok
 
 
@@ -339,7 +348,11 @@ def test_the_cli_pins_and_refuses_like_the_api(store: Store, tid: str, ws: Path)
     assert (
         "effect ea: planned under an older definition" in _boris(store, "configuration", tid).stdout
     )
-    run = _boris(store, *agent, "migrate-effect-tool", tid, "ea", "--reason", "same args")
+    run = _boris(store, *agent, "--json", "migrate-effect-tool", tid, "ea", "--reason", "same")
+    assert run.returncode == 1
+    assert json.loads(run.stdout)["error"]["rule"] == "tool_repin_is_a_persons"
+    person = ("--actor", "person:rita")
+    run = _boris(store, *person, "migrate-effect-tool", tid, "ea", "--reason", "same args")
     assert (run.returncode, run.stdout.strip()) == (0, WRITE_V2), run.stderr
 
 

@@ -192,3 +192,48 @@ def test_every_write_of_the_command_line_carries_the_lease_token() -> None:
         if "store.execute(" in p.read_text() and p.name not in {"output.py", "leases.py"}
     }
     assert direct == set()
+
+
+# --- 2. re-pinning a changed tool definition is a person's decision -------------------------
+
+V1 = "sha256:" + "1" * 64
+V2 = "sha256:" + "2" * 64
+
+
+def test_re_pinning_a_changed_tool_definition_is_a_persons(
+    boris: Boris, store: Store, ws: Path
+) -> None:
+    from store.mcp import tools
+    from store.services.resume import resume_brief
+
+    t = _task(boris, "t2", "--scope", str(ws))
+    boris.ok("checkpoint", t, "initial", "--id", "c1", agent=True)
+    configure = ("record-configuration", t, "--provider", "openai", "--model", "gpt-a")
+    boris.ok(*configure[:2], "c1", *configure[2:], "--tool", f"write_file={V1}", agent=True)
+    boris.ok(
+        "plan-effect", t, "--target", str(ws / "a.md"), "--consequence", "writes a.md",
+        "--text", "# a", "--tool", "write_file", "--id", "ea", agent=True,
+    )  # fmt: skip
+    boris.ok("checkpoint", t, "milestone", "--id", "c2", agent=True)
+    boris.ok(*configure[:2], "c2", *configure[2:], "--tool", f"write_file={V2}", agent=True)
+
+    # The brief names the re-pin as a person's next action, never the agent's.
+    (repin,) = [
+        a for a in resume_brief(store, t)["next_actions"]
+        if a["command"]["type"] == "migrate_effect_tool"
+    ]  # fmt: skip
+    assert repin["actor"] == "person"
+
+    count = len(store.events(t))
+    migrate = ("migrate-effect-tool", t, "ea", "--reason", "the same arguments mean the same")
+    rc, error = boris.refused(*migrate, agent=True)
+    assert (rc, error["code"], error["rule"]) == (1, "authority_refused", "tool_repin_is_a_persons")
+    assert "only a person re-pins" in error["message"], error
+    assert len(store.events(t)) == count
+    # Not offered to an agent over MCP at all (only the commands an agent may run are tools).
+    assert "migrate_effect_tool" not in {s.name for s in tools.tool_specs(60)}
+
+    assert boris.ok(*migrate).strip() == V2
+    (migrated,) = [e for e in store.events(t) if e["type"] == "effect.tool_migrated"]
+    assert migrated["actor"]["id"] == "rita"
+    _signed(store)

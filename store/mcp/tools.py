@@ -154,11 +154,8 @@ DESCRIPTIONS: dict[str, str] = {
     "record_configuration": (
         "Record a configuration transition at a checkpoint: provider, model, parameters "
         "digest, and each tool's definition digest. Intents planned under an older tool "
-        "definition are then refused dispatch until migrated or re-planned."
-    ),
-    "migrate_effect_tool": (
-        "Re-pin an undispatched intent planned under an older tool definition to the current "
-        "one, saying why it means the same; its approvals go stale (request a new one)."
+        "definition are then refused dispatch until a person re-pins them, or you cancel "
+        "them and plan them again."
     ),
 }
 

@@ -407,7 +407,7 @@ def _tool_drift(
 ) -> None:
     """Intents planned under an older tool definition than the current configuration's
     (issue 35 part M): each a blocker, its dispatch forbidden (rules.pinned_tool_refusal),
-    until it is migrated (`migrate_effect_tool`) or re-planned."""
+    until a person re-pins it (`migrate_effect_tool`) or it is cancelled and re-planned."""
     from ..reads.manifests import intent_drift
 
     with store.read() as conn:
@@ -437,14 +437,26 @@ def _tool_drift(
                 and a["command"].get("effect_id") == eid
             )
         ]
+        # Re-pinning it is a person's judgement (rules.AUTHORITY); the agent may re-plan it.
+        evidence = [{"kind": "tool_definition", "id": d["tool"], "digest": d["tool_digest"]}]
         actions.append(
             _item(
-                f"review effect {eid} against the current definition of {d['tool']}: migrate "
-                "it, or cancel it and plan it again",
-                rules.ActorKind.AGENT,
+                f"review effect {eid} against the current definition of {d['tool']} and "
+                "re-pin it if it means the same under it",
+                rules.ActorKind.PERSON,
                 _cmd("migrate_effect_tool", task_id, effect_id=eid),
                 ("reason",),
-                evidence=[{"kind": "tool_definition", "id": d["tool"], "digest": d["tool_digest"]}],
+                evidence=evidence,
+            )
+        )
+        actions.append(
+            _item(
+                f"cancel effect {eid} and plan it again under the current definition of "
+                f"{d['tool']}",
+                rules.ActorKind.AGENT,
+                _cmd("cancel_effect", task_id, effect_id=eid),
+                ("reason",),
+                evidence=evidence,
             )
         )
         forbidden.append(

@@ -8,7 +8,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from test_desktop_actions import armed, open_window
+from test_desktop_actions import WAIT_MS, armed, open_window
 
 from store import Actor, Store
 from store.commands import approvals as ap
@@ -140,14 +140,14 @@ def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, s
     fill_demo(store)
     w = open_window(qtbot, store)
     q = w.queue
-    qtbot.waitUntil(lambda: q.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: q.loaded, timeout=WAIT_MS)
     before = len(q.model.rows)
     other = Store.open(store.location.directory)
     try:
         ids = [_request(other, "note", n, 3600 + n) for n in range(3)]
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(q.model.rows) == before + 3, timeout=1000)
+    qtbot.waitUntil(lambda: len(q.model.rows) == before + 3, timeout=WAIT_MS)
     w.show_queue()
     q.kind.setCurrentIndex(q.kind.findData("approval"))
     assert q.proxy.rowCount() == 4
@@ -157,16 +157,16 @@ def test_the_queue_follows_another_process_and_clears_from_the_keyboard(qtbot, s
     qtbot.keyClick(q.table, Qt.Key.Key_Return)
     decided = []
     for _ in range(4):
-        qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+        qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
         d = q.dialog
         armed(qtbot, d.ok)
         d.note.setPlainText("ok")
         d.ok.setFocus()
         qtbot.keyClick(d.ok, Qt.Key.Key_Space)
-        qtbot.waitUntil(lambda d=d: not d.isVisible(), timeout=5000)
+        qtbot.waitUntil(lambda d=d: not d.isVisible(), timeout=WAIT_MS)
         decided.append(d.approval_id)
     assert set(ids) <= set(decided)
-    qtbot.waitUntil(lambda: q.proxy.rowCount() == 0, timeout=5000)
+    qtbot.waitUntil(lambda: q.proxy.rowCount() == 0, timeout=WAIT_MS)
     states = {a["approval_id"]: a["state"] for a in store.task("note")["approvals"]}
     assert all(states[i] == "approved" for i in ids)
 
@@ -176,14 +176,14 @@ def test_the_selected_decision_shows_its_task_and_the_counts_read_right(qtbot, s
     fill_demo(store)
     w = open_window(qtbot, store)
     q = w.queue
-    qtbot.waitUntil(lambda: q.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: q.loaded, timeout=WAIT_MS)
     w.show_queue()
     assert "(1 approval)" in q.summary.text()
     for row in range(q.proxy.rowCount()):
         q.table.setCurrentIndex(q.proxy.index(row, 0))
         task = q.current()
         assert task is not None
-        qtbot.waitUntil(lambda task=task: w.task_view.task_id == task["task_id"], timeout=5000)
+        qtbot.waitUntil(lambda task=task: w.task_view.task_id == task["task_id"], timeout=WAIT_MS)
     assert w.views.currentWidget() is q  # the queue stays in front
 
 

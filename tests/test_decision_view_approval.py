@@ -15,6 +15,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -250,9 +251,9 @@ def test_the_readmes_approval_opens_as_the_email_it_is(
         w = open_window(qtbot, store, "T")
         w.menu_actions.approve_action.trigger()
         d = w.menu_actions.dialog
-        qtbot.waitExposed(d)
+        qtbot.waitExposed(d, timeout=WAIT_MS)
         qtbot.waitUntil(lambda: d.content.result is not None and not d.content.loading(),
-                        timeout=5000)  # fmt: skip
+                        timeout=WAIT_MS)  # fmt: skip
         shown = d.content.pane.toPlainText()
         assert "To: a@b.c" in shown
         assert "Subject: Weekly note" in shown

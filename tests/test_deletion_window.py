@@ -86,7 +86,7 @@ def test_a_live_agent_lease_keeps_the_deletion_disabled_and_says_why(
     qtbot.waitUntil(lambda: d.plan is not None, timeout=WAIT_MS)
     d.reason.setText("r")
     d.confirm.setText("doomed")
-    qtbot.wait(1200)
+    qtbot.waitUntil(lambda: d.armed, timeout=WAIT_MS)  # past the arming delay
     assert not d.ok.isEnabled()
     assert d.why_not.isVisibleTo(d)
     assert "agent:drafter-7 holds a live lease" in d.why_not.text()

@@ -13,6 +13,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Store
 
@@ -89,7 +90,9 @@ def test_the_empty_windows_demo_offer_works_on_a_new_signed_store(
     store = Store.open(store_dir, url=store_url, create=False)
     window = MainWindow(store)
     qtbot.addWidget(window)
-    qtbot.waitUntil(lambda: window.empty_button.isVisible() or window.empty_button.isEnabled())
+    qtbot.waitUntil(
+        lambda: window.empty_button.isVisible() or window.empty_button.isEnabled(), timeout=WAIT_MS
+    )
     window.empty_button.click()
     qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=20000)
     assert sorted(store.task_ids()) == ["guide", "note"]

@@ -4,7 +4,10 @@ reads the result back from the store and the UI."""
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -19,6 +22,63 @@ AGENT = Actor(kind="agent", id="a")
 # How long a test waits for the window's workers. Generous: CI runs two workers beside a
 # PostgreSQL server on two cores, and a wait that ends early costs nothing.
 WAIT_MS = 20_000
+
+
+class HeldClock:
+    """The clocks a window judges an expiry by, held by the test: the database's (SQLite's
+    'now' is this process's system clock, read through store.clock) and the window's
+    between reads (ui.holder.Clock, which moves the last read's time on by time.monotonic).
+    From `hold` on, neither moves but by `move`: what the window shows a millisecond either
+    side of an expiry is then the same on a loaded machine as on an idle one."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._monkeypatch = monkeypatch
+        self.wall_ns = 0
+        self.mono = 0.0
+
+    def hold(self) -> None:
+        from boris_desktop.ui import holder
+        from store import clock
+
+        self.wall_ns, self.mono = time.time_ns(), time.monotonic()
+        self._monkeypatch.setattr(clock, "time", _Held(self))
+        self._monkeypatch.setattr(holder, "time", _Held(self))
+
+    def move(self, seconds: float) -> None:
+        self.wall_ns += round(seconds * 1e9)
+        self.mono += seconds
+
+
+class _Held:
+    """The `time` module, but for the two clocks a HeldClock holds."""
+
+    def __init__(self, held: HeldClock) -> None:
+        self._held = held
+
+    def time_ns(self) -> int:
+        return self._held.wall_ns
+
+    def monotonic(self) -> float:
+        return self._held.mono
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def until_seen(qtbot, write: Callable[[int], None], seen: Callable[[], bool]) -> None:
+    """`write(0)`, and `write(1)`, `write(2)`… a second apart, until `seen()` (for up to
+    WAIT_MS): a polling watcher sees only what changed after its first snapshot, which a
+    loaded machine may take late (a single write 300 ms after the start is then missed)."""
+    give_up = time.monotonic() + WAIT_MS / 1000
+    n = 0
+    while True:
+        write(n)
+        try:
+            qtbot.waitUntil(seen, timeout=1000)
+            return
+        except qtbot.TimeoutError:
+            assert time.monotonic() < give_up, "the change was never seen"
+        n += 1
 
 
 @pytest.fixture(autouse=True)
@@ -291,9 +351,7 @@ def test_watcher_falls_back_to_polling(qtbot, tmp_path: Path, monkeypatch) -> No
     watcher.changed.connect(lambda _p, what: seen.append(what))
     watcher.watch([str(f)])
     assert watcher.state.startswith("polling")
-    qtbot.wait(300)
-    f.write_text("22")
-    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
+    until_seen(qtbot, lambda n: f.write_text(f"2{n}"), lambda: bool(seen))
     watcher.stop()
 
 
@@ -305,7 +363,7 @@ def test_a_tall_dialog_keeps_its_fields_at_the_top(qtbot, demo: Store) -> None:
     d = w.stop_task()
     d.resize(800, 900)
     d.show()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     # The reason field sits under the list of what stopping does, not halfway down (the
     # demo's lineage is forked, so the choice of head comes first: measured from the plan).
     assert d.reason.geometry().top() - d.what.geometry().bottom() < 60
@@ -321,7 +379,7 @@ def test_stop_keeps_the_unknown_effect_visible(qtbot, demo: Store) -> None:
     assert "upload-guide" in d.what.text()  # stays for manual reconciliation
     assert d.plan.unresolved == ("upload-guide",) and d.plan.cancel == ()
     d.reason.setText("the owner takes it from here")
-    qtbot.wait(1200)
+    qtbot.waitUntil(lambda: d.armed, timeout=WAIT_MS)  # past the arming delay
     assert not d.ok.isEnabled()  # the task id (or "stop") typed out is required too
     d.confirm.setText("guide")
     armed(qtbot, d.ok)

@@ -11,6 +11,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Store
 from store.services.demo import fill_demo
@@ -148,7 +149,7 @@ def test_the_demo_window_asks_who_reviews_then_makes_a_signed_demo_store(home: P
     _fill_demo_once(window)()
     _ask_reviewer_once(window)()  # start-up asks too: the same dialog
     dlg = window._reviewer_dialog
-    qtbot.waitUntil(dlg.isVisible)
+    qtbot.waitUntil(dlg.isVisible, timeout=WAIT_MS)
     assert store.task_ids() == [] and not window.loader.busy("demo")
     dlg.name.setText("Rita Reviewer")
     dlg.reviewer_id.setText("rita")
@@ -179,8 +180,8 @@ def test_the_window_fills_the_demo_store_once(home: Path, qtbot) -> None:  # typ
     qtbot.addWidget(window)
     fill = _fill_demo_once(window)
     fill()
-    qtbot.waitUntil(lambda: len(store.task_ids()) == len(_demo_ids(home)), timeout=10000)
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == len(_demo_ids(home)), timeout=5000)
+    qtbot.waitUntil(lambda: len(store.task_ids()) == len(_demo_ids(home)), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == len(_demo_ids(home)), timeout=WAIT_MS)
     fill()  # a second store_opened (File › Open) does not fill again
     qtbot.wait(200)
     assert not window.loader.busy("demo")

@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from test_desktop_actions import armed, done, open_window, settle
+from test_desktop_actions import WAIT_MS, armed, done, open_window, settle
 
 from store import Actor, Store
 from store import commands as c
@@ -40,7 +40,7 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 
 
 def _viewed(qtbot, d) -> None:
-    qtbot.waitUntil(lambda: d.view is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.view is not None, timeout=WAIT_MS)
 
 
 def _type_number(qtbot, spin, text: str) -> None:
@@ -87,7 +87,7 @@ def _select_budget(qtbot, w, counter: str) -> None:
     panel = tv.panels["Budgets"]
     tv.tabs.setCurrentWidget(panel)
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: counter in panel.rows, timeout=5000)
+    qtbot.waitUntil(lambda: counter in panel.rows, timeout=WAIT_MS)
     qtbot.mouseClick(panel.rows[counter][1], LEFT)
     assert w.current_key("Budgets") == counter
 
@@ -105,7 +105,7 @@ def test_raising_an_exhausted_limit_from_the_menu_lets_the_run_go_on(
     assert w.menu_actions.budget_action.isEnabled()
     w.menu_actions.budget_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     assert d.counter == "tool_calls"
     assert "22 used · 0 reserved · limit 20 · exhausted" in d.now.text(), d.now.text()
@@ -162,7 +162,7 @@ def test_releasing_a_reservation_needs_the_persons_reason(qtbot, store: Store, w
     )
     w = open_window(qtbot, store, "t")
     d = w.menu_actions.change_budget()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     assert d.counter == "tool_calls"  # the most pressing: near its limit
     assert d.release.isEnabled() and d.release.maximum() == 8
@@ -171,7 +171,7 @@ def test_releasing_a_reservation_needs_the_persons_reason(qtbot, store: Store, w
     assert d.why_not.isVisible() and "give a reason" in d.why_not.text()
     assert not d.ok.isEnabled()
     qtbot.keyClicks(d.reason, "the upload was called off")
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     assert not d.why_not.isVisible()
     qtbot.mouseClick(d.ok, LEFT)
     done(qtbot, w, d)
@@ -187,7 +187,7 @@ def test_the_spin_boxes_take_no_negative_or_non_finite_number(qtbot, store: Stor
     fill_demo(store)
     w = open_window(qtbot, store, "note")
     d = w.menu_actions.change_budget("tool_calls")
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     d.set_limit.setChecked(True)
     for typed in ("-5", "inf", "nan", "1e400", "-inf"):
@@ -244,12 +244,12 @@ def test_a_limit_changed_by_another_process_is_a_conflict_in_the_open_dialog(
     store, where = raced
     w = open_window(qtbot, store, "note")
     d = w.menu_actions.change_budget("tool_calls")
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     assert d.based_on == 1
     d.set_limit.setChecked(True)
     _type_number(qtbot, d.limit, "30")
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     # The dialog stops following the store, so the click is what meets the change.
     d.follower.stop()
     _boris(where, "set-budget", "note", "tool_calls", "18")
@@ -264,11 +264,11 @@ def test_a_limit_changed_by_another_process_is_a_conflict_in_the_open_dialog(
     tools = next(b for b in store.task("note")["budgets"] if b["counter"] == "tool_calls")
     assert tools["limit_value"] == 18  # nothing overwritten
     # Looking at what is there now keeps the number typed, and then it may be sent.
-    qtbot.waitUntil(lambda: d.newest is not None and d.newest.limit_rev == 2, timeout=5000)
+    qtbot.waitUntil(lambda: d.newest is not None and d.newest.limit_rev == 2, timeout=WAIT_MS)
     qtbot.mouseClick(d.rebase, LEFT)
     assert d.based_on == 2 and d.limit.value() == 30
     assert "Limit: 18 → 30" in d.what.text()
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     qtbot.mouseClick(d.ok, LEFT)
     done(qtbot, w, d)
     assert not d.isVisible()
@@ -283,12 +283,12 @@ def test_an_open_dialog_shows_another_processs_change_before_the_click(
     store, where = raced
     w = open_window(qtbot, store, "note")
     d = w.menu_actions.change_budget("tool_calls")
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     d.set_limit.setChecked(True)
     _type_number(qtbot, d.limit, "30")
     _boris(where, "set-budget", "note", "tool_calls", "15")
-    qtbot.waitUntil(d.changed.isVisible, timeout=8000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "set its limit to 15" in d.changed.text()
     assert not d.ok.isEnabled()
     d.reject()
@@ -305,13 +305,13 @@ def test_cancelling_the_selected_planned_effect_revokes_its_approval(qtbot, stor
     panel = tv.panels["Effects"]
     tv.tabs.setCurrentWidget(panel)
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: panel.tree.index_at(("mail-note",)).isValid(), timeout=5000)
+    qtbot.waitUntil(lambda: panel.tree.index_at(("mail-note",)).isValid(), timeout=WAIT_MS)
     panel.tree.setCurrentIndex(panel.tree.index_at(("mail-note",)))
     w.menu_actions.update()
     assert w.menu_actions.cancel_effect_action.isEnabled()
     w.menu_actions.cancel_effect_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     assert d.effect_id == "mail-note"
     assert "Email this week's project note" in d.consequence.text()
@@ -319,7 +319,7 @@ def test_cancelling_the_selected_planned_effect_revokes_its_approval(qtbot, stor
     assert "Approvals revoked with it: apr-note-mail (pending)" in d.what.text()
     assert "Status stays outcome unknown" in d.what.text()
     assert "prepared object sha256:" in d.prepared.text()
-    qtbot.waitUntil(lambda: d.content.result is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.content.result is not None, timeout=WAIT_MS)
     assert "project note" in d.content.pane.toPlainText().lower()
     qtbot.keyClicks(d.reason, "the owner sends it himself")
     qtbot.wait(50)
@@ -351,7 +351,7 @@ def test_an_effect_sent_while_the_dialog_is_open_can_no_longer_be_cancelled(
     fill_demo(store)
     w = open_window(qtbot, store, "note")
     d = w.menu_actions.cancel_effect()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     qtbot.keyClicks(d.reason, "r")
     qtbot.keyClicks(d.confirm, "cancel")
@@ -366,7 +366,7 @@ def test_an_effect_sent_while_the_dialog_is_open_can_no_longer_be_cancelled(
     store.execute(
         lg.RecordResponse(task_id="note", effect_id="mail-note", reported="timeout"), AGENT
     )
-    qtbot.waitUntil(d.changed.isVisible, timeout=8000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "reconciled, not cancelled" in d.changed.text()
     assert d.why_not.isVisible()
     assert not d.ok.isEnabled()
@@ -388,19 +388,19 @@ def test_the_queues_budget_exhausted_run_opens_the_budget_dialog(
     w = _window(qtbot, store)
     q = w.queue
     _ctrl_d(qtbot, w)
-    qtbot.waitUntil(lambda: any(r["kind"] == "resume" for r in q.model.rows), timeout=5000)
+    qtbot.waitUntil(lambda: any(r["kind"] == "resume" for r in q.model.rows), timeout=WAIT_MS)
     q.table.setCurrentIndex(q.proxy.index(_row_of(w, "resume", "t"), 0))
     qtbot.keyClick(q.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: isinstance(q.dialog, BudgetDialog), timeout=5000)
+    qtbot.waitUntil(lambda: isinstance(q.dialog, BudgetDialog), timeout=WAIT_MS)
     d = q.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     _viewed(qtbot, d)
     assert d.counter == "tool_calls"  # the store's word: the exhausted counter
     assert d.set_limit.isChecked() and d.limit.hasFocus()
     _type_number(qtbot, d.limit, "25")
     assert "Limit: 20 → 25" in d.what.text()
     assert "The run goes on: budget exhausted → awaiting approval" in d.what.text()
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     qtbot.mouseClick(d.ok, LEFT)
     done(qtbot, w, d)
     assert not d.error.isVisible(), d.error.text()
@@ -409,6 +409,6 @@ def test_the_queues_budget_exhausted_run_opens_the_budget_dialog(
     assert next(b for b in task["budgets"] if b["counter"] == "tool_calls")["limit_value"] == 25
     qtbot.waitUntil(
         lambda: not [r for r in q.model.rows if r["kind"] == "resume" and r["task_id"] == "t"],
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     w.close()

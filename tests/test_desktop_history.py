@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
-from test_desktop_actions import armed, open_window
+from test_desktop_actions import WAIT_MS, armed, open_window
 
 from store import Actor, Store
 from store.commands import core
@@ -31,17 +31,17 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 
 def _approve_from_the_queue(qtbot, w, note: str) -> None:
     q = w.queue
-    qtbot.waitUntil(lambda: q.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: q.loaded, timeout=WAIT_MS)
     w.show_queue()
     q.kind.setCurrentIndex(q.kind.findData("approval"))
     q.table.setCurrentIndex(q.proxy.index(0, 0))
     qtbot.keyClick(q.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
     d = q.dialog
     armed(qtbot, d.ok)
     d.note.setPlainText(note)
     qtbot.mouseClick(d.ok, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not d.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not d.isVisible(), timeout=WAIT_MS)
 
 
 def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp_path, monkeypatch):
@@ -51,11 +51,11 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
     assert not h.loaded  # read when first shown
     w.show_history()
     assert w.views.currentWidget() is h
-    qtbot.waitUntil(lambda: h.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: h.loaded, timeout=WAIT_MS)
     assert h.model.rows == []  # rita has decided nothing yet
     _approve_from_the_queue(qtbot, w, "the mail reads right")
     w.show_history()
-    qtbot.waitUntil(lambda: len(h.model.rows) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(h.model.rows) == 1, timeout=WAIT_MS)
     row = [h.proxy.index(0, c).data() for c in range(h.proxy.columnCount())]
     assert row[1] == "Approved"
     assert row[2] == "Save the weekly project note"
@@ -74,7 +74,7 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
         )  # fmt: skip
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(h.model.rows) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(h.model.rows) == 2, timeout=WAIT_MS)
     assert h.proxy.index(0, 1).data() == "Waived"
 
     # Search: every word must match somewhere in the decision.
@@ -91,7 +91,7 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
         monkeypatch.setattr(
             QFileDialog, "getSaveFileName", staticmethod(lambda *a, t=target: (str(t), ""))
         )
-        with qtbot.waitSignal(h.exported, timeout=5000):
+        with qtbot.waitSignal(h.exported, timeout=WAIT_MS):
             qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         if fmt == "csv":
             with target.open(newline="", encoding="utf-8") as f:
@@ -105,9 +105,9 @@ def test_a_decision_made_shows_with_its_note_search_and_export(qtbot, store, tmp
 
     # Selecting a decision shows its task below; Enter shows it at its timeline.
     h.table.setCurrentIndex(h.proxy.index(0, 0))
-    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=WAIT_MS)
     assert w.views.currentWidget() is h  # the list stays in front
     h.table.setCurrentIndex(h.proxy.index(1, 0))
     qtbot.keyClick(h.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=WAIT_MS)
     assert w.task_view.tabs.currentWidget() is w.task_view.panel("Timeline")

@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -33,21 +34,21 @@ def demo(qtbot, store: Store):
     qtbot.addWidget(w)
     w.resize(1280, 780)
     w.show()
-    qtbot.waitExposed(w)
+    qtbot.waitExposed(w, timeout=WAIT_MS)
     w.activateWindow()
-    qtbot.waitActive(w)
+    qtbot.waitActive(w, timeout=WAIT_MS)
     w.reload_now()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     yield w
     w.close()
 
 
 def test_tab_leaves_the_inbox_without_changing_the_task(qtbot, demo) -> None:
     demo.table.setFocus()
-    qtbot.waitUntil(demo.table.hasFocus)
+    qtbot.waitUntil(demo.table.hasFocus, timeout=WAIT_MS)
     selected = demo.selected
     qtbot.keyClick(demo.table, Qt.Key.Key_Tab)
-    qtbot.waitUntil(lambda: not demo.table.hasFocus())
+    qtbot.waitUntil(lambda: not demo.table.hasFocus(), timeout=WAIT_MS)
     assert demo.selected == selected
     assert demo.table.currentIndex().column() == 0
 
@@ -56,7 +57,7 @@ def test_ctrl_tab_and_ctrl_page_keys_move_between_parts(qtbot, demo) -> None:
     tabs = demo.task_view.tabs
     tabs.setCurrentIndex(0)
     demo.table.setFocus()  # from the inbox too, not only inside the tabs
-    qtbot.waitUntil(demo.table.hasFocus)
+    qtbot.waitUntil(demo.table.hasFocus, timeout=WAIT_MS)
     qtbot.keyClick(demo.table, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
     assert tabs.currentIndex() == 1
     qtbot.keyClick(demo.table, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
@@ -72,7 +73,7 @@ def test_ctrl_tab_and_ctrl_page_keys_move_between_parts(qtbot, demo) -> None:
     pane = demo.task_view.panel("Criteria").detail
     tabs.setCurrentIndex(0)
     pane.setFocus()
-    qtbot.waitUntil(pane.hasFocus)
+    qtbot.waitUntil(pane.hasFocus, timeout=WAIT_MS)
     qtbot.keyClick(pane, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
     assert tabs.currentIndex() == 1
 
@@ -117,9 +118,9 @@ def test_selection_stays_in_view_after_sort_and_filter(qtbot, store: Store) -> N
     qtbot.addWidget(w)
     w.resize(1280, 780)
     w.show()
-    qtbot.waitExposed(w)
+    qtbot.waitExposed(w, timeout=WAIT_MS)
     w.reload_now()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
 
     def in_view() -> bool:
         rect = w.table.visualRect(w.table.currentIndex())
@@ -129,17 +130,17 @@ def test_selection_stays_in_view_after_sort_and_filter(qtbot, store: Store) -> N
     last = w.proxy.index(w.proxy.rowCount() - 1, 0)
     w.table.setCurrentIndex(last)
     w.table.scrollTo(last)
-    qtbot.waitUntil(lambda: w.selected == "t79", timeout=5000)
+    qtbot.waitUntil(lambda: w.selected == "t79", timeout=WAIT_MS)
     assert in_view()
     w.table.sortByColumn(TITLE, Qt.SortOrder.DescendingOrder)  # now the first row
     QApplication.processEvents()
-    qtbot.waitUntil(in_view, timeout=2000)
+    qtbot.waitUntil(in_view, timeout=WAIT_MS)
     w.table.scrollToBottom()
     assert not in_view()
-    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+    with qtbot.waitSignal(w.searched, timeout=WAIT_MS):  # debounced, on a worker
         w.search.setText("Task 7")  # t07 and t70…t79: the selected one stays, in sight
-    qtbot.waitUntil(in_view, timeout=2000)
+    qtbot.waitUntil(in_view, timeout=WAIT_MS)
     assert w.selected == "t79"
     w.search.clear()
-    qtbot.waitUntil(in_view, timeout=2000)
+    qtbot.waitUntil(in_view, timeout=WAIT_MS)
     w.close()

@@ -15,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableView
+from test_desktop_actions import WAIT_MS
 
 from boris_desktop.ui import keyed_rows
 from store.reads.decisions import order_key
@@ -147,7 +148,7 @@ def test_thousands_of_new_decisions_come_in_slices(qtbot) -> None:
         (_approval(n, f"2026-12-05T00:00:{n % 60:02d}.{n:06d}Z") for n in range(1000)),
         key=order_key,
     )
-    with qtbot.waitSignal(model.synced, timeout=5000):
+    with qtbot.waitSignal(model.synced, timeout=WAIT_MS):
         model.set_rows(rows, "2026-12-04T09:00:00.000000Z")
         assert model.pending and len(model.rows) == DecisionModel.SLICE
     assert model.rows == rows and not model.pending
@@ -280,7 +281,7 @@ def test_the_queue_filters_by_kind_task_and_mine_as_the_rules_say(qtbot) -> None
     model = DecisionModel()
     proxy = DecisionFilter()
     proxy.setSourceModel(model)
-    with qtbot.waitSignal(model.synced, timeout=2000):
+    with qtbot.waitSignal(model.synced, timeout=WAIT_MS):
         model.set_rows(rows, "2026-12-04T09:00:00.000000Z")
 
     def shown() -> list[str]:
@@ -319,7 +320,7 @@ def test_the_task_filter_follows_arrivals_and_keeps_its_choice(qtbot, store) -> 
         )  # fmt: skip
     w = open_window(qtbot, store)
     q = w.queue
-    qtbot.waitUntil(lambda: q.loaded and q.task.count() == 3, timeout=5000)
+    qtbot.waitUntil(lambda: q.loaded and q.task.count() == 3, timeout=WAIT_MS)
     assert [q.task.itemText(i) for i in range(q.task.count())] == ["All tasks", "Task 1", "Task 2"]
     q.task.setCurrentIndex(2)
     assert q.task_filter() == "t2" and q.proxy.rowCount() == 1
@@ -331,7 +332,7 @@ def test_the_task_filter_follows_arrivals_and_keeps_its_choice(qtbot, store) -> 
         ],
         agent,
     )  # fmt: skip
-    qtbot.waitUntil(lambda: q.task.count() == 4, timeout=5000)
+    qtbot.waitUntil(lambda: q.task.count() == 4, timeout=WAIT_MS)
     assert q.task.itemText(1) == "A first task"  # in its place, by title
     assert q.task.currentText() == "Task 2" and q.task_filter() == "t2"
     assert q.proxy.rowCount() == 1
@@ -353,7 +354,7 @@ def test_a_cell_is_painted_with_one_call_that_answers_every_role(qtbot) -> None:
             super().multiData(index, roleDataSpan)
 
     queue = Counting()
-    with qtbot.waitSignal(queue.synced, timeout=2000):
+    with qtbot.waitSignal(queue.synced, timeout=WAIT_MS):
         queue.set_rows(_queue_rows(), "2026-12-04T09:00:00.000000Z")
     inbox = InboxModel()
     inbox.set_rows([_task(n, n) for n in range(3)])
@@ -428,7 +429,7 @@ def test_a_cell_behind_the_window_s_filter_is_still_one_call(qtbot) -> None:
         return Counting()
 
     queue = counting(DecisionModel)
-    with qtbot.waitSignal(queue.synced, timeout=2000):
+    with qtbot.waitSignal(queue.synced, timeout=WAIT_MS):
         queue.set_rows(_queue_rows(), "2026-12-04T09:00:00.000000Z")
     inbox = counting(InboxModel)
     inbox.set_rows([_task(n, n) for n in range(3)])

@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from test_desktop_actions import open_window, settle
+from test_desktop_actions import WAIT_MS, open_window, settle
 
 from store import Actor, Store
 from store.commands import checkpoints as ck
@@ -71,7 +71,7 @@ def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
         )  # fmt: skip
     finally:
         other.close()
-    qtbot.waitUntil(lambda: g.heads == ["ckpt-merge"], timeout=5000)
+    qtbot.waitUntil(lambda: g.heads == ["ckpt-merge"], timeout=WAIT_MS)
     top = g.rows[0]
     assert top.checkpoint["checkpoint_id"] == "ckpt-merge"
     # The merge node has a line down to each of the two it joins.

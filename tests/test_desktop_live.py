@@ -121,7 +121,7 @@ def test_an_idle_window_on_a_team_store_never_queries_the_database(
         OWNER,
     )  # fmt: skip
     qtbot.waitUntil(
-        lambda: "apr-note-mail" not in {r["key"] for r in w.queue.model.rows}, timeout=1000
+        lambda: "apr-note-mail" not in {r["key"] for r in w.queue.model.rows}, timeout=WAIT_MS
     )
     assert "data_version" in reads
     w.close()
@@ -134,7 +134,7 @@ def test_an_open_dialog_on_a_team_store_hears_a_decision_made_elsewhere(
     w = _live_window(qtbot, team, "note")
     w.menu_actions.approve_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     viewed(qtbot, d)
     armed(qtbot, d.ok)
     elsewhere.execute(

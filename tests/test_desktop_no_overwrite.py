@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from test_desktop_actions import done, open_window
+from test_desktop_actions import WAIT_MS, done, open_window
 
 from store import Actor, Store
 from store import commands as c
@@ -82,8 +82,8 @@ def _judge(qtbot, w, criterion_id: str = "structure"):
     d = JudgeDialog(w, task, crit)
     qtbot.addWidget(d)
     d.show()
-    qtbot.waitExposed(d)
-    qtbot.waitUntil(lambda: d.decision is not None, timeout=5000)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
     return d
 
 
@@ -176,7 +176,7 @@ def test_a_judgement_elsewhere_shows_at_once_and_the_click_overwrites_nothing(
             BEN,
         ),
     )
-    qtbot.waitUntil(d.changed.isVisible, timeout=3000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     banner = d.changed.text()
     assert "Ben" in banner and "judged it failed" in banner
     assert not d.ok.isEnabled()  # no click can overwrite what Ben decided
@@ -224,9 +224,9 @@ def _edit_note(qtbot, w):
     from boris_desktop.decide.edits import EditArtifactDialog
 
     w.menu_actions.edit_artifact_action.trigger()
-    qtbot.waitUntil(lambda: isinstance(w.menu_actions.dialog, EditArtifactDialog), timeout=5000)
+    qtbot.waitUntil(lambda: isinstance(w.menu_actions.dialog, EditArtifactDialog), timeout=WAIT_MS)
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     return d
 
 
@@ -256,7 +256,7 @@ def test_an_artifact_edit_raced_by_the_agent_shows_it_live_and_saves_nothing(
     d.editor.setPlainText(mine)
     assert d.ok.isEnabled()
     _agent_records_v2(open_store)
-    qtbot.waitUntil(d.changed.isVisible, timeout=3000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "Writer agent" in d.changed.text() and "v2" in d.changed.text()
     assert not d.ok.isEnabled()
     assert d.editor.toPlainText() == mine
@@ -284,7 +284,7 @@ def test_an_artifact_save_racing_the_agent_is_refused_as_a_conflict(
     assert demo.blobs.read(art["current"]["digest"]).decode().endswith("The agent's change.\n")
 
     # Basing the edit on v2 is the person's explicit step; then it saves as v3.
-    qtbot.waitUntil(d.rebase.isVisible, timeout=3000)
+    qtbot.waitUntil(d.rebase.isVisible, timeout=WAIT_MS)
     d.rebase.click()
     assert d.based_on == 2 and d.ok.isEnabled()
     d.ok.click()
@@ -304,7 +304,7 @@ def test_an_objective_amended_elsewhere_keeps_the_persons_text(
     d = AmendDialog(w, w.task_view.bundle["task"])
     qtbot.addWidget(d)
     d.show()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     d.text.setPlainText("Record this week's decisions, with owners.")
     d.reason.setText("owners matter")
     _another(
@@ -313,7 +313,7 @@ def test_an_objective_amended_elsewhere_keeps_the_persons_text(
             c.AmendObjective(task_id="note", text="Record decisions.", reason="shorter"), BEN
         ),
     )
-    qtbot.waitUntil(d.changed.isVisible, timeout=3000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "revision 2" in d.changed.text() and not d.ok.isEnabled()
     assert d.text.toPlainText() == "Record this week's decisions, with owners."
     d.rebase.click()
@@ -334,8 +334,8 @@ def test_a_reconcile_verdict_racing_another_is_refused_as_a_conflict(
 
     w = open_window(qtbot, demo, "guide")
     d = w.menu_actions.reconcile()
-    qtbot.waitExposed(d)
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     d.follower.stop()  # Ben's verdict lands between the dialog's last read and the click
     effect_id = d.effect["effect_id"]
     _another(
@@ -346,7 +346,7 @@ def test_a_reconcile_verdict_racing_another_is_refused_as_a_conflict(
     )
     d.note.setText("checked the site: nothing there")
     button = d.decide_buttons[Verdict.ABSENT]
-    qtbot.waitUntil(button.isEnabled, timeout=5000)
+    qtbot.waitUntil(button.isEnabled, timeout=WAIT_MS)
     button.click()
     done(qtbot, w, d)
     assert isinstance(d.last_error, Conflict)

@@ -94,8 +94,8 @@ def test_a_decision_from_another_process_appears_and_is_told_once(qtbot, store, 
     assert shown == []  # the decisions present at first load are not news
     before = len(q.model.rows)
     (aid,) = _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(q.model.rows) == before + 1, timeout=1000)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=4000)
+    qtbot.waitUntil(lambda: len(q.model.rows) == before + 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     title, body = shown[0]
     assert title == "1 new decision"
     assert "send message 1" in body and "Save the weekly project note" in body
@@ -104,7 +104,7 @@ def test_a_decision_from_another_process_appears_and_is_told_once(qtbot, store, 
     assert len(shown) == 1
     # Clicking it opens that decision's own dialog.
     w.notifier.tray.messageClicked.emit()
-    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
     assert q.dialog.approval_id == aid
     assert w.views.currentWidget() is q
     q.dialog.reject()
@@ -114,8 +114,8 @@ def test_a_burst_of_twenty_is_one_notification_with_a_count(qtbot, store, shown)
     w = _window(qtbot, store)
     before = len(w.queue.model.rows)
     _from_another_process(store, *range(20))
-    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 20, timeout=5000)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 20, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     title, body = shown[0]
     assert title == "20 new decisions"
     assert "and 17 more in the decision queue" in body
@@ -137,13 +137,13 @@ def test_an_approval_about_to_expire_is_told_once(qtbot, store, shown):
     assert shown == []  # the demo's request expires in hours
     # Arrives 10 minutes before it expires: one notification says both.
     _from_another_process(store, 1, expires_in=600)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert shown[0][0] == "1 new decision, 1 approval expires soon"
     assert "expires in" in shown[0][1]
     assert shown[0][1].count("send message 1") == 1
     # Later reads (another write) do not warn again.
     _from_another_process(store, 2, expires_in=7200)
-    qtbot.waitUntil(lambda: len(shown) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=WAIT_MS)
     assert shown[1][0] == "1 new decision"
     _quiet(qtbot)
     assert len(shown) == 2
@@ -157,10 +157,10 @@ def test_an_approval_entering_the_warning_time_is_told_when_it_does(qtbot, store
     # 66 s to go: nothing is written when it comes within a minute of expiring; the notifier's
     # own timer tells it.
     _from_another_process(store, 1, expires_in=66)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert shown[0][0] == "1 new decision"
     assert "expires" not in shown[0][1]
-    qtbot.waitUntil(lambda: len(shown) == 2, timeout=10000)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=WAIT_MS)
     assert shown[1][0] == "1 approval expires soon"
     _quiet(qtbot)
     assert len(shown) == 2
@@ -174,7 +174,7 @@ def test_off_tells_nothing(qtbot, store, shown):
     w = _window(qtbot, store)
     before = len(w.queue.model.rows)
     _from_another_process(store, 1, expires_in=300)
-    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 1, timeout=1000)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 1, timeout=WAIT_MS)
     _quiet(qtbot)
     assert shown == []
     assert f"{before + 1} open decisions" in w.notifier.tray.toolTip()
@@ -192,7 +192,7 @@ def test_quiet_hours_tell_nothing(qtbot, store, shown):
     w = _window(qtbot, store)
     before = len(w.queue.model.rows)
     _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 1, timeout=1000)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == before + 1, timeout=WAIT_MS)
     _quiet(qtbot)
     assert shown == []
 
@@ -214,7 +214,7 @@ def test_the_settings_dialog_writes_the_settings(qtbot, store) -> None:
 
     w = _window(qtbot, store)
     dlg = w.notification_settings()
-    qtbot.waitUntil(dlg.isVisible, timeout=2000)
+    qtbot.waitUntil(dlg.isVisible, timeout=WAIT_MS)
     dlg.minutes.setValue(5)
     dlg.quiet.setChecked(True)
     dlg.quiet_from.setTime(QTime(21, 30))
@@ -237,9 +237,9 @@ def test_opening_another_store_is_not_news(qtbot, store, shown, tmp_path):
     fill_demo(other)
     _request(other, 1)
     w.set_store(other)
-    qtbot.waitUntil(lambda: w.queue.loaded and w.notifier.known is not None, timeout=5000)
+    qtbot.waitUntil(lambda: w.queue.loaded and w.notifier.known is not None, timeout=WAIT_MS)
     qtbot.waitUntil(
-        lambda: any(r["key"] == "apr-burst-1" for r in w.queue.model.rows), timeout=5000
+        lambda: any(r["key"] == "apr-burst-1" for r in w.queue.model.rows), timeout=WAIT_MS
     )
     _quiet(qtbot)
     assert shown == []
@@ -260,13 +260,13 @@ def test_the_reviewers_own_stop_is_not_news_but_someone_elses_is(qtbot, store, s
     _quiet(qtbot)
     assert shown == []
     d = w.stop_task()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     d.reason.setText("enough")
     d.confirm.setText("stop")
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     d.ok.click()
     qtbot.waitUntil(
-        lambda: any(r["id"] == "resume:guide:guide" for r in w.queue.model.rows), timeout=5000
+        lambda: any(r["id"] == "resume:guide:guide" for r in w.queue.model.rows), timeout=WAIT_MS
     )
     _quiet(qtbot)
     assert shown == []  # the reviewer stopped it: "Resume a run" is theirs, not news
@@ -278,7 +278,7 @@ def test_the_reviewers_own_stop_is_not_news_but_someone_elses_is(qtbot, store, s
         )
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert "Resume a run" in shown[0][1] and "Save the weekly project note" in shown[0][1]
 
 
@@ -289,7 +289,7 @@ def test_an_expiry_warned_of_is_not_warned_again_by_a_new_window(qtbot, store, s
     settings.set_notifications(enabled=True, expiry_warning_minutes=15)
     w = _window(qtbot, store)
     _from_another_process(store, 1, expires_in=600)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert "approval expires soon" in shown[0][0]
     w.close()
     # The window opened again on the same store (the app restarted, the store reopened):
@@ -298,11 +298,13 @@ def test_an_expiry_warned_of_is_not_warned_again_by_a_new_window(qtbot, store, s
     qtbot.addWidget(again)
     again.show()
     again.reload_now()
-    qtbot.waitUntil(lambda: again.queue.loaded and again.notifier.known is not None, timeout=5000)
+    qtbot.waitUntil(
+        lambda: again.queue.loaded and again.notifier.known is not None, timeout=WAIT_MS
+    )
     _quiet(qtbot)
     assert len(shown) == 1
     again.set_store(store)  # the store reopened in the same window
-    qtbot.waitUntil(lambda: again.notifier.known is not None, timeout=5000)
+    qtbot.waitUntil(lambda: again.notifier.known is not None, timeout=WAIT_MS)
     _quiet(qtbot)
     assert len(shown) == 1
     again.close()
@@ -326,7 +328,7 @@ def test_a_task_s_markup_is_sent_as_text_to_a_service_that_reads_markup(
         )  # fmt: skip
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     body = shown[0][1]
     assert "<" not in body and ">" not in body
     assert notifications.plain_body(html) in body
@@ -444,13 +446,13 @@ def test_a_click_on_a_notification_opens_the_decision_it_told(qtbot, store, serv
     _quiet(qtbot)
     assert service.notified == []
     (aid,) = _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=WAIT_MS)
     _app, replaces, _icon, summary, body, actions, _hints, _expires = service.notified[0]
     assert (summary, replaces, actions) == ("1 new decision", 0, ["default", "Open"])
     assert "send message 1" in body
     assert shown == []  # sent to the service, not through Qt's tray icon
     (decision,) = [r["id"] for r in q.model.rows if r["key"] == aid]
-    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: decision}, timeout=2000)
+    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: decision}, timeout=WAIT_MS)
     # Another connection claiming to be the service, or another action, opens nothing.
     w.views.setCurrentWidget(w.left)
     service.signal("ActionInvoked", "us", (service.ids[0], "default"), sender=":1.66")
@@ -459,7 +461,7 @@ def test_a_click_on_a_notification_opens_the_decision_it_told(qtbot, store, serv
     assert w.views.currentWidget() is w.left and q.dialog is None
     # The service says it was clicked: the window opens that approval's dialog.
     service.signal("ActionInvoked", "us", (service.ids[0], "default"))
-    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
     assert q.dialog.approval_id == aid
     assert w.views.currentWidget() is q
     assert desktop.told == {}
@@ -471,12 +473,12 @@ def test_a_click_on_a_notification_of_several_opens_the_queue(qtbot, store, serv
     desktop = w.notifier.desktop
     _quiet(qtbot)
     _from_another_process(store, *range(5))
-    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=WAIT_MS)
     assert service.notified[0][3] == "5 new decisions"
-    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: ""}, timeout=2000)
+    qtbot.waitUntil(lambda: desktop.told == {service.ids[0]: ""}, timeout=WAIT_MS)
     w.views.setCurrentWidget(w.left)
     service.signal("ActionInvoked", "us", (service.ids[0], "default"))
-    qtbot.waitUntil(lambda: w.views.currentWidget() is w.queue, timeout=2000)
+    qtbot.waitUntil(lambda: w.views.currentWidget() is w.queue, timeout=WAIT_MS)
     assert w.queue.dialog is None
 
 
@@ -485,9 +487,9 @@ def test_a_closed_notification_is_forgotten(qtbot, store, service, shown):
     desktop = w.notifier.desktop
     _quiet(qtbot)
     _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(desktop.told) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(desktop.told) == 1, timeout=WAIT_MS)
     service.signal("NotificationClosed", "uu", (service.ids[0], 2))  # dismissed
-    qtbot.waitUntil(lambda: desktop.told == {}, timeout=2000)
+    qtbot.waitUntil(lambda: desktop.told == {}, timeout=WAIT_MS)
     w.views.setCurrentWidget(w.left)
     service.signal("ActionInvoked", "us", (service.ids[0], "default"))
     qtbot.wait(300)
@@ -507,13 +509,13 @@ def test_the_body_is_escaped_only_for_a_service_that_reads_markup(qtbot, store, 
         )  # fmt: skip
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(service.notified) == 1, timeout=WAIT_MS)
     body = service.notified[0][4]
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;a href=" in body and "<" not in body
     # A service without "body-markup" shows the body as it is: it is sent unescaped.
     w.notifier.desktop.reads_markup = False
     w.notifier.desktop.notify("1 new decision", html, "")
-    qtbot.waitUntil(lambda: len(service.notified) == 2, timeout=2000)
+    qtbot.waitUntil(lambda: len(service.notified) == 2, timeout=WAIT_MS)
     assert service.notified[1][4] == html
 
 
@@ -524,7 +526,7 @@ def test_no_service_on_the_bus_falls_back_to_the_tray(qtbot, store, service, sho
     _quiet(qtbot)
     assert not desktop.available  # GetCapabilities was refused
     _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert shown[0][0] == "1 new decision"
     assert service.notified == []
 
@@ -536,7 +538,7 @@ def test_a_refused_notification_is_told_through_the_tray(qtbot, store, service, 
     assert desktop.available
     service.absent = True  # the service left the bus after it answered
     _from_another_process(store, 1)
-    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=WAIT_MS)
     assert shown[0][0] == "1 new decision" and "send message 1" in shown[0][1]
     assert not desktop.available
 
@@ -566,12 +568,12 @@ def test_the_id_the_service_returns_maps_to_the_decision_told(qtbot, monkeypatch
         fake.pump()
         return len(desktop.told) == n
 
-    qtbot.waitUntil(lambda: answered(0) and not desktop._replies, timeout=2000)
+    qtbot.waitUntil(lambda: answered(0) and not desktop._replies, timeout=WAIT_MS)
     assert desktop.reads_markup  # the capabilities say "body-markup"
     desktop.notify("1 new decision", "Approve / reject: <b>x</b>", "approval:note:apr-1")
-    qtbot.waitUntil(lambda: answered(1), timeout=2000)
+    qtbot.waitUntil(lambda: answered(1), timeout=WAIT_MS)
     desktop.notify("3 new decisions", "…", "")
-    qtbot.waitUntil(lambda: answered(2), timeout=2000)
+    qtbot.waitUntil(lambda: answered(2), timeout=WAIT_MS)
     one, several = fake.ids
     assert desktop.told == {one: "approval:note:apr-1", several: ""}
     assert fake.notified[0][4] == "Approve / reject: &lt;b&gt;x&lt;/b&gt;"
@@ -579,11 +581,11 @@ def test_the_id_the_service_returns_maps_to_the_decision_told(qtbot, monkeypatch
     monkeypatch.setattr(QGuiApplication, "platformName", staticmethod(lambda: "wayland"))
     fake.signal("ActivationToken", "us", (one, "token-1"))
     fake.signal("ActionInvoked", "us", (one, "default"))
-    qtbot.waitUntil(lambda: clicked == ["approval:note:apr-1"], timeout=2000)
+    qtbot.waitUntil(lambda: clicked == ["approval:note:apr-1"], timeout=WAIT_MS)
     assert os.environ["XDG_ACTIVATION_TOKEN"] == "token-1"  # Qt's Wayland plugin takes it
     fake.signal("ActionInvoked", "us", (one, "default"))  # told once: a second click is stale
     fake.signal("NotificationClosed", "uu", (several, 1))  # expired
-    qtbot.waitUntil(lambda: desktop.told == {}, timeout=2000)
+    qtbot.waitUntil(lambda: desktop.told == {}, timeout=WAIT_MS)
     fake.signal("ActionInvoked", "us", (several, "default"))
     qtbot.wait(100)
     assert clicked == ["approval:note:apr-1"]
@@ -628,7 +630,9 @@ def test_a_bus_that_never_answers_costs_at_most_the_connect_limit(monkeypatch) -
             assert freedesktop.session_bus_address() == path
             started = time.monotonic()
             assert freedesktop.connect_session_bus(timeout=0.3) is None
-            assert 0.25 < time.monotonic() - started < 1.0
+            # It gave up after its timeout, not before; the upper bound only tells a hang
+            # (a loaded machine may take a while past 0.3 s to run again).
+            assert 0.25 < time.monotonic() - started < 10.0
         finally:
             silent.close()
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "tcp:host=localhost,port=1")

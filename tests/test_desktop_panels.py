@@ -9,6 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -37,7 +38,7 @@ def _own_settings(tmp_path: Path, monkeypatch) -> None:
 
 def settle(qtbot, w) -> None:
     """Wait until no worker result is outstanding (loads, brief, previews, highlighting)."""
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def demo(qtbot, store: Store):
 def select_task(qtbot, w, task_id: str) -> None:
     row = w.inbox.row_of(task_id)
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=WAIT_MS)
     settle(qtbot, w)
 
 
@@ -118,7 +119,7 @@ def test_criteria_show_version_checked_and_evidence(qtbot, demo) -> None:
     ev = rows(panel.tree, panel.tree.index_at(("structure",)))
     assert ev[0][0] == "check-1" and "command output" in ev[0][2]
     select(panel.tree, "structure", "evidence:check-1")
-    qtbot.waitUntil(lambda: "3 sections found" in panel.detail.toPlainText(), timeout=3000)
+    qtbot.waitUntil(lambda: "3 sections found" in panel.detail.toPlainText(), timeout=WAIT_MS)
     select(panel.tree, "structure")
     assert "stale because: guide has version 2" in panel.detail.toPlainText()
 
@@ -128,13 +129,13 @@ def test_artifacts_preview_diff_and_marks(qtbot, demo) -> None:
     log = rows(panel.tree, panel.tree.index_at(("build-log",)))
     assert "blob missing" in log[0][1]
     select(panel.tree, "guide", "v2")
-    qtbot.waitUntil(lambda: "Reference guide" in panel.detail.toPlainText(), timeout=3000)
-    qtbot.waitUntil(lambda: bool(panel.detail.highlighter.spans), timeout=3000)  # markdown
+    qtbot.waitUntil(lambda: "Reference guide" in panel.detail.toPlainText(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(panel.detail.highlighter.spans), timeout=WAIT_MS)  # markdown
     panel.compare.setCurrentIndex(panel.compare.findData(1))
-    qtbot.waitUntil(lambda: "+4. Restore" in panel.detail.toPlainText(), timeout=3000)
+    qtbot.waitUntil(lambda: "+4. Restore" in panel.detail.toPlainText(), timeout=WAIT_MS)
     assert "-3. Backups run nightly and are kept 30 days" in panel.detail.toPlainText()
     select(panel.tree, "build-log", "v1")
-    qtbot.waitUntil(lambda: "missing" in panel.detail.toPlainText(), timeout=3000)
+    qtbot.waitUntil(lambda: "missing" in panel.detail.toPlainText(), timeout=WAIT_MS)
 
 
 def test_artifact_changed_on_disk_is_marked(qtbot, demo, store: Store) -> None:
@@ -148,11 +149,11 @@ def test_artifact_changed_on_disk_is_marked(qtbot, demo, store: Store) -> None:
     panel = demo.task_view.panel("Artifacts")
     qtbot.waitUntil(
         lambda: "changed on disk" in rows(panel.tree, panel.tree.index_at(("guide",)))[0][1],
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     # The version's file, and what is on disk now, under the preview.
     select(panel.tree, "guide", "v2")
-    qtbot.waitUntil(lambda: "on disk now" in panel.file_line.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "on disk now" in panel.file_line.text(), timeout=WAIT_MS)
     assert panel.file_line.text().startswith(f"file: {path} · on disk now: ")
     assert "the same bytes" not in panel.file_line.text()
     select(panel.tree, "guide", "v1")
@@ -183,7 +184,7 @@ def test_artifact_html_is_shown_as_text(qtbot, store: Store, tmp_path: Path) -> 
     w.reload_now()
     panel = w.task_view.panel("Artifacts")
     select(panel.tree, "page", "v1")
-    qtbot.waitUntil(lambda: "<img src=" in panel.detail.toPlainText(), timeout=3000)
+    qtbot.waitUntil(lambda: "<img src=" in panel.detail.toPlainText(), timeout=WAIT_MS)
     assert panel.detail.toPlainText().startswith("<img")
     w.close()
 
@@ -203,7 +204,7 @@ def test_approval_shows_prepared_object_and_counts_down(qtbot, demo) -> None:
     assert '"target": "smtp://mail.example.org/project-team@example.org"' in (
         panel.detail.toPlainText()
     )
-    qtbot.waitUntil(lambda: panel.fields["expiry"].text() != first, timeout=3000)
+    qtbot.waitUntil(lambda: panel.fields["expiry"].text() != first, timeout=WAIT_MS)
 
 
 def test_effects_show_attempts_responses_and_observations(qtbot, demo) -> None:
@@ -272,7 +273,9 @@ def test_checkpoints_diff_of_the_state_between_two(qtbot, demo) -> None:
     select(panel.tree, "ckpt-initial", "ckpt-handoff")
     assert '"checkpoint_id": "ckpt-handoff"' in panel.detail.toPlainText()
     panel.compare.setCurrentIndex(panel.compare.findData("ckpt-initial"))
-    qtbot.waitUntil(lambda: panel.detail.toPlainText().startswith("--- ckpt-initial"))
+    qtbot.waitUntil(
+        lambda: panel.detail.toPlainText().startswith("--- ckpt-initial"), timeout=WAIT_MS
+    )
     text = panel.detail.toPlainText()
     assert "+++ ckpt-handoff" in text
     # Between the two the upload was planned and dispatched: it shows as an added effect.
@@ -301,7 +304,7 @@ def test_brief_and_narrative_discrepancies(qtbot, demo, store: Store) -> None:
     assert "## Blockers" in panel.brief.toPlainText()
     assert "Generated from the record" in panel.summary.toPlainText()
     # The demo's resumed session left the seeds' stale narrative: shown, with the record winning.
-    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 1, timeout=3000)
+    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 1, timeout=WAIT_MS)
     assert "the record says stale" in panel.narrative_text.toPlainText()
     store.execute(
         RecordNarrative(
@@ -311,7 +314,7 @@ def test_brief_and_narrative_discrepancies(qtbot, demo, store: Store) -> None:
         ),
         AGENT,
     )
-    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: panel.narratives.records.rowCount() == 2, timeout=WAIT_MS)
     assert not panel.discrepancies.isHidden()
     assert "the record wins" in panel.discrepancies.label.text()
     panel.narratives.setCurrentIndex(panel.narratives.records.index(1, 0))
@@ -336,7 +339,7 @@ def test_live_update_keeps_selection_and_scroll(qtbot, demo, store: Store) -> No
         other.execute(c.AddCriterion(task_id="guide", text="Added elsewhere"), AGENT)
     finally:
         other.close()
-    qtbot.waitUntil(lambda: len(rows(tl.tree)) == 45, timeout=3000)
+    qtbot.waitUntil(lambda: len(rows(tl.tree)) == 45, timeout=WAIT_MS)
     assert tl.tree.current_node().key == "30"
     assert tl.tree.verticalScrollBar().value() == scroll
     assert demo.selected == "guide"
@@ -373,20 +376,22 @@ def test_a_long_timeline_is_read_a_page_at_a_time(qtbot, store: Store, ws: Path)
 
     bar = panel.tree.verticalScrollBar()
     bar.setValue(bar.maximum())  # the end of the list: the next page is read
-    qtbot.waitUntil(lambda: len(rows(panel.tree)) == 2 * TIMELINE_PAGE, timeout=5000)
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == 2 * TIMELINE_PAGE, timeout=WAIT_MS)
     panel.load_older()
-    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total, timeout=5000)
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total, timeout=WAIT_MS)
     assert [r[0] for r in rows(panel.tree)] == [str(s) for s in range(total, 0, -1)]
     assert not panel.older.isEnabled()
 
     panel.type_filter.setCurrentIndex(panel.type_filter.findText("criterion.added"))
-    qtbot.waitUntil(lambda: [r[2] for r in rows(panel.tree)] == ["criterion.added"], timeout=5000)
+    qtbot.waitUntil(
+        lambda: [r[2] for r in rows(panel.tree)] == ["criterion.added"], timeout=WAIT_MS
+    )
     panel.type_filter.setCurrentIndex(0)
     assert len(rows(panel.tree)) == total  # the unfiltered view kept what it had loaded
 
     store.execute_all([c.RecordNote(task_id=tid, text="late") for _ in range(3)], agent)
     w.reload()
-    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total + 3, timeout=5000)
+    qtbot.waitUntil(lambda: len(rows(panel.tree)) == total + 3, timeout=WAIT_MS)
     assert rows(panel.tree)[0][0] == str(total + 3)
     w.close()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)

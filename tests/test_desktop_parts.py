@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
+from test_desktop_actions import WAIT_MS
 
 from store import Store
 from store.errors import CommandRejected
@@ -44,7 +45,7 @@ def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> N
 
     loader.submit("k", slow, got.append)
     loader.submit("k", lambda: "new", got.append)
-    qtbot.waitUntil(lambda: got == ["new"], timeout=2000)
+    qtbot.waitUntil(lambda: got == ["new"], timeout=WAIT_MS)
     gate.set()
     qtbot.wait(200)
     assert got == ["new"]  # the slow, superseded result arrived and was dropped
@@ -52,11 +53,11 @@ def test_loader_drops_superseded_results_and_runs_off_the_gui_thread(qtbot) -> N
     # A failure reaches the window as the exception itself, typed, never as its text.
     errors: list[Exception] = []
     loader.submit("e", lambda: 1 / 0, got.append, errors.append)
-    qtbot.waitUntil(lambda: bool(errors), timeout=2000)
+    qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
     assert isinstance(errors[0], ZeroDivisionError)
     refused: list[Exception] = []
     loader.submit("r", _refuse, got.append, refused.append)
-    qtbot.waitUntil(lambda: bool(refused), timeout=2000)
+    qtbot.waitUntil(lambda: bool(refused), timeout=WAIT_MS)
     assert type(refused[0]) is CommandRejected and str(refused[0]) == "changed"
 
 
@@ -169,13 +170,13 @@ def test_a_long_text_is_coloured_a_chunk_at_a_time_top_first(qtbot) -> None:
     # The top is coloured before the event loop runs again; the rest follows turn by turn.
     assert has_colour(0) and has_colour(SpanHighlighter.CHUNK - 1)
     assert not has_colour(SpanHighlighter.CHUNK) and pane.highlighter.pending()
-    qtbot.waitUntil(lambda: not pane.loading() and not pane.highlighter.pending(), timeout=5000)
+    qtbot.waitUntil(lambda: not pane.loading() and not pane.highlighter.pending(), timeout=WAIT_MS)
     assert has_colour(coloured - 1) and not has_colour(coloured)
     # New text before the colours are all applied: the old spans never land on it.
     pane.highlighter.set_spans(spans)
     pane.show_text("plain\n" * 10_000)
     assert not pane.highlighter.pending()
-    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)  # all its pieces are in
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=WAIT_MS)  # all its pieces are in
     assert not pane.highlighter.pending()
     assert not any(has_colour(i) for i in range(0, 10_000, 997))
 
@@ -191,14 +192,14 @@ def test_a_long_text_goes_in_a_piece_at_a_time_and_comes_out_whole(qtbot) -> Non
     text = "".join(f"line {i}\n" for i in range(30_000))  # about 250 KB
     pane.show_text(text, keep=False)
     assert pane.loading() and len(pane.toPlainText()) < TextPane.PIECE < len(text)
-    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=WAIT_MS)
     assert pane.toPlainText() == text
     assert pane.verticalScrollBar().value() == 0  # the pieces did not pull the view down
     assert pane.document().blockCount() == 30_001
     # One line longer than a piece goes in whole, and nothing is split inside a line.
     long_line = "x" * (3 * TextPane.PIECE)
     pane.show_text(f"a\n{long_line}\nb\n")
-    qtbot.waitUntil(lambda: not pane.loading(), timeout=5000)
+    qtbot.waitUntil(lambda: not pane.loading(), timeout=WAIT_MS)
     assert pane.toPlainText().split("\n") == ["a", long_line, "b", ""]
     # New text while pieces of the old are still going in: nothing of the old is left.
     pane.show_text(text)
@@ -258,10 +259,10 @@ def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodelteste
     assert "missing blob" in needs and "stale criterion" in needs
     assert p.index(1, 2).data().startswith("1 approval pending")
     assert p.index(0, 3).data() == "95% near limit"
-    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+    with qtbot.waitSignal(w.searched, timeout=WAIT_MS):  # debounced, on a worker
         w.search.setText("weekly note")
     assert p.rowCount() == 1 and p.index(0, 0).data() == "Save the weekly project note"
-    with qtbot.waitSignal(w.searched, timeout=3000):  # debounced, on a worker
+    with qtbot.waitSignal(w.searched, timeout=WAIT_MS):  # debounced, on a worker
         w.search.clear()
     p.set_status("completed")
     assert p.rowCount() == 0
@@ -274,9 +275,9 @@ def test_inbox_sort_filter_search_and_keyboard(qtbot, store: Store, qtmodelteste
     # The search left only the note: it became the selected task, and stays selected.
     assert w.selected == "note"
     qtbot.keyClick(w.table, Qt.Key.Key_Home)
-    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=3000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=WAIT_MS)
     qtbot.keyClick(w.table, Qt.Key.Key_Down)
-    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=3000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=WAIT_MS)
     assert w.task_view.header.title.text() == "Save the weekly project note"
     w.close()
 
@@ -323,17 +324,17 @@ def test_empty_store_offers_the_demo_and_store_opens_on_a_worker(qtbot, tmp_path
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
-    with qtbot.waitSignal(w.store_opened, timeout=5000):
+    with qtbot.waitSignal(w.store_opened, timeout=WAIT_MS):
         w.open_store(str(tmp_path / "fresh"))
-    qtbot.waitUntil(lambda: w.right.currentIndex() == EMPTY, timeout=3000)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == EMPTY, timeout=WAIT_MS)
     assert w.empty_button.isVisible()
     assert settings.recent_stores() == [str(tmp_path / "fresh")]
     qtbot.mouseClick(w.empty_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=10000)
-    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=3000)
-    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "guide", timeout=WAIT_MS)
     w.close()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     w.store.close()
 
 
@@ -356,12 +357,12 @@ def test_a_staged_window_opens_its_store_after_the_first_paint_and_closes_at_any
     w.resize(1280, 780)
     w.open_store(str(tmp_path / "store"))
     assert not w.loader._pending  # no worker competes with the first paint for the GIL
-    with qtbot.waitSignal(w.finished, timeout=5000):
+    with qtbot.waitSignal(w.finished, timeout=WAIT_MS):
         w.show()
-    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=10000)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=WAIT_MS)
     assert w.inbox.rowCount() == 2
     w.close()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     if w.store is not None:
         w.store.close()
 
@@ -389,7 +390,7 @@ def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
-    with qtbot.waitSignal(w.peeked, timeout=5000):
+    with qtbot.waitSignal(w.peeked, timeout=WAIT_MS):
         w.open_store(str(tmp_path / "store"))
     assert w.store is None
     assert [w.inbox.index(i, 0).data(ID_ROLE) for i in range(w.inbox.rowCount())] == [
@@ -408,12 +409,12 @@ def test_the_tasks_are_listed_before_the_store_opens_and_nothing_acts_on_them(
     w.table.setCurrentIndex(second)
     chosen = second.data(ID_ROLE)
     gate.set()
-    qtbot.waitUntil(lambda: w.store is not None, timeout=10000)
-    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=10000)
-    qtbot.waitUntil(lambda: w.task_view.task_id == chosen, timeout=10000)
+    qtbot.waitUntil(lambda: w.store is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.task_view.task_id == chosen, timeout=WAIT_MS)
     assert w.inbox.rowCount() == len(listed)
     w.close()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     w.store.close()
 
 
@@ -439,14 +440,14 @@ def test_a_staged_window_paints_first_then_builds_and_takes_the_store(
     store = Store.open(tmp_path / "store")
     w.set_store(store)  # the worker was quicker than the first paint
     assert w.store is None
-    with qtbot.waitSignal(w.finished, timeout=5000):
+    with qtbot.waitSignal(w.finished, timeout=WAIT_MS):
         w.show()
     assert w.table.model() is w.proxy
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=10000)
-    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=5000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.right.currentIndex() == TASK, timeout=WAIT_MS)
     assert w.store is store and w.menuBar().actions()
     w.close()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     store.close()
 
 
@@ -463,7 +464,7 @@ def test_every_tab_renders_to_png(qtbot, store: Store, tmp_path: Path) -> None:
     keep = os.environ.get("BORIS_DESKTOP_SHOTS")
     for i, title in enumerate(w.task_view.panels):
         w.task_view.tabs.setCurrentIndex(i)
-        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
         qtbot.wait(20)
         png = tmp_path / f"{i:02d}-{title.lower()}.png"
         assert w.grab().save(str(png))
@@ -510,7 +511,7 @@ def test_a_dark_system_palette_is_followed(qtbot, store: Store) -> None:
         w.resize(1280, 780)
         w.show()
         w.reload_now()
-        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
         img = w.grab().toImage()
         # Sample a grid: most of the window must be dark, as the palette asks.
         samples = [
@@ -520,7 +521,7 @@ def test_a_dark_system_palette_is_followed(qtbot, store: Store) -> None:
         ]
         assert sum(v < 100 for v in samples) / len(samples) > 0.8
         w.close()
-        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     finally:
         app.setPalette(light)
 

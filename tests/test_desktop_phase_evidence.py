@@ -12,7 +12,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from test_desktop_actions import armed, done, open_window, settle
+from test_desktop_actions import WAIT_MS, armed, done, open_window, settle
 
 from store import Actor, Store
 from store import commands as c
@@ -59,7 +59,7 @@ def _open_phase(qtbot, w, phase_id: str):
     w.menu_actions.phase_action.trigger()
     d = w.menu_actions.dialog
     assert isinstance(d, CompletePhaseDialog) and d.phase_id == phase_id
-    qtbot.waitUntil(lambda: d.view is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.view is not None, timeout=WAIT_MS)
     return d
 
 
@@ -95,7 +95,7 @@ def test_completing_the_guide_s_review_unblocks_its_final_checkpoint(qtbot, demo
     assert r["ok"] and r["summary"] == "read v2 section by section: one per source"
     assert r["actor"]["id"] == "rita" and r["input_identities"]["artifact:guide"] == "v2"
     # The Checkpoint dialog's Final is no longer blocked by the phase.
-    qtbot.waitUntil(lambda: "phase review is ready" not in _pending_in_window(w), timeout=5000)
+    qtbot.waitUntil(lambda: "phase review is ready" not in _pending_in_window(w), timeout=WAIT_MS)
     w.menu_actions.checkpoint_action.trigger()
     cp = w.menu_actions.dialog
     assert not any(x.startswith("phase review") for x in cp.pending)
@@ -151,7 +151,8 @@ def test_a_blocked_phase_cannot_be_completed(qtbot, store: Store, ws: Path) -> N
         "It cannot be completed: phase ship is not ready: artifact bundle has no version yet."
     )
     assert "artifact bundle: not ready (artifact bundle has no version yet)" in d.inputs.text()
-    qtbot.wait(1200)  # past the arming delay: still not enabled
+    # Past the arming delay: still not enabled.
+    qtbot.waitUntil(lambda: d.armed, timeout=WAIT_MS)
     assert not d.ok.isEnabled() and not d.radios[True].isEnabled()
     # The store refuses it by type too, whatever the dialog shows.
     from store.errors import PhaseBlocked
@@ -170,7 +171,7 @@ def test_an_input_that_moves_while_open_is_shown_and_never_recorded_unseen(
     guide.write_text(guide.read_text() + "\n## 7. Audit\n", encoding="utf-8")
     demo.execute(c.RecordArtifact(task_id="guide", artifact_id="guide", name="guide.md",
                                   content=c.Content(path=str(guide))), AGENT)  # fmt: skip
-    qtbot.waitUntil(d.changed.isVisible, timeout=5000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "recorded guide v3" in d.changed.text() and "Drafting agent" in d.changed.text()
     assert not d.ok.isEnabled() and d.rebase.isVisible()
     assert "(v2)" in d.inputs.text()  # still what the person saw
@@ -199,7 +200,7 @@ def _open_evidence(qtbot, w, criterion_id: str, path: Path, monkeypatch):
     w.menu_actions.evidence_action.trigger()
     d = w.menu_actions.dialog
     assert isinstance(d, AttachEvidenceDialog) and d.criterion_id == criterion_id
-    qtbot.waitUntil(lambda: d.target is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.target is not None, timeout=WAIT_MS)
     return d
 
 
@@ -265,7 +266,7 @@ def test_the_artifact_moving_while_open_is_shown(qtbot, demo: Store, monkeypatch
     guide.write_text(guide.read_text() + "\nmore\n", encoding="utf-8")
     demo.execute(c.RecordArtifact(task_id="guide", artifact_id="guide", name="guide.md",
                                   content=c.Content(path=str(guide))), AGENT)  # fmt: skip
-    qtbot.waitUntil(d.changed.isVisible, timeout=5000)
+    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
     assert "guide has version 3 now" in d.changed.text()
     assert not d.ok.isEnabled() and d.made_on.text() == "The evidence is made on guide v2."
     d.rebase.click()

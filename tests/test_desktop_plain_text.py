@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QTextEdit,
     QWidget,
 )
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -236,15 +237,15 @@ def test_task_text_is_never_rendered_as_rich_text(qtbot, store: Store, ws: Path)
     w.resize(1280, 780)
     w.show()
     w.reload_now()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     w.table.setCurrentIndex(w.proxy.index(0, 0))
-    qtbot.waitUntil(lambda: w.task_view.task_id == "t", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "t", timeout=WAIT_MS)
     seen = Seen()
     tabs = w.task_view.tabs
     for i in range(tabs.count()):
         tabs.setCurrentIndex(i)
         panel = tabs.widget(i)
-        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
         # Select each row in turn: details below a list show the selected record's texts.
         for view in panel.findChildren(QAbstractItemView):
             model = view.model()
@@ -253,7 +254,7 @@ def test_task_text_is_never_rendered_as_rich_text(qtbot, store: Store, ws: Path)
             for ix in list(_indexes(model))[:40]:
                 if ix.column() == 0:
                     view.setCurrentIndex(ix)
-                    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+                    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
                     seen.widget(panel)
         seen.widget(w)
     # The dialogs that show the task's texts.
@@ -265,7 +266,7 @@ def test_task_text_is_never_rendered_as_rich_text(qtbot, store: Store, ws: Path)
             continue
         act.trigger()
         dialog = w.menu_actions.dialog
-        qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+        qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
         seen.widget(dialog, prefix=f"{action} dialog: ")
         opened.append(action)
         dialog.reject()

@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QPushButton
-from test_desktop_actions import armed, done, open_window
+from test_desktop_actions import WAIT_MS, armed, done, open_window
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -113,7 +113,7 @@ def test_two_of_two_the_window_then_a_second_reviewers_cli(
     d = ApproveDialog(w, tid, aid)
     qtbot.addWidget(d)
     d.show()
-    qtbot.waitUntil(lambda: d.decision is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
     assert d.fields["approved"].isVisibleTo(d)
     assert d.fields["approved"].text() == "nobody yet (0 of 2)"
     assert d.ok.text().replace("&", "") == "Approve (1st of 2)"
@@ -128,11 +128,12 @@ def test_two_of_two_the_window_then_a_second_reviewers_cli(
     again = ApproveDialog(w, tid, aid)
     qtbot.addWidget(again)
     again.show()
-    qtbot.waitUntil(lambda: again.decision is not None, timeout=5000)
+    qtbot.waitUntil(lambda: again.decision is not None, timeout=WAIT_MS)
     assert again.fields["approved"].text().startswith("maria (1 of 2)")
     assert "another person must approve" in again.fields["approved"].text()
     assert again.ok.text().replace("&", "") == "Approve (2nd of 2)"
-    qtbot.wait(1200)  # past the arming delay: still not offered, it is hers already
+    # Past the arming delay: still not offered, it is hers already.
+    qtbot.waitUntil(lambda: again.armed, timeout=WAIT_MS)
     assert not again.ok.isEnabled()
     assert again.reject_button.isEnabled()  # a rejection by any one, hers too, ends it
 
@@ -148,7 +149,7 @@ def test_two_of_two_the_window_then_a_second_reviewers_cli(
     )
     assert ben.returncode == 0, ben.stderr
     # The open dialog follows the store: approved, by ben, now nothing left to decide.
-    qtbot.waitUntil(lambda: again.decision.state == "approved", timeout=10000)
+    qtbot.waitUntil(lambda: again.decision.state == "approved", timeout=WAIT_MS)
     assert [a.id for a in again.decision.approved_by] == ["maria", "ben"]
     assert "approved" in again.changed.text().lower()
     assert not again.ok.isEnabled()
@@ -167,7 +168,7 @@ def test_the_quorum_dialog_keeps_its_buttons_on_a_1024x700_screen(
     d = ApproveDialog(w, tid, aid)
     qtbot.addWidget(d)
     d.show()
-    qtbot.waitUntil(lambda: d.decision is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
     room = QRect(0, 0, 1024, 700 - 40)
     d.setMaximumSize(room.width() - 16, room.height() - 40)
     d.resize(d.maximumSize())

@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from test_desktop_actions import open_window, settle
+from test_desktop_actions import WAIT_MS, open_window, settle
 
 from boris_desktop.runtime import jobs
 from store import Actor, Store
@@ -53,7 +53,7 @@ def test_a_write_to_another_task_redraws_nothing_but_the_clock(
 ) -> None:
     fill_demo(store)
     w = open_window(qtbot, store, "note")
-    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=WAIT_MS)
     approvals = w.task_view.panel("Approvals")
     assert approvals._approvals  # the note's upload waits for the owner
     clock_before = approvals._clock[0]
@@ -61,8 +61,8 @@ def test_a_write_to_another_task_redraws_nothing_but_the_clock(
     counts = _counted(w, monkeypatch)
 
     store.execute(c.CreateTask(task_id="other", title="Other", owner="o", objective="x"), AGENT)
-    qtbot.waitUntil(lambda: w.inbox.row_of("other") >= 0, timeout=3000)
-    qtbot.waitUntil(lambda: w.task_view.bundle is not shown_before, timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.row_of("other") >= 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.task_view.bundle is not shown_before, timeout=WAIT_MS)
     settle(qtbot, w)
 
     assert w.task_view.task_id == "note"
@@ -74,17 +74,17 @@ def test_a_write_to_another_task_redraws_nothing_but_the_clock(
 def test_a_write_to_the_task_on_screen_redraws_it(qtbot, store: Store, monkeypatch) -> None:
     fill_demo(store)
     w = open_window(qtbot, store, "note")
-    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=WAIT_MS)
     counts = _counted(w, monkeypatch)
 
     store.execute(
         c.AmendObjective(task_id="note", text="Save the note, then stop", reason="scope"),
         Actor(kind="person", id="olga"),
     )
-    qtbot.waitUntil(lambda: "then stop" in w.task_view.header.objective.text(), timeout=3000)
-    qtbot.waitUntil(lambda: counts["brief"] == 1, timeout=3000)
+    qtbot.waitUntil(lambda: "then stop" in w.task_view.header.objective.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: counts["brief"] == 1, timeout=WAIT_MS)
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=3000)  # filled in turns
+    qtbot.waitUntil(lambda: not w.task_view._unfilled, timeout=WAIT_MS)  # filled in turns
     assert {t: counts[t] for t in w.task_view.panels} == {t: 1 for t in w.task_view.panels}
 
 
@@ -96,14 +96,14 @@ def test_the_tab_in_front_is_shown_at_once_the_others_in_turns(
     fill_demo(store)
     w = open_window(qtbot, store, "note")
     tv = w.task_view
-    qtbot.waitUntil(lambda: not tv._unfilled, timeout=3000)
+    qtbot.waitUntil(lambda: not tv._unfilled, timeout=WAIT_MS)
     counts = _counted(w, monkeypatch)
     tv._fill_timer.timeout.disconnect()  # hold the turns back: what is filled without them
     store.execute(
         c.AmendObjective(task_id="note", text="Save the note, then stop", reason="scope"),
         Actor(kind="person", id="olga"),
     )
-    qtbot.waitUntil(lambda: "then stop" in tv.header.objective.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "then stop" in tv.header.objective.text(), timeout=WAIT_MS)
     front = tv.tabs.currentWidget().title
     assert {t for t, n in counts.items() if n and t != "brief"} == {front}
     tv.tabs.setCurrentWidget(tv.panels["Effects"])  # picked: shown before it is painted
@@ -112,5 +112,5 @@ def test_the_tab_in_front_is_shown_at_once_the_others_in_turns(
     assert counts["Budgets"] == 0  # its turn has not come
     tv._fill_timer.timeout.connect(tv._fill_next)
     tv._fill_timer.start()
-    qtbot.waitUntil(lambda: not tv._unfilled, timeout=3000)
+    qtbot.waitUntil(lambda: not tv._unfilled, timeout=WAIT_MS)
     assert {t: counts[t] for t in tv.panels} == {t: 1 for t in tv.panels}

@@ -10,6 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -30,9 +31,9 @@ def open_window(qtbot, store: Store, size: tuple[int, int]):
     qtbot.addWidget(w)
     w.resize(*size)
     w.show()
-    qtbot.waitExposed(w)
+    qtbot.waitExposed(w, timeout=WAIT_MS)
     w.reload_now()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     return w
 
 
@@ -53,7 +54,7 @@ def rows_in_sight(w) -> float:
 def test_inbox_shows_a_queue_at_1280x780(qtbot, store: Store) -> None:
     many_tasks(store, 30)
     w = open_window(qtbot, store, (1280, 780))
-    qtbot.waitUntil(lambda: rows_in_sight(w) >= 8, timeout=3000)
+    qtbot.waitUntil(lambda: rows_in_sight(w) >= 8, timeout=WAIT_MS)
     # …and the task keeps the room its parts need.
     assert w.right.height() >= w.task_view.minimumSizeHint().height()
 
@@ -122,8 +123,8 @@ def demo(qtbot, store: Store):
 def select_task(qtbot, w, task_id: str) -> None:
     row = w.inbox.row_of(task_id)
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=5000)
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
 
 
 def test_effect_detail_is_a_form_with_raw_json_one_toggle_away(qtbot, demo) -> None:
@@ -158,7 +159,7 @@ def test_checkpoint_and_dependency_details_are_forms(qtbot, demo) -> None:
     assert cp.detail_stack.currentWidget() is cp.form
     # A diff has no form: the text pane shows it, and the toggle has nothing to switch.
     cp.compare.setCurrentIndex(cp.compare.findData("ckpt-initial"))
-    qtbot.waitUntil(lambda: cp.detail.toPlainText().startswith("--- ckpt-initial"))
+    qtbot.waitUntil(lambda: cp.detail.toPlainText().startswith("--- ckpt-initial"), timeout=WAIT_MS)
     assert cp.detail_stack.currentWidget() is cp.detail and not cp.raw.isEnabled()
 
     ph = tabs.panel("Dependencies")

@@ -157,7 +157,7 @@ def test_every_decision_button_is_on_a_1024x700_screen(qtbot, store: Store) -> N
         d = make()
         qtbot.addWidget(d)
         d.show()
-        qtbot.waitExposed(d)
+        qtbot.waitExposed(d, timeout=WAIT_MS)
         # As the window manager does on that screen: no taller than its room, less the
         # title bar. The dialog's least size must fit too, or the manager cannot comply.
         d.setMaximumSize(room.width() - 16, room.height() - 40)
@@ -252,7 +252,7 @@ def test_the_lineage_graph_has_room_at_1366x768(qtbot, store: Store) -> None:
     select_task(qtbot, w, "guide")
     w.task_view.show_part("Checkpoints")
     panel = w.task_view.panels["Checkpoints"]
-    qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=WAIT_MS)
     qtbot.wait(100)
     # The forked lineage's two heads are in sight (a row each).
     assert panel.graph_box.height() >= 2 * panel.graph.ROW
@@ -273,7 +273,7 @@ def test_a_part_s_split_is_remembered_across_restarts(qtbot, store: Store) -> No
         select_task(qtbot, w, "guide")
         w.task_view.show_part("Checkpoints")
         panel = w.task_view.panels["Checkpoints"]
-        qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=3000)
+        qtbot.waitUntil(lambda: panel.graph_box.isVisible(), timeout=WAIT_MS)
         qtbot.wait(100)
         return w, panel
 
@@ -301,7 +301,7 @@ def test_a_long_path_is_elided_in_the_middle_and_whole_in_its_tooltip(qtbot, sto
     qtbot.addWidget(d)
     d.fit_screen(SMALL.adjusted(0, 0, 0, -40))
     d.show()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     line = d.target_line
     # Elided in the middle: the kind and the file's name are in sight, the rest in the tooltip.
     assert line.elided() and "…" in line.shown()
@@ -336,7 +336,7 @@ def test_an_elided_label_never_asks_for_more_room_and_copies_the_whole_text(qtbo
     assert short.sizeHint().width() < long_.sizeHint().width()  # a short text: its own width
     long_.resize(300, long_.sizeHint().height())
     long_.show()
-    qtbot.waitExposed(long_)
+    qtbot.waitExposed(long_, timeout=WAIT_MS)
     shown = long_.shown()
     assert long_.elided() and shown.startswith("/tmp/x") and shown.endswith("x/end.md")
     assert long_.text() == "/tmp/" + "x" * 400 + "/end.md" == long_.toolTip()

@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -38,7 +39,7 @@ def window(qtbot, store: Store):  # type: ignore[no-untyped-def]
     w = MainWindow(store)
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 5, timeout=5000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 5, timeout=WAIT_MS)
     yield w
     w.close()
 
@@ -58,7 +59,7 @@ def test_typing_asks_for_one_search_on_a_worker(window, qtbot, monkeypatch) -> N
         return real(every, wanted, held, revision)
 
     monkeypatch.setattr(jobs, "search", search)
-    with qtbot.waitSignal(window.searched, timeout=3000):
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):
         for ch in "brav":  # typed faster than the pause the search waits for
             qtbot.keyClick(window.search, ch)
         assert window.proxy.rowCount() == 5  # nothing filtered while typing
@@ -66,7 +67,7 @@ def test_typing_asks_for_one_search_on_a_worker(window, qtbot, monkeypatch) -> N
     assert _titles(window) == ["Task 1 bravo", "Task 3 bravado"]
     chosen = window.selected
     assert chosen in ("t01", "t03")  # a task the search shows
-    with qtbot.waitSignal(window.searched, timeout=3000):
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):
         window.search.clear()
     assert window.proxy.rowCount() == 5
     assert window.selected == chosen  # all shown again: still the reviewer's choice
@@ -80,7 +81,7 @@ def test_a_superseded_search_is_dropped(window, qtbot) -> None:  # type: ignore[
     window._search()  # in flight …
     window.search.setText("delta")
     window._search_due.stop()
-    with qtbot.waitSignal(window.searched, timeout=3000):
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):
         window._search()  # … superseded by this one
     qtbot.wait(100)
     assert window.inbox.search == search_words("delta")
@@ -88,12 +89,12 @@ def test_a_superseded_search_is_dropped(window, qtbot) -> None:  # type: ignore[
 
 
 def test_a_reload_keeps_the_search(window, qtbot, store: Store) -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.searched, timeout=3000):
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):
         window.search.setText("bravo")
     store.execute(c.CreateTask(task_id="t9", title="Bravo too", owner="o", objective="x"), AGENT)
     store.execute(c.CreateTask(task_id="t8", title="Echo", owner="o", objective="x"), AGENT)
     window.reload()
-    qtbot.waitUntil(lambda: len(window.inbox.all_rows) == 7, timeout=5000)
+    qtbot.waitUntil(lambda: len(window.inbox.all_rows) == 7, timeout=WAIT_MS)
     assert _titles(window) == ["Bravo too", "Task 1 bravo"]
     assert window.proxy.sortOrder() in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder)
 
@@ -115,14 +116,14 @@ def test_a_search_over_many_rows_resets_once_and_selects_a_shown_task(qtbot, sto
     w = MainWindow(store)
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == n, timeout=5000)
-    qtbot.waitUntil(lambda: w.selected is not None, timeout=5000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == n, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.selected is not None, timeout=WAIT_MS)
     hide = "odd" if store.task(w.selected)["title"] == "even" else "even"
     resets: list[int] = []
     w.inbox.modelReset.connect(lambda: resets.append(1))
-    with qtbot.waitSignal(w.searched, timeout=3000):
+    with qtbot.waitSignal(w.searched, timeout=WAIT_MS):
         w.search.setText(hide)
     assert resets == [1] and w.proxy.rowCount() == n // 2
-    qtbot.waitUntil(lambda: w.inbox.row_of(w.selected) >= 0, timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.row_of(w.selected) >= 0, timeout=WAIT_MS)
     assert w.table.currentIndex().isValid()
     w.close()

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 import sqlalchemy as sa
-from test_desktop_actions import done, open_window, settle
+from test_desktop_actions import WAIT_MS, done, open_window, settle
 
 from store import Actor, Store
 from store import commands as c
@@ -150,7 +150,7 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
     assert not header.unsigned.isVisible()
     # Her key, as the store trusts it.
     key = w.export_public_key()
-    qtbot.waitUntil(key.copy.isEnabled, timeout=5000)
+    qtbot.waitUntil(key.copy.isEnabled, timeout=WAIT_MS)
     assert key.line.startswith(f"{s.rita.key_id} person:rita ")
     assert "keyring trusts this key for you" in key.trust.text()
     key.reject()
@@ -163,7 +163,7 @@ def test_a_signed_store_shows_who_signed_each_event_decision_and_checkpoint(
     d.ok.click()
     done(qtbot, w, d)
     newest = store.events(s.tid)[-1]["seq"]
-    qtbot.waitUntil(lambda: str(newest) in shown(timeline), timeout=5000)
+    qtbot.waitUntil(lambda: str(newest) in shown(timeline), timeout=WAIT_MS)
     assert signed_by(timeline, column(timeline, "Signed by"))[str(newest)] == (
         f"Rita Reviewer · {rita_fp}",
         "signed",
@@ -266,12 +266,12 @@ def test_export_my_public_key_saves_and_copies_the_keys_file_line(
     entry = next(a for a in file_menu.actions() if a.text() == "Export My Public &Key…")
     entry.trigger()
     d = w.key_dialog
-    qtbot.waitUntil(d.save.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.save.isEnabled, timeout=WAIT_MS)
     # Created on first use, private to the user.
     assert stat.S_IMODE(person_key_path("rita").stat().st_mode) == 0o600
     assert "The open store does not sign its records" in d.trust.text()
     d.save.click()
-    qtbot.waitUntil(lambda: d.saved_to is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.saved_to is not None, timeout=WAIT_MS)
     assert asked and d.trust.text() == f"Saved to {target}."
     # The same line `boris keys export` prints for her.
     capsys.readouterr()
@@ -298,7 +298,7 @@ def test_export_asks_who_the_reviewer_is_first(qtbot, store: Store, monkeypatch)
     who.reviewer_id.setText("maria")
     who.buttons.accepted.emit()
     d = w.key_dialog
-    qtbot.waitUntil(d.copy.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.copy.isEnabled, timeout=WAIT_MS)
     assert d.line.split()[1] == "person:maria"
     assert person_key_path("maria").exists()
 
@@ -320,7 +320,7 @@ def test_a_later_signature_covering_the_unsigned_tail_is_shown_live(
     # tail: the store now counts the tail as covered by that signature.
     s.as_(s.bot, c.AddCriterion(task_id=s.tid, text="signed"), BOT)
     w.reload_now()
-    qtbot.waitUntil(lambda: str(tail + 1) in shown(timeline), timeout=5000)
+    qtbot.waitUntil(lambda: str(tail + 1) in shown(timeline), timeout=WAIT_MS)
     settle(qtbot, w)
     marks = signed_by(timeline, signer)
     assert (

@@ -9,6 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -39,7 +40,7 @@ def test_inbox_lists_tasks_and_detail_is_plain_text(qtbot, tmp_path: Path, qtmod
     other = Store.open(tmp_path)
     other.execute(c.CreateTask(task_id="t2", title="Second", owner="o", objective="x"), AGENT)
     other.close()
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 2, timeout=WAIT_MS)
     w.close()
     store.close()
 

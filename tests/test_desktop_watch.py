@@ -8,6 +8,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS, until_seen
 
 from store import Actor, Store
 from store import commands as c
@@ -58,8 +59,8 @@ def open_window(qtbot, store: Store):
     w.resize(1200, 760)
     w.show()
     w.reload_now()
-    qtbot.waitUntil(lambda: w.task_view.task_id == "t", timeout=5000)
-    qtbot.waitUntil(lambda: w.file_watch.checks > 0 and not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "t", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.file_watch.checks > 0 and not w.loader._pending, timeout=WAIT_MS)
     return w
 
 
@@ -102,10 +103,10 @@ def test_atomic_save_marks_stale_and_records_a_watch_observation(qtbot, store: S
     assert not watch_observations(store)
     atomic_save(task["report"], "# Report\n\nedited elsewhere\n")
     atomic_save(task["out"], "someone else's\n")
-    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=5000)
-    qtbot.waitUntil(lambda: "stale on disk" in criterion_status(w), timeout=5000)
-    qtbot.waitUntil(lambda: "target changed" in effect_what(w), timeout=5000)
-    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=5000)
+    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "stale on disk" in criterion_status(w), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "target changed" in effect_what(w), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=WAIT_MS)
     obs = watch_observations(store)
     assert len(obs) == 1
     assert obs[0]["observer"]["id"] == "rita" and obs[0]["observer"]["kind"] == "person"
@@ -113,9 +114,9 @@ def test_atomic_save_marks_stale_and_records_a_watch_observation(qtbot, store: S
         "pre_state"]["digest"]  # fmt: skip
     # The view reloads: the observation is on screen, and the marks stay.
     qtbot.waitUntil(
-        lambda: bool(w.task_view.bundle["task"]["effects"][0]["observations"]), timeout=5000
+        lambda: bool(w.task_view.bundle["task"]["effects"][0]["observations"]), timeout=WAIT_MS
     )
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     assert "target changed" in effect_what(w)
     assert "stale on disk" in criterion_status(w)
     assert len(watch_observations(store)) == 1  # the reload does not record it again
@@ -125,11 +126,11 @@ def test_atomic_save_marks_stale_and_records_a_watch_observation(qtbot, store: S
 def test_delete_shows_missing(qtbot, store: Store, task) -> None:
     w = open_window(qtbot, store)
     task["report"].unlink()
-    qtbot.waitUntil(lambda: "missing on disk" in artifact_marks(w), timeout=5000)
-    qtbot.waitUntil(lambda: "stale on disk" in criterion_status(w), timeout=5000)
+    qtbot.waitUntil(lambda: "missing on disk" in artifact_marks(w), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "stale on disk" in criterion_status(w), timeout=WAIT_MS)
     task["out"].unlink()
-    qtbot.waitUntil(lambda: "target missing" in effect_what(w), timeout=5000)
-    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=5000)
+    qtbot.waitUntil(lambda: "target missing" in effect_what(w), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=WAIT_MS)
     assert not watch_observations(store)[-1]["exists"]
     w.close()
 
@@ -137,7 +138,7 @@ def test_delete_shows_missing(qtbot, store: Store, task) -> None:
 def test_edit_made_while_closed_is_found_at_load(qtbot, store: Store, task) -> None:
     task["report"].write_text("# Report\n\nedited while the app was closed\n", encoding="utf-8")
     w = open_window(qtbot, store)
-    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=5000)
+    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=WAIT_MS)
     assert "stale on disk" in criterion_status(w)
     detail = w.task_view.panel("Criteria").tree.index_at(("good",)).data(0x0003)  # tooltip role
     assert "report changed on disk" in detail and "loaded" in detail
@@ -157,9 +158,13 @@ def test_polling_fallback_still_detects(qtbot, store: Store, task, monkeypatch) 
     assert w.file_watch.indicator.text.text() == (
         "watching 2 files (polling: inotify limit reached)"
     )
-    qtbot.wait(300)  # the polling observer's first snapshot
-    atomic_save(task["report"], "# Report\n\npolled\n")
-    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=5000)
+    # Saved again until seen: the polling observer sees what changed after its first
+    # snapshot, whenever a loaded machine takes it.
+    until_seen(
+        qtbot,
+        lambda n: atomic_save(task["report"], f"# Report\n\npolled {n}\n"),
+        lambda: "changed on disk" in artifact_marks(w),
+    )
     assert "stale on disk" in criterion_status(w)
     w.close()
 
@@ -192,10 +197,12 @@ def test_handler_raising_does_not_stop_the_watcher(qtbot, store: Store, task, mo
 
     monkeypatch.setattr(TaskFileWatcher, "_hashed", flaky)
     atomic_save(task["report"], "# Report\n\nfirst edit\n")
-    qtbot.waitUntil(lambda: calls["n"] >= 1 and w.file_watch.handler_errors == 1, timeout=5000)
-    qtbot.wait(300)
-    atomic_save(task["report"], "# Report\n\nsecond edit\n")
-    qtbot.waitUntil(lambda: "changed on disk" in artifact_marks(w), timeout=5000)
+    qtbot.waitUntil(lambda: calls["n"] >= 1 and w.file_watch.handler_errors == 1, timeout=WAIT_MS)
+    until_seen(
+        qtbot,
+        lambda n: atomic_save(task["report"], f"# Report\n\nedit {n + 2}\n"),
+        lambda: "changed on disk" in artifact_marks(w),
+    )
     assert w.file_watch.watcher.state == "watching"
     assert "handler error" in w.file_watch.indicator.toolTip()
     w.close()
@@ -206,10 +213,10 @@ def test_reconcile_dialog_holds_watch_observations(qtbot, store: Store, task) ->
     the dialog's observation and the decision."""
     w = open_window(qtbot, store)
     d = w.menu_actions.reconcile()
-    qtbot.waitUntil(lambda: d.observation is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
     atomic_save(task["out"], "someone else's\n")
-    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=5000)
-    qtbot.waitUntil(lambda: "target changed" in effect_what(w), timeout=5000)
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "target changed" in effect_what(w), timeout=WAIT_MS)
     qtbot.wait(300)
     assert not watch_observations(store)
     d.reject()
@@ -223,7 +230,7 @@ def test_without_a_reviewer_the_system_observes(
     monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "nobody.ini"))
     w = open_window(qtbot, store)
     atomic_save(task["out"], "someone else's\n")
-    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=5000)
+    qtbot.waitUntil(lambda: bool(watch_observations(store)), timeout=WAIT_MS)
     who = watch_observations(store)[0]["observer"]
     assert (who["kind"], who["id"]) == ("system", "boris-desktop-watch")
     w.close()

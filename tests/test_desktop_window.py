@@ -9,6 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -59,11 +60,11 @@ def test_select_row_shows_title_and_objective(qtbot, store: Store, window) -> No
     _make_task(store, "t1", "Write the guide", "Draft the reference guide")
     _make_task(store, "t2", "Tidy the notes", "Merge the project notes")
     window.reload()  # worker thread, like the timer
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=WAIT_MS)
     row = next(i for i, r in enumerate(window.inbox.rows) if r["id"] == "t2")
     rect = window.table.visualRect(window.proxy.mapFromSource(window.inbox.index(row, 0)))
     qtbot.mouseClick(window.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.waitUntil(lambda: "Tidy the notes" in _shown(window), timeout=3000)
+    qtbot.waitUntil(lambda: "Tidy the notes" in _shown(window), timeout=WAIT_MS)
     text = _shown(window)
     assert "Merge the project notes" in text
     assert "Tidy the notes criterion" in text
@@ -72,7 +73,7 @@ def test_select_row_shows_title_and_objective(qtbot, store: Store, window) -> No
 def test_first_row_selected_by_default(qtbot, store: Store, window) -> None:
     _make_task(store, "t1", "Only task", "The objective")
     window.reload()
-    qtbot.waitUntil(lambda: "The objective" in _shown(window), timeout=3000)
+    qtbot.waitUntil(lambda: "The objective" in _shown(window), timeout=WAIT_MS)
     assert window.table.selectionModel().selectedRows()[0].row() == 0
 
 
@@ -80,7 +81,7 @@ def test_inbox_model_passes_modeltester(qtbot, store: Store, window, qtmodeltest
     _make_task(store, "t1", "A", "x")
     _make_task(store, "t2", "B", "y")
     window.reload()
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=WAIT_MS)
     qtmodeltester.check(window.inbox)
     qtmodeltester.check(window.proxy)
 
@@ -88,20 +89,20 @@ def test_inbox_model_passes_modeltester(qtbot, store: Store, window, qtmodeltest
 def test_write_from_another_store_shows_up(qtbot, store: Store, window) -> None:
     _make_task(store, "t1", "Mine", "x")
     window.reload()
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == 1, timeout=3000)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 1, timeout=WAIT_MS)
     other = Store.open(store.location.directory)
     try:
         _make_task(other, "t2", "From elsewhere", "y")
     finally:
         other.close()
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 2, timeout=WAIT_MS)
     assert "From elsewhere" in [r["title"] for r in window.inbox.rows]
 
 
 def test_html_in_objective_is_shown_literally(qtbot, store: Store, window) -> None:
     _make_task(store, "t1", "<i>Title</i>", "<b>bold</b> goal")
     window.reload()
-    qtbot.waitUntil(lambda: "<b>bold</b> goal" in _shown(window), timeout=3000)
+    qtbot.waitUntil(lambda: "<b>bold</b> goal" in _shown(window), timeout=WAIT_MS)
     assert "<i>Title</i>" in _shown(window)
 
 
@@ -116,14 +117,14 @@ def test_screenshot_writes_png(tmp_path: Path, qapp) -> None:
 def test_idle_polls_do_not_reload_the_record(qtbot, store: Store, window, monkeypatch) -> None:
     _make_task(store, "t1", "Write the guide", "Draft the reference guide")
     window.reload()
-    qtbot.waitUntil(lambda: "Draft the reference guide" in _shown(window), timeout=3000)
+    qtbot.waitUntil(lambda: "Draft the reference guide" in _shown(window), timeout=WAIT_MS)
     calls: list[int] = []
     real_tasks = store.tasks
     monkeypatch.setattr(store, "tasks", lambda: calls.append(1) or real_tasks())
     qtbot.wait(2500)  # two timer ticks with nothing new in the store
     assert calls == []
     store.execute(c.AmendObjective(task_id="t1", text="Draft it for auditors", reason="r"), AGENT)
-    qtbot.waitUntil(lambda: "Draft it for auditors" in _shown(window), timeout=3000)
+    qtbot.waitUntil(lambda: "Draft it for auditors" in _shown(window), timeout=WAIT_MS)
     assert calls
 
 
@@ -135,8 +136,8 @@ def test_the_inbox_sorts_by_any_column_and_keeps_the_selection(qtbot, store: Sto
     for tid, title in (("t1", "Charlie"), ("t2", "alpha"), ("t3", "Bravo")):
         _make_task(store, tid, title, "x")
     window.reload()
-    qtbot.waitUntil(lambda: window.inbox.rowCount() == 3, timeout=3000)
-    qtbot.waitUntil(lambda: window.selected is not None, timeout=3000)
+    qtbot.waitUntil(lambda: window.inbox.rowCount() == 3, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.selected is not None, timeout=WAIT_MS)
     chosen = window.selected
 
     def titles() -> list[str]:
@@ -149,9 +150,9 @@ def test_the_inbox_sorts_by_any_column_and_keeps_the_selection(qtbot, store: Sto
     current = window.table.currentIndex()
     assert window.proxy.index(current.row(), 0).data(ID_ROLE) == chosen
     window.table.sortByColumn(NEEDS, Qt.SortOrder.DescendingOrder)
-    with qtbot.waitSignal(window.searched, timeout=3000):  # debounced, on a worker
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):  # debounced, on a worker
         window.search.setText("bra")
     assert titles() == ["Bravo"]
-    with qtbot.waitSignal(window.searched, timeout=3000):  # debounced, on a worker
+    with qtbot.waitSignal(window.searched, timeout=WAIT_MS):  # debounced, on a worker
         window.search.clear()
     assert len(titles()) == 3

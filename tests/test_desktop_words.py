@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -36,15 +37,15 @@ def open_window(qtbot, store: Store):
     w.resize(1280, 780)
     w.show()
     w.reload_now()
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     return w
 
 
 def select_task(qtbot, w, task_id: str) -> None:
     row = w.inbox.row_of(task_id)
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=5000)
-    qtbot.waitUntil(lambda: not w.loader._pending, timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
 
 
 def tab_titles(w) -> dict[str, str]:
@@ -177,7 +178,7 @@ def test_rows_that_need_a_person_say_what_to_do(qtbot, store: Store) -> None:
     w.reload()
     qtbot.waitUntil(
         lambda: cell(w, "Effects", ("save-note",), 5).startswith("Conflict: a person decides"),
-        timeout=5000,
+        timeout=WAIT_MS,
     )
     w.close()
 

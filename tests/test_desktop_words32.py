@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from test_desktop_actions import open_window
+from test_desktop_actions import WAIT_MS, open_window
 
 from store import Actor, Store
 from store.commands import approvals as ap
@@ -52,13 +52,13 @@ def test_the_queues_waiting_column_ticks_between_reads(qtbot, store: Store) -> N
     w = open_window(qtbot, store)
     q = w.queue
     w.show_queue()
-    qtbot.waitUntil(lambda: bool(q.loaded and q.model.rows), timeout=5000)
+    qtbot.waitUntil(lambda: bool(q.loaded and q.model.rows), timeout=WAIT_MS)
     reads = [0]
     q.updated.connect(lambda *_: reads.__setitem__(0, reads[0] + 1))
     before = q.model.index(0, WAITING).data()
     at, read = q.model._read_clock
     q.model._read_clock = (at, read - 3600)  # as if the last read were an hour ago
-    qtbot.waitUntil(lambda: q.model.index(0, WAITING).data() != before, timeout=3000)
+    qtbot.waitUntil(lambda: q.model.index(0, WAITING).data() != before, timeout=WAIT_MS)
     assert reads == [0]  # not read again: the clock moved the column
     assert " h " in q.model.index(0, WAITING).data() + " "
 

@@ -17,6 +17,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -231,11 +232,11 @@ def test_the_checkpoint_dialog_makes_final_name_every_head(
     w = open_window(qtbot, store, "guide")
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert d.radios["final"].isChecked()
     assert d.heads.heads == ("ckpt-milestone", "ckpt-handoff", stopped)
     d.note.setPlainText("finished")
-    qtbot.waitUntil(lambda: d.armed, timeout=5000)
+    qtbot.waitUntil(lambda: d.armed, timeout=WAIT_MS)
     assert d.final_fork.isVisible() and not d.ok.isEnabled()
     d.heads.radios["ckpt-milestone"].click()
     d.heads.merges["ckpt-handoff"].click()
@@ -274,7 +275,7 @@ def test_a_head_added_while_the_dialog_is_open_is_refused_by_the_store(
     w = open_window(qtbot, store, "guide")
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     d.note.setPlainText("finished")
     d.heads.radios["ckpt-milestone"].click()
     for h in ("ckpt-handoff", stopped):
@@ -284,7 +285,7 @@ def test_a_head_added_while_the_dialog_is_open_is_refused_by_the_store(
     # Meanwhile a stop elsewhere adds a head.
     again = store.execute(StopRun(task_id="guide", reason="wait"), ANA)
     store.execute(c.SetStatus(task_id="guide", status="running", reason="resumed"), ANA)
-    qtbot.waitUntil(lambda: again in d.heads.heads, timeout=10_000)
+    qtbot.waitUntil(lambda: again in d.heads.heads, timeout=WAIT_MS)
     assert not d.ok.isEnabled() and f"{again} would stay a head" in d.final_fork.text()
     assert "The lineage changed while this was open" in d.changed.text()
     # The command as it was, sent anyway (another window's): refused, nothing written.

@@ -15,6 +15,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -168,9 +169,9 @@ def _shown_status(qtbot: Any, w: Any, status: str) -> None:
     """The window says the task's status: its header and its row in the task list."""
     from boris_desktop.ui.icons import words
 
-    qtbot.waitUntil(lambda: words(status) in w.task_view.header.status.text(), timeout=5000)
+    qtbot.waitUntil(lambda: words(status) in w.task_view.header.status.text(), timeout=WAIT_MS)
     row = w.inbox.rows[w.inbox.row_of("t")]
-    qtbot.waitUntil(lambda: w.inbox.rows[w.inbox.row_of("t")]["status"] == status, timeout=5000)
+    qtbot.waitUntil(lambda: w.inbox.rows[w.inbox.row_of("t")]["status"] == status, timeout=WAIT_MS)
     assert row["id"] == "t"
 
 
@@ -185,7 +186,7 @@ def test_final_from_the_checkpoint_dialog_completes_the_task(
     assert w.menu_actions.checkpoint_action.isEnabled()
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert d.radios["final"].isEnabled() and d.radios["final"].isChecked()
     qtbot.keyClicks(d.note, "Everything is in; the note was waived.")
     armed(qtbot, d.ok)
@@ -217,7 +218,7 @@ def test_the_close_dialog_closes_a_stopped_run_as_failed(
     assert w.menu_actions.close_action.isEnabled()
     w.menu_actions.close_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert d.chosen() == "failed"
     assert "stopped → failed" in d.what.text()
     qtbot.keyClicks(d.reason, "the client cancelled the note")
@@ -246,7 +247,7 @@ def test_a_running_task_cannot_be_closed_from_the_window(
     assert not w.menu_actions.close_action.isEnabled()
     assert not w.menu_actions.resume_action.isEnabled()
     d = w.menu_actions.close_task()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert "Stop the run first" in d.what.text()
     qtbot.keyClicks(d.reason, "x")
     qtbot.keyClicks(d.confirm, "t")
@@ -269,14 +270,14 @@ def test_the_queues_resume_decision_opens_the_resume_dialog(
     _ctrl_d(qtbot, w)
     q.table.setCurrentIndex(q.proxy.index(_row_of(w, "resume", "t"), 0))
     qtbot.keyClick(q.table, _RETURN())
-    qtbot.waitUntil(lambda: isinstance(q.dialog, ResumeDialog), timeout=5000)
+    qtbot.waitUntil(lambda: isinstance(q.dialog, ResumeDialog), timeout=WAIT_MS)
     d = q.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert "stopped → running" in d.what.text()
     assert f"Approvals revoked stay revoked: {aid}" in d.what.text()
     assert not d.ok.isEnabled()  # a reason first
     qtbot.keyClicks(d.reason, "Rita takes it on from here")
-    qtbot.waitUntil(d.ok.isEnabled, timeout=5000)
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
     d.grab().save("/tmp/finish-resume.png")
     qtbot.mouseClick(d.ok, _LEFT())
     done(qtbot, w, d)
@@ -284,7 +285,7 @@ def test_the_queues_resume_decision_opens_the_resume_dialog(
     task = store.task("t")
     assert task["status"] == "running"
     assert next(a for a in task["approvals"] if a["approval_id"] == aid)["state"] == "revoked"
-    qtbot.waitUntil(lambda: not [r for r in q.model.rows if r["task_id"] == "t"], timeout=5000)
+    qtbot.waitUntil(lambda: not [r for r in q.model.rows if r["task_id"] == "t"], timeout=WAIT_MS)
     w.close()
 
 

@@ -13,6 +13,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store
 from store import commands as c
@@ -70,7 +71,7 @@ def test_a_keystroke_drops_the_search_still_on_a_worker(qtbot, store: Store) -> 
     w = MainWindow(store)
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.inbox.rowCount() == 3, timeout=5000)
+    qtbot.waitUntil(lambda: w.inbox.rowCount() == 3, timeout=WAIT_MS)
     applied: list[tuple[str, ...]] = []
     w.searched.connect(lambda: applied.append(w.inbox.search))
     w.search.setText("alpha")
@@ -78,7 +79,7 @@ def test_a_keystroke_drops_the_search_still_on_a_worker(qtbot, store: Store) -> 
     w._search()  # on a worker for "alpha" …
     w.search.setText("alphabet")  # … when the next key comes
     assert w._search_due.isActive()  # the pause starts again
-    with qtbot.waitSignal(w.searched, timeout=3000):
+    with qtbot.waitSignal(w.searched, timeout=WAIT_MS):
         pass
     qtbot.wait(50)
     assert applied == [("alphabet",)]  # "alpha"'s rows were never shown

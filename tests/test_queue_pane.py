@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from test_desktop_actions import armed, done, settle
+from test_desktop_actions import WAIT_MS, armed, done, settle
 
 from store import Actor, Store
 from store import commands as c
@@ -51,12 +51,12 @@ def _window(qtbot, store: Store):
     qtbot.addWidget(w)
     w.resize(1280, 780)
     w.show()
-    qtbot.waitExposed(w)
+    qtbot.waitExposed(w, timeout=WAIT_MS)
     w.activateWindow()
-    qtbot.waitActive(w)
+    qtbot.waitActive(w, timeout=WAIT_MS)
     w.reload_now()
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: w.queue.loaded, timeout=5000)
+    qtbot.waitUntil(lambda: w.queue.loaded, timeout=WAIT_MS)
     return w
 
 
@@ -87,7 +87,7 @@ def _wanted(w) -> tuple[str | None, str | None, str | None]:
 def _agree(qtbot, w) -> None:
     """The pane shows the selected decision's task, on its part, with its row current."""
     try:
-        qtbot.waitUntil(lambda: _pane(w) == _wanted(w), timeout=3000)
+        qtbot.waitUntil(lambda: _pane(w) == _wanted(w), timeout=WAIT_MS)
     except AssertionError:
         raise AssertionError(
             f"the queue selects {_wanted(w)} but the pane shows {_pane(w)}"
@@ -128,7 +128,7 @@ def test_ctrl_d_shows_the_selected_decisions_task_not_the_inbox_one(qtbot, demo)
     w.views.setCurrentIndex(0)  # back to the task list, where the note is picked
     row = w.inbox.row_of("note")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=WAIT_MS)
     settle(qtbot, w)
     _ctrl_d(qtbot, w)
     assert w.views.currentWidget() is q
@@ -140,7 +140,7 @@ def test_ctrl_d_shows_the_selected_decisions_task_not_the_inbox_one(qtbot, demo)
 def test_the_first_ctrl_d_selects_a_decision_and_shows_it(qtbot, demo) -> None:
     w, q = demo, demo.queue
     _ctrl_d(qtbot, w)
-    qtbot.waitUntil(lambda: q.current() is not None, timeout=3000)
+    qtbot.waitUntil(lambda: q.current() is not None, timeout=WAIT_MS)
     assert q.table.selectionModel().isRowSelected(q.table.currentIndex().row())
     _agree(qtbot, w)
 
@@ -153,7 +153,7 @@ def test_a_click_on_the_tab_shows_the_selected_decisions_task(qtbot, demo) -> No
     w.views.setCurrentIndex(0)
     row = w.inbox.row_of("note")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=5000)
+    qtbot.waitUntil(lambda: w.task_view.task_id == "note", timeout=WAIT_MS)
     bar = w.views.tabBar()
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
     assert w.views.currentWidget() is q
@@ -184,17 +184,17 @@ def test_deciding_one_selects_the_next_and_its_dialog_is_the_panes_task(qtbot, d
     q.table.setCurrentIndex(q.proxy.index(_row_of(w, "approval", "note"), 0))
     _agree(qtbot, w)
     qtbot.keyClick(q.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
     first = q.dialog
     assert _dialog_task(first) == _pane(w)[0] == "note"
     armed(qtbot, first.ok)
     first.note.setPlainText("fine to send")
-    qtbot.waitUntil(first.can_decide, timeout=5000)  # its decision view read and armed
+    qtbot.waitUntil(first.can_decide, timeout=WAIT_MS)  # its decision view read and armed
     first.ok.click()
     done(qtbot, w, first)
     assert first.result() == first.DialogCode.Accepted, first.error.text()
     # The next decision is selected and its dialog opens: over its own task, on its part.
-    qtbot.waitUntil(lambda: q.dialog is not first and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not first and q.dialog.isVisible(), timeout=WAIT_MS)
     nxt = q.current()
     assert nxt is not None and nxt["kind"] != "approval"
     _agree(qtbot, w)
@@ -210,7 +210,7 @@ def test_enter_right_after_moving_opens_the_dialog_over_its_own_task(qtbot, demo
     _agree(qtbot, w)
     q.table.setCurrentIndex(q.proxy.index(_row_of(w, "judge", "guide"), 0))
     qtbot.keyClick(q.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: q.dialog is not None and q.dialog.isVisible(), timeout=WAIT_MS)
     assert _dialog_task(q.dialog) == "guide"
     assert _pane(w)[0] == "guide"
     _agree(qtbot, w)
@@ -246,7 +246,7 @@ def test_a_slow_read_of_the_previous_task_is_dropped(qtbot, demo, monkeypatch) -
     q.table.setCurrentIndex(q.proxy.index(_row_of(w, "reconcile", "note"), 0))
     _agree(qtbot, w)
     released.set()
-    qtbot.waitUntil(finished.is_set, timeout=5000)
+    qtbot.waitUntil(finished.is_set, timeout=WAIT_MS)
     qtbot.wait(200)
     settle(qtbot, w)
     assert _pane(w) == ("note", "Save the weekly project note", "Effects")
@@ -261,7 +261,7 @@ def test_no_selection_shows_no_stale_task(qtbot, demo) -> None:
     _agree(qtbot, w)
     q.kind.setCurrentIndex(q.kind.findData("resume"))  # the demo has no run to resume
     assert q.proxy.rowCount() == 0
-    qtbot.waitUntil(lambda: _pane(w) == (None, None, None), timeout=3000)
+    qtbot.waitUntil(lambda: _pane(w) == (None, None, None), timeout=WAIT_MS)
     assert "select a decision" in w.right.currentWidget().accessibleName().lower() or any(
         "select a decision" in lbl.text().lower()
         for lbl in w.right.currentWidget().findChildren(type(w.nothing))
@@ -271,7 +271,7 @@ def test_no_selection_shows_no_stale_task(qtbot, demo) -> None:
     _agree(qtbot, w)
     # Back on the task list: its task again.
     w.views.setCurrentIndex(0)
-    qtbot.waitUntil(lambda: _pane(w)[0] == w.selected, timeout=3000)
+    qtbot.waitUntil(lambda: _pane(w)[0] == w.selected, timeout=WAIT_MS)
 
 
 def test_a_run_to_resume_shows_its_brief(qtbot, store: Store) -> None:
@@ -311,7 +311,7 @@ def test_a_new_decision_above_keeps_the_selection_and_the_pane(qtbot, demo) -> N
     )  # fmt: skip
     w.reload()
     q.refresh()
-    qtbot.waitUntil(lambda: len(q.model.rows) == before + 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(q.model.rows) == before + 1, timeout=WAIT_MS)
     assert q.model.rows[0]["key"] == "apr-soon"
     settle(qtbot, w)
     assert (q.current()["kind"], q.current()["task_id"]) == ("reconcile", "guide")
@@ -376,7 +376,7 @@ def test_a_task_without_that_data_shows_an_empty_part(qtbot, store: Store, part:
     tv = w.task_view
     row = w.inbox.row_of("guide")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: tv.task_id == "guide", timeout=5000)
+    qtbot.waitUntil(lambda: tv.task_id == "guide", timeout=WAIT_MS)
     panel = tv.panel(part)
     tv.tabs.setCurrentWidget(panel)
     settle(qtbot, w)
@@ -387,7 +387,7 @@ def test_a_task_without_that_data_shows_an_empty_part(qtbot, store: Store, part:
     assert words, f"the guide's {part} shows none of {GUIDE_WORDS[part]}: {shown[:400]}"
     row = w.inbox.row_of("bare")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: tv.task_id == "bare", timeout=5000)
+    qtbot.waitUntil(lambda: tv.task_id == "bare", timeout=WAIT_MS)
     assert tv.tabs.currentWidget() is panel
     # At once (the brief, read after the record, has not come yet) and once all is in.
     for _ in range(2):
@@ -404,7 +404,7 @@ def test_the_phases_pane_is_empty_for_a_task_without_phases(qtbot, demo) -> None
     w, tv = demo, demo.task_view
     row = w.inbox.row_of("guide")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: tv.task_id == "guide", timeout=5000)
+    qtbot.waitUntil(lambda: tv.task_id == "guide", timeout=WAIT_MS)
     panel = tv.panel("Dependencies")
     tv.tabs.setCurrentWidget(panel)
     settle(qtbot, w)
@@ -412,7 +412,7 @@ def test_the_phases_pane_is_empty_for_a_task_without_phases(qtbot, demo) -> None
     assert panel.form.records.roots or panel.detail.toPlainText()
     row = w.inbox.row_of("note")
     w.table.setCurrentIndex(w.proxy.mapFromSource(w.inbox.index(row, 0)))
-    qtbot.waitUntil(lambda: tv.task_id == "note", timeout=5000)
+    qtbot.waitUntil(lambda: tv.task_id == "note", timeout=WAIT_MS)
     settle(qtbot, w)
     assert panel.tree.records.roots == []
     assert panel.form.records.roots == []

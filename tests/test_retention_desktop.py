@@ -92,7 +92,9 @@ def test_the_window_shows_a_retired_item_as_blocking_or_degraded(
     assert "Blocking: criterion C1 was judged satisfied on it" in text
     assert "criterion C1 satisfied on report.md v2" in text  # what it proved
     select(crit.tree, "C2", "evidence:ev2")
-    qtbot.waitUntil(lambda: "Degraded: nothing rests on it" in crit.detail.toPlainText())
+    qtbot.waitUntil(
+        lambda: "Degraded: nothing rests on it" in crit.detail.toPlainText(), timeout=WAIT_MS
+    )
 
     arts = w.task_view.panel("Artifacts")
     w.task_view.show_part("Artifacts")
@@ -104,7 +106,9 @@ def test_the_window_shows_a_retired_item_as_blocking_or_degraded(
     qtbot.waitUntil(lambda: "# Report" in arts.detail.toPlainText(), timeout=WAIT_MS)
     # Comparing with the retired version says so instead of reading its blob.
     arts.compare.setCurrentIndex(arts.compare.findData(2))
-    qtbot.waitUntil(lambda: "report.md v2 was retired on " in arts.detail.toPlainText())
+    qtbot.waitUntil(
+        lambda: "report.md v2 was retired on " in arts.detail.toPlainText(), timeout=WAIT_MS
+    )
     select(arts.tree, "report.md", "v2")
     settle(qtbot, w)
     qtbot.waitUntil(lambda: "Blocking: " in arts.detail.toPlainText(), timeout=WAIT_MS)

@@ -15,6 +15,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -146,7 +147,7 @@ def _stop_dialog(qtbot: Any, store: Store) -> tuple[Any, Any]:
 
     w = open_window(qtbot, store, "guide")
     d = w.stop_task()
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     return w, d
 
 
@@ -227,7 +228,7 @@ def test_a_merge_from_the_stop_dialog_is_the_one_ticked(qtbot: Any, demo: Store)
 def test_a_chosen_head_merged_elsewhere_is_not_chosen_for_you(qtbot: Any, demo: Store) -> None:
     _w, d = _stop_dialog(qtbot, demo)
     d.heads.radios["ckpt-handoff"].click()
-    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=5000)
+    qtbot.waitUntil(lambda: d.follower.version is not None, timeout=WAIT_MS)
     other = Store.open(demo.location.directory)
     try:
         other.execute(
@@ -243,7 +244,7 @@ def test_a_chosen_head_merged_elsewhere_is_not_chosen_for_you(qtbot: Any, demo: 
         )
     finally:
         other.close()
-    qtbot.waitUntil(lambda: not d.plan.fork, timeout=5000)
+    qtbot.waitUntil(lambda: not d.plan.fork, timeout=WAIT_MS)
     assert d.heads.chosen() is None and not d.fork_text.isVisible()
     assert d.plan.continue_from == "ckpt-merged"  # one head: nothing to choose
     d.reason.setText("enough")
@@ -260,12 +261,12 @@ def test_the_checkpoint_dialog_on_a_fork_waits_for_the_persons_choice(
     w = open_window(qtbot, demo, "guide")
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert d.heads.heads == ("ckpt-milestone", "ckpt-handoff")
     assert "Nothing is chosen for you" in d.fork_text.text()
     assert None not in d.heads.radios and d.heads.chosen() is None
     d.note.setPlainText("handing over; the milestone's line goes on")
-    qtbot.waitUntil(lambda: d.armed, timeout=5000)
+    qtbot.waitUntil(lambda: d.armed, timeout=WAIT_MS)
     assert not d.ok.isEnabled()  # no head chosen: nothing to write
     d.heads.radios["ckpt-milestone"].click()
     armed(qtbot, d.ok)

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from pydantic import ValidationError
+from test_desktop_actions import WAIT_MS
 
 from store import Actor, Store, rules
 from store import commands as c
@@ -638,7 +639,7 @@ def test_the_checkpoint_dialog_lists_an_open_wait(
     w.menu_actions.update()
     w.menu_actions.checkpoint_action.trigger()
     d = w.menu_actions.dialog
-    qtbot.waitExposed(d)
+    qtbot.waitExposed(d, timeout=WAIT_MS)
     assert "wait quota (rate limit) is open: settle or cancel it" in d.pending_label.text()
     assert not d.radios["final"].isEnabled() or not d.radios["final"].isChecked()
     assert d.radios["handoff"].isChecked()

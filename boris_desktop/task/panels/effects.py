@@ -11,6 +11,7 @@ from boris_desktop.task.panels.next_steps import effect_next, effect_to_reconcil
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
+from store import api
 
 
 def _state(s: dict[str, Any] | None) -> str:
@@ -19,6 +20,19 @@ def _state(s: dict[str, Any] | None) -> str:
     if not s.get("exists"):
         return "absent"
     return f"{t.digest(s.get('digest'))}, {t.size(s.get('size'))}"
+
+
+def outcome_words(e: dict[str, Any]) -> str:
+    """The effect's outcome; where it has none, why, by its stage: a cancelled effect was
+    never sent (nothing is to be known of it), a planned or approved one not yet."""
+    if e["outcome"]:
+        return words(e["outcome"])
+    stage = e["stage"]
+    if stage == api.EffectStage.CANCELLED:
+        return "none: cancelled, never dispatched" if not e.get("attempts") else "none: cancelled"
+    if stage in (api.EffectStage.PLANNED, api.EffectStage.APPROVED):
+        return "none yet: not dispatched"
+    return "not known yet"
 
 
 def _with_model_saw(detail: FormDetail, drift: str) -> FormDetail:
@@ -133,7 +147,7 @@ class EffectsPanel(TreePanel):
                     cells=(
                         e["effect_id"],
                         words(e["stage"]),
-                        words(e["outcome"]) if e["outcome"] else "not known yet",
+                        outcome_words(e),
                         f"{e['kind']} → {e['target']}"
                         + (f" · target {watched['state']}" if watched else ""),
                         t.when(e["updated_at"]),

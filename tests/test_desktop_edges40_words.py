@@ -1,0 +1,59 @@
+"""What the task view says of a sent-back approval and of a cancelled effect (issue 40): the
+store's states, in words.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from test_desktop_actions import WAIT_MS, armed, done, open_window, settle
+
+from store import Store
+from store.services.demo import fill_demo
+
+
+@pytest.fixture(autouse=True)
+def _reviewer(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+
+
+@pytest.fixture
+def demo(qtbot, store: Store) -> Store:
+    fill_demo(store)
+    return store
+
+
+# --- 9. a cancelled effect's outcome ---------------------------------------------------------
+
+
+def test_a_cancelled_effects_outcome_says_it_was_never_dispatched(qtbot, demo: Store) -> None:
+    w = open_window(qtbot, demo, "note")
+    d = w.menu_actions.cancel_effect()
+    qtbot.waitExposed(d, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: d.view is not None, timeout=WAIT_MS)
+    qtbot.keyClicks(d.reason, "the owner sends it herself")
+    qtbot.keyClicks(d.confirm, "cancel")
+    armed(qtbot, d.ok)
+    d.ok.click()
+    done(qtbot, w, d)
+    eid = d.effect_id
+    qtbot.waitUntil(
+        lambda: any(
+            e["effect_id"] == eid and e["stage"] == "cancelled"
+            for e in w.task_view.bundle["task"]["effects"]
+        ),
+        timeout=WAIT_MS,
+    )
+    settle(qtbot, w)
+    tree = w.task_view.panel("Effects").tree
+    index = tree.index_at((eid,))
+    outcome = index.siblingAtColumn(2).data()
+    assert outcome != "not known yet"
+    assert "never dispatched" in outcome and "cancelled" in outcome

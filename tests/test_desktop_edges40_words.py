@@ -10,7 +10,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from test_desktop_actions import WAIT_MS, armed, done, open_window, settle
+from test_desktop_actions import WAIT_MS, armed, done, open_window, settle, viewed
+from test_desktop_edges40 import make_task, open_from_menu, write_for_approval
 
 from store import Store
 from store.services.demo import fill_demo
@@ -28,6 +29,30 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 def demo(qtbot, store: Store) -> Store:
     fill_demo(store)
     return store
+
+
+# --- 5. the header says a sent-back approval was sent back ----------------------------------
+
+
+def test_the_header_says_a_sent_back_approval_was_sent_back(qtbot, store: Store, ws: Path) -> None:
+    make_task(store, ws)
+    write_for_approval(store, ws / "a.md", "a\n", "wa", "ap-a")
+    write_for_approval(store, ws / "b.md", "b\n", "wb", "ap-b")
+    w = open_window(qtbot, store, "t")
+    status = w.task_view.header.status
+    assert "ap-a" in status.text() and "pending" in status.text()
+    d = open_from_menu(qtbot, w, w.menu_actions.approve_action)
+    viewed(qtbot, d)
+    assert d.approval_id == "ap-a"
+    qtbot.keyClicks(d.note, "name the file in the heading")
+    armed(qtbot, d.send_back_button)
+    d.send_back_button.click()
+    done(qtbot, w, d)
+    qtbot.waitUntil(lambda: "sent back" in status.text(), timeout=WAIT_MS)
+    said = status.text()
+    assert "ap-a is pending" not in said
+    assert "ap-b is pending" in said and "ap-a was sent back by Rita Reviewer" in said
+    assert "name the file in the heading" in said
 
 
 # --- 9. a cancelled effect's outcome ---------------------------------------------------------

@@ -22,6 +22,7 @@ from boris_desktop.ui import holder
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon, status_icon, words
 from boris_desktop.ui.widgets import heading, plain_label
+from store import api
 
 
 def head_checkpoint(cps: dict[str, Any]) -> dict[str, Any] | None:
@@ -194,8 +195,7 @@ class Header(QWidget):
             )
         )
         self.status_icon.setPixmap(status_icon(task["status"]).pixmap(16, 16))
-        reason = f" — {task['status_reason']}" if task.get("status_reason") else ""
-        self.status.setText(f"{words(task['status'])}{reason}")
+        self.status.setText(status_line(task))
         self.owner.setText(
             f"{task['owner']}   ·   task id {task['id']}   ·   last event seq {task['last_seq']}"
         )
@@ -229,6 +229,38 @@ class Header(QWidget):
             if origin
             else ""
         )
+
+
+def status_line(task: dict[str, Any]) -> str:
+    """The run's status and why. Awaiting approval, the approvals pending now by their state
+    (the status's stored reason names the request that made it so, which a person may have
+    sent back since while another keeps it waiting); a request sent back and not asked again
+    is said so, with who sent it back and what they asked."""
+    status = task["status"]
+    why = str(task.get("status_reason") or "")
+    approvals = task.get("approvals") or []
+    pending = [a["approval_id"] for a in approvals if a["state"] == api.ApprovalState.PENDING]
+    if status == api.RunStatus.AWAITING_APPROVAL and pending:
+        why = (
+            f"approval {pending[0]} is pending"
+            if len(pending) == 1
+            else f"approvals {', '.join(pending)} are pending"
+        )
+    parts = [why] if why else []
+    for i, a in enumerate(approvals):
+        if a["state"] != api.ApprovalState.SENT_BACK:
+            continue
+        effect = a.get("effect_id")
+        if effect is not None and any(x.get("effect_id") == effect for x in approvals[i + 1 :]):
+            continue  # asked again: the newer request is the news
+        who = a.get("decided_by")
+        note = a.get("note") or ""
+        parts.append(
+            f"approval {a['approval_id']} was sent back"
+            + (f" by {t.actor(who)}" if who else "")
+            + (f" (“{note}”)" if note else "")
+        )
+    return words(status) + (" — " + "; ".join(parts) if parts else "")
 
 
 def late_line(late: dict[str, Any] | None, shown: int = 3) -> str:

@@ -9,16 +9,25 @@ so a record can move between them:
 - numbers are finite and within `MAX_NUMBER` (no inf, -inf, nan, nor 1e400, which JSON
   parsers turn into inf): a budget, a hash-chained payload and a PostgreSQL column all hold
   them the same way;
-- text holds no NUL character (PostgreSQL's text cannot store one);
+- text holds no NUL character (PostgreSQL's text cannot store one) and is UTF-8: no lone
+  surrogate, which JSON can escape (`"\\ud800"`) and Python makes of a byte that is not
+  UTF-8 in an argument, a file name or stdin (`\\udcff`), and which no UTF-8 record holds;
 - sizes: one text at most `MAX_TEXT_BYTES`, one command at most `MAX_COMMAND_BYTES` of JSON
-  and `MAX_COMMAND_ITEMS` JSON values, a content carried as a blob at most `MAX_BLOB_BYTES`.
+  (its encoded size, as `json_cost` counts it) and `MAX_COMMAND_ITEMS` JSON values, a
+  content carried as a blob at most `MAX_BLOB_BYTES`.
+
+Input read off a stream (a line of `boris ingest`, an MCP message, a JSON file) is read with
+a cap before any parser sees it (`read_line`, `read_capped`): at most `MAX_LINE_BYTES` and
+`MAX_LINE_ITEMS` JSON values, so a line beyond them is refused having held about the limit,
+never the line, and no parse of it costs more than its limit does.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+import re
+from typing import IO, Any, NamedTuple
 
 MiB = 1024 * 1024
 
@@ -36,6 +45,14 @@ EVENT_OVERHEAD_ITEMS = 50_000
 #: each of its quotes and backslashes is escaped once more (at most twice its size).
 MAX_EVENT_LINE_BYTES = 2 * (MAX_COMMAND_BYTES + EVENT_OVERHEAD_BYTES)
 MAX_EVENT_LINE_ITEMS = MAX_COMMAND_ITEMS + EVENT_OVERHEAD_ITEMS
+#: One line of JSON read off a stream (a line of `boris ingest`, one MCP message, a JSON file
+#: such as a manifest): a command and the content it carries inline (text or base64), which
+#: is what may make a line larger than a command. A larger content is recorded from its
+#: file (`path`, `--file`), streamed, up to `MAX_BLOB_BYTES`.
+MAX_LINE_BYTES = 32 * MiB
+#: JSON values one line may build, counted before it is parsed (its `,` `:` `{` `[` outside
+#: strings): a command's, and the few of the message around it.
+MAX_LINE_ITEMS = MAX_COMMAND_ITEMS + 1_000
 #: One content stored as a blob (an artifact's or an effect's): one member of a package.
 MAX_BLOB_BYTES = 512 * MiB
 #: Numbers: a PostgreSQL bigint holds every integer within it (a larger one was a DataError
@@ -58,6 +75,16 @@ _JSON_STRING = json.JSONEncoder(ensure_ascii=False).encode
 _SEPARATORS = (",", ":", "{", "[")
 
 
+def json_cost(value: Any) -> tuple[int, int]:
+    """What `value` costs as JSON: its size in bytes as the record writes it (UTF-8, no
+    insignificant white space: `canonical_json`'s length, exactly) and the JSON values it
+    builds, counted as import counts them (its `,` `:` `{` `[`, in strings too). A value the
+    rules refuse is counted up to the first problem."""
+    tally = _Tally(True)
+    _walk(value, "", tally)
+    return tally.bytes, tally.items
+
+
 class InputRefused(ValueError):
     """An input value breaks one of the rules above; the message says which, and where.
 
@@ -65,11 +92,64 @@ class InputRefused(ValueError):
     line every caller shows for malformed input."""
 
 
+def not_utf8(text: str, where: str) -> str | None:
+    """What is wrong with `text` as UTF-8 text, in one line (a lone surrogate: where it is
+    and where it may have come from), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return _surrogate(text, exc.start, where)
+    return None
+
+
+def _surrogate(text: str, at: int, where: str) -> str:
+    code = ord(text[at])
+    if 0xDC80 <= code <= 0xDCFF:  # how Python carries a byte that is not UTF-8
+        origin = (
+            f"byte 0x{code - 0xDC00:02x}, which is not UTF-8, from an argument, a file name "
+            f"or stdin; or a \\u{code:04x} escape in JSON"
+        )
+    else:
+        origin = f"a \\u{code:04x} escape in JSON without the other half of its pair"
+    return (
+        f"{where or 'the input'} is not UTF-8 text: character {at} is a lone surrogate "
+        f"U+{code:04X} ({origin}), which no text in the record may hold"
+    )
+
+
+def lone_surrogate(value: Any, where: str = "") -> str | None:
+    """The first lone surrogate in a parsed JSON value's strings and keys, in one line, or
+    None. Without recursion, so that no depth a parser accepted exhausts the stack."""
+    pending: list[tuple[Any, str]] = [(value, where)]
+    while pending:
+        item, here = pending.pop()
+        if isinstance(item, str):
+            problem = not_utf8(item, here)
+            if problem is not None:
+                return problem
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                path = f"{here}.{key}" if here else str(key)
+                pending.append((child, path))
+                pending.append((str(key), f"a key in {here or 'the input'}"))
+        elif isinstance(item, list):
+            pending.extend((item[n], f"{here}[{n}]") for n in reversed(range(len(item))))
+    return None
+
+
 def _text_problem(text: str, where: str, sizes: bool) -> str | None:
     if "\x00" in text:
         return f"{where} contains a NUL character (\\u0000), which no text in the record may hold"
-    size = len(text.encode("utf-8", "surrogatepass")) if sizes else 0
-    if size > MAX_TEXT_BYTES:
+    if text.isascii():
+        size = len(text)
+    else:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            return _surrogate(text, exc.start, where)
+    if sizes and size > MAX_TEXT_BYTES:
         return (
             f"{where} is {size} bytes, more than the limit of {MAX_TEXT_BYTES} bytes for one text"
         )
@@ -100,24 +180,38 @@ def _walk(value: Any, where: str, tally: _Tally, depth: int = 0) -> str | None:
     """The first rule `value` breaks, or None; `tally` grows by its JSON size and values."""
     if depth > MAX_DEPTH:
         return f"{where or 'the input'} is nested more than {MAX_DEPTH} levels deep"
-    if value is None or isinstance(value, bool):
+    if value is None or value is True:  # null, true
+        tally.bytes += 4
+        return None
+    if value is False:
         tally.bytes += 5
         return None
     if isinstance(value, str):
         problem = _text_problem(value, where, tally.sizes)
         if problem is None and tally.sizes:
-            tally.bytes += len(_JSON_STRING(value).encode("utf-8", "surrogatepass"))
+            encoded = _JSON_STRING(value)
+            tally.bytes += len(encoded) if encoded.isascii() else len(encoded.encode("utf-8"))
             tally.items += sum(value.count(c) for c in _SEPARATORS)
         return problem
     if isinstance(value, int | float):
-        tally.bytes += 24
-        return _number_problem(value, where)
+        problem = _number_problem(value, where)
+        if problem is None:  # as JSON writes it: 7 is one byte, 0.1 three
+            shown = float.__repr__(value) if isinstance(value, float) else int.__repr__(value)
+            tally.bytes += len(shown)
+        return problem
     fields = getattr(type(value), "model_fields", None)
     if fields is not None:  # a pydantic model: its fields, but not those carried as blobs
         bulk: frozenset[str] = getattr(type(value), "BULK", frozenset())
+        for k in bulk:  # a blob is any bytes, but one given as text is UTF-8 text
+            carried = getattr(value, k, None)
+            if isinstance(carried, str):
+                problem = not_utf8(carried, f"{where}.{k}" if where else k)
+                if problem is not None:
+                    return problem
         value = {k: getattr(value, k) for k in fields if k not in bulk}
     if isinstance(value, dict):
-        tally.bytes += 2 + 2 * len(value)
+        # {} and, for n members, n colons and n - 1 commas
+        tally.bytes += 2 + max(2 * len(value) - 1, 0)
         tally.items += 1 + 2 * len(value)
         for key, item in value.items():
             here = f"{where}.{key}" if where else str(key)
@@ -128,7 +222,7 @@ def _walk(value: Any, where: str, tally: _Tally, depth: int = 0) -> str | None:
                 return problem
         return None
     if isinstance(value, list | tuple | set | frozenset):
-        tally.bytes += 2 + len(value)
+        tally.bytes += 2 + max(len(value) - 1, 0)
         tally.items += 1 + len(value)
         for n, item in enumerate(value):
             problem = _walk(item, f"{where}[{n}]", tally, depth + 1)
@@ -150,7 +244,7 @@ def input_problem(value: Any, where: str = "", *, sizes: bool = True) -> str | N
         return problem
     if tally.bytes > MAX_COMMAND_BYTES:
         return (
-            f"the input is about {tally.bytes} bytes as JSON, more than the limit of "
+            f"the input is {tally.bytes} bytes as JSON, more than the limit of "
             f"{MAX_COMMAND_BYTES} bytes for one command"
         )
     if tally.items > MAX_COMMAND_ITEMS:
@@ -166,3 +260,76 @@ def check_input(value: Any, where: str = "") -> None:
     problem = input_problem(value, where)
     if problem is not None:
         raise InputRefused(problem)
+
+
+# --- reading input with a cap ----------------------------------------------------------------
+
+#: How much of an over-long line is read at a time while it is skipped to its newline.
+_SKIP_CHUNK = 64 * 1024
+#: A JSON string, escapes and all (what the JSON values of a line are counted outside of).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_VALUE_MARKS = (b",", b":", b"{", b"[")
+
+
+class Line(NamedTuple):
+    """One line read with a cap (`read_line`), its newline kept."""
+
+    #: The line; when `over`, only its head: the first limit + 1 bytes.
+    data: bytes
+    #: Whether the line was longer than the limit.
+    over: bool
+    #: Its size in bytes as far as it was read (the whole line's, when it was skipped).
+    size: int
+
+
+def read_line(stream: IO[bytes], limit: int = MAX_LINE_BYTES, *, skip: bool = True) -> Line | None:
+    """The next line of `stream`, or None at its end, holding at most limit + 1 bytes of it:
+    a longer line comes back `over`, with its head only. With `skip`, the rest of such a
+    line is read and dropped up to its newline, a chunk at a time (so the next read starts
+    at the next line); without, it is left unread (the caller stops reading)."""
+    data = stream.readline(limit + 1)
+    if not data:
+        return None
+    if len(data) <= limit or data.endswith(b"\n"):
+        return Line(data, False, len(data))
+    size = len(data)
+    while skip:
+        chunk = stream.readline(_SKIP_CHUNK)
+        size += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    return Line(data, True, size)
+
+
+def read_capped(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Line:
+    """All of `stream` (a JSON file, stdin) up to limit + 1 bytes: `over` when there was
+    more, which is left unread."""
+    data = stream.read(limit + 1)
+    return Line(data, len(data) > limit, len(data))
+
+
+def too_many_values(data: bytes, limit: int = MAX_LINE_ITEMS) -> bool:
+    """Whether the JSON text `data` builds more than `limit` values, counted without parsing
+    it: its `,` `:` `{` `[` outside strings (a parser's cost is in what they build)."""
+    if sum(data.count(mark) for mark in _VALUE_MARKS) <= limit:
+        return False  # counted in strings too, and still within: the common case, at once
+    bare = _STRING.sub(b"", data)
+    return sum(bare.count(mark) for mark in _VALUE_MARKS) > limit
+
+
+def line_problem(line: Line, what: str = "one line") -> str | None:
+    """What is wrong with a line's size before it is parsed, to follow its name ("line 3 …",
+    "the message …"), or None: more than `MAX_LINE_BYTES`, or more than `MAX_LINE_ITEMS`
+    JSON values."""
+    if line.over:
+        size = f"is {line.size} bytes," if line.size > len(line.data) else "is"
+        return (
+            f"{size} more than the limit of {MAX_LINE_BYTES} bytes for {what} (a command and "
+            "the content it carries inline: record a larger content from its file)"
+        )
+    if too_many_values(line.data):
+        return (
+            f"holds more than the limit of {MAX_LINE_ITEMS} JSON values for {what} (counted "
+            "by its , : { and [ outside strings)"
+        )
+    return None

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from .. import commands as c
 from .. import rules
 from ..errors import StoreError
+from ..limits import line_problem, read_line
 from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
 from ..services import answers
 from ..store import Store
@@ -33,6 +34,7 @@ from . import late as cli_late
 from . import manifests as cli_manifests
 from . import notes as cli_notes
 from . import retention as cli_retention
+from .inputs import ingest_refusal, recorded_path, stdin_text
 from .output import (
     FILE_HELP,
     TASK_HELP,
@@ -41,7 +43,6 @@ from .output import (
     _global_options,
     _print,
     _write,
-    here,
     with_lease_token,
 )
 
@@ -192,15 +193,22 @@ def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
 
 
 def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
-    """JSON lines of commands, all or nothing: the first bad line is named and nothing lands."""
+    """JSON lines of commands, all or nothing: the first bad line is named and nothing lands.
+    Each line is read with a cap (store.limits.read_line): one over the limit is refused
+    having held about the limit, and nothing after it is read."""
     actor = _actor(args.actor)
     stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     adapter = _command_adapter()
     parsed: list[c.Command] = []
     with stream:
-        for n, raw in enumerate(stream, 1):
+        n = 0
+        while (read := read_line(stream, skip=False)) is not None:
+            n += 1
+            problem = line_problem(read)
+            if problem is not None:
+                raise answers.UsageError(f"line {n} {problem}; nothing was written")
             try:
-                line = raw.decode("utf-8")
+                line = read.data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise answers.UsageError(
                     f"line {n}: not UTF-8 text (byte {exc.start + 1} of the line); "
@@ -211,12 +219,7 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
             try:
                 parsed.append(with_lease_token(adapter.validate_json(line), args))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(x) for x in first["loc"])
-                msg = " ".join(str(first["msg"]).split())
-                raise answers.UsageError(
-                    f"line {n}: {where + ': ' if where else ''}{msg}; nothing was written"
-                ) from None
+                raise ingest_refusal(n, line, exc) from None
     with store.transaction() as tx:
         results = []
         for n, command in enumerate(parsed, 1):
@@ -233,10 +236,10 @@ def cmd_ingest(store: Store, args: argparse.Namespace) -> None:
 
 def _content(args: argparse.Namespace) -> c.Content:
     if args.file:
-        return c.Content(path=here(args.file), media_type=args.media_type)
+        return c.Content(path=recorded_path(args.file, "--file"), media_type=args.media_type)
     if args.text is not None:
         return c.Content(text=args.text, media_type=args.media_type)
-    return c.Content(text=sys.stdin.read(), media_type=args.media_type)
+    return c.Content(text=stdin_text(), media_type=args.media_type)
 
 
 EVIDENCE_KINDS = list(get_args(EvidenceKind))
@@ -356,7 +359,7 @@ def build_parser() -> _Parser:
                 title=a.title,
                 owner=a.owner,
                 objective=a.objective,
-                scope_paths=[here(x) for x in a.scope],
+                scope_paths=[recorded_path(x, "--scope") for x in a.scope],
                 destinations=a.destination,
             )
         ),

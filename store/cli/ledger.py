@@ -7,8 +7,6 @@ Writes go through the same command layer as every other caller; reads print the 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,23 +21,11 @@ from ..reads import queries, state
 from ..rules import is_destination, quorum_words
 from ..services.answers import UsageError
 from ..store import Store
-from .output import FILE_HELP, TASK_HELP, _global_options, _print, _write, here
+from .inputs import json_object, recorded_path, stdin_text
+from .output import FILE_HELP, TASK_HELP, _global_options, _print, _write
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
 EFFECT_HELP = "the effect's id (boris effects TASK lists them)"
-
-
-def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
-    """A JSON object argument, or a one-line StoreError saying what is wrong with it."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{flag} is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise UsageError(f"{flag} must be a JSON object, not {type(value).__name__}")
-    return value
 
 
 # --- effects -------------------------------------------------------------------------------
@@ -47,11 +33,11 @@ def _json_object(text: str | None, flag: str) -> dict[str, Any] | None:
 
 def _content(args: argparse.Namespace, *, stdin: bool) -> c.Content | None:
     if args.file:
-        return c.Content(path=here(args.file))
+        return c.Content(path=recorded_path(args.file, "--file"))
     if args.text is not None:
         return c.Content(text=args.text)
     if stdin and args.intended_digest is None:
-        return c.Content(text=sys.stdin.read())
+        return c.Content(text=stdin_text())
     return None
 
 
@@ -69,7 +55,7 @@ def _plan(a: argparse.Namespace) -> c.Command:
         task_id=a.task,
         effect_id=a.id,
         kind=a.kind,
-        target=a.target if is_destination(a.target) else here(a.target),
+        target=a.target if is_destination(a.target) else recorded_path(a.target, "--target"),
         consequence=a.consequence,
         content=_content(a, stdin=True),
         intended=intended,
@@ -102,7 +88,7 @@ def _request(a: argparse.Namespace) -> c.Command:
         task_id=a.task,
         approval_id=a.id,
         effect_id=a.effect,
-        payload=_json_object(a.payload_json, "--payload-json"),
+        payload=json_object(a.payload_json, "--payload-json"),
         consequence=a.consequence,
         policy=a.policy,
         expires_in_seconds=a.expires_in,
@@ -111,7 +97,7 @@ def _request(a: argparse.Namespace) -> c.Command:
 
 
 def _observe(a: argparse.Namespace) -> c.Command:
-    given = _json_object(a.state_json, "--state-json")
+    given = json_object(a.state_json, "--state-json")
     return lg.ObserveEffect(
         task_id=a.task,
         effect_id=a.effect,
@@ -136,9 +122,7 @@ def cmd_effects(store: Store, args: argparse.Namespace) -> None:
 
 def _decide(a: argparse.Namespace, decision: str) -> c.Command:
     """A person's answer; `approve --edited-json` / `--text` / `--file` approves their edit."""
-    edited = json.loads(a.edited_json) if a.edited_json else None
-    if edited is not None and not isinstance(edited, dict):
-        raise UsageError("--edited-json must be a JSON object: the prepared object as edited")
+    edited = json_object(a.edited_json, "--edited-json") if a.edited_json else None
     return ap.DecideApproval.model_validate(
         {
             "task_id": a.task,
@@ -343,7 +327,7 @@ def register(add: Add) -> None:
                 effect_id=a.effect,
                 executor=a.executor,
                 approval_id=a.approval,
-                inputs=_json_object(a.inputs_json, "--inputs-json"),
+                inputs=json_object(a.inputs_json, "--inputs-json"),
             )
         ),
         "record an attempt before the executor runs; prints the attempt number",
@@ -368,7 +352,7 @@ def register(add: Add) -> None:
                 effect_id=a.effect,
                 attempt_no=a.attempt,
                 reported=a.reported,
-                response=_json_object(a.response_json, "--response-json"),
+                response=json_object(a.response_json, "--response-json"),
                 error=a.error,
             )
         ),

@@ -10,8 +10,6 @@ digests, sizes and token counts are recorded, never the content itself.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,20 +17,14 @@ from ..commands import manifests as m
 from ..reads import manifests as reads
 from ..services import answers
 from ..store import Store
+from .inputs import json_file
 from .output import TASK_HELP, _print, _write
 
 Add = Callable[[str, Any, str], argparse.ArgumentParser]
 
 
 def _json_source(source: str) -> dict[str, Any]:
-    try:
-        text = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
-    except OSError as exc:
-        raise answers.UsageError(f"cannot read {source}: {exc.strerror}") from None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise answers.UsageError(f"{source} is not JSON: {exc}") from None
+    value = json_file(source)
     if not isinstance(value, dict):
         raise answers.UsageError(f"{source} holds {type(value).__name__}, not a JSON object")
     if "task_id" in value:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import StoreError
+from ..limits import not_utf8
 
 if TYPE_CHECKING:
     from ..commands import Command
@@ -88,10 +89,8 @@ def refusal(exc: BaseException) -> dict[str, Any]:
         if report is not None and hasattr(report, "to_json"):
             details["report"] = report.to_json()
     elif isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
+        where, message = invalid(exc)
         code, kind, rule = "invalid_input", "usage", None
-        message = f"{where + ': ' if where else ''}{' '.join(str(first['msg']).split())}"
         details = {"field": where}
     elif isinstance(exc, FileNotFoundError):
         code, kind, rule = "file_not_found", "not_found", None
@@ -116,6 +115,19 @@ def refusal(exc: BaseException) -> dict[str, Any]:
             "details": details,
         },
     }
+
+
+def invalid(exc: ValidationError) -> tuple[str, str]:
+    """A validation error's first problem as one line, and the field it names: a text
+    pydantic could not read as a string (a lone surrogate) in the record's words."""
+    first = exc.errors()[0]
+    where = ".".join(str(x) for x in first["loc"])
+    said = " ".join(str(first["msg"]).split())
+    if first["type"] == "value_error":  # a validator's own words (store.limits), as they are
+        said = said.removeprefix("Value error, ")
+    if first["type"] == "string_unicode" and isinstance(first.get("input"), str):
+        return where, not_utf8(first["input"], where or "the input") or said
+    return where, f"{where + ': ' if where else ''}{said}"
 
 
 def exit_code(kind: str) -> int:

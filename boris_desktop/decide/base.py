@@ -17,12 +17,16 @@ reads and then clicks never notices the delay.
 Every dialog fits the screen it opens on, down to 1024×700: its content scrolls, the row of
 decision buttons stays below it in sight, and the dialog is no taller than the screen's
 available room (an Approve dialog 760 px high put its buttons below a 700-high screen).
+
+Tab visits what the dialog shows in the order it is read: top to bottom, a row left to right,
+the buttons last (the layouts' order, `tab_stops`); the scrolled content is not a stop of its
+own, a hidden or disabled widget is skipped.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer
@@ -30,6 +34,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFrame,
+    QLayout,
     QLineEdit,
     QPushButton,
     QScrollArea,
@@ -46,6 +51,34 @@ _serial = itertools.count(1)
 
 #: How long after the dialog opened, or its content last changed, a decision is armed.
 ARM_MS = 1000
+
+
+def tab_stops(layout: QLayout | None) -> Iterator[QWidget]:
+    """The widgets Tab may stop at under `layout`, in the order they are read: the layouts'
+    own order (top to bottom, a row left to right), into nested layouts and the scrolled
+    content; a scroll area holding content is not a stop itself."""
+    if layout is None:
+        return
+    for i in range(layout.count()):
+        item = layout.itemAt(i)
+        if item is None:
+            continue
+        widget, inner = item.widget(), item.layout()
+        if widget is not None:
+            yield from _widget_stops(widget)
+        elif inner is not None:
+            yield from tab_stops(inner)
+
+
+def _widget_stops(widget: QWidget) -> Iterator[QWidget]:
+    if isinstance(widget, QScrollArea):
+        content = widget.widget()
+        if content is not None:
+            yield from _widget_stops(content)
+        return
+    if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        yield widget
+    yield from tab_stops(widget.layout())
 
 
 def reviewer_actor() -> Any:
@@ -192,6 +225,8 @@ class ActionDialog(QDialog):
         self.body = QVBoxLayout(self.body_widget)
         self.body.setContentsMargins(0, 0, 0, 0)
         self.body_scroll = ContentScroll(self.body_widget)
+        # Not a stop of its own: Tab goes to what it holds (which it scrolls into sight).
+        self.body_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout = QVBoxLayout(self)
         layout.addWidget(self.body_scroll, 1)
         layout.addWidget(self.error)
@@ -244,9 +279,21 @@ class ActionDialog(QDialog):
         # undo that, so that Return in a field never presses a button.
         for button in self.findChildren(QPushButton):
             no_default(button)
+        self.order_tabs()
         field = self.first_field()
         if field is not None:
             field.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def order_tabs(self) -> None:
+        """Tab follows the reading order (`tab_stops`), widgets added since included."""
+        stops = list(tab_stops(self.layout()))
+        for first, second in itertools.pairwise(stops):
+            QWidget.setTabOrder(first, second)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        # Ordered again at each Tab: a dialog adds rows (heads, choices) as the store changes.
+        self.order_tabs()
+        return super().focusNextPrevChild(next)
 
     def keyPressEvent(self, event: Any) -> None:
         # Return on a button the reviewer moved the focus to presses it, as Space does (no

@@ -69,6 +69,7 @@ class CloseDialog(Following):
         self.add(self.confirm)
         self.targets: tuple[str, ...] = ()
         self._show_targets(task)
+        self.refresh_buttons()  # nothing typed yet: Close is not a button Tab stops at
         self.fit(560)
 
     def first_field(self) -> QWidget:

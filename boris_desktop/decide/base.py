@@ -20,7 +20,9 @@ available room (an Approve dialog 760 px high put its buttons below a 700-high s
 
 Tab visits what the dialog shows in the order it is read: top to bottom, a row left to right,
 the buttons last (the layouts' order, `tab_stops`); the scrolled content is not a stop of its
-own, a hidden or disabled widget is skipped.
+own, a hidden or disabled widget is skipped. Text the person typed is not thrown away
+unasked: Escape, Cancel and the window's close button ask first (`unsaved`); a typed
+confirmation (a task id) is not such text.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from PySide6.QtWidgets import (
     QFrame,
     QLayout,
     QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -51,6 +55,15 @@ _serial = itertools.count(1)
 
 #: How long after the dialog opened, or its content last changed, a decision is armed.
 ARM_MS = 1000
+#: A field whose text is a typed confirmation (the task id), not the person's words: leaving
+#: the dialog does not ask for it (`confirmation`).
+CONFIRMATION = "confirmation"
+
+
+def confirmation(field: QLineEdit) -> QLineEdit:
+    """Mark `field` as a typed confirmation: closing the dialog throws nothing away with it."""
+    field.setProperty(CONFIRMATION, True)
+    return field
 
 
 def tab_stops(layout: QLayout | None) -> Iterator[QWidget]:
@@ -79,6 +92,16 @@ def _widget_stops(widget: QWidget) -> Iterator[QWidget]:
     if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
         yield widget
     yield from tab_stops(widget.layout())
+
+
+def typed(field: QWidget) -> bool:
+    """Whether the person changed the field's text (a text set by the dialog is not typed:
+    setting it clears the field's modified mark)."""
+    if isinstance(field, QLineEdit):
+        return not field.isReadOnly() and field.isModified()
+    if isinstance(field, QPlainTextEdit):
+        return not field.isReadOnly() and field.document().isModified()
+    return False
 
 
 def reviewer_actor() -> Any:
@@ -220,7 +243,10 @@ class ActionDialog(QDialog):
         self.ok.setAccessibleName(ok_text.replace("&", ""))
         self.buttons.addButton(self.ok, QDialogButtonBox.ButtonRole.AcceptRole)
         self.ok.clicked.connect(self.act)
-        self.buttons.rejected.connect(self.reject)
+        # Cancel asks first when the person typed something (`leave`).
+        self.buttons.rejected.connect(self.leave)
+        #: The question asked before typed text is thrown away, while it is open.
+        self.discard_box: QMessageBox | None = None
         self.body_widget = QWidget()
         self.body = QVBoxLayout(self.body_widget)
         self.body.setContentsMargins(0, 0, 0, 0)
@@ -295,7 +321,61 @@ class ActionDialog(QDialog):
         self.order_tabs()
         return super().focusNextPrevChild(next)
 
+    # --- leaving -------------------------------------------------------------------------
+
+    def unsaved(self) -> bool:
+        """Whether the person typed text that closing the dialog would throw away."""
+        fields = [*self.findChildren(QLineEdit), *self.findChildren(QPlainTextEdit)]
+        return any(typed(f) and not f.property(CONFIRMATION) for f in fields)
+
+    def leave(self) -> None:
+        """The person's Escape or Cancel: close, asking first if they typed something."""
+        if not self._ask_first():
+            self.reject()
+
+    def _ask_first(self) -> bool:
+        """True when leaving waits for the person's answer (the question is shown)."""
+        if self.running or not self.isVisible() or not self.unsaved():
+            return False
+        box = self.discard_box
+        if box is None:
+            box = QMessageBox(
+                QMessageBox.Icon.Question,
+                "Discard your text?",
+                "You typed text in this dialog that is not saved. Closing it discards it.",
+                QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                self,
+            )
+            box.setTextFormat(Qt.TextFormat.PlainText)
+            keep = box.button(QMessageBox.StandardButton.Cancel)
+            if keep is not None:
+                keep.setText("&Keep editing")
+            # Return or Escape in the question keeps the text: only a click discards it.
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            box.setEscapeButton(QMessageBox.StandardButton.Cancel)
+            box.finished.connect(self._answered)
+            self.discard_box = box
+        box.open()
+        return True
+
+    def _answered(self, answer: int) -> None:
+        if answer == QMessageBox.StandardButton.Discard:
+            self.reject()
+
+    def closeEvent(self, event: Any) -> None:
+        # The window's close button: as Cancel.
+        if self._ask_first():
+            event.ignore()
+            return
+        super().closeEvent(event)
+
     def keyPressEvent(self, event: Any) -> None:
+        if event.key() == Qt.Key.Key_Escape and event.modifiers() in (
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.KeypadModifier,
+        ):
+            self.leave()
+            return
         # Return on a button the reviewer moved the focus to presses it, as Space does (no
         # button is a default one, so Qt would ignore it). Only an enabled button: a
         # decision is disabled until armed, so a stray Return as the dialog opens decides

@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QWidget
 
+from boris_desktop.decide.base import confirmation
 from boris_desktop.decide.content_view import ContentView
 from boris_desktop.decide.following import Following
 from boris_desktop.host import Host
@@ -77,7 +78,7 @@ class CancelEffectDialog(Following):
         self.content.setMinimumHeight(140)
         self.add(self.content, 1)
         self.reason = self.reason_field("Why it is cancelled (required)")
-        self.confirm = QLineEdit()
+        self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the effect id or cancel to confirm")
         self.confirm.setPlaceholderText(f"{self.effect_id}  or  cancel")
         self.confirm.textChanged.connect(self.refresh_buttons)

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from boris_desktop.decide.base import reviewer_actor
+from boris_desktop.decide.base import confirmation, reviewer_actor
 from boris_desktop.decide.following import Following
 from boris_desktop.host import Host
 from boris_desktop.ui.widgets import heading, plain_label
@@ -49,7 +49,7 @@ class DeleteTaskDialog(Following):
         self.why_not.hide()
         self.add(self.why_not)
         self.reason = self.reason_field("Why the task is deleted (required, kept in the receipt)")
-        self.confirm = QLineEdit()
+        self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the task id to confirm")
         self.confirm.setPlaceholderText(task_id)
         self.confirm.textChanged.connect(self.refresh_buttons)

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QButtonGroup, QLineEdit, QRadioButton, QWidget
 
+from boris_desktop.decide.base import confirmation
 from boris_desktop.decide.following import Following
 from boris_desktop.host import Host
 from boris_desktop.ui.icons import words
@@ -61,7 +62,7 @@ class CloseDialog(Following):
             self.radios[status] = r
             self.add(r)
         self.reason = self.reason_field("Why it will not be finished (required)")
-        self.confirm = QLineEdit()
+        self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the task id or close to confirm")
         self.confirm.setPlaceholderText(f"{task['id']}  or  close")
         self.confirm.textChanged.connect(self.refresh_buttons)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from boris_desktop.decide.base import confirmation
 from boris_desktop.decide.following import Following
 from boris_desktop.decide.lineage import HeadChoice, fork_sentence, lineage_rows
 from boris_desktop.host import Host
@@ -88,7 +89,7 @@ class StopDialog(Following):
         self.add(self.what)
         self._show_plan()
         self.reason = self.reason_field("Why you are stopping the run (required)")
-        self.confirm = QLineEdit()
+        self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the task id or stop to confirm")
         self.confirm.setPlaceholderText(f"{task['id']}  or  stop")
         self.confirm.textChanged.connect(self.refresh_buttons)

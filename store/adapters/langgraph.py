@@ -28,8 +28,10 @@ becomes the resume value: approved → `approve`, approved with their edit → `
 the edited args (what the approval binds), rejected → `reject` with their note, sent back →
 `reject` whose message is their note (what the model reads), expired or revoked → `reject`.
 The attempt is recorded (consuming the approval) when the resume value hands the approved
-args over, before the tool runs; the graph's `ToolMessage` becomes its response after. A
-resume that never reports back leaves the outcome unknown, and it is not resumed blindly.
+args over, before the tool runs; the graph's `ToolMessage` becomes its response after (the
+tool's word: the outcome stays unknown for reconciliation, also for `status="error"`; the
+middleware's own message for a rejected call is no tool's and is not recorded). A resume
+that never reports back leaves the outcome unknown, and it is not resumed blindly.
 
 On a signed store (what `boris init` makes) every write is signed with the agent's key by the
 one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's; without
@@ -510,12 +512,26 @@ def _kept_response(message: Any) -> dict[str, Any]:
     return kept
 
 
+#: Where the middleware marks a `ToolMessage` it made itself for a `reject` or `respond`
+#: decision (`_answer_message` in langchain/agents/middleware/human_in_the_loop.py, through
+#: `add_notification_metadata`): no tool ran, so it is no tool's word.
+_MIDDLEWARES_OWN = "hitl_interrupt_decision"
+
+
+def _middlewares_own(message: Any) -> bool:
+    kwargs = getattr(message, "additional_kwargs", None) or {}
+    return kwargs.get("lc_source") == _MIDDLEWARES_OWN
+
+
 def record_results(
     store: Store, actor: Actor, task_id: str, graph: _Graph, config: Mapping[str, Any]
 ) -> list[str]:
     """Each dispatched call's `ToolMessage` in the thread becomes its attempt's response (the
-    tool's word, not evidence: the outcome stays for reconciliation). Returns the effects
-    answered; a call whose message is not there yet keeps its attempt open."""
+    tool's word, not evidence: the outcome stays unknown for reconciliation, also when the
+    tool says it failed, `status="error"`: a tool that errs may have done part of its work).
+    The middleware's own answer to a call it did not run (a rejection) is no tool's response
+    and is left out. Returns the effects answered; a call whose message is not there yet
+    keeps its attempt open."""
     store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     messages = (graph.get_state(config).values or {}).get("messages") or ()
@@ -523,17 +539,26 @@ def record_results(
     for message in messages:
         if getattr(message, "type", None) != "tool" or not message.tool_call_id:
             continue
+        if _middlewares_own(message):
+            continue
         effect = _effect(store, task_id, _key(thread_id, str(message.tool_call_id)))
         if effect is None or _open_attempt(store, task_id, str(effect.effect_id)) is None:
             continue
-        failed = getattr(message, "status", "success") == "error"
+        response = _kept_response(message)
+        erred = response["status"] == "error"
+        # The response says what the tool said (`reported`: its own word, "error" or
+        # success); the command's `reported` only picks the outcome, and both kinds leave
+        # it unknown (store.commands.effects._REPORTED_OUTCOME) where `failed` would settle
+        # it without an observation. RecordResponse has no word of its own for "the tool
+        # said it failed, outcome unknown".
+        response["reported"] = "error" if erred else "reported_success"
         store.execute(
             lg.RecordResponse(
                 task_id=task_id,
                 effect_id=str(effect.effect_id),
-                reported="failed" if failed else "reported_success",
-                response=_kept_response(message),
-                error=str(message.content)[:2000] if failed else None,
+                reported="reported_success",
+                response=response,
+                error=str(message.content)[:2000] if erred else None,
             ),
             actor,
         )

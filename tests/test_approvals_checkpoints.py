@@ -14,7 +14,13 @@ from store import commands as c
 from store.canonical import digest_of
 from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoints import StopRun, WriteCheckpoint
-from store.commands.effects import DispatchEffect, PlanEffect, RecordResponse, ReviseEffect
+from store.commands.effects import (
+    DispatchEffect,
+    PlanEffect,
+    ReconcileEffect,
+    RecordResponse,
+    ReviseEffect,
+)
 
 AGENT = Actor(kind="agent", id="writer-7")
 ANA = Actor(kind="person", id="ana", name="Ana Lind")
@@ -83,8 +89,11 @@ def test_dispatch_needs_a_valid_approval(s: Store, tid: str) -> None:
     a = approval(s, tid, aid)
     assert a["state"] == "consumed" and a["consumed_by"] == f"{eid}#1"
     assert s.task(tid)["effects"][0]["attempts"][0]["approval_id"] == aid
-    # A failed attempt does not give the used approval back.
+    # A failed attempt (reconciled: it did not happen) does not give the used approval back.
     s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="503"), AGENT)
+    with pytest.raises(CommandRejected, match="unknown: reconcile"):
+        s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT)
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "absent"
     with pytest.raises(CommandRejected, match=f"{aid} is consumed"):
         s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT)
 
@@ -347,6 +356,8 @@ def test_an_effect_that_did_not_happen_can_be_approved_again(s: Store, tid: str)
     s.execute(DecideApproval(task_id=tid, approval_id=ask(s, tid, eid), decision="approved"), ANA)
     s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT)
     s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="503"), AGENT)
+    # The executor's word: only once reconciled (absent) did it not happen.
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "absent"
     again = ask(s, tid, eid)
     s.execute(DecideApproval(task_id=tid, approval_id=again, decision="approved"), ANA)
     assert s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="t"), AGENT) == 2

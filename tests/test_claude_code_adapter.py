@@ -377,12 +377,14 @@ def test_hooks_record_the_documented_inputs_as_attempts_and_responses(
     assert hook(store_dir, store_url, "pre-tool-use", pre).returncode == 0
     assert len(read_json(store_dir, store_url, "effects", TASK)) == 1
 
-    # The documented failure of that call (same tool_use_id): the attempt's failed response.
+    # The documented failure of that call (same tool_use_id): the attempt's response, its
+    # word: the outcome stays unknown until someone reconciles (no blind retry before).
     done = hook(store_dir, store_url, "post-tool-use-failure", failure)
     assert done.returncode == 0, done.stderr.decode()
     effect = effect_of(store_dir, store_url, "claude-code:toolu_01ABC123...")
     (attempt,) = effect["attempts"]
-    assert attempt["outcome"] == "failed"
+    assert (attempt["outcome"], attempt["response"]["reported"]) == ("unknown", "failed")
+    assert effect["outcome"] == "unknown"
     assert attempt["error"] == "Exit code 1\nError: Cannot find module 'express'"
     assert attempt["response"]["duration_ms"] == 4187
 

@@ -298,10 +298,13 @@ def test_kill_between_approval_and_dispatch(
     a = approval(s, tid, aid)
     assert (a["state"], a["consumed_by"]) == ("consumed", "eff-a#1")
     assert effect(s, tid, "eff-a")["attempts"][0]["approval_id"] == aid
-    # That attempt fails; a new one would need the approval again, and it is spent.
+    # That attempt fails (the executor's word: reconciled, it did not happen); a new one
+    # would need the approval again, and it is spent.
     s.execute(
         RecordResponse(task_id=tid, effect_id="eff-a", reported="failed", error="disk full"), AGENT
     )
+    assert_refused_and_nothing_written(s, tid, dispatch(tid), "unknown: reconcile")
+    assert s.execute(ReconcileEffect(task_id=tid, effect_id="eff-a"), AGENT) == "absent"
     assert_refused_and_nothing_written(
         s, tid, dispatch(tid), rf"no usable approval for effect eff-a: {aid} is consumed"
     )

@@ -177,6 +177,8 @@ def test_three_attempts_are_one_effect_with_three_attempts(s: Store, ws: Path) -
             RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="disk quota"),
             AGENT,
         )
+        # The executor's word: reconciled, it did not happen, so it may be tried again.
+        assert s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT) == "absent"
     s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
     (ws / "report.md").write_text("new\n")
     s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="reported_success"), AGENT)
@@ -185,8 +187,8 @@ def test_three_attempts_are_one_effect_with_three_attempts(s: Store, ws: Path) -
     assert len(state["effects"]) == 1
     atts = state["effects"][0]["attempts"]
     assert [(a["attempt_no"], a["outcome"], a["error"]) for a in atts] == [
-        (1, "failed", "disk quota"),
-        (2, "failed", "disk quota"),
+        (1, "absent", "disk quota"),
+        (2, "absent", "disk quota"),
         (3, "succeeded", None),
     ]
     assert state["effects"][0]["idempotency_key"] == f"{tid}:{eid}"
@@ -313,6 +315,7 @@ def test_rebuild_of_the_ledger_equals_incremental(s: Store, ws: Path) -> None:
     eid = plan_write(s, tid)
     s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
     s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="failed", error="x"), AGENT)
+    s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT)
     s.execute(DispatchEffect(task_id=tid, effect_id=eid, executor="tool:save"), AGENT)
     s.execute(RecordResponse(task_id=tid, effect_id=eid, reported="timeout"), AGENT)
     s.execute(ReconcileEffect(task_id=tid, effect_id=eid), AGENT)

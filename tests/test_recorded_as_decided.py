@@ -15,7 +15,9 @@ or PostgreSQL, the `store` fixture):
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -236,4 +238,82 @@ def test_re_pinning_a_changed_tool_definition_is_a_persons(
     assert boris.ok(*migrate).strip() == V2
     (migrated,) = [e for e in store.events(t) if e["type"] == "effect.tool_migrated"]
     assert migrated["actor"]["id"] == "rita"
+    _signed(store)
+
+
+# --- 3. a reported failure leaves the outcome unknown ---------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
+
+
+class _Stdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+def _hook(boris: Boris, event: str, fixture: str, task: str) -> None:
+    """`boris hook EVENT --task T` as Claude Code runs it: the documented JSON on stdin."""
+    with boris.monkeypatch.context() as m:
+        m.setattr(sys, "stdin", _Stdin((FIXTURES / fixture).read_bytes()))
+        rc, _, err = boris.run("hook", event, "--task", task, agent=True)
+    assert rc == 0, err
+
+
+def _effect(boris: Boris, task: str, effect_id: str | None = None) -> dict[str, Any]:
+    effects = boris.json("effects", task)
+    return effects[-1] if effect_id is None else next(e for e in effects if e["id"] == effect_id)
+
+
+def _assert_unknown_until_reconciled(
+    boris: Boris, store: Store, t: str, eid: str, error: str
+) -> None:
+    from store.services.resume import resume_brief
+
+    effect = _effect(boris, t, eid)
+    assert (effect["stage"], effect["outcome"]) == ("dispatched", "unknown"), effect
+    (attempt,) = effect["attempts"]
+    assert attempt["outcome"] == "unknown"
+    assert attempt["response"]["reported"] == "failed" and attempt["error"] == error
+    # No blind retry: a new attempt is refused until someone reconciles.
+    count = len(store.events(t))
+    rc, refused = boris.refused("dispatch", t, eid, "--executor", "again", agent=True)
+    assert rc == 1 and "reconcile it against the target" in refused["message"], refused
+    assert len(store.events(t)) == count
+    brief = resume_brief(store, t)
+    assert eid in {b.get("effect_id") for b in brief["blockers"]}
+    assert [f for f in brief["forbidden"] if f["command"].get("effect_id") == eid]
+
+
+def test_a_reported_failure_is_the_executors_word_until_reconciled(
+    boris: Boris, store: Store, ws: Path
+) -> None:
+    # Claude Code's PostToolUseFailure hook.
+    t = _task(boris, "t3", "--destination", "claude-code://tools/")
+    _hook(boris, "pre-tool-use", "pre_tool_use.json", t)
+    _hook(boris, "post-tool-use-failure", "post_tool_use_failure.json", t)
+    eid = _effect(boris, t)["id"]
+    _assert_unknown_until_reconciled(
+        boris, store, t, eid, "Exit code 1\nError: Cannot find module 'express'"
+    )
+    # A tool call's target holds no state to compare with its intent: the agent's
+    # reconciliation finds a conflict, a person decides it by hand (the call did not take),
+    # and only then may it be tried again.
+    seen = boris.ok("observe", t, eid, "--state-json", '{"exists": false}', agent=True).strip()
+    assert boris.ok("reconcile", t, eid, "--observation", seen, agent=True).strip() == "conflict"
+    decided = ("--decision", "absent", "--note", "npm test did not run: express is missing")
+    assert boris.ok("reconcile", t, eid, "--observation", seen, *decided).strip() == "absent"
+    assert _effect(boris, t, eid)["outcome"] == "absent"
+    assert boris.ok("dispatch", t, eid, "--executor", "claude-code:Bash", agent=True).strip() == "2"
+
+    # `boris record-response … failed`: the same word, the same rule.
+    t = _task(boris, "t3b", "--scope", str(ws))
+    eid = boris.ok(
+        "plan-effect", t, "--target", str(ws / "out.txt"), "--consequence", "writes out.txt",
+        "--text", "out", agent=True,
+    ).strip()  # fmt: skip
+    boris.ok("dispatch", t, eid, "--executor", "writer", agent=True)
+    boris.ok("record-response", t, eid, "failed", "--error", "disk full", agent=True)
+    _assert_unknown_until_reconciled(boris, store, t, eid, "disk full")
+    assert boris.ok("reconcile", t, eid, agent=True).strip() == "absent"
+    assert boris.ok("dispatch", t, eid, "--executor", "writer", agent=True).strip() == "2"
     _signed(store)

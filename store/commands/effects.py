@@ -536,10 +536,15 @@ def _current_attempt(tx: Tx, task_id: str, effect_id: str, attempt_no: int | Non
     raise CommandRejected(f"effect {effect_id} has no attempt {attempt_no}")
 
 
+#: The outcome an executor's word leaves: never known from it. A reported failure is its
+#: word too (the command may have half run, or run and failed to say so): the outcome stays
+#: unknown, and no new attempt is dispatched, until a reconciliation against the target
+#: settles it (absent: try again). `partial` says some of it happened: reconciled as well.
+#: (Records written before kept `failed` as the outcome; they read as they were written.)
 _REPORTED_OUTCOME = {
     "reported_success": "unknown",
     "timeout": "unknown",
-    "failed": "failed",
+    "failed": "unknown",
     "partial": "partial",
 }
 

@@ -2,8 +2,10 @@
 
 The real `create_agent` with the real `HumanInTheLoopMiddleware` and a real SqliteSaver
 checkpointer, driven by the scripted stand-in model of tests/test_langgraph_adapter.py; a
-person decides with the real `boris` CLI in a process of its own. One edge:
+person decides with the real `boris` CLI in a process of its own. Two edges:
 
+- where the graph allows no `reject`, a person's "no" is never sent as `respond` (which the
+  model reads as the tool's successful result): Boris refuses to answer and the run waits;
 - a tool's error (`ToolMessage(status="error")`) is its word, kept as the response with the
   outcome unknown until reconciled, never `failed`; and the middleware's own answer to a
   rejected call (no tool ran) is never filed as a tool's response.
@@ -27,9 +29,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from test_langgraph_adapter import (
     AGENT,
     ASKED,
+    DELETE,
     TASK,
     ScriptedModel,
     _tools,
+    approval_of,
     boris,
     config_of,
     effect_of,
@@ -169,6 +173,43 @@ def approvals_of_effect(store_dir: Path, store_url: str | None, effect_id: str) 
 
 def interrupt_ids(graph: Any, thread: str) -> list[str]:
     return [i.id for i in graph.get_state(config_of(thread)).interrupts]
+
+
+# --- 2. no `reject` allowed: a "no" is never sent as a success --------------------------------
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+def test_a_rejection_is_never_sent_as_respond(
+    lg_store: Store, store_dir: Path, store_url: str | None, tmp_path: Path, mode: str
+) -> None:
+    """`respond` reaches the model as a ToolMessage with status="success" (the middleware's
+    `_answer_message`): the model would read the person's "no" as the tool's result."""
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    gates = {"send_email": True, "delete_file": {"allowed_decisions": ["approve", "respond"]}}
+    script = first_turn(("send_email", ASKED, "call_mail"), ("delete_file", DELETE, "call_rm"))
+    mail, rm = start(lg_store, checkpoints, ran_log, mode, "t-respond", script, gates)
+    assert rm.action.allowed == ("approve", "respond")
+    person(store_dir, store_url, "approve", mail.approval_id)
+    person(store_dir, store_url, "reject", rm.approval_id, "--note", "keep the Q3 report")
+    with agent(checkpoints, ran_log, mode, [AIMessage(content="done")], gates) as graph:
+        paused = interrupt_ids(graph, "t-respond")
+        with pytest.raises(boris_lg.ResumeRefused) as refused:
+            boris_lg.resume_command(lg_store, AGENT, TASK, graph, config_of("t-respond"))
+        # Every resume says the same, and the run stays paused where it was.
+        with pytest.raises(boris_lg.ResumeRefused):
+            boris_lg.resume_command(lg_store, AGENT, TASK, graph, config_of("t-respond"))
+        assert interrupt_ids(graph, "t-respond") == paused
+    why = str(refused.value)
+    assert "delete_file" in why
+    assert "reject" in why and "respond" in why
+    assert "success" in why
+    # Nothing was handed over: not the refused call, and not the approved one beside it
+    # (a run resumes with all of its answers or none).
+    assert ran_calls(ran_log) == []
+    assert effect_of(store_dir, store_url, mail.effect_id)["attempts"] == []
+    assert effect_of(store_dir, store_url, mail.effect_id)["stage"] != "dispatched"
+    assert effect_of(store_dir, store_url, rm.effect_id)["attempts"] == []
+    assert approval_of(store_dir, store_url, mail.approval_id)["state"] == "approved"
 
 
 # --- 3. a tool's error is its word; the middleware's own answer is no tool's ----------------

@@ -33,6 +33,10 @@ tool's word: the outcome stays unknown for reconciliation, also for `status="err
 middleware's own message for a rejected call is no tool's and is not recorded). A resume
 that never reports back leaves the outcome unknown, and it is not resumed blindly.
 
+A "no" goes only as `reject`, never as `respond`, which the model reads as the tool's
+successful result: where a tool's `allowed_decisions` leave `reject` out, the resume is
+refused (`ResumeRefused`) and the run waits.
+
 On a signed store (what `boris init` makes) every write is signed with the agent's key by the
 one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's; without
 one the store refuses with a `SignatureRefused` whose one line names the `boris keys new` /
@@ -357,13 +361,22 @@ def _who(decided_by: Any) -> str:
 
 
 def _refusal(action: Action, message: str) -> dict[str, Any]:
-    """A "no" the model reads: `reject` where the graph allows it, else `respond`."""
-    for kind in ("reject", "respond"):
-        if kind in action.allowed:
-            return {"type": kind, "message": message}
+    """A "no" the model reads: `reject`, whose message the middleware sends as a
+    `ToolMessage` with `status="error"` (`_answer_message` in
+    langchain/agents/middleware/human_in_the_loop.py). Never `respond`: that one goes to the
+    model with `status="success"` and the message as the tool's own result (it is for a
+    person answering in the tool's place), so a refusal sent as `respond` would read as a
+    call that ran. Where the graph allows no `reject`, nothing is answered: the run stays
+    paused, and the refusal says why."""
+    if "reject" in action.allowed:
+        return {"type": "reject", "message": message}
     raise ResumeRefused(
-        f"the graph allows only {', '.join(action.allowed)} for {action.tool_name}: it cannot "
-        f"be told that the call was refused ({message}); it stays paused"
+        f"the graph allows only {', '.join(action.allowed)} for {action.tool_name} (no "
+        f"reject): it cannot be told that the call was refused ({message}). Boris does not "
+        "send a refusal as respond, which the model reads as the tool's successful result "
+        '(status="success"); nothing was answered and the run stays paused. Allow "reject" '
+        f"for {action.tool_name} in HumanInTheLoopMiddleware's interrupt_on to let a "
+        "person's no through"
     )
 
 
@@ -399,44 +412,40 @@ def _standing(store: Store, task_id: str, thread_id: str, action: Action) -> tup
     return effect_id, approval_id, cancelled
 
 
-def resume_decision(
-    store: Store, actor: Actor, task_id: str, thread_id: str, action: Action
-) -> dict[str, Any] | None:
-    """The decision the middleware reads for one gated call, from the person's Boris
-    decision; None while nobody has decided. Approved: the attempt is recorded (consuming
-    the approval) before the args are handed over. Anything else: the effect is cancelled,
-    so a late decision cannot approve a call nobody will run. A call answered "no" before
-    (a resume that did not get through) gets the same "no" again."""
+@dataclass(frozen=True)
+class _Answer:
+    """What one gated call gets, read before anything is written: `decision` for the graph
+    (None while nobody has decided), and what is recorded with it: `dispatch` (the args
+    handed over: the attempt) or `cancel` (why nothing will run)."""
+
+    effect_id: str
+    approval_id: str
+    decision: dict[str, Any] | None = None
+    dispatch: dict[str, Any] | None = None
+    cancel: str | None = None
+
+
+def _answer(store: Store, task_id: str, thread_id: str, action: Action) -> _Answer:
+    """The answer the person's Boris decision gives one gated call. Reads only: a call that
+    cannot be answered (`ResumeRefused`) is found before any call of the run is answered."""
     effect_id, approval_id, cancelled = _standing(store, task_id, thread_id, action)
     now = _approval_now(store, task_id, approval_id)
     state = str(now["state"])
+    who = _who(now.get("decided_by"))
     if state == rules.ApprovalState.PENDING and not cancelled:
-        return None
+        return _Answer(effect_id, approval_id)
     if state == rules.ApprovalState.APPROVED and not cancelled:
         payload = dict(now["payload"])
-        edited = digest_of(payload) != digest_of(action.args)
-        if edited and "edit" not in action.allowed:
+        if digest_of(payload) == digest_of(action.args):
+            return _Answer(effect_id, approval_id, {"type": "approve"}, dispatch=payload)
+        if "edit" not in action.allowed:
             message = (
-                f"{_who(now.get('decided_by'))} approved an edited {action.tool_name} call in "
-                "Boris, and this graph accepts no edit of it: it was not run"
+                f"{who} approved an edited {action.tool_name} call in Boris, and this graph "
+                "accepts no edit of it: it was not run"
             )
-            decision = _refusal(action, message)
-            _cancel_quietly(store, actor, task_id, effect_id, message)
-            return decision
-        store.execute(
-            lg.DispatchEffect(
-                task_id=task_id,
-                effect_id=effect_id,
-                executor=executor_of(action.tool_name),
-                inputs=payload,
-                approval_id=approval_id,
-            ),
-            actor,
-        )
-        if edited:
-            return {"type": "edit", "edited_action": {"name": action.tool_name, "args": payload}}
-        return {"type": "approve"}
-    who = _who(now.get("decided_by"))
+            return _Answer(effect_id, approval_id, _refusal(action, message), cancel=message)
+        edit = {"type": "edit", "edited_action": {"name": action.tool_name, "args": payload}}
+        return _Answer(effect_id, approval_id, edit, dispatch=payload)
     note = str(now.get("note") or "").strip()
     if state == rules.ApprovalState.REJECTED:
         message = note or f"{who} rejected this {action.tool_name} call in Boris"
@@ -447,12 +456,53 @@ def resume_decision(
         message = f"nobody decided this {action.tool_name} call in Boris before it expired"
     elif cancelled:
         message = f"this {action.tool_name} call was cancelled in Boris"
+    elif state == rules.ApprovalState.CONSUMED:
+        # Its attempt was recorded and found not to have run (`_standing` lets through only
+        # an effect whose every attempt failed or was reconciled absent).
+        message = (
+            f"this {action.tool_name} call's approval in Boris was used by an earlier attempt, "
+            "which did not run it: it is not run again without a new approval"
+        )
     else:
         message = f"the approval of this {action.tool_name} call is {state} in Boris"
-    decision = _refusal(action, message)
-    if not cancelled:
-        _cancel_quietly(store, actor, task_id, effect_id, message)
-    return decision
+    return _Answer(
+        effect_id, approval_id, _refusal(action, message), cancel=None if cancelled else message
+    )
+
+
+def _carry_out(
+    store: Store, actor: Actor, task_id: str, action: Action, answer: _Answer
+) -> dict[str, Any] | None:
+    """Record what the answer says, then give it: the attempt (consuming the approval)
+    before the args are handed over; the cancel before a "no", so a late decision cannot
+    approve a call nobody will run."""
+    if answer.dispatch is not None:
+        store.execute(
+            lg.DispatchEffect(
+                task_id=task_id,
+                effect_id=answer.effect_id,
+                executor=executor_of(action.tool_name),
+                inputs=answer.dispatch,
+                approval_id=answer.approval_id,
+            ),
+            actor,
+        )
+    elif answer.cancel is not None:
+        _cancel_quietly(store, actor, task_id, answer.effect_id, answer.cancel)
+    return answer.decision
+
+
+def resume_decision(
+    store: Store, actor: Actor, task_id: str, thread_id: str, action: Action
+) -> dict[str, Any] | None:
+    """The decision the middleware reads for one gated call, from the person's Boris
+    decision; None while nobody has decided. Approved: the attempt is recorded (consuming
+    the approval) before the args are handed over. Anything else: the effect is cancelled,
+    so a late decision cannot approve a call nobody will run. A call answered "no" before
+    (a resume that did not get through) gets the same "no" again. `ResumeRefused` where the
+    graph allows no `reject` for a "no"."""
+    answer = _answer(store, task_id, thread_id, action)
+    return _carry_out(store, actor, task_id, action, answer)
 
 
 def resume_value(
@@ -460,26 +510,26 @@ def resume_value(
 ) -> dict[str, Any] | None:
     """The value for `Command(resume=...)` answering every gated call the thread waits for,
     keyed by interrupt id; None while any of them is undecided (then nothing is dispatched,
-    so a run resumes with all of its answers or none)."""
+    so a run resumes with all of its answers or none). `ResumeRefused`, with nothing
+    recorded, where one of them cannot be answered."""
     store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     actions = pending_actions(graph, config)
     if not actions:
         return None
-    for action in actions:  # first, reading only: can every call be answered now?
-        _, approval_id, cancelled = _standing(store, task_id, thread_id, action)
-        state = _approval_now(store, task_id, approval_id)["state"]
-        if state == rules.ApprovalState.PENDING and not cancelled:
-            return None
-    answers: dict[str, Any] = {}
-    for action in actions:
-        decision = resume_decision(store, actor, task_id, thread_id, action)
+    # First, reading only: can every call be answered now, and with what?
+    answers = [(action, _answer(store, task_id, thread_id, action)) for action in actions]
+    if any(a.decision is None for _, a in answers):
+        return None
+    value: dict[str, Any] = {}
+    for action, a in answers:
+        decision = _carry_out(store, actor, task_id, action, a)
         assert decision is not None  # decided, as read above; a decision is never undone
         if action.index is None:
-            answers[action.interrupt_id] = decision
+            value[action.interrupt_id] = decision
         else:
-            answers.setdefault(action.interrupt_id, {"decisions": []})["decisions"].append(decision)
-    return answers
+            value.setdefault(action.interrupt_id, {"decisions": []})["decisions"].append(decision)
+    return value
 
 
 def resume_command(

@@ -2,8 +2,11 @@
 
 The real `create_agent` with the real `HumanInTheLoopMiddleware` and a real SqliteSaver
 checkpointer, driven by the scripted stand-in model of tests/test_langgraph_adapter.py; a
-person decides with the real `boris` CLI in a process of its own. Two edges:
+person decides with the real `boris` CLI in a process of its own. Three edges:
 
+- a person's edit that does not fit the tool's arguments is caught before anything is
+  recorded: no attempt for a call that will not run, the graph stays paused, and the person
+  is asked again (the approval they gave is retired with the reason);
 - where the graph allows no `reject`, a person's "no" is never sent as `respond` (which the
   model reads as the tool's successful result): Boris refuses to answer and the run waits;
 - a tool's error (`ToolMessage(status="error")`) is its word, kept as the response with the
@@ -30,6 +33,7 @@ from test_langgraph_adapter import (
     AGENT,
     ASKED,
     DELETE,
+    EDITED,
     TASK,
     ScriptedModel,
     _tools,
@@ -44,6 +48,7 @@ from test_langgraph_adapter import (
 )
 
 from store.adapters import langgraph as boris_lg
+from store.canonical import digest_of
 from store.store import Store
 
 #: A person's edit of send_email that leaves out a required argument (`subject`).
@@ -173,6 +178,105 @@ def approvals_of_effect(store_dir: Path, store_url: str | None, effect_id: str) 
 
 def interrupt_ids(graph: Any, thread: str) -> list[str]:
     return [i.id for i in graph.get_state(config_of(thread)).interrupts]
+
+
+# --- 1. an edit that does not fit the tool's arguments ---------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+def test_an_edit_missing_a_required_argument_records_no_attempt_and_asks_again(
+    lg_store: Store, store_dir: Path, store_url: str | None, tmp_path: Path, mode: str
+) -> None:
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    script = first_turn(("send_email", ASKED, "call_mail"))
+    (asked,) = start(lg_store, checkpoints, ran_log, mode, "t-bad-edit", script)
+    person(
+        store_dir, store_url, "approve", asked.approval_id, "--edited-json", json.dumps(NO_SUBJECT)
+    )
+    with agent(checkpoints, ran_log, mode, [AIMessage(content="done")]) as graph:
+        paused = interrupt_ids(graph, "t-bad-edit")
+        # The edit would not be taken (per call, LangGraph refuses the resume value; batched,
+        # the tool refuses its args): no answer, the graph stays paused on the same interrupt.
+        assert (
+            boris_lg.resume_command(lg_store, AGENT, TASK, graph, config_of("t-bad-edit")) is None
+        )
+        assert interrupt_ids(graph, "t-bad-edit") == paused
+    assert ran_calls(ran_log) == []
+    effect = effect_of(store_dir, store_url, asked.effect_id)
+    assert effect["attempts"] == []  # no attempt recorded for a call that would not run
+    assert effect["stage"] == "planned"
+    # Back to the model's args, the call the graph waits on; the person's edit stays in the log.
+    assert effect["intent"]["prepared_digest"] == digest_of(ASKED)
+    assert approval_of(store_dir, store_url, asked.approval_id)["state"] == "stale"
+    (again,) = [
+        a
+        for a in approvals_of_effect(store_dir, store_url, asked.effect_id)
+        if a["state"] == "pending"
+    ]
+    assert again["payload_digest"] == digest_of(ASKED)
+    # The person sees why they are asked again: their edit, what did not fit.
+    assert "asked again: rita's edit of this send_email call does not fit" in again["consequence"]
+    assert "subject: Field required" in again["consequence"]
+    (revised,) = [
+        e
+        for e in lg_store.events(TASK, types=["effect.revised"])
+        if "does not fit" in e["payload"]["reason"]
+    ]
+    assert revised["payload"]["prepared"] == ASKED
+
+    # Asked again about the same call (a restarted agent): the new approval, nothing new.
+    with agent(checkpoints, ran_log, mode, []) as graph:
+        (asked_again,) = boris_lg.ask(lg_store, AGENT, TASK, graph, config_of("t-bad-edit"))
+    assert asked_again.approval_id == again["id"]
+    assert asked_again.effect_id == asked.effect_id
+
+    # The person decides again, with an edit that fits: exactly that runs.
+    person(store_dir, store_url, "approve", again["id"], "--edited-json", json.dumps(EDITED))
+    with agent(checkpoints, ran_log, mode, [AIMessage(content="done")]) as graph:
+        command = boris_lg.resume_command(lg_store, AGENT, TASK, graph, config_of("t-bad-edit"))
+        assert command is not None
+        graph.invoke(command, config_of("t-bad-edit"), version="v2")
+        assert boris_lg.record_results(lg_store, AGENT, TASK, graph, config_of("t-bad-edit")) == [
+            asked.effect_id
+        ]
+    assert ran_calls(ran_log) == [{"tool": "send_email", "args": EDITED}]
+    (attempt,) = effect_of(store_dir, store_url, asked.effect_id)["attempts"]
+    assert attempt["inputs"]["prepared_digest"] == digest_of(EDITED)
+    assert attempt["approval_id"] == again["id"]
+
+
+def test_a_json_schema_tools_edit_is_checked_against_the_interrupts_schema(
+    lg_store: Store, store_dir: Path, store_url: str | None, tmp_path: Path
+) -> None:
+    """A tool whose arguments are a JSON schema: LangGraph shows it in the per-call
+    interrupt's `response_schema` and does not enforce it. Read from the interrupt alone (a
+    client that has the thread's state, not the graph's tools), the edit is still checked."""
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    script = first_turn(("post_note", NOTE, "call_note"))
+    (asked,) = start(lg_store, checkpoints, ran_log, "per_call", "t-json", script)
+    person(
+        store_dir,
+        store_url,
+        "approve",
+        asked.approval_id,
+        "--edited-json",
+        json.dumps({"channel": "#ops", "text": 42}),
+    )
+    with agent(checkpoints, ran_log, "per_call", []) as graph:
+        value = boris_lg.resume_value(lg_store, AGENT, TASK, StateOnly(graph), config_of("t-json"))
+    assert value is None
+    effect = effect_of(store_dir, store_url, asked.effect_id)
+    assert effect["attempts"] == []
+    assert effect["stage"] == "planned"
+    assert approval_of(store_dir, store_url, asked.approval_id)["state"] == "stale"
+    (again,) = [
+        a
+        for a in approvals_of_effect(store_dir, store_url, asked.effect_id)
+        if a["state"] == "pending"
+    ]
+    assert again["payload_digest"] == digest_of(NOTE)
+    assert "text: 42 is not of type 'string'" in again["consequence"]
+    assert ran_calls(ran_log) == []
 
 
 # --- 2. no `reject` allowed: a "no" is never sent as a success --------------------------------

@@ -33,7 +33,13 @@ tool's word: the outcome stays unknown for reconciliation, also for `status="err
 middleware's own message for a rejected call is no tool's and is not recorded). A resume
 that never reports back leaves the outcome unknown, and it is not resumed blindly.
 
-A "no" goes only as `reject`, never as `respond`, which the model reads as the tool's
+Nothing is recorded as an attempt that will not run. A person's edit is checked first against
+what the graph checks it against (`edit_problem`: the tool's `tool_call_schema`, or a
+per-call interrupt's `response_schema`); one that does not fit is not handed over: the
+person's approval is retired (stale) with the reason, they are asked again about the call as
+the model made it, and the graph stays paused (`resume_command` is None). (At decision time
+it cannot be refused: `boris approve --edited-json` knows nothing of the graph's tools.) A
+"no" goes only as `reject`, never as `respond`, which the model reads as the tool's
 successful result: where a tool's `allowed_decisions` leave `reject` out, the resume is
 refused (`ResumeRefused`) and the run waits.
 
@@ -50,9 +56,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import pydantic
 import sqlalchemy as sa
 
 from .. import db, rules
@@ -100,7 +107,11 @@ class _Graph(Protocol):
 @dataclass(frozen=True)
 class Action:
     """One gated tool call in a pending interrupt: the args it would run with, and where its
-    answer goes (`index` is its place in a batched interrupt's decisions; None per call)."""
+    answer goes (`index` is its place in a batched interrupt's decisions; None per call).
+
+    What an edit of its args must fit, where the graph says (`edit_problem` reads them):
+    `tool`, the graph's own tool (its `tool_call_schema`), and `args_schema`, the JSON
+    schema of the args a per-call interrupt's `response_schema` shows for an edit."""
 
     interrupt_id: str
     index: int | None
@@ -108,6 +119,8 @@ class Action:
     args: dict[str, Any]
     tool_call_id: str | None
     allowed: tuple[str, ...] = ALL_DECISIONS
+    tool: Any = field(default=None, compare=False, repr=False)
+    args_schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def _allowed_in_schema(schema: Any) -> tuple[str, ...]:
@@ -121,9 +134,51 @@ def _allowed_in_schema(schema: Any) -> tuple[str, ...]:
     return (str(const),) if isinstance(const, str) else ALL_DECISIONS
 
 
+def _resolve(root: Mapping[str, Any], node: Any) -> Any:
+    """`node` with its local `$ref` followed (a few hops at most), or None."""
+    for _ in range(8):
+        ref = node.get("$ref") if isinstance(node, Mapping) else None
+        if not isinstance(ref, str):
+            return node
+        if not ref.startswith("#/"):
+            return None
+        at: Any = root
+        for part in ref[2:].split("/"):
+            at = at.get(part) if isinstance(at, Mapping) else None
+        node = at
+    return None
+
+
+def _edit_args_schema(schema: Any) -> dict[str, Any] | None:
+    """The JSON schema an edit's `args` must match in a per-call interrupt's
+    `response_schema`: the middleware builds its edit branch from the tool's argument schema
+    (`_decision_schema` / `_edit_args` in langchain/agents/middleware/human_in_the_loop.py),
+    and LangGraph publishes it as JSON Schema (`Interrupt.response_schema`). None where it
+    shows none (a batched interrupt, an edit not allowed)."""
+    if not isinstance(schema, Mapping):
+        return None
+    mapping = schema.get("discriminator", {}).get("mapping")
+    if isinstance(mapping, Mapping) and "edit" in mapping:
+        branch = _resolve(schema, {"$ref": mapping["edit"]})
+    elif schema.get("properties", {}).get("type", {}).get("const") == "edit":
+        branch = schema  # an edit is the only decision allowed: its plain object schema
+    else:
+        return None
+    edited = _resolve(schema, (branch or {}).get("properties", {}).get("edited_action"))
+    args = _resolve(schema, (edited or {}).get("properties", {}).get("args"))
+    if not isinstance(args, Mapping):
+        return None
+    # Its own `$ref`s point into the interrupt's `$defs`: they go along.
+    return {**args, "$defs": dict(schema.get("$defs") or {})}
+
+
 def _value_and_id(interrupt: Any) -> tuple[Any, str, Any]:
     if isinstance(interrupt, Mapping):  # an interrupt as JSON (the SDK's, a stream's)
-        return interrupt.get("value"), str(interrupt.get("id") or ""), None
+        return (
+            interrupt.get("value"),
+            str(interrupt.get("id") or ""),
+            interrupt.get("response_schema"),
+        )
     return interrupt.value, str(interrupt.id), getattr(interrupt, "response_schema", None)
 
 
@@ -152,9 +207,15 @@ def _tool_call_ids(requests: Sequence[Mapping[str, Any]], messages: Sequence[Any
     return found
 
 
-def actions_of(interrupts: Iterable[Any], messages: Sequence[Any] = ()) -> list[Action]:
+def actions_of(
+    interrupts: Iterable[Any],
+    messages: Sequence[Any] = (),
+    tools: Mapping[str, Any] | None = None,
+) -> list[Action]:
     """The tool calls the middleware's pending interrupts ask about. An interrupt of another
-    shape (a node's own `interrupt(...)`) is not Boris's to answer and is left out."""
+    shape (a node's own `interrupt(...)`) is not Boris's to answer and is left out. `tools`
+    are the graph's tools by name, where it holds them (`tools_of`)."""
+    tools = tools or {}
     actions: list[Action] = []
     for interrupt in interrupts:
         value, interrupt_id, schema = _value_and_id(interrupt)
@@ -169,6 +230,8 @@ def actions_of(interrupts: Iterable[Any], messages: Sequence[Any] = ()) -> list[
                     args=dict(value["args"]),
                     tool_call_id=str(value["tool_call_id"]),
                     allowed=_allowed_in_schema(schema),
+                    tool=tools.get(str(value["name"])),
+                    args_schema=_edit_args_schema(schema),
                 )
             )
         elif isinstance(value.get("action_requests"), list):
@@ -186,6 +249,7 @@ def actions_of(interrupts: Iterable[Any], messages: Sequence[Any] = ()) -> list[
                         args=dict(request["args"]),
                         tool_call_id=ids[index],
                         allowed=allowed,
+                        tool=tools.get(str(request["name"])),
                     )
                 )
     return actions
@@ -198,11 +262,72 @@ def thread_of(config: Mapping[str, Any]) -> str:
     return str(thread_id)
 
 
+def tools_of(graph: Any) -> dict[str, Any]:
+    """The graph's tools by name, where it holds them: a `ToolNode`'s `tools_by_name` (the
+    node `create_agent` makes). Empty for a graph read only through its state (a remote one):
+    then a per-call interrupt's `response_schema` is all there is to check an edit against."""
+    found: dict[str, Any] = {}
+    nodes = getattr(graph, "nodes", None)
+    for node in nodes.values() if isinstance(nodes, Mapping) else ():
+        by_name = getattr(getattr(node, "bound", None), "tools_by_name", None)
+        if isinstance(by_name, Mapping):
+            found.update({str(k): v for k, v in by_name.items()})
+    return found
+
+
 def pending_actions(graph: _Graph, config: Mapping[str, Any]) -> list[Action]:
     """What the paused run on this thread waits for, read from its checkpoint (any process)."""
     snapshot = graph.get_state(config)
     messages = (snapshot.values or {}).get("messages") or ()
-    return actions_of(snapshot.interrupts, messages)
+    return actions_of(snapshot.interrupts, messages, tools_of(graph))
+
+
+# --- what an edit must fit ------------------------------------------------------------------
+
+
+def _pydantic_problem(model: type[pydantic.BaseModel], args: Mapping[str, Any]) -> str | None:
+    try:
+        model.model_validate(dict(args))
+    except pydantic.ValidationError as exc:
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'args'}: {e['msg']}" for e in exc.errors()
+        )
+    return None
+
+
+def _json_schema_problem(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    # jsonschema comes with the `mcp` SDK Boris depends on (`boris mcp`); imported here only.
+    from jsonschema import validators  # type: ignore[import-untyped]
+
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    errors = sorted(cls(dict(schema)).iter_errors(dict(args)), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e.path) or 'args'}: {e.message}" for e in errors[:5]
+    )
+
+
+def edit_problem(action: Action, args: Mapping[str, Any]) -> str | None:
+    """Why the graph would not run this call with `args` (a person's edit), or None: read
+    before anything is recorded, so no attempt is recorded for a call that will not run.
+
+    The check is the one the graph makes. The middleware checks a per-call edit against the
+    tool's `tool_call_schema` when that is a Pydantic model (`_edit_args` in
+    langchain/agents/middleware/human_in_the_loop.py: required args and their types; args
+    it does not declare pass), and the tool checks its args the same way when it runs (a
+    batched edit, which the middleware passes on unchecked). A tool whose schema is JSON
+    Schema is checked against it here (the middleware only shows it). Without the graph's
+    tool (a graph read only through its state) a per-call interrupt's `response_schema` is
+    read; a batched interrupt shows none, and the edit is not checked."""
+    schema = getattr(action.tool, "tool_call_schema", None)
+    if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        return _pydantic_problem(schema, args)
+    if isinstance(schema, Mapping):
+        return _json_schema_problem(schema, args)
+    if action.args_schema is not None:
+        return _json_schema_problem(action.args_schema, args)
+    return None
 
 
 # --- one gated call as an effect -----------------------------------------------------------
@@ -415,14 +540,16 @@ def _standing(store: Store, task_id: str, thread_id: str, action: Action) -> tup
 @dataclass(frozen=True)
 class _Answer:
     """What one gated call gets, read before anything is written: `decision` for the graph
-    (None while nobody has decided), and what is recorded with it: `dispatch` (the args
-    handed over: the attempt) or `cancel` (why nothing will run)."""
+    (None while nobody has decided, or when the person is asked again), and what is
+    recorded with it: `dispatch` (the args handed over: the attempt), `cancel` (why nothing
+    will run), or `unfit` (why the person's edit would not run: they are asked again)."""
 
     effect_id: str
     approval_id: str
     decision: dict[str, Any] | None = None
     dispatch: dict[str, Any] | None = None
     cancel: str | None = None
+    unfit: str | None = None
 
 
 def _answer(store: Store, task_id: str, thread_id: str, action: Action) -> _Answer:
@@ -444,6 +571,14 @@ def _answer(store: Store, task_id: str, thread_id: str, action: Action) -> _Answ
                 "accepts no edit of it: it was not run"
             )
             return _Answer(effect_id, approval_id, _refusal(action, message), cancel=message)
+        problem = edit_problem(action, payload)
+        if problem is not None:
+            return _Answer(
+                effect_id,
+                approval_id,
+                unfit=f"{who}'s edit of this {action.tool_name} call does not fit its "
+                f"arguments ({problem})",
+            )
         edit = {"type": "edit", "edited_action": {"name": action.tool_name, "args": payload}}
         return _Answer(effect_id, approval_id, edit, dispatch=payload)
     note = str(now.get("note") or "").strip()
@@ -470,12 +605,56 @@ def _answer(store: Store, task_id: str, thread_id: str, action: Action) -> _Answ
     )
 
 
+def _ask_again(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    action: Action,
+    answer: _Answer,
+    expires_in_seconds: float = EXPIRES_IN_SECONDS,
+) -> None:
+    """The person's edit would not run: nothing is handed over and nothing is attempted. The
+    effect goes back to the call the graph waits on (the model's args; the edit stays in the
+    log as the person's revision), which retires their approval as stale with the reason,
+    and a new approval asks them again, its line saying why (what the decision views show).
+    The graph stays paused on the same interrupt."""
+    if _approval_now(store, task_id, answer.approval_id)["state"] != rules.ApprovalState.APPROVED:
+        return  # another resumer asked again already (or a person acted meanwhile)
+    unfit = str(answer.unfit)
+    if len(unfit) > 300:
+        unfit = unfit[:299] + "…"
+    reason = f"{unfit}: it was not run, and the call is asked about again as the model made it"
+    store.execute_all(
+        [
+            lg.ReviseEffect(
+                task_id=task_id,
+                effect_id=answer.effect_id,
+                reason=reason,
+                consequence=consequence_of(action),
+                intended=FileState(exists=True, digest=digest_of(action.args)),
+                prepared=action.args,
+            ),
+            ap.RequestApproval(
+                task_id=task_id,
+                effect_id=answer.effect_id,
+                policy=POLICY,
+                consequence=f"{consequence_of(action)} (asked again: {unfit}; it was not run)",
+                expires_in_seconds=expires_in_seconds,
+            ),
+        ],
+        actor,
+    )
+
+
 def _carry_out(
     store: Store, actor: Actor, task_id: str, action: Action, answer: _Answer
 ) -> dict[str, Any] | None:
     """Record what the answer says, then give it: the attempt (consuming the approval)
     before the args are handed over; the cancel before a "no", so a late decision cannot
     approve a call nobody will run."""
+    if answer.unfit is not None:
+        _ask_again(store, actor, task_id, action, answer)
+        return None
     if answer.dispatch is not None:
         store.execute(
             lg.DispatchEffect(
@@ -497,10 +676,11 @@ def resume_decision(
 ) -> dict[str, Any] | None:
     """The decision the middleware reads for one gated call, from the person's Boris
     decision; None while nobody has decided. Approved: the attempt is recorded (consuming
-    the approval) before the args are handed over. Anything else: the effect is cancelled,
-    so a late decision cannot approve a call nobody will run. A call answered "no" before
-    (a resume that did not get through) gets the same "no" again. `ResumeRefused` where the
-    graph allows no `reject` for a "no"."""
+    the approval) before the args are handed over; an edit that does not fit the tool's
+    arguments (`edit_problem`) is not handed over: the person is asked again, and None.
+    Anything else: the effect is cancelled, so a late decision cannot approve a call nobody
+    will run. A call answered "no" before (a resume that did not get through) gets the same
+    "no" again. `ResumeRefused` where the graph allows no `reject` for a "no"."""
     answer = _answer(store, task_id, thread_id, action)
     return _carry_out(store, actor, task_id, action, answer)
 
@@ -509,9 +689,10 @@ def resume_value(
     store: Store, actor: Actor, task_id: str, graph: _Graph, config: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """The value for `Command(resume=...)` answering every gated call the thread waits for,
-    keyed by interrupt id; None while any of them is undecided (then nothing is dispatched,
-    so a run resumes with all of its answers or none). `ResumeRefused`, with nothing
-    recorded, where one of them cannot be answered."""
+    keyed by interrupt id; None while any of them is undecided, or while a person is asked
+    again about an edit that would not run (then nothing is dispatched, so a run resumes
+    with all of its answers or none). `ResumeRefused`, with nothing recorded, where one of
+    them cannot be answered."""
     store.sign_as(actor)  # the agent's key by the one rule (signing.keys.signer_for)
     thread_id = thread_of(config)
     actions = pending_actions(graph, config)
@@ -519,6 +700,9 @@ def resume_value(
         return None
     # First, reading only: can every call be answered now, and with what?
     answers = [(action, _answer(store, task_id, thread_id, action)) for action in actions]
+    for action, a in answers:
+        if a.unfit is not None:  # the person sees it now, whatever the others wait for
+            _ask_again(store, actor, task_id, action, a)
     if any(a.decision is None for _, a in answers):
         return None
     value: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop.decide.following import Following
-from boris_desktop.decide.versioned import Versioned
+from boris_desktop.decide.versioned import Versioned, change_words
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -66,7 +66,9 @@ class AmendDialog(Versioned, Following):
         self.moved(
             int(obj["rev"]),
             f"{t.actor(obj['actor'])} amended the objective to revision {obj['rev']} at "
-            f"{t.when(obj['at'])}, while this was open: “{obj['text']}”",
+            f"{t.when(obj['at'])}"
+            + (f" (“{obj['reason']}”)" if obj.get("reason") else "")
+            + f", while this was open: “{obj['text']}”",
         )
 
     def command(self) -> Any:
@@ -121,10 +123,9 @@ class CriterionDialog(Versioned, Following):
     def task_changed(self, task: Any) -> None:
         if self.criterion is None or not isinstance(task, api.JudgeDecision):
             return  # adding: nothing is overwritten
-        change = task.last_change
         self.moved(
             task.rev,
-            f"{t.actor(change.actor)} {change.what} at {t.when(change.at)}, while this was open "
+            f"{change_words(task.last_change, 'The criterion changed')}, while this was open "
             f"(it reads “{task.text}” and is {words(task.state)})",
         )
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop.decide.following import Following
-from boris_desktop.decide.versioned import Versioned
+from boris_desktop.decide.versioned import Versioned, change_words
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -111,11 +111,10 @@ class JudgeDialog(Versioned, Following):
         if self.decision is None:
             self._show(decision)
             return
-        change = decision.last_change
         self.moved(
             decision.rev,
-            f"{t.actor(change.actor)} {change.what} at {t.when(change.at)}, while this was open "
-            f"(it is {words(decision.state)} now)",
+            f"{change_words(decision.last_change, 'The criterion changed')}, while this was "
+            f"open (it is {words(decision.state)} now)",
         )
 
     def rebased(self) -> None:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QButtonGroup, QLineEdit, QRadioButton, QWidget
 
 from boris_desktop.decide.base import ActionDialog
 from boris_desktop.decide.following import Following
-from boris_desktop.decide.versioned import Versioned
+from boris_desktop.decide.versioned import Versioned, change_words
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -116,9 +116,8 @@ class CompletePhaseDialog(Versioned, Following):
             if changed:
                 self.rearm()
             return
-        change = view.last_change
-        who = f"{t.actor(change.actor)} {change.what} at {t.when(change.at)}" if change else ""
-        self.moved(view.rev, f"{who or 'The phase changed'}, while this was open")
+        who = change_words(view.last_change, "The phase changed")
+        self.moved(view.rev, f"{who}, while this was open")
 
     def rebased(self) -> None:
         if self.newest is not None:

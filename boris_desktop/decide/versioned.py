@@ -5,7 +5,8 @@ the store while open. When the subject moves on under it (another reviewer's jud
 agent's new version), it says so at once, naming who and what, and keeps the person's text;
 its command still carries the version the person saw, so a click can only be refused by the
 store (`api.Conflict`, shown in the dialog), never overwrite. "Decide on what is there now"
-is the person's explicit step onto the new version.
+is the person's explicit step onto the new version; who changed it, what they did, when and
+why stay in sight after it, so a click on what is there now overrules them knowingly.
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ else:
     _Dialog = object
 
 
+def change_words(change: api.VersionChange | None, otherwise: str) -> str:
+    """Who changed the subject, what they did, when, and why in their words."""
+    if change is None:
+        return otherwise
+    why = f" (“{change.why}”)" if change.why else ""
+    return f"{t.actor(change.actor)} {change.what} at {t.when(change.at)}{why}"
+
+
 class Versioned(_Dialog):
     """Mixed into a `Following` dialog (`class D(Versioned, Following)`) whose command
     carries `based_on`. A mixin, not a base: every concrete dialog still defines what it
@@ -33,6 +42,8 @@ class Versioned(_Dialog):
 
     #: What the dialog's button does, for the banner ("saving", "judging").
     acting = "deciding"
+    #: Who changed the subject, how, when and why, as last told (kept after the step).
+    moved_what: str = ""
 
     def keep_versions(self, rebase_text: str, rebase_tip: str) -> None:
         """Call once, after `follow`: adds the (hidden) step onto the newer version."""
@@ -42,16 +53,19 @@ class Versioned(_Dialog):
 
     def moved(self, latest: int, what: str) -> None:
         """The store has the subject at `latest`: if that is not what the person looks at,
-        tell them (`what`: who changed it, how, when) and offer the step onto it."""
+        tell them (`what`: who changed it, how, when, why) and offer the step onto it."""
         if self.based_on is None or latest == self.based_on:
             return
-        if latest == self.latest and self.changed.isVisible():
-            return
-        self.latest = latest
-        self.tell_change(
+        self.moved_what = what
+        words = (
             f"{what}. Your text is kept; {self.acting} now is refused until you look at what "
             "is there now."
         )
+        if latest == self.latest and self.changed.isVisible():
+            self.tell_change(words)  # the same change, told more fully (its reason, read)
+            return
+        self.latest = latest
+        self.tell_change(words)
         self.rebase.show()
         self.refresh_buttons()
 
@@ -60,8 +74,12 @@ class Versioned(_Dialog):
             return
         self.based_on, self.latest = self.latest, None
         self.rebase.hide()
-        self.changed.hide()
         self.error.hide()
+        # Who changed it and why stay in sight: what the person does now goes over that.
+        self.tell_change(
+            f"{self.moved_what}. It is shown as it is now, your text kept: {self.acting} now "
+            "goes over that change."
+        )
         self.rebased()
         self.refresh_buttons()
 

@@ -32,6 +32,8 @@ class VersionChange:
     at: str
     what: str
     actor: dict[str, Any]  # the actor as events store it (kind, id, name)
+    # Why, in their words: the event's note, reason or summary ("" when it gives none).
+    why: str = ""
 
 
 def _describe(type_: str, payload: dict[str, Any]) -> str:
@@ -75,12 +77,14 @@ def change_at(conn: Connection, task_id: str, seq: int) -> VersionChange:
         ).where(t.events.c.task_id == task_id, t.events.c.seq == seq)
     ).one()
     actor = Actor(kind=row.actor_kind, id=row.actor_id, name=row.actor_name)
+    payload = json.loads(row.payload)
     return VersionChange(
         seq,
         actor.label(),
         row.at,
-        _describe(row.type, json.loads(row.payload)),
+        _describe(row.type, payload),
         actor.model_dump(mode="json"),
+        str(payload.get("note") or payload.get("reason") or payload.get("summary") or ""),
     )
 
 
@@ -210,6 +214,10 @@ class EvidenceOffered:
     origins: tuple[EvidenceOrigin, ...]
     # Cited by the criterion's last judgement.
     cited: bool
+    # The version the record says it was made on, whichever artifact it is judged against:
+    # the one its writer named, else the one a satisfied judgement citing it vouched for
+    # (None: the record names no artifact; `origin` then dates it per artifact).
+    made_on: EvidenceOrigin | None = None
 
     def origin(self, artifact_id: str | None) -> EvidenceOrigin | None:
         return next((o for o in self.origins if o.artifact_id == artifact_id), None)

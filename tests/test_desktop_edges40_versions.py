@@ -10,8 +10,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from PySide6.QtCore import Qt
 from test_desktop_actions import WAIT_MS, done, open_window
-from test_desktop_edges40 import MARIA, colleague, open_from_menu
+from test_desktop_edges40 import AGENT, MARIA, colleague, open_from_menu
 
 from store import Store
 from store import commands as c
@@ -70,3 +71,61 @@ def test_look_at_it_now_after_a_conflict_keeps_who_changed_it_and_why(qtbot, dem
     assert "Maria Keller" in said and "waived" in said and "auditors accept" in said
     assert "waived" in d.state.text()
     assert d.note.text() == "the guide has six sources but the check counted three"
+
+
+# --- 4. evidence keeps the version it was made on, whatever "Against" says -------------------
+
+
+def _guide_v3_with_evidence(store: Store) -> None:
+    out = Path(store.task("guide")["scope"]["paths"][0]) / "out"
+    guide = out / "guide.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "7. Contacts (07-contacts).\n")
+    store.execute(
+        c.RecordArtifact(task_id="guide", artifact_id="guide", name="guide.md",
+                         content=c.Content(path=str(guide))),
+        AGENT,
+    )  # fmt: skip
+    check = out / "check-3.txt"
+    check.write_text("$ check-structure out/guide.md\n7 sections found\nOK\n")
+    store.execute(
+        c.AttachEvidence(task_id="guide", criterion_id="structure", evidence_id="check-3",
+                         kind="command_output", content=c.Content(path=str(check)),
+                         description="check-structure on guide v3", artifact_id="guide",
+                         artifact_version=3),
+        AGENT,
+    )  # fmt: skip
+
+
+def _evidence_line(d, evidence_id: str) -> str:
+    for i in range(d.evidence.count()):
+        item = d.evidence.item(i)
+        if item.data(Qt.ItemDataRole.UserRole) == evidence_id:
+            return str(item.text())
+    raise AssertionError(f"no evidence {evidence_id}")
+
+
+def test_evidence_says_the_version_it_was_made_on_whatever_it_is_judged_against(
+    qtbot, demo: Store
+) -> None:
+    _guide_v3_with_evidence(demo)
+    w = open_window(qtbot, demo, "guide")
+    d = _open_judge(qtbot, w)
+    assert "made on guide v3 (current)" in _evidence_line(d, "check-3")
+    d.artifact.setCurrentIndex(d.artifact.findData("06-support"))
+    line = _evidence_line(d, "check-3")
+    assert "made on guide v3 (current)" in line and "06-support v1" not in line
+    # A newer guide while the dialog is open: v3 is no longer current, and it says so.
+    out = Path(demo.task("guide")["scope"]["paths"][0]) / "out" / "guide.md"
+    other = colleague(demo)
+    try:
+        other.execute(
+            c.RecordArtifact(task_id="guide", artifact_id="guide", name="guide.md",
+                             content=c.Content(text=out.read_text() + "8. Index.\n")),
+            AGENT,
+        )  # fmt: skip
+    finally:
+        other.close()
+    qtbot.waitUntil(d.rebase.isVisible, timeout=WAIT_MS)
+    d.rebase.click()
+    line = _evidence_line(d, "check-3")
+    assert "made on guide v3" in line and "(current)" not in line and "now v4" in line

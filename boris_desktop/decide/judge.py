@@ -116,6 +116,20 @@ class JudgeDialog(Versioned, Following):
             f"{change_words(decision.last_change, 'The criterion changed')}, while this was "
             f"open (it is {words(decision.state)} now)",
         )
+        shown = self.decision
+        if decision.rev == self.based_on and _versions(decision) != _versions(shown):
+            # An artifact has a newer version though the criterion did not change: what the
+            # judgement and its evidence are checked against moved.
+            now = ", ".join(
+                f"{a.artifact_id} v{a.current_version}"
+                for a in decision.artifacts
+                if (a.artifact_id, a.current_version) not in _versions(shown)
+            )
+            self.moved(
+                decision.rev,
+                f"A newer version was recorded while this was open: {now}",
+                beside=True,
+            )
 
     def rebased(self) -> None:
         if self.newest is not None:
@@ -183,7 +197,9 @@ class JudgeDialog(Versioned, Following):
         # Two lines: what it is, then which version it speaks for (never scrolled out of
         # sight: that is what the person must see before ticking it).
         what = e.description or words(e.kind)
-        origin = e.origin(artifact)
+        # The version the record says it was made on, whatever it is judged against; where
+        # the record names none, the one the store dates it to for the artifact chosen.
+        origin = e.made_on or e.origin(artifact)
         made = "" if origin is None else ("" if origin.current else "⚠ ") + origin.words
         problem = f"⚠ {e.problem}" if e.problem else ""
         about = " · ".join(x for x in (made, problem) if x)
@@ -292,6 +308,10 @@ class JudgeDialog(Versioned, Following):
             based_on=self.based_on,
             older_evidence_reason=self.older_reason.text().strip() if older else None,
         )
+
+
+def _versions(d: api.JudgeDecision) -> set[tuple[str, int]]:
+    return {(a.artifact_id, a.current_version) for a in d.artifacts}
 
 
 @contextmanager

@@ -51,10 +51,12 @@ class Versioned(_Dialog):
         self.rebase.hide()
         self.rebase.clicked.connect(self._rebase)
 
-    def moved(self, latest: int, what: str) -> None:
+    def moved(self, latest: int, what: str, *, beside: bool = False) -> None:
         """The store has the subject at `latest`: if that is not what the person looks at,
-        tell them (`what`: who changed it, how, when, why) and offer the step onto it."""
-        if self.based_on is None or latest == self.based_on:
+        tell them (`what`: who changed it, how, when, why) and offer the step onto it.
+        `beside`: what the decision rests on moved (an artifact's newer version) while the
+        subject's own version did not."""
+        if self.based_on is None or (latest == self.based_on and not beside):
             return
         self.moved_what = what
         words = (

@@ -305,7 +305,11 @@ def judge_decision(
     seqs = version_seqs(conn, task_id)
     offered = []
     cited = set(crit.evidence_ids or [])
+    vouching = crit.status in (rules.CriterionState.SATISFIED, rules.CriterionState.STALE)
     for e in evidence_rows(conn, task_id, criterion_id):
+        named = e.artifact_id if e.artifact_version is not None else None
+        if named is None and vouching and e.evidence_id in cited:
+            named = crit.artifact_id
         origins = []
         for a in arts:
             on = made_on(a.artifact_id, e, crit, seqs)
@@ -329,6 +333,7 @@ def judge_decision(
                 problem(e.digest) if problem is not None else None,
                 tuple(origins),
                 e.evidence_id in cited,
+                next((o for o in origins if o.artifact_id == named), None),
             )
         )
     return JudgeDecision(

@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import Qt
 from test_desktop_actions import WAIT_MS, done, open_window
-from test_desktop_edges40 import AGENT, MARIA, colleague, open_from_menu
+from test_desktop_edges40 import AGENT, MARIA, colleague, edit_note_artifact, open_from_menu, texts
 
 from store import Store
 from store import commands as c
@@ -31,6 +31,51 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 def demo(qtbot, store: Store) -> Store:
     fill_demo(store)
     return store
+
+
+# --- 2. basing an edit on a colleague's version shows it first -------------------------------
+
+
+def _record_note_v2(store: Store, text: str, note: str) -> None:
+    art = store.task("note")["artifacts"][0]
+    other = colleague(store)
+    try:
+        other.execute(
+            c.RecordArtifact(task_id="note", artifact_id=art["artifact_id"], name=art["name"],
+                             content=c.Content(text=text), note=note, based_on=1),
+            MARIA,
+        )  # fmt: skip
+    finally:
+        other.close()
+
+
+def test_basing_an_edit_on_a_colleagues_version_shows_that_version_first(
+    qtbot, demo: Store
+) -> None:
+    w = open_window(qtbot, demo, "note")
+    d = edit_note_artifact(qtbot, w)
+    name = demo.task("note")["artifacts"][0]["name"]
+    assert d.windowTitle().endswith("(v1)")
+    d.editor.setFocus()
+    d.editor.moveCursor(d.editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(d.editor, "Reviewed by Rita.")
+    theirs = "# Project note\n\nKick-off on Tuesday, in room 4.\n"
+    _record_note_v2(demo, theirs, "moved the kick-off")
+    qtbot.waitUntil(d.rebase.isVisible, timeout=WAIT_MS)
+    assert not d.ok.isEnabled()
+    d.rebase.click()
+    # Not savable before the colleague's version is on screen...
+    shown = lambda: "Kick-off on Tuesday, in room 4." in texts(d)  # noqa: E731
+    assert shown() or not d.ok.isEnabled()
+    qtbot.waitUntil(shown, timeout=WAIT_MS)
+    # ...and then the title names the version the edit is based on.
+    assert d.windowTitle() == f"Edit {name} (v2)"
+    assert "Reviewed by Rita." in d.editor.toPlainText()  # the person's text is kept
+    qtbot.waitUntil(d.ok.isEnabled, timeout=WAIT_MS)
+    d.ok.click()
+    done(qtbot, w, d)
+    art = demo.task("note")["artifacts"][0]
+    assert art["current_version"] == 3
 
 
 # --- 3. "Look at it now" keeps who changed what, when and why --------------------------------

@@ -7,6 +7,7 @@ stays, and saving is refused rather than dropping the other change (`Versioned`)
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -20,8 +21,10 @@ from boris_desktop.decide.versioned import Versioned, change_words
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
-from boris_desktop.ui.widgets import plain_label
+from boris_desktop.ui.widgets import TextPane, plain_label
 from store import api
+
+_serial = itertools.count(1)
 
 _KEEP = (
     "&Base my edit on it",
@@ -171,6 +174,20 @@ class EditArtifactDialog(Versioned, Following):
         self.add(self.editing)
         self.add(self.editor, 1)
         self.add(self.note)
+        # The version the edit was moved onto ("Base my edit on it"), shown before saving
+        # can replace it; hidden until then.
+        self.theirs_label = plain_label(name="The version your edit replaces")
+        self.theirs = TextPane(host.loader, "The version your edit replaces")
+        self.theirs.setMinimumHeight(120)
+        self.theirs_label.hide()
+        self.theirs.hide()
+        self.add(self.theirs_label)
+        self.add(self.theirs, 1)
+        #: The version the edit is based on whose text could not be shown (saving waits).
+        self.reading: int | None = None
+        #: Newer versions' text as read on a worker (or why it could not be), by version.
+        self._read: dict[int, tuple[dict[str, Any], str | Exception]] = {}
+        self._id = next(_serial)
         self.editor.textChanged.connect(self.refresh_buttons)
         self.resize(760, 560)
         self.refresh_buttons()
@@ -179,7 +196,11 @@ class EditArtifactDialog(Versioned, Following):
         return self.editor
 
     def ready(self) -> bool:
-        return self.editor.toPlainText() != self.original and self.latest is None
+        return (
+            self.editor.toPlainText() != self.original
+            and self.latest is None
+            and self.reading is None
+        )
 
     def task_changed(self, task: Any) -> None:
         aid = self.artifact["artifact_id"]
@@ -196,13 +217,72 @@ class EditArtifactDialog(Versioned, Following):
             + (f" (“{cur['note']}”)" if cur.get("note") else ""),
         )
 
+    def moved(self, latest: int, what: str, *, beside: bool = False) -> None:
+        super().moved(latest, what, beside=beside)
+        # The step onto the newer version is offered once its text is read (on a worker),
+        # so that taking it shows that text at once.
+        if self.latest == latest and latest not in self._read:
+            self.rebase.hide()
+            cur = getattr(self, "newest", None)
+            if cur and int(cur["version"]) == latest:
+                self._prefetch(cur)
+
+    def _prefetch(self, cur: dict[str, Any]) -> None:
+        store = self.host.store
+        kind = f"theirs:{self._id}:{cur['version']}"
+        if store is None or self.host.loader.busy(kind):
+            return
+        digest = str(cur["digest"])
+        self.host.loader.submit(
+            kind,
+            lambda: store.blobs.read(digest),
+            lambda data: self._fetched(cur, data.decode("utf-8", "replace")),
+            lambda error: self._fetched(cur, error),
+        )
+
+    def _fetched(self, cur: dict[str, Any], text: str | Exception) -> None:
+        version = int(cur["version"])
+        self._read[version] = (cur, text)
+        if self.latest == version:
+            self.rebase.show()
+        elif self.reading == version and self.based_on == version:
+            self.rebased()  # the step was taken before its text was in: show it now
+
     def rebased(self) -> None:
-        cur = getattr(self, "newest", None)
-        if cur:
+        """The edit is now based on the newest version: its text is shown under the
+        person's and the title names it, before saving can replace it."""
+        read = self._read.get(self.based_on or 0)
+        if read is None:  # not offered before it was read: nothing to show yet
+            self.reading = self.based_on
+            self.refresh_buttons()
+            return
+        cur, text = read
+        if isinstance(text, Exception):
+            # Never saved over a version the person could not see: saving stays refused.
+            self.reading = self.based_on
             self.editing.setText(
-                f"Your text, as an edit of version {cur['version']} ({t.digest(cur['digest'])}); "
-                "saving records a new version attributed to you."
+                f"Version {cur['version']} cannot be read ({t.failure(text)}): your edit is "
+                "not saved over a version you have not seen."
             )
+            self.refresh_buttons()
+            return
+        version = int(cur["version"])
+        who = t.actor((cur.get("producer") or {}).get("actor"))
+        self.theirs_label.setText(
+            f"Version {version}, as {who} recorded it ({t.digest(cur['digest'])}): saving "
+            "replaces it with your text above; bring over what you want to keep."
+        )
+        self.theirs.show_text(text, cur.get("media_type"), self.artifact["name"])
+        self.theirs_label.show()
+        self.theirs.show()
+        self.original = text  # saving their text unchanged would record nothing new
+        self.setWindowTitle(f"Edit {self.artifact['name']} (v{version})")
+        self.editing.setText(
+            f"Your text, as an edit of version {version} ({t.digest(cur['digest'])}); "
+            "saving records a new version attributed to you."
+        )
+        self.reading = None
+        self.refresh_buttons()
 
     def command(self) -> Any:
         return api.RecordArtifact(

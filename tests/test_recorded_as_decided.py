@@ -317,3 +317,105 @@ def test_a_reported_failure_is_the_executors_word_until_reconciled(
     assert boris.ok("reconcile", t, eid, agent=True).strip() == "absent"
     assert boris.ok("dispatch", t, eid, "--executor", "writer", agent=True).strip() == "2"
     _signed(store)
+
+
+# --- 4. a person's edit revises the effect's intent to the edit -----------------------------
+
+ASKED = {"command": "rm -rf dist/", "description": "Clean the build"}
+EDITED = {"command": "rm -rf dist/js", "description": "Clean only the scripts"}
+
+
+def test_a_persons_edit_of_a_claude_code_call_revises_the_whole_intent(
+    boris: Boris, store: Store
+) -> None:
+    from store.adapters import claude_code as cc
+    from store.canonical import digest_of
+    from store.model import Actor
+    from store.signing.keys import load_key
+
+    t = _task(boris, "t4", "--destination", "claude-code://tools/")
+    agent = Actor.parse(AGENT)
+    store.signer = load_key(boris.key)  # what `boris mcp` does with BORIS_KEY
+    settings = cc.PromptSettings(task_id=t, timeout_seconds=60)
+    call = {"tool_name": "Bash", "input": ASKED, "tool_use_id": "toolu_edit"}
+    asked = cc.ask(store, agent, settings, call)
+    assert asked.approval_id is not None and asked.effect_id is not None
+    before = _effect(boris, t, asked.effect_id)
+    assert before["consequence"] == "Claude Code runs Bash: rm -rf dist/"
+
+    boris.ok(
+        "approve", t, asked.approval_id, "--edited-json", json.dumps(EDITED),
+        "--note", "only the scripts",
+    )  # fmt: skip
+    now = cc.approval_as_it_stands(store, t, asked.approval_id)
+    answer = cc.settle(
+        store, agent, t, asked, now, tool_name="Bash", timed_out=False, waited_for=60
+    )
+    assert answer == {"behavior": "allow", "updatedInput": EDITED}
+
+    # The effect's intent is the edit, all of it: what runs is what the record says.
+    effect = _effect(boris, t, asked.effect_id)
+    intent = effect["intent"]
+    assert intent["prepared"] == EDITED
+    assert intent["prepared_digest"] == digest_of(EDITED)
+    assert intent["intended"] == {"exists": True, "digest": digest_of(EDITED), "size": None}
+    assert effect["consequence"] == cc.consequence_of("Bash", EDITED)
+    assert effect["consequence"] == "Claude Code runs Bash: rm -rf dist/js"
+    assert effect["target"] == "claude-code://tools/Bash"  # the tool is not the input's
+    (attempt,) = effect["attempts"]
+    assert attempt["inputs"]["prepared_digest"] == digest_of(EDITED)
+    (approval,) = boris.json("approvals", t)
+    assert approval["payload_digest"] == digest_of(EDITED)
+    # The revision is the person's, in the log, the agent's version before it.
+    (revised,) = [e for e in store.events(t) if e["type"] == "effect.revised"]
+    assert revised["actor"]["id"] == "rita"
+    assert revised["payload"]["consequence"] == "Claude Code runs Bash: rm -rf dist/js"
+    assert revised["payload"]["intended"]["digest"] == digest_of(EDITED)
+    # What a reviewer reconciling it reads is the command that ran.
+    state = store.task(t)
+    (e,) = state["effects"]
+    assert e["consequence"] == "Claude Code runs Bash: rm -rf dist/js"
+    assert e["intent"]["intended"]["digest"] == digest_of(EDITED)
+    _signed(store)
+
+
+def test_an_agents_revision_of_a_call_revises_what_is_made_from_it(
+    boris: Boris, store: Store
+) -> None:
+    """The same rule for the agent's own revision (revise_effect with a new prepared
+    object): the intended digest and the adapter's wording follow; a consequence the agent
+    gives is its own, and kept."""
+    from store.adapters import claude_code as cc
+    from store.canonical import digest_of
+    from store.mcp.server import BorisServer
+    from store.model import Actor
+    from store.signing.keys import load_key
+
+    t = _task(boris, "t4b", "--destination", "claude-code://tools/")
+    agent = Actor.parse(AGENT)
+    store.signer = load_key(boris.key)
+    asked = cc.ask(
+        store, agent, cc.PromptSettings(task_id=t), {"tool_name": "Bash", "input": ASKED}
+    )
+    server = BorisServer(store, agent)
+
+    def revise(**extra: Any) -> None:
+        done = anyio.run(
+            server.call,
+            "revise_effect",
+            {"task_id": t, "effect_id": asked.effect_id, "reason": "narrower", **extra},
+        )
+        assert done["ok"] is True, done
+
+    revise(prepared=EDITED)
+    effect = _effect(boris, t, asked.effect_id)
+    assert effect["intent"]["intended"]["digest"] == digest_of(EDITED)
+    assert effect["consequence"] == "Claude Code runs Bash: rm -rf dist/js"
+    revise(prepared=ASKED, consequence="cleans the whole build output")
+    effect = _effect(boris, t, asked.effect_id)
+    assert effect["intent"]["intended"]["digest"] == digest_of(ASKED)
+    assert effect["consequence"] == "cleans the whole build output"
+    # A consequence of the agent's own words stays the agent's when the object changes.
+    revise(prepared=EDITED)
+    assert _effect(boris, t, asked.effect_id)["consequence"] == "cleans the whole build output"
+    _signed(store)

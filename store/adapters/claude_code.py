@@ -44,8 +44,8 @@ from .. import schema as t
 from ..canonical import canonical_json, digest_of
 from ..commands import approvals as ap
 from ..commands import effects as lg
+from ..commands import tool_calls
 from ..commands.core import new_id
-from ..events import FileState
 from ..model import Actor
 from ..services import answers
 from ..services.answers import UsageError
@@ -61,7 +61,7 @@ WaitForPerson = Callable[[str, str, float], Awaitable[tuple[dict[str, Any], bool
 #: The MCP tool's name: `--permission-prompt-tool mcp__<server>__permission_prompt`.
 PERMISSION_TOOL = "permission_prompt"
 #: Where a tool call points: the task's scope admits it (`--destination claude-code://tools/`).
-TARGET_PREFIX = "claude-code://tools/"
+TARGET_PREFIX = tool_calls.CLAUDE_CODE_TOOLS
 #: The policy every approval of a Claude Code tool call names.
 POLICY = "Claude Code asks before this tool runs"
 #: Tools that may be allowed without a person when configured (`boris mcp --auto-allow`):
@@ -127,28 +127,13 @@ def executor_of(tool_name: str) -> str:
     return f"claude-code:{tool_name}"[:128]
 
 
-#: Which input field says best, in one line, what a built-in tool will do.
-_SUMMARY_FIELDS = ("command", "file_path", "url", "pattern", "query", "path", "prompt")
+#: One line a reviewer agrees to: the tool and what it acts on. Worded in the command layer
+#: (store.commands.tool_calls), so that a person's edit of the input, decided in any process,
+#: revises the consequence to the edit's.
+consequence_of = tool_calls.claude_code_consequence
 
-
-def consequence_of(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """One line a reviewer agrees to: the tool and what it acts on."""
-    for field in _SUMMARY_FIELDS:
-        value = tool_input.get(field)
-        if isinstance(value, str) and value.strip():
-            what = value
-            break
-    else:
-        what = canonical_json(tool_input)
-    what = " ".join(what.split())
-    if len(what) > 200:
-        what = what[:199] + "…"
-    return f"Claude Code runs {tool_name}: {what}"
-
-
-def _intended(tool_input: dict[str, Any]) -> FileState:
-    """A destination's intended state as the store can know it: the call with this input."""
-    return FileState(exists=True, digest=digest_of(tool_input))
+#: A destination's intended state as the store can know it: the call with this input.
+_intended = tool_calls.call_intended
 
 
 def _plan(

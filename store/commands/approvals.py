@@ -20,7 +20,7 @@ from ..canonical import digest_of
 from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
 from ..tx import Tx
-from . import message_edit, policies
+from . import message_edit, policies, tool_calls
 from .core import (
     Command,
     Content,
@@ -229,12 +229,23 @@ def _persons_revision(tx: Tx, cmd: DecideApproval, row: Any, actor: Actor) -> di
         if not intent_open(effect):
             raise CommandRejected(f"effect {row.effect_id} is {effect.stage}: it cannot change")
         old = dict(effect.intent)
-        intended = (
+        given = (
             intended_file_state(tx, cmd.task_id, cmd.edited_content, None)
             if cmd.edited_content is not None
-            else ev.FileState.model_validate(old["intended"])
+            else None
         )
-        edited = prepared_object(effect.kind, effect.target, intended, cmd.edited)
+        # Built on the intent as it stands: a new object names the new content.
+        edited = prepared_object(
+            effect.kind,
+            effect.target,
+            given or ev.FileState.model_validate(old["intended"]),
+            cmd.edited,
+        )
+        # The person's edit is the intent: what was made from the object follows it (the
+        # intended state a tool call's input digest, the consequence worded from it).
+        intended, consequence = tool_calls.revised_intent(
+            str(effect.target), old, str(effect.consequence), edited, given, None
+        )
     digest = digest_of(edited)
     if digest == row.payload_digest:
         return None  # nothing changed: an approval of the object as asked
@@ -246,7 +257,7 @@ def _persons_revision(tx: Tx, cmd: DecideApproval, row: Any, actor: Actor) -> di
                 intended=intended,
                 prepared=edited,
                 prepared_digest=digest,
-                consequence=str(effect.consequence),
+                consequence=normalize_consequence(consequence),
                 reason=f"edited by {actor.id} before approving approval {cmd.approval_id}",
             ),
             actor,

@@ -34,7 +34,7 @@ from ..reads import manifests as manifest_reads
 from ..rules import is_destination
 from ..scope import check_target
 from ..tx import Tx
-from . import authority
+from . import authority, tool_calls
 from .core import (
     BasedOn,
     Content,
@@ -340,14 +340,21 @@ def _revise_effect(tx: Tx, cmd: ReviseEffect, actor: Actor) -> str:
             "carried out can be revised"
         )
     old = dict(row.intent)
-    intended = (
+    given = (
         intended_file_state(tx, cmd.task_id, cmd.content, cmd.intended)
         if cmd.content is not None or cmd.intended is not None
-        else ev.FileState.model_validate(old["intended"])
+        else None
     )
-    prepared = prepared_object(row.kind, row.target, intended, cmd.prepared)
+    prepared = prepared_object(
+        row.kind, row.target, given or ev.FileState.model_validate(old["intended"]), cmd.prepared
+    )
     digest = digest_of(prepared)
-    consequence = normalize_consequence(cmd.consequence or row.consequence)
+    # What the old intent made from its prepared object follows the new one, unless given
+    # (store.commands.tool_calls): a tool call's intended digest and worded consequence.
+    intended, consequence = tool_calls.revised_intent(
+        str(row.target), old, str(row.consequence), prepared, given, cmd.consequence or None
+    )
+    consequence = normalize_consequence(consequence)
     tx.emit(
         cmd.task_id,
         ev.EffectRevised(

@@ -778,20 +778,16 @@ def record_results(
         effect = _effect(store, task_id, _key(thread_id, str(message.tool_call_id)))
         if effect is None or _open_attempt(store, task_id, str(effect.effect_id)) is None:
             continue
-        response = _kept_response(message)
-        erred = response["status"] == "error"
-        # The response says what the tool said (`reported`: its own word, "error" or
-        # success); the command's `reported` only picks the outcome, and both kinds leave
-        # it unknown (store.commands.effects._REPORTED_OUTCOME) where `failed` would settle
-        # it without an observation. RecordResponse has no word of its own for "the tool
-        # said it failed, outcome unknown".
-        response["reported"] = "error" if erred else "reported_success"
+        erred = getattr(message, "status", "success") == "error"
+        # The tool's word either way: a reported failure leaves the outcome unknown, as a
+        # reported success does (store.commands.effects._REPORTED_OUTCOME), until a
+        # reconciliation settles it; the response keeps `reported: failed` and the error.
         store.execute(
             lg.RecordResponse(
                 task_id=task_id,
                 effect_id=str(effect.effect_id),
-                reported="reported_success",
-                response=response,
+                reported="failed" if erred else "reported_success",
+                response=_kept_response(message),
                 error=str(message.content)[:2000] if erred else None,
             ),
             actor,

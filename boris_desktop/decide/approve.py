@@ -5,20 +5,28 @@ What is decided is the store's `ApprovalDecision` (store.api): the change the re
 classify), the request's state as an enum, why it cannot be decided and the verdicts
 allowed. The dialog shows that and adds no rule; it reads the view again whenever the store
 changes (another reviewer's decision, a revocation) and when the request expires.
+
+A write is shown as a diff against the file as it is now, so the dialog follows the file as
+the Reconcile dialog does: a watchdog hint has the file hashed again on a worker and, where
+it differs from the file the diff was read from, the diff is read again, the change is said,
+and the verdicts wait until a moment after the new diff is on screen.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
 
 from boris_desktop.decide.base import no_default, reviewer_actor
-from boris_desktop.decide.content_view import ContentView
+from boris_desktop.decide.content_view import ContentView, hash_file, same
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
 from boris_desktop.host import Host
+from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
 from boris_desktop.ui.widgets import TextPane, elided_label, plain_label
@@ -30,7 +38,10 @@ from store.api import (
     CommandRejected,
     DecideApproval,
     Opaque,
+    Write,
 )
+
+_serial = itertools.count(1)
 
 
 def _who(actor: Actor | None) -> str:
@@ -46,6 +57,9 @@ class ApproveDialog(Following):
     the store changes; the verdicts are armed only once it is shown."""
 
     irreversible = True
+    #: What happened to the file a write changes (watchdog's words) while its diff is read
+    #: again: the verdicts wait for the new diff.
+    file_moved: str | None = None
 
     def __init__(
         self,
@@ -116,6 +130,13 @@ class ApproveDialog(Following):
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
+        # The file a write changes, followed while the dialog is open (`_file_hint`).
+        self._id = next(_serial)
+        self.watcher = FileWatcher(self)
+        self.watcher.changed.connect(self._file_hint)
+        self.finished.connect(lambda _r: self.watcher.stop())
+        self._hint: str | None = None  # a hint that came while the content was loading
+        self.content.shown.connect(self._content_shown)
         if isinstance(approval, ApprovalDecision):
             self._show(approval)
         else:
@@ -140,6 +161,10 @@ class ApproveDialog(Following):
         self._show_quorum(d)
         self.payload.show_text(d.prepared_json, "json")
         self.content.show_change(d.change)
+        if isinstance(d.change, Write):
+            self.watcher.watch([d.change.target])
+        else:
+            self.watcher.stop()
         # An object the store cannot classify is shown as its JSON already: no second copy.
         opaque = isinstance(d.change, Opaque)
         if opaque:
@@ -216,9 +241,52 @@ class ApproveDialog(Following):
             )
         return f"It became {words(d.state)} while this was open."
 
+    # --- following the file a write changes -------------------------------------------
+
+    def _file_hint(self, _path: str, what: str) -> None:
+        """watchdog says the file changed: a hint, checked with a fresh hash on a worker."""
+        shown = self.content.result
+        if shown is None or self.content.loading():
+            self._hint = what  # checked once the diff in flight is on screen
+            return
+        change = self.content.change
+        if not isinstance(change, Write) or shown.target_state is None:
+            return
+        target, before = change.target, shown.target_state
+
+        def fresh(state: dict[str, Any]) -> None:
+            if self.content.result is shown and not same(state, before):
+                self._read_again(what)
+
+        self.host.loader.submit(f"approve-hash:{self._id}", lambda: hash_file(target), fresh)
+
+    def _read_again(self, what: str) -> None:
+        self.file_moved = what
+        self.rearm()  # nothing is approved over a diff the person has not seen
+        self.content.refresh()
+
+    def _content_shown(self) -> None:
+        hint, self._hint = self._hint, None
+        if self.file_moved is not None:
+            change = self.content.change
+            name = os.path.basename(change.target) if isinstance(change, Write) else "The file"
+            self.tell_change(
+                f"{name} changed on disk while this was open ({self.file_moved}): the diff "
+                "below is against the file as it is now. Read it again before deciding."
+            )
+            self.file_moved = None
+            self.rearm()  # armed a moment after the new diff is on screen
+        if hint is not None:
+            self._file_hint("", hint)
+
     def ready(self) -> bool:
         d = self.decision
-        return d is not None and bool(d.verdicts) and self.final_refusal is None
+        return (
+            d is not None
+            and bool(d.verdicts)
+            and self.final_refusal is None
+            and self.file_moved is None
+        )
 
     def refresh_buttons(self) -> None:
         super().refresh_buttons()

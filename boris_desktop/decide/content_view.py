@@ -7,16 +7,21 @@ against the file as it is now (`store.api.write_diff`, on a worker); an upload o
 replacement shows its content, highlighted, or, when binary, its size and digest with a hex
 peek, read a page at a time (PAGE bytes) on a worker so that a 20 MB upload never blocks the
 window; a removal says so in words; anything the store cannot classify shows its JSON. The
-digest stays beside the content. `render` is plain Python (no Qt): the workers run it.
+digest stays beside the content. `render` is plain Python (no Qt): the workers run it. A write's
+rendering carries the file's state (its hash) as it was read for the diff, so that whoever
+shows it can tell when the file has moved on since (`Shown.target_state`, `hash_file`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from boris_desktop.host import Host
@@ -29,9 +34,11 @@ from store.api import (
     Delete,
     Opaque,
     Replace,
+    ScopeViolation,
     Send,
     Upload,
     Write,
+    is_store_file,
     read_blob_range,
     write_diff,
 )
@@ -39,6 +46,7 @@ from store.api import (
 PAGE = 64 * 1024
 #: How much of each side the reconcile dialog's diff compares (decide/reconcile.py).
 DIFF_CAP = 1024 * 1024
+CHUNK = 1 << 20
 _serial = itertools.count(1)
 
 
@@ -55,6 +63,41 @@ class Shown:
     pages: int = 1
     digest: str | None = None
     problem: str | None = None
+    # A write's target as it was when the diff was read (`hash_file`): exists, digest, size.
+    target_state: dict[str, Any] | None = None
+
+
+def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """The target's state now: exists, sha256 digest, size (streamed). The database of an
+    open store is refused (ScopeViolation), as the store refuses it in a task's scope: only a
+    record written before that rule names one, and reading it would drop SQLite's locks."""
+    if is_store_file(path):
+        raise ScopeViolation(f"{path} is the store's own database: it is never read as a target")
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return {"exists": False, "digest": None, "size": None}
+    h = hashlib.sha256()
+    done = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+            done += len(chunk)
+            if report is not None:
+                report(done // 1024, max(size // 1024, 1))
+    return {"exists": True, "digest": "sha256:" + h.hexdigest(), "size": done}
+
+
+def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two `hash_file` states are the same, by the store's rule (`api.same_state`)."""
+    from store import api
+
+    if a is None or b is None:
+        return False
+    return api.same_state(
+        api.State(bool(a.get("exists")), a.get("digest")),
+        api.State(bool(b.get("exists")), b.get("digest")),
+    )
 
 
 def _file_diff(intended: bytes, current: bytes | None, target: str, cut: bool) -> str:
@@ -157,17 +200,25 @@ def _write(store: Any, w: Write, page: int) -> Shown:
     from boris_desktop.runtime.interpreter import paused
 
     title = f"Write {w.target}: the change against the file as it is now"
+    try:  # read before the diff: a change between the two is seen as a change after it
+        state: dict[str, Any] | None = hash_file(w.target)
+    except (OSError, ScopeViolation):
+        state = None
     with paused():  # difflib makes a container per line: see runtime
         diff = write_diff(store.blobs, w)
     if diff.binary:
-        return _content(store, f"Write {w.target}", w, page)
+        return replace(_content(store, f"Write {w.target}", w, page), target_state=state)
     if diff.problem is not None:
-        return Shown(title=title, text="", digest=w.digest, problem=diff.problem)
+        return Shown(
+            title=title, text="", digest=w.digest, problem=diff.problem, target_state=state
+        )
     text, more = capped(diff.text)
     note = "a new file" if diff.new_file else f"diff of {t.size(w.size)}{more}"
     if diff.moved:
         note += "; the file changed after this write was planned"
-    return Shown(title=title, text=text, media_type="diff", note=note, digest=w.digest)
+    return Shown(
+        title=title, text=text, media_type="diff", note=note, digest=w.digest, target_state=state
+    )
 
 
 def _content(store: Any, title: str, c: Write | Replace | Upload, page: int) -> Shown:
@@ -210,6 +261,9 @@ def _content(store: Any, title: str, c: Write | Replace | Upload, page: int) -> 
 
 class ContentView(QWidget):
     """The change a request makes, with its digest beside it, paged on a worker."""
+
+    #: A rendering is on screen (the first, a page turned, or one read again).
+    shown = Signal()
 
     def __init__(self, host: Host, name: str = "Content you are deciding") -> None:
         super().__init__()
@@ -258,6 +312,10 @@ class ContentView(QWidget):
     def loading(self) -> bool:
         return self.host.loader.busy(self._kind) or self.pane.loading()
 
+    def refresh(self) -> None:
+        """Read the change again as it is now (a write's file moved on): the same page."""
+        self.show_page(self._page)
+
     def show_page(self, page: int) -> None:
         store, change = self.host.store, self.change
         if store is None or change is None:
@@ -284,3 +342,4 @@ class ContentView(QWidget):
             b.setVisible(r.pages > 1)
         self.prev.setEnabled(r.page > 0)
         self.next.setEnabled(r.page + 1 < r.pages)
+        self.shown.emit()

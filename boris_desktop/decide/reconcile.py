@@ -18,16 +18,14 @@ observed by someone else meanwhile is said so, and the decisions are disabled.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import os
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QWidget
 
 from boris_desktop.decide.base import ActionDialog, reviewer_actor
-from boris_desktop.decide.content_view import DIFF_CAP, _file_diff
+from boris_desktop.decide.content_view import DIFF_CAP, _file_diff, hash_file, same
 from boris_desktop.host import Host
 from boris_desktop.runtime.follow import Follower
 from boris_desktop.runtime.watch import FileWatcher
@@ -40,40 +38,8 @@ from boris_desktop.ui.widgets import (
     pretty_json,
 )
 from store import api
-from store.api import ScopeViolation, is_store_file
 
-CHUNK = 1 << 20
 _serial = itertools.count(1)
-
-
-def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The target's state now: exists, sha256 digest, size (streamed). The database of an
-    open store is refused (ScopeViolation), as the store refuses it in a task's scope: only a
-    record written before that rule names one, and reading it would drop SQLite's locks."""
-    if is_store_file(path):
-        raise ScopeViolation(f"{path} is the store's own database: it is never read as a target")
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
-        return {"exists": False, "digest": None, "size": None}
-    h = hashlib.sha256()
-    done = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-            done += len(chunk)
-            if report is not None:
-                report(done // 1024, max(size // 1024, 1))
-    return {"exists": True, "digest": "sha256:" + h.hexdigest(), "size": done}
-
-
-def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    if a is None or b is None:
-        return False
-    return api.same_state(
-        api.State(bool(a.get("exists")), a.get("digest")),
-        api.State(bool(b.get("exists")), b.get("digest")),
-    )
 
 
 def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:

@@ -102,7 +102,7 @@ def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
     """On a worker: each path's state now (a file that cannot be read counts as missing)."""
-    from boris_desktop.decide.reconcile import hash_file
+    from boris_desktop.decide.content_view import hash_file
     from store.api import ScopeViolation
 
     out = {}
@@ -121,7 +121,7 @@ def record_watch(
 ) -> str | None:
     """On a worker: the store observes the target itself and records it as the reviewer's;
     nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
-    from boris_desktop.decide.reconcile import hash_file
+    from boris_desktop.decide.content_view import hash_file
     from store.api import Actor, ObserveEffect
 
     eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)

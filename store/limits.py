@@ -264,8 +264,10 @@ def check_input(value: Any, where: str = "") -> None:
 
 # --- reading input with a cap ----------------------------------------------------------------
 
-#: How much of an over-long line is read at a time while it is skipped to its newline.
-_SKIP_CHUNK = 64 * 1024
+#: How much of a line is read at a time.
+_CHUNK = 64 * 1024
+#: How much of an over-long line's head is kept, to say what it was (an MCP request's id).
+HEAD_BYTES = 64 * 1024
 #: A JSON string, escapes and all (what the JSON values of a line are counted outside of).
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _VALUE_MARKS = (b",", b":", b"{", b"[")
@@ -274,47 +276,62 @@ _VALUE_MARKS = (b",", b":", b"{", b"[")
 class Line(NamedTuple):
     """One line read with a cap (`read_line`), its newline kept."""
 
-    #: The line; when `over`, only its head: the first limit + 1 bytes.
-    data: bytes
+    #: The line; when `over`, only its head (its first `HEAD_BYTES`).
+    data: bytes | bytearray
     #: Whether the line was longer than the limit.
     over: bool
-    #: Its size in bytes as far as it was read (the whole line's, when it was skipped).
-    size: int
+    #: Its size in bytes; None for a line over the limit that was not read to its end.
+    size: int | None
 
 
 def read_line(stream: IO[bytes], limit: int = MAX_LINE_BYTES, *, skip: bool = True) -> Line | None:
-    """The next line of `stream`, or None at its end, holding at most limit + 1 bytes of it:
-    a longer line comes back `over`, with its head only. With `skip`, the rest of such a
-    line is read and dropped up to its newline, a chunk at a time (so the next read starts
-    at the next line); without, it is left unread (the caller stops reading)."""
-    data = stream.readline(limit + 1)
+    """The next line of `stream`, or None at its end, read a chunk at a time into one buffer
+    that never holds more than limit + 1 bytes of it (a line read whole would be held twice,
+    in its chunks and joined). A longer line comes back `over`, with its head only. With
+    `skip`, the rest of such a line is read and dropped up to its newline (so the next read
+    starts at the next line); without, it is left unread (the caller stops reading)."""
+    data = bytearray()
+    while len(data) <= limit:
+        chunk = stream.readline(min(_CHUNK, limit + 1 - len(data)))
+        data += chunk
+        if not chunk or chunk.endswith(b"\n"):
+            break
     if not data:
         return None
     if len(data) <= limit or data.endswith(b"\n"):
         return Line(data, False, len(data))
     size = len(data)
+    del data[HEAD_BYTES:]
     while skip:
-        chunk = stream.readline(_SKIP_CHUNK)
+        chunk = stream.readline(_CHUNK)
         size += len(chunk)
         if not chunk or chunk.endswith(b"\n"):
             break
-    return Line(data, True, size)
+    return Line(data, True, size if skip else None)
 
 
 def read_capped(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Line:
     """All of `stream` (a JSON file, stdin) up to limit + 1 bytes: `over` when there was
     more, which is left unread."""
     data = stream.read(limit + 1)
-    return Line(data, len(data) > limit, len(data))
+    over = len(data) > limit
+    return Line(data, over, None if over else len(data))
 
 
-def too_many_values(data: bytes, limit: int = MAX_LINE_ITEMS) -> bool:
+def too_many_values(data: bytes | bytearray, limit: int = MAX_LINE_ITEMS) -> bool:
     """Whether the JSON text `data` builds more than `limit` values, counted without parsing
-    it: its `,` `:` `{` `[` outside strings (a parser's cost is in what they build)."""
+    or copying it: its `,` `:` `{` `[` outside strings (a parser's cost is in what they
+    build). Between two strings of an array or object is one of them, so the count passes
+    the limit within about `limit` strings: the time is bounded too."""
     if sum(data.count(mark) for mark in _VALUE_MARKS) <= limit:
         return False  # counted in strings too, and still within: the common case, at once
-    bare = _STRING.sub(b"", data)
-    return sum(bare.count(mark) for mark in _VALUE_MARKS) > limit
+    count = start = 0
+    for string in _STRING.finditer(data):
+        count += sum(data.count(mark, start, string.start()) for mark in _VALUE_MARKS)
+        if count > limit:
+            return True
+        start = string.end()
+    return count + sum(data.count(mark, start) for mark in _VALUE_MARKS) > limit
 
 
 def line_problem(line: Line, what: str = "one line") -> str | None:
@@ -322,7 +339,7 @@ def line_problem(line: Line, what: str = "one line") -> str | None:
     "the message …"), or None: more than `MAX_LINE_BYTES`, or more than `MAX_LINE_ITEMS`
     JSON values."""
     if line.over:
-        size = f"is {line.size} bytes," if line.size > len(line.data) else "is"
+        size = "is" if line.size is None else f"is {line.size} bytes,"
         return (
             f"{size} more than the limit of {MAX_LINE_BYTES} bytes for {what} (a command and "
             "the content it carries inline: record a larger content from its file)"

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..adapters import claude_code
+from ..limits import line_problem, read_capped
 from ..services import answers
 from ..services.answers import UsageError
 from ..store import Store
@@ -49,7 +50,13 @@ def _say(message: str) -> None:
 def cmd_hook(store: Store | None, args: argparse.Namespace) -> int:
     event = claude_code.HOOK_EVENTS[args.event]
     try:
-        call = claude_code.parse_hook_input(sys.stdin.buffer.read(), event)
+        read = read_capped(sys.stdin.buffer)  # at most MAX_LINE_BYTES + 1 bytes held
+        problem = line_problem(read, "a hook's input")
+        if problem is not None:
+            raise claude_code.HookInputRefused(
+                f"the {event} hook input on stdin {problem}; nothing was recorded"
+            )
+        call = claude_code.parse_hook_input(bytes(read.data), event)
     except claude_code.HookInputRefused as exc:
         _say(str(exc))  # Claude Code's input, not Boris failing: never blocks
         return NOT_RECORDED

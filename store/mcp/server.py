@@ -543,7 +543,7 @@ async def serve_stdio(server: BorisServer) -> None:
     from .wire import ScreenedLines
 
     sdk = server.sdk_server()
-    lines = ScreenedLines(anyio.wrap_file(sys.stdin.buffer))
+    lines = ScreenedLines(sys.stdin.buffer)  # each line read with the cap of store.limits
     # stdio_server only iterates its stdin (`async for line in stdin`), as ScreenedLines allows.
     async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
         lines.answer_through(write.send)

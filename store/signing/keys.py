@@ -138,13 +138,23 @@ class SigningKey:
         return cls(Ed25519PrivateKey.generate())
 
 
+#: A PEM Ed25519 private key is about 120 bytes; a key file is read no further than this.
+MAX_KEY_FILE_BYTES = 64 * 1024
+
+
 def load_key(path: Path) -> SigningKey:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_KEY_FILE_BYTES + 1)  # never a whole /dev/zero or a large file
     except FileNotFoundError as exc:
         raise KeyNotFound(f"no key file at {path}") from exc
     except OSError as exc:
         raise KeyFileError(f"cannot read the key {path}: {exc.strerror}") from exc
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise KeyFileError(
+            f"{path} is not an unencrypted PEM private key (it is more than "
+            f"{MAX_KEY_FILE_BYTES} bytes)"
+        )
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:

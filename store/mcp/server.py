@@ -448,8 +448,10 @@ class BorisServer:
                 return await call_next(ctx)
             name = str(params.get("name") or "")
             if name not in TASK_TOOLS:
+                # 2025-11-25, tasks: a tool whose taskSupport is absent or "forbidden", called
+                # as a task: "Servers SHOULD return a -32601 (Method not found) error".
                 raise MCPError(
-                    code=types.INVALID_PARAMS,
+                    code=types.METHOD_NOT_FOUND,
                     message=f"tool {name!r} does not run as a task (its execution.taskSupport "
                     "is forbidden): call it without `task`",
                 )

@@ -20,12 +20,15 @@ person's (`decide_approval` is a person's command; a team store refuses its even
 agents' login). What comes back over the agent's own connection cannot be told apart from the
 agent answering itself, so an "accept" decides nothing: accepted, declined or cancelled, the
 approval stays pending in the desktop queue until a person decides it there or with the CLI.
+An accepted answer whose content is not the form asked for (`form_problem`: a string for the
+boolean, say) is not read as an answer at all: the task's status says it was ignored.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -267,4 +270,82 @@ async def offer_to_person(
         raise
     except Exception:  # the client could not ask (no back channel, an error): the queue
         return "unanswered"
-    return str(answer.action)
+    action = str(answer.action)
+    problem = form_problem(NOTICE_SCHEMA, answer.content) if action == "accept" else None
+    if problem is not None:  # malformed: not read as an answer, never coerced into one
+        return f"an answer that did not match the form asked for ({problem}), ignored"
+    return action
+
+
+#: The JSON types a form's fields may have (elicitation's restricted schema), as Python's.
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "number": (int, float),
+    "integer": int,
+    "boolean": bool,
+    "array": list,
+}
+
+
+def form_problem(schema: dict[str, Any], content: Any) -> str | None:
+    """What makes an accepted elicitation's content other than the form asked for, or None.
+    2025-11-25, elicitation: "Servers SHOULD validate received data matches the requested
+    schema". The schema is elicitation's restricted one: a flat object whose fields are
+    strings (enum, oneOf, minLength, maxLength, pattern), numbers or integers (minimum,
+    maximum), booleans, or arrays of choices (minItems, maxItems)."""
+    if content is None:
+        content = {}
+    if not isinstance(content, dict):
+        return "its content is not an object"
+    fields: dict[str, Any] = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in content:
+            return f"{name} is missing"
+    for name, value in content.items():
+        field = fields.get(name)
+        if field is None:
+            if schema.get("additionalProperties") is False:
+                return f"{name} was not asked for"
+            continue
+        problem = _field_problem(field, value)
+        if problem is not None:
+            return f"{name} {problem}"
+    return None
+
+
+def _choices(field: dict[str, Any], key: str) -> list[Any] | None:
+    if "enum" in field:
+        return list(field["enum"])
+    if key in field:
+        return [option.get("const") for option in field[key] if isinstance(option, dict)]
+    return None
+
+
+def _field_problem(field: dict[str, Any], value: Any) -> str | None:
+    kind = field.get("type")
+    expected = _FIELD_TYPES.get(str(kind))
+    if expected is None:
+        return None  # no type elicitation allows: nothing it could be held to
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON's 2.0 is the integer 2
+    if isinstance(value, bool) != (kind == "boolean") or not isinstance(value, expected):
+        return f"is {type(value).__name__}, not {kind}"
+    if isinstance(value, str):
+        choices = _choices(field, "oneOf")
+        if choices is not None and value not in choices:
+            return "is not one of its choices"
+        if not field.get("minLength", 0) <= len(value) <= field.get("maxLength", len(value)):
+            return "is not of the length asked for"
+        if "pattern" in field and re.search(str(field["pattern"]), value) is None:
+            return "does not match its pattern"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and not field.get("minimum", value) <= value <= field.get("maximum", value):
+        return "is out of its range"
+    if isinstance(value, list):
+        items = field.get("items")
+        choices = _choices(items if isinstance(items, dict) else {}, "anyOf")
+        if any(not isinstance(v, str) or (choices is not None and v not in choices) for v in value):
+            return "holds something that is not one of its choices"
+        if not field.get("minItems", 0) <= len(value) <= field.get("maxItems", len(value)):
+            return "holds more or fewer choices than asked for"
+    return None

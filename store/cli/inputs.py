@@ -47,9 +47,10 @@ def recorded_path(path: str, flag: str) -> str:
     return here(path)
 
 
-def parse_json(text: str | bytes, what: str) -> Any:
+def parse_json(text: str | bytes | bytearray, what: str) -> Any:
     """JSON given on the command line or in a file, parsed; one usage line when it is not
-    JSON, nests more than `MAX_DEPTH` levels, or holds a lone surrogate (`\\ud800`)."""
+    JSON or nests deeper than a parser goes (a lone surrogate it holds, `\\ud800`, and more
+    than `MAX_DEPTH` levels are refused by the command it goes into, naming where)."""
     try:
         value = json.loads(text)
     except RecursionError:

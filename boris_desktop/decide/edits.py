@@ -273,8 +273,12 @@ class EditArtifactDialog(Versioned, Following):
             "replaces it with your text above; bring over what you want to keep."
         )
         self.theirs.show_text(text, cur.get("media_type"), self.artifact["name"])
-        self.theirs_label.show()
-        self.theirs.show()
+        if self.theirs.isHidden():
+            self.theirs_label.show()
+            self.theirs.show()
+            # Room for both texts, as the screen allows (`fit_screen`).
+            self.resize(self.width(), self.height() + 180)
+            self.fit_screen()
         self.original = text  # saving their text unchanged would record nothing new
         self.setWindowTitle(f"Edit {self.artifact['name']} (v{version})")
         self.editing.setText(

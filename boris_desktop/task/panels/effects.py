@@ -29,9 +29,9 @@ def outcome_words(e: dict[str, Any]) -> str:
         return words(e["outcome"])
     stage = e["stage"]
     if stage == api.EffectStage.CANCELLED:
-        return "none: cancelled, never dispatched" if not e.get("attempts") else "none: cancelled"
+        return "never dispatched" if not e.get("attempts") else "none: cancelled"
     if stage in (api.EffectStage.PLANNED, api.EffectStage.APPROVED):
-        return "none yet: not dispatched"
+        return "not dispatched yet"
     return "not known yet"
 
 

@@ -258,7 +258,7 @@ def status_line(task: dict[str, Any]) -> str:
         parts.append(
             f"approval {a['approval_id']} was sent back"
             + (f" by {t.actor(who)}" if who else "")
-            + (f" (“{note}”)" if note else "")
+            + (f": “{note}”" if note else "")
         )
     return words(status) + (" — " + "; ".join(parts) if parts else "")
 

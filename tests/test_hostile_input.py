@@ -386,3 +386,21 @@ def test_small_integers_cost_what_they_take_as_json(store: Store, task: str) -> 
     problem = input_problem({"n": wide})
     assert problem is not None
     assert f"is {len(canonical_bytes({'n': wide}))} bytes as JSON" in problem
+
+
+def test_a_package_is_exported_to_a_file_name_that_is_not_utf8_and_imported_again(
+    store: Store,
+    store_dir: Path,
+    store_url: str | None,
+    task: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The package's name is no text of the record: only its README names it, as shown.
+    out = tmp_path / os.fsdecode(b"task-\xff.tar.gz")
+    rc, _, err = _cli(capsys, store_dir, store_url, "export", task, str(out))
+    assert rc == 0, err
+    rc, _, err = _cli(capsys, tmp_path / "other", None, "import", str(out))
+    assert rc == 0, err
+    with Store.open(tmp_path / "other") as other:
+        assert other.task_ids() == [task]

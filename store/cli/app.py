@@ -605,6 +605,10 @@ def fail(exc: BaseException, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A path whose name is not UTF-8 (Python's \udcff for byte 0xff) is printed as stderr
+    # prints it, \udcff, never a UnicodeEncodeError after the work was done.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         code = _main(argv)
         sys.stdout.flush()  # a reader gone is met here, not in the interpreter's exit

@@ -137,7 +137,9 @@ def export_with_manifest(
         formats[r["type"]] = max(formats.get(r["type"], 0), int(r["format"]))
     last = rows[-1]
     counts = {"events": len(rows), "blobs": len(blobs), "checkpoints": len(checkpoints)}
-    readme = _readme(task, counts, now, out.name).encode("utf-8")
+    # The file's name as a person reads it: a byte that is not UTF-8 shown as \xff.
+    shown = os.fsencode(out.name).decode("utf-8", "backslashreplace")
+    readme = _readme(task, counts, now, shown).encode("utf-8")
     members: dict[str, dict[str, Any]] = {
         README: _member_digest(readme),
         EVENTS: _member_digest(events_bytes),

@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 # --- states and verdicts ---------------------------------------------------------------------
 # StrEnum: a member is its stored string, so the database, the events and the JSON reads keep
@@ -1496,7 +1496,10 @@ def fence_refusal(
       beside (the token orders writers; it is not a credential, the actor is);
     - an agent's write without a token is refused while another lease is held and alive,
       or held by a person (taken over): an agent works on a leased task only under the
-      lease. With no lease, an ended one or an expired one, it is accepted as before leases.
+      lease. With no lease, an ended one or an expired one, it is accepted as before leases;
+    - a person's lease is theirs: while a person holds the task, no agent writes, whatever
+      token it sends (the person's own token included: it orders writers, and the person
+      took the task over from every agent).
     """
     if actor_kind != ActorKind.AGENT:
         return None
@@ -1543,7 +1546,57 @@ def fence_refusal(
             "nothing was written",
             lost=True,
         )
+    if lease.holder_kind == ActorKind.PERSON:
+        return FenceRefusal(
+            "write_under_the_current_lease",
+            f"lease token {token} is {who}'s, who took the task over: an agent never writes "
+            "under a person's lease; stop working on it (resume only from a new lease once "
+            "they release it); nothing was written",
+            lost=True,
+        )
     return None
+
+
+def fence_refuses_every_token(actor_kind: str, lease: LeaseView | None) -> FenceRefusal | None:
+    """The fence's refusal of a write whatever token it carried, or None when some token (or
+    none) would have been accepted: what a log can judge, since it records who wrote an
+    event but not the token sent with it. A token older or newer than the lease's is always
+    refused, so a write refused both without a token and with the lease's own is refused
+    with any: an agent's write while a person holds the task."""
+    refused = fence_refusal(actor_kind, None, lease)
+    if refused is None or lease is None or fence_refusal(actor_kind, lease.token, lease) is None:
+        return None
+    return refused
+
+
+def same_lease_session(
+    lease: LeaseView | None, actor_kind: str, actor_id: str, session_id: str
+) -> bool:
+    """Whether the lease is this actor's, in this session: asking for it again renews it."""
+    return lease is not None and (lease.holder_kind, lease.holder_id, lease.session_id) == (
+        actor_kind,
+        actor_id,
+        session_id,
+    )
+
+
+def acquire_refusal(
+    lease: LeaseView | None, actor_kind: str, actor_id: str, session_id: str
+) -> Refusal | None:
+    """Whether a session may take the task's lease now (store.commands.leases.AcquireLease):
+    refused while another holder's lease is alive, and a person's (taken over, no expiry) is
+    alive until they release it. The same session asking again while its lease is alive is
+    given that lease, renewed: no new one."""
+    if lease is None or lease.standing != LeaseStanding.ALIVE:
+        return None
+    if same_lease_session(lease, actor_kind, actor_id, session_id):
+        return None
+    return Refusal(
+        "lease_held",
+        f"{lease.holder_kind}:{lease.holder_id} holds the task's lease (token {lease.token}, "
+        f"session {lease.session_id or '-'}): nobody else acquires it until it is released "
+        "or expires",
+    )
 
 
 # --- retention (issue 35 part R) ------------------------------------------------------
@@ -1665,6 +1718,17 @@ AUTHORITY["set_retention"] = Authority(_ANYONE, ("the item was written by someon
 # --- deletion and visibility (issue 35 part D) ----------------------------------------
 
 
+def deletion_authority(actor_kind: str) -> Refusal | None:
+    """Deleting a task is a person's decision only: the command refuses anyone else, and
+    verify names a receipt of a deletion by anyone else (store.services.verify)."""
+    if actor_kind == ActorKind.PERSON:
+        return None
+    return Refusal(
+        "deletion_is_a_persons",
+        f"only a person deletes a task, not an {actor_kind}: ask a person to do it",
+    )
+
+
 def deletion_refusal(
     actor_kind: str,
     task_id: str,
@@ -1682,11 +1746,9 @@ def deletion_refusal(
     an effect was dispatched and its outcome is not settled (unknown, partial, dispatched
     without an answer): the record is the only trace of what may have changed in the
     world, so a person reconciles it first; deleting would forget a change nobody checked."""
-    if actor_kind != ActorKind.PERSON:
-        return Refusal(
-            "deletion_is_a_persons",
-            f"only a person deletes a task, not an {actor_kind}: ask a person to do it",
-        )
+    refused = deletion_authority(actor_kind)
+    if refused is not None:
+        return refused
     if confirm != task_id:
         return Refusal(
             "deletion_needs_the_task_id_typed",
@@ -1837,3 +1899,477 @@ def pinned_tool_refusal(
     if drift is None:
         return None
     return Refusal("tool_definition_changed", f"the intent was {drift}")
+
+
+# --- the authority of each event in a log (issue 40) ----------------------------------
+# `boris verify` (and `verify-package`, and so an import) replays each task's log through the
+# rules the commands enforce: every event must be one its actor's kind could have written at
+# that point, given the task's state before it, whoever wrote the rows and however (the
+# command layer, a transaction's `emit` called by hand, an INSERT on a team store's login).
+# `LogState` is what those rules ask of the state, folded from the events as the projections
+# fold them (`fold_log_state`); `event_authority` applies to each event the rule of the
+# command that records it, with the commands' own functions (`authority_refusal`,
+# `decider_refusal`, `expire_refusal`, `retain_refusal`, `wait_cancel_refusal`,
+# `acquire_refusal`, the lease's fence). A `system:` event is the store's own: the first
+# event of one of its actions (`STORE_ACTIONS`) or the rules' consequence of the event before
+# it in the same transaction (`system_event_refusal`).
+
+#: What an import appends in the store's name (store.services.archive): the package's open
+#: approvals revoked as history, and its open lease ended (live authority never travels).
+IMPORT_RETIRE_REASON = "imported from an archive: approvals are history here"
+IMPORT_LEASE_NOTE = "imported: a lease is not carried to another store"
+#: The artifact the summary the store generates is kept as (store.services.narratives).
+SUMMARY_ARTIFACT = "summary"
+#: The counter an artifact version's bytes are charged to, where it has a budget.
+ARTIFACT_BYTES = "artifact_bytes"
+#: Statuses `settle_status` moves a run between, as its ledger has it.
+LEDGER_STATUSES: frozenset[str] = frozenset(
+    {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.OUTCOME_UNKNOWN}
+)
+
+
+def artifact_item(artifact_id: str, version: int) -> str:
+    """An artifact version's item id, as retention names it: `report@2`."""
+    return f"{artifact_id}@{version}"
+
+
+class LogEvent(NamedTuple):
+    """An event as the log's rules read it: its type, its payload (the event's model), who
+    wrote it and its transaction's time."""
+
+    type: str
+    payload: Any
+    actor_kind: str
+    actor_id: str
+    at: str
+
+
+@dataclass(frozen=True)
+class LoggedLease:
+    """A task's current (or last) lease as its log tells it, with the expiry its acquisition
+    granted. A heartbeat is not in the log and may have pushed that expiry out: a lease alive
+    by its log was alive; one expired by its log may not have been. A person's has none."""
+
+    token: int
+    holder_kind: str
+    holder_id: str
+    session_id: str
+    expires_at: str | None
+    ended: bool = False
+
+    def view(self, now: str) -> LeaseView:
+        standing = lease_standing(now if self.ended else None, self.expires_at, now)
+        return LeaseView(self.token, self.holder_kind, self.holder_id, self.session_id, standing)
+
+
+@dataclass
+class LogState:
+    """What the rules ask of a task's state before an event, folded from its log."""
+
+    status: str = ""
+    lease: LoggedLease | None = None
+    #: Each approval's requester (kind, id), and those still open (pending or approved).
+    requesters: dict[str, tuple[str, str]] = field(default_factory=dict)
+    open_approvals: dict[str, None] = field(default_factory=dict)
+    #: Each counter's limit (absent: none ever set) and what was charged to it.
+    limits: dict[str, float | None] = field(default_factory=dict)
+    used: dict[str, float] = field(default_factory=dict)
+    #: Who wrote each item that may carry a retention class ((item kind, id) -> (kind, id)),
+    #: and the items retired.
+    writers: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    retired: set[tuple[str, str]] = field(default_factory=set)
+    #: Who recorded each wait.
+    waits: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _fold_created(s: LogState, e: LogEvent) -> None:
+    s.status = str(e.payload.status)
+
+
+def _fold_status(s: LogState, e: LogEvent) -> None:
+    s.status = str(e.payload.to_status)
+
+
+def _fold_stopped(s: LogState, e: LogEvent) -> None:
+    s.status = RunStatus.STOPPED
+
+
+def _fold_acquired(s: LogState, e: LogEvent) -> None:
+    p = e.payload
+    s.lease = LoggedLease(int(p.token), e.actor_kind, e.actor_id, str(p.session_id), p.expires_at)
+
+
+def _fold_taken_over(s: LogState, e: LogEvent) -> None:
+    s.lease = LoggedLease(int(e.payload.token), e.actor_kind, e.actor_id, "", None)
+
+
+def _fold_released(s: LogState, e: LogEvent) -> None:
+    lease = s.lease
+    if lease is not None and lease.token == int(e.payload.token):
+        s.lease = LoggedLease(
+            lease.token,
+            lease.holder_kind,
+            lease.holder_id,
+            lease.session_id,
+            lease.expires_at,
+            ended=True,
+        )
+
+
+def _fold_requested(s: LogState, e: LogEvent) -> None:
+    aid = str(e.payload.approval_id)
+    s.requesters[aid] = (e.actor_kind, e.actor_id)
+    s.open_approvals[aid] = None
+
+
+def _fold_decided(s: LogState, e: LogEvent) -> None:
+    if e.payload.decision != ApprovalState.APPROVED:  # rejected, sent back: settled
+        s.open_approvals.pop(str(e.payload.approval_id), None)
+
+
+def _fold_consumed(s: LogState, e: LogEvent) -> None:
+    s.open_approvals.pop(str(e.payload.approval_id), None)
+
+
+def _fold_approvals_retired(s: LogState, e: LogEvent) -> None:
+    for aid in e.payload.approval_ids:
+        s.open_approvals.pop(str(aid), None)
+
+
+def _fold_limit(s: LogState, e: LogEvent) -> None:
+    s.limits[str(e.payload.counter)] = e.payload.limit
+
+
+def _fold_charged(s: LogState, e: LogEvent) -> None:
+    counter = str(e.payload.counter)
+    s.used[counter] = s.used.get(counter, 0.0) + float(e.payload.amount)
+
+
+def _fold_artifact(s: LogState, e: LogEvent) -> None:
+    p = e.payload
+    item = ("artifact_version", artifact_item(str(p.artifact_id), int(p.version)))
+    s.writers[item] = (str(p.producer.actor.kind), str(p.producer.actor.id))
+
+
+def _fold_evidence(s: LogState, e: LogEvent) -> None:
+    s.writers[("evidence", str(e.payload.evidence_id))] = (e.actor_kind, e.actor_id)
+
+
+def _fold_note_stored(s: LogState, e: LogEvent) -> None:
+    s.writers[("note", str(e.payload.note_id))] = (e.actor_kind, e.actor_id)
+
+
+def _fold_content_retired(s: LogState, e: LogEvent) -> None:
+    s.retired.add((str(e.payload.item_kind), str(e.payload.item_id)))
+
+
+def _fold_wait(s: LogState, e: LogEvent) -> None:
+    s.waits[str(e.payload.wait_id)] = (e.actor_kind, e.actor_id)
+
+
+_FOLDS: dict[str, Callable[[LogState, LogEvent], None]] = {
+    "task.created": _fold_created,
+    "run.status_changed": _fold_status,
+    "run.stopped": _fold_stopped,
+    "lease.acquired": _fold_acquired,
+    "lease.taken_over": _fold_taken_over,
+    "lease.released": _fold_released,
+    "approval.requested": _fold_requested,
+    "approval.decided": _fold_decided,
+    "approval.consumed": _fold_consumed,
+    "approval.retired": _fold_approvals_retired,
+    "budget.limit_set": _fold_limit,
+    "budget.charged": _fold_charged,
+    "artifact.version_recorded": _fold_artifact,
+    "evidence.attached": _fold_evidence,
+    "note.stored": _fold_note_stored,
+    "content.retired": _fold_content_retired,
+    "wait.recorded": _fold_wait,
+}
+
+#: The event types that change a `LogState` (others leave it as it is).
+LOG_STATE_EVENTS: frozenset[str] = frozenset(_FOLDS)
+
+
+def fold_log_state(state: LogState, e: LogEvent) -> None:
+    """`state` after the event `e`."""
+    fold = _FOLDS.get(e.type)
+    if fold is not None:
+        fold(state, e)
+
+
+# Each event type whose writer a rule judges, with the rule of the command that records it.
+
+
+def _judged(e: LogEvent, before: LogState) -> Refusal | None:
+    return authority_refusal("judge_criterion", {"status": e.payload.status}, e.actor_kind)
+
+
+def _reconciled(e: LogEvent, before: LogState) -> Refusal | None:
+    p = e.payload
+    asked = {
+        "decision": str(p.verdict) if p.decided_by_person else None,
+        "override": p.overrode is not None,
+    }
+    return authority_refusal("reconcile_effect", asked, e.actor_kind)
+
+
+def _status_changed(e: LogEvent, before: LogState) -> Refusal | None:
+    asked = {"status": e.payload.to_status}
+    return authority_refusal("set_status", asked, e.actor_kind, status=before.status)
+
+
+def _limit_set(e: LogEvent, before: LogState) -> Refusal | None:
+    p = e.payload
+    return authority_refusal(
+        "set_budget",
+        {"counter": p.counter, "limit": p.limit},
+        e.actor_kind,
+        current_limit=before.limits.get(str(p.counter)),
+    )
+
+
+def _decided(e: LogEvent, before: LogState) -> Refusal | None:
+    asked = before.requesters.get(str(e.payload.approval_id))
+    requester = None if asked is None else {"kind": asked[0], "id": asked[1]}
+    return decider_refusal(requester, e.actor_kind, e.actor_id)
+
+
+def _taken_over(e: LogEvent, before: LogState) -> Refusal | None:
+    return authority_refusal("take_over", {}, e.actor_kind)
+
+
+def _acquired(e: LogEvent, before: LogState) -> Refusal | None:
+    lease = None if before.lease is None else before.lease.view(e.at)
+    return acquire_refusal(lease, e.actor_kind, e.actor_id, str(e.payload.session_id))
+
+
+def _expired(e: LogEvent, before: LogState) -> Refusal | None:
+    return expire_refusal(e.actor_kind)
+
+
+def _retention_set(e: LogEvent, before: LogState) -> Refusal | None:
+    p = e.payload
+    item = (str(p.item_kind), str(p.item_id))
+    writer = before.writers.get(item)
+    if writer is None:
+        return None  # an item the log never recorded: no writer to judge by
+    return retain_refusal(
+        e.actor_kind, e.actor_id, writer[1], writer[0], retired=item in before.retired
+    )
+
+
+def _wait_ended(e: LogEvent, before: LogState) -> Refusal | None:
+    p = e.payload
+    recorder = before.waits.get(str(p.wait_id))
+    if p.state != WaitState.CANCELLED or recorder is None:
+        return None
+    by = {"kind": recorder[0], "id": recorder[1]}
+    return wait_cancel_refusal(by, e.actor_kind, e.actor_id, str(p.reason))
+
+
+def _acknowledged(e: LogEvent, before: LogState) -> Refusal | None:
+    return authority_refusal("acknowledge_late_changes", {}, e.actor_kind)
+
+
+def _followed_up(e: LogEvent, before: LogState) -> Refusal | None:
+    return authority_refusal("open_followup", {}, e.actor_kind)
+
+
+_EVENT_RULES: dict[str, Callable[[LogEvent, LogState], Refusal | None]] = {
+    "criterion.judged": _judged,
+    "effect.reconciled": _reconciled,
+    "run.status_changed": _status_changed,
+    "budget.limit_set": _limit_set,
+    "approval.decided": _decided,
+    "lease.taken_over": _taken_over,
+    "lease.acquired": _acquired,
+    "content.retired": _expired,
+    "retention.set": _retention_set,
+    "wait.ended": _wait_ended,
+    "late_changes.acknowledged": _acknowledged,
+    "followup.opened": _followed_up,
+}
+
+
+#: The event types a rule judges by their writer (besides every `system:` event, and an
+#: agent's while a person holds the task's lease).
+JUDGED_EVENTS: frozenset[str] = frozenset(_EVENT_RULES)
+
+
+def event_authority(
+    e: LogEvent, before: LogState, prev: LogEvent | None = None, *, exact: bool = False
+) -> Refusal | None:
+    """Whether the actor `e` names could have written it, the task's state being `before`
+    (None: it could). `prev`: the event before it in the same transaction (None when it is
+    the first of one); `exact`: whether the transactions are known exactly (a signed task:
+    each signature closes one), not only guessed from their shared time.
+
+    The rule of the command that records the event (a person's decision by anyone else, a
+    lease taken beside a live holder, a limit raised or a run reopened by an agent, another's
+    content's retention changed, a wait cancelled by neither its recorder nor a person);
+    an agent's event while a person holds the task's lease (the fence refuses it whatever
+    token it sends); and a `system:` event that the store did not write
+    (`system_event_refusal`)."""
+    if e.actor_kind == ActorKind.SYSTEM:
+        return system_event_refusal(e, before, prev, exact=exact)
+    if exact and prev is not None and prev.actor_kind == ActorKind.SYSTEM:
+        return Refusal(
+            "system_is_the_stores",
+            f"{e.actor_kind}:{e.actor_id}'s {e.type} is in a transaction of the store's own "
+            f"(system:{prev.actor_id}'s {prev.type} before it): the store's actions are "
+            "transactions of their own",
+        )
+    check = _EVENT_RULES.get(e.type)
+    refused = None if check is None else check(e, before)
+    lease = before.lease
+    if (
+        refused is None
+        and lease is not None
+        and lease.holder_kind == ActorKind.PERSON
+        and e.actor_kind == ActorKind.AGENT
+        and e.type != "lease.acquired"  # judged by `acquire_refusal`, as the command does
+    ):
+        refused = fence_refuses_every_token(e.actor_kind, lease.view(e.at))
+    return refused
+
+
+# The store's own actions: the first event each writes in the store's name (`system:`), and
+# None when `e` is one, else why not.
+
+
+def _summary_action(e: LogEvent, before: LogState) -> str | None:
+    p = e.payload
+    if p.artifact_id == SUMMARY_ARTIFACT and p.producer.actor.kind == ActorKind.SYSTEM:
+        return None
+    return (
+        f"the only artifact the store records itself is the summary it generates "
+        f"({SUMMARY_ARTIFACT}), not {p.artifact_id}"
+    )
+
+
+def _import_retire_action(e: LogEvent, before: LogState) -> str | None:
+    p = e.payload
+    if p.state != ApprovalState.REVOKED or p.reason != IMPORT_RETIRE_REASON:
+        return (
+            "the store retires approvals itself only on an import (revoked, "
+            f"{IMPORT_RETIRE_REASON!r}); an actor's retirement is that actor's"
+        )
+    named, open_ = set(map(str, p.approval_ids)), set(before.open_approvals)
+    if not named or named != open_:
+        return (
+            f"an import revokes the approvals open then ({', '.join(sorted(open_)) or 'none'}), "
+            f"not {', '.join(sorted(named)) or 'none'}"
+        )
+    return None
+
+
+def _import_lease_action(e: LogEvent, before: LogState) -> str | None:
+    p, lease = e.payload, before.lease
+    if p.note != IMPORT_LEASE_NOTE:
+        return (
+            f"the store ends a lease itself only on an import ({IMPORT_LEASE_NOTE!r}); a lease "
+            "is released by its holder, or ended by a person's stop or close"
+        )
+    if lease is None or lease.ended or lease.token != int(p.token):
+        return f"an import ends the lease open then, and token {p.token} is not one"
+    return None
+
+
+def _observation_action(e: LogEvent, before: LogState) -> str | None:
+    if system_actor_refusal("observe_effect", ActorKind.SYSTEM) is None:
+        return None  # the store hashing the target itself (SYSTEM_MAY_ASK)
+    return "the store observes no target in its own name"  # pragma: no cover
+
+
+STORE_ACTIONS: dict[str, Callable[[LogEvent, LogState], str | None]] = {
+    "artifact.version_recorded": _summary_action,
+    "approval.retired": _import_retire_action,
+    "lease.released": _import_lease_action,
+    "observation.recorded": _observation_action,
+}
+
+
+# What follows from the store's event before it, in the same transaction: None when `e` is
+# the rules' consequence of `prev`, else why not.
+
+
+def _settled_after_import(prev: LogEvent, e: LogEvent, before: LogState) -> str | None:
+    """An import's revocation moves a run awaiting approval on (settle_status)."""
+    p = e.payload
+    if prev.payload.reason != IMPORT_RETIRE_REASON:
+        return "only an import's revocation is followed by the store's status change"
+    if p.from_status != before.status or before.status not in LEDGER_STATUSES:
+        return f"the run was {before.status}, not {p.from_status} moved on by its ledger"
+    if p.to_status not in {RunStatus.RUNNING, RunStatus.OUTCOME_UNKNOWN}:
+        return f"with no approval pending, a run's ledger makes it running, not {p.to_status}"
+    return None
+
+
+def _charged_for_summary(prev: LogEvent, e: LogEvent, before: LogState) -> str | None:
+    """A summary's bytes, charged where the task has an artifact_bytes budget."""
+    p = e.payload
+    if p.counter == ARTIFACT_BYTES and float(p.amount) == float(prev.payload.size):
+        return None
+    return f"a summary's bytes are charged to {ARTIFACT_BYTES} ({prev.payload.size})"
+
+
+def _exhausted_by_charge(prev: LogEvent, e: LogEvent, before: LogState) -> str | None:
+    """A charge that reaches its counter's limit stops the run (commands.core.charge)."""
+    p, counter = e.payload, str(prev.payload.counter)
+    limit = before.limits.get(counter)
+    if p.to_status != RunStatus.BUDGET_EXHAUSTED or p.from_status != before.status:
+        return "a charge moves the run only from its status to budget_exhausted"
+    if limit is None or before.used.get(counter, 0.0) < limit:
+        return f"the {counter} charge did not reach its limit"
+    return None
+
+
+_CONSEQUENCES: dict[tuple[str, str], Callable[[LogEvent, LogEvent, LogState], str | None]] = {
+    ("approval.retired", "run.status_changed"): _settled_after_import,
+    ("artifact.version_recorded", "budget.charged"): _charged_for_summary,
+    ("budget.charged", "run.status_changed"): _exhausted_by_charge,
+}
+
+
+def system_event_refusal(
+    e: LogEvent, before: LogState, prev: LogEvent | None = None, *, exact: bool = False
+) -> Refusal | None:
+    """Whether the store could have written this `system:` event (None: it could). `system:`
+    is the store's own name (`system_actor_refusal`): a system event is the first of one of
+    the store's actions (`STORE_ACTIONS`: an import revoking the approvals open then, or
+    ending the lease open then; the summary it generates; an observation of a target), or
+    the rules' consequence of the store's event before it in the same transaction (the
+    import's status change, the summary's charge and the stop a charge at its limit makes).
+    Anything else in its name was written by someone else: a status change, a decision, a
+    lease. Where transactions are known exactly (`exact`), a store's action is a
+    transaction of its own."""
+    action = STORE_ACTIONS.get(e.type)
+    why = None if action is None else action(e, before)
+    if action is not None and why is None:
+        if exact and prev is not None and prev.actor_kind != ActorKind.SYSTEM:
+            return Refusal(
+                "system_is_the_stores",
+                f"system:{e.actor_id}'s {e.type} is in {prev.actor_kind}:{prev.actor_id}'s "
+                "transaction: the store's actions are transactions of their own",
+            )
+        return None
+    if prev is not None and prev.actor_kind == ActorKind.SYSTEM and prev.at == e.at:
+        after = _CONSEQUENCES.get((prev.type, e.type))
+        if after is not None:
+            because = after(prev, e, before)
+            if because is None:
+                return None
+            why = because
+        elif why is None:
+            why = f"the store's {prev.type} before it has no {e.type} for a consequence"
+    if why is None:
+        why = (
+            "the store writes one only as the consequence of its own event before it in the "
+            "same transaction, and there is none"
+        )
+    return Refusal(
+        "system_is_the_stores",
+        f"system:{e.actor_id} is the store's own name, and the store did not write this "
+        f"{e.type}: {why}",
+    )

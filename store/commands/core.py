@@ -887,7 +887,13 @@ def _set_budget(tx: Tx, cmd: SetBudget, actor: Actor) -> None:
         ev.BudgetLimitSet(counter=cmd.counter, limit=cmd.limit, based_on=cmd.based_on),
         actor,
     )
-    if rules.limit_change_reopens(status, _exhausted(tx, cmd.task_id)):
+    reopens = rules.limit_change_reopens(status, _exhausted(tx, cmd.task_id))
+    running = {"status": rules.RunStatus.RUNNING}
+    if reopens and rules.authority_refusal("set_status", running, actor.kind, status=status):
+        # A limit an agent may set (on a counter that had none, or lower) reopens nothing:
+        # only a person reopens a budget_exhausted run (raises its limit, or resumes it).
+        reopens = False
+    if reopens:
         # Raising the limit (a person's, by the authority table) is what lets the run go on.
         change_status(
             tx,

@@ -114,17 +114,13 @@ def _acquire(tx: Tx, cmd: AcquireLease, actor: Actor) -> dict[str, Any]:
     if row is not None:
         view = lease_view(row, tx.now)
         holder = _holder(row)
-        if view.standing == rules.LeaseStanding.ALIVE:
-            same = (
-                holder.get("kind") == actor.kind
-                and holder.get("id") == actor.id
-                and row.session_id == cmd.session_id
-            )
-            if same:
-                # The same session asking again (it restarted and lost its answer): its lease,
-                # renewed, not a second one.
-                _heartbeat(tx, cmd.task_id, int(row.token), cmd.ttl_seconds)
-                return lease_answer(current(tx.conn, cmd.task_id), tx.now)
+        refusal = rules.acquire_refusal(view, actor.kind, actor.id, cmd.session_id)
+        if refusal is None and view.standing == rules.LeaseStanding.ALIVE:
+            # The same session asking again (it restarted and lost its answer): its lease,
+            # renewed, not a second one.
+            _heartbeat(tx, cmd.task_id, int(row.token), cmd.ttl_seconds)
+            return lease_answer(current(tx.conn, cmd.task_id), tx.now)
+        if refusal is not None:
             expires = expires_at_of(row)
             until = f"until {expires} unless renewed" if expires else "until they release it"
             raise LeaseHeld(

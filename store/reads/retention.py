@@ -19,9 +19,8 @@ from .. import schema as t
 _R = t.retention
 
 
-def artifact_item(artifact_id: str, version: int) -> str:
-    """An artifact version's item id: `report@2`."""
-    return f"{artifact_id}@{version}"
+#: An artifact version's item id: `report@2` (the rules name items so too).
+artifact_item = rules.artifact_item
 
 
 def completed_at(conn: Connection, task_id: str) -> str | None:

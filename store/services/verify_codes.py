@@ -35,6 +35,10 @@ class ProblemCode(StrEnum):
     UNSIGNED = "unsigned"
     #: A team store's event its database role could not have written.
     ROLE = "role"
+    #: An event its actor could not have written then, by the rules the commands enforce: a
+    #: person's decision by anyone else, a lease taken beside its holder, an agent's event
+    #: while a person holds the task, a `system:` event the store did not write.
+    AUTHORITY = "authority"
     #: A package that is not a readable, consistent Boris package.
     PACKAGE = "package"
 
@@ -74,12 +78,17 @@ _KINDS: dict[ProblemCode, tuple[str, ...]] = {
         "bad_signature",
         "revoked_key",
         "key_names_another_actor",
+        # A transaction of the store's own events (system:) not signed by a person's key.
+        "system_signer",
         "signature_without_event",
         "keyring",
         "signed_by",
     ),
     ProblemCode.UNSIGNED: ("unsigned_tail", "unsigned", "unsigned_package"),
     ProblemCode.ROLE: ("role_could_not_write",),
+    # store.rules.event_authority: `not_by_the_store` for a system: event, else
+    # `not_authorized` (and a deleted task's receipt that names no person).
+    ProblemCode.AUTHORITY: ("not_authorized", "not_by_the_store"),
     ProblemCode.PACKAGE: ("package_refused",),
 }
 

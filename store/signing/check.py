@@ -1,11 +1,19 @@
 """Verifying a store's signatures: against its keyring, or only against out-of-band keys.
 
 Each signature row `(task_id, seq, key_id, signature)` covers the events after the previous
-signature up to `seq`. It must verify over `record_message(task_id, seq, hash)` with a key
-trusted by the chosen keyring, not revoked at the event's time, and every event it covers
-(except the system's) must be by the actor the key names: so a person's decision (the
-authority table's person-only commands are refused for any other actor) stands only under
-that person's key. Events after a task's last signature are an unsigned tail.
+signature up to `seq`: one write transaction. It must verify over `record_message(task_id,
+seq, hash)` with a key trusted by the chosen keyring, not revoked at the event's time, and
+every event it covers (except the system's) must be by the actor the key names: so a
+person's decision (the authority table's person-only commands are refused for any other
+actor) stands only under that person's key. The store's own events (`system:`) are signed by
+the key of whoever caused them: in a transaction with another actor's events, that actor's
+key (as for its own events); in a transaction of the store's own (an import, a generated
+summary, an observation), a person's key (`system_signer`): an agent's key alone never
+proves an event in the store's name. Events after a task's last signature are an unsigned
+tail.
+
+What the signatures prove of who may write what, beside who wrote it, is the authority
+replay's (store.rules.event_authority, run by verify over the same transactions).
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ class SigFinding:
     #: The event and the key concerned, when there is one (verify's Finding carries them).
     seq: int | None = None
     key_id: str | None = None
+    #: The actor of the event concerned (`kind:id`), where it is about who wrote it.
+    actor: str | None = None
 
 
 def read_keys_file(path: Path) -> keyring.Keyring:
@@ -142,8 +152,12 @@ def check_task(
                     key_id=key_id,
                 )
             )
+        store_only = True
         for c in covered:
-            if c["actor_kind"] != "system" and not b.names(c["actor_kind"], c["actor_id"]):
+            if c["actor_kind"] == "system":
+                continue
+            store_only = False
+            if not b.names(c["actor_kind"], c["actor_id"]):
                 out.append(
                     SigFinding(
                         task_id,
@@ -152,8 +166,23 @@ def check_task(
                         f"(seq {seq}) by key {key_id} bound to {b.actor}",
                         seq=int(c["seq"]),
                         key_id=key_id,
+                        actor=f"{c['actor_kind']}:{c['actor_id']}",
                     )
                 )
+        if store_only and b.actor_kind != "person":
+            first = covered[0]
+            out.append(
+                SigFinding(
+                    task_id,
+                    "system_signer",
+                    f"{_seqs(int(first['seq']), seq)}: the store's own events "
+                    f"(system:{first['actor_id']}) signed by key {key_id} bound to {b.actor}: "
+                    "a transaction of the store's own is signed by a person's key",
+                    seq=int(first["seq"]),
+                    key_id=key_id,
+                    actor=f"system:{first['actor_id']}",
+                )
+            )
     for seq in sorted(set(sigs) - seqs):
         out.append(
             SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event", seq=seq)
@@ -169,6 +198,10 @@ def check_task(
             )
         )
     return out
+
+
+def _seqs(first: int, last: int) -> str:
+    return f"seq {last}" if first == last else f"seqs {first}..{last}"
 
 
 def check_store(

@@ -95,7 +95,11 @@ def check_signer(
 ) -> keyring.Binding | None:
     """The binding the signer writes under, or None for an unsigned write the store
     allows; raises SignatureRefused when the store's policy refuses it, naming the next
-    step (for the store `policy.where`, as the command line reaches it)."""
+    step (for the store `policy.where`, as the command line reaches it). A transaction of the
+    store's own events only (`system:`: a generated summary, an import's retirements, an
+    observation) is signed by a person's key: an agent's key never proves an event in the
+    store's name (verify names one as `system_signer`)."""
+    actors = list(actors)
     claimed = sorted({(str(k), a) for k, a in actors if k != "system"}) or [("system", "boris")]
     kind, actor_id = claimed[0]
     hint = _Hint(policy.ring, policy.where)
@@ -125,6 +129,13 @@ def check_signer(
             raise SignatureRefused(
                 "key_names_another_actor", hint.another_actor(signer, binding, str(k), a)
             )
+    if all(k == "system" for k, _ in actors) and binding.actor_kind != "person":
+        raise SignatureRefused(
+            "system_signed_by_a_person",
+            f"key {signer.key_id} ({binding.actor}) cannot sign the store's own write "
+            f"(system:{actor_id}): a person's key signs it — record it as {binding.actor} "
+            f"(--actor {binding.actor}), or have a person run it without --key and BORIS_KEY",
+        )
     return binding
 
 

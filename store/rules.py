@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 # --- states and verdicts ---------------------------------------------------------------------
 # StrEnum: a member is its stored string, so the database, the events and the JSON reads keep
@@ -827,12 +827,16 @@ def decision_refusal(
 # --- criteria and completion -----------------------------------------------------------------
 
 
+_Item = TypeVar("_Item")
+
+
 def criterion_state(
-    status: str, evidence_digests: Iterable[str], readable: Callable[[str], bool]
+    status: str, evidence: Iterable[_Item], counts: Callable[[_Item], bool]
 ) -> CriterionState:
-    """A criterion counts as satisfied only while every piece of its evidence is present and
-    readable; otherwise its evidence is missing."""
-    if status == CriterionState.SATISFIED and not all(readable(d) for d in evidence_digests):
+    """A criterion counts as satisfied only while every piece of its evidence counts (`counts`
+    of each item: not retired, its blob present and readable); otherwise its evidence is
+    missing. Each caller names its items as it reads them (a digest, an id, a row)."""
+    if status == CriterionState.SATISFIED and not all(counts(e) for e in evidence):
         return CriterionState.EVIDENCE_MISSING
     return CriterionState(status)
 
@@ -908,10 +912,21 @@ class CriterionView:
     criterion_id: str
     status: str
     evidence: tuple[tuple[str, str], ...] = ()  # (evidence id, digest) of what it was judged on
+    #: The evidence ids among `evidence` that were retired (a `content.retired` tombstone). A
+    #: retired item never counts, though another item (of any task) keeps the same blob, so
+    #: that its digest still reads: it is the item that was retired, not the bytes.
+    retired: frozenset[str] = frozenset()
 
 
 def missing_evidence(c: CriterionView, readable: Callable[[str], bool]) -> list[tuple[str, str]]:
-    return [(eid, d) for eid, d in c.evidence if not readable(d)]
+    """The evidence the criterion rests on that does not count now: retired, or unreadable."""
+    return [(eid, d) for eid, d in c.evidence if eid in c.retired or not readable(d)]
+
+
+def view_state(c: CriterionView, readable: Callable[[str], bool]) -> CriterionState:
+    """What the criterion counts as now (`criterion_state`): satisfied only while none of its
+    evidence was retired and every blob of it reads (`readable`, by digest)."""
+    return criterion_state(c.status, c.evidence, lambda e: e[0] not in c.retired and readable(e[1]))
 
 
 def completion_blockers(
@@ -920,12 +935,16 @@ def completion_blockers(
     readable: Callable[[str], bool],
 ) -> list[str]:
     """Why the task cannot be completed now; empty when it can. `effects` are
-    (effect id, stage, outcome); `readable` says whether a blob can be read now."""
+    (effect id, stage, outcome); `readable` says whether a blob can be read now. Retired
+    evidence never counts (`CriterionView.retired`), whether or not its blob still reads."""
     out: list[str] = []
     for c in criteria:
-        state = criterion_state(c.status, (d for _, d in c.evidence), readable)
+        state = view_state(c, readable)
         if state == CriterionState.EVIDENCE_MISSING:
-            gone = ", ".join(f"{eid} (blob {d})" for eid, d in missing_evidence(c, readable))
+            gone = ", ".join(
+                f"{eid} (retired)" if eid in c.retired else f"{eid} (blob {d})"
+                for eid, d in missing_evidence(c, readable)
+            )
             out.append(f"criterion {c.criterion_id} has evidence missing: {gone}")
         elif not criterion_done(state):
             out.append(f"criterion {c.criterion_id} is {state}")

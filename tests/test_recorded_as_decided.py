@@ -419,3 +419,51 @@ def test_an_agents_revision_of_a_call_revises_what_is_made_from_it(
     revise(prepared=EDITED)
     assert _effect(boris, t, asked.effect_id)["consequence"] == "cleans the whole build output"
     _signed(store)
+
+
+# --- 5. a retired item never counts toward completion ---------------------------------------
+
+
+def test_retired_evidence_never_counts_whoever_keeps_its_blob(boris: Boris, store: Store) -> None:
+    from store.services.resume import resume_brief
+
+    t, other = _task(boris, "t5"), _task(boris, "t5b")
+    for task in (t, other):
+        boris.ok("add-criterion", task, "--text", "the tests pass", "--id", "C1", agent=True)
+    boris.ok("record-artifact", t, "report.md", "--text", "# Report\n", agent=True)
+    # The same log attached here to be kept a moment only, and in another task for good.
+    log = ("attach-evidence", "C1", "--kind", "command_output", "--text", "12 passed")
+    boris.ok(log[0], t, *log[1:], "--id", "ev1", "--retain", "0h", agent=True)
+    boris.ok(log[0], other, *log[1:], "--id", "kept", agent=True)
+    boris.ok("judge", t, "C1", "satisfied", "--artifact", "report.md", "--evidence", "ev1",
+             agent=True)  # fmt: skip
+
+    done = boris.json("expire", "--task", t)
+    assert [x["item_id"] for x in done["retired"]] == ["ev1"]
+    assert done["blobs_removed"] == []  # the other task still keeps the bytes: still readable
+
+    # Retired is retired: no final checkpoint counts it, no completion ...
+    count = len(store.events(t))
+    rc, refused = boris.refused("checkpoint", t, "final", agent=True)
+    assert (rc, refused["code"]) == (1, "evidence_missing"), refused
+    assert refused["details"]["criteria"] == ["C1"]
+    rc, refused = boris.refused("set-status", t, "completed", agent=True)
+    assert rc == 1 and "ev1 (retired)" in refused["message"], refused
+    assert len(store.events(t)) == count and store.task(t)["status"] != "completed"
+    # ... as the record says: retired, the criterion's evidence missing, the brief blocked.
+    (c1,) = store.task(t)["criteria"]
+    assert (c1["status"], c1["state"], c1["evidence_missing"]) == (
+        "satisfied", "evidence_missing", ["ev1"],
+    )  # fmt: skip
+    brief = resume_brief(store, t)
+    assert "ev1" in {b.get("id") for b in brief["blockers"] if b["kind"] == "retired_required"}
+    (complete,) = [a for a in brief["forbidden"] if a["action"] == "complete the task"]
+    assert "ev1 (retired)" in complete["reason"]
+    assert not [a for a in brief["next_actions"] if a["action"] == "complete the task"]
+    # The other task's item is live: its criterion, judged on it, completes.
+    boris.ok("record-artifact", other, "report.md", "--text", "# Report\n", agent=True)
+    boris.ok("judge", other, "C1", "satisfied", "--artifact", "report.md", "--evidence", "kept",
+             agent=True)  # fmt: skip
+    boris.ok("checkpoint", other, "final", agent=True)
+    assert store.task(other)["status"] == "completed"
+    _signed(store)

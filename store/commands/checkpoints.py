@@ -212,16 +212,16 @@ def write_checkpoint(
 
 
 def _evidence_missing(tx: Tx, task_id: str) -> list[str]:
-    """Criteria judged satisfied whose evidence cannot be read now: not done, whatever the
-    stored status says (the blob check is the caller's I/O, the rule is `rules`')."""
+    """Criteria judged satisfied whose evidence was retired or cannot be read now: not done,
+    whatever the stored status says (the blob check is the caller's I/O, the rule is
+    `rules`'). A retired item counts for nothing though another keeps its blob readable."""
     from .core import criterion_views, readable_in
 
     readable = readable_in(tx)
     return [
         v.criterion_id
         for v in criterion_views(tx, task_id)
-        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
-        == rules.CriterionState.EVIDENCE_MISSING
+        if rules.view_state(v, readable) == rules.CriterionState.EVIDENCE_MISSING
     ]
 
 

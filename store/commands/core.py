@@ -979,16 +979,36 @@ def _release(tx: Tx, cmd: ReleaseBudget, actor: Actor) -> None:
 
 
 def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
-    """Each criterion with the evidence it rests on (id, digest), for the rules."""
+    """Each criterion with the evidence it rests on (id, digest), and which of it was retired
+    (a tombstone: never counted, though its blob may still read), for the rules."""
     evidence: dict[str, list[tuple[str, str]]] = {}
-    for eid, cid, digest in tx.conn.execute(
-        sa.select(t.evidence.c.evidence_id, t.evidence.c.criterion_id, t.evidence.c.digest)
-        .where(t.evidence.c.task_id == task_id)
-        .order_by(t.evidence.c.at)
+    retired: set[str] = set()
+    ev, kept = t.evidence, t.retention
+    for eid, cid, digest, retired_at in tx.conn.execute(
+        sa.select(ev.c.evidence_id, ev.c.criterion_id, ev.c.digest, kept.c.retired_at)
+        .select_from(
+            ev.outerjoin(
+                kept,
+                sa.and_(
+                    kept.c.task_id == ev.c.task_id,
+                    kept.c.item_kind == "evidence",
+                    kept.c.item_id == ev.c.evidence_id,
+                ),
+            )
+        )
+        .where(ev.c.task_id == task_id)
+        .order_by(ev.c.at)
     ):
         evidence.setdefault(cid, []).append((eid, digest))
+        if retired_at is not None:
+            retired.add(eid)
     views = [
-        rules.CriterionView(cid, status, tuple(evidence.get(cid, ())))
+        rules.CriterionView(
+            cid,
+            status,
+            tuple(evidence.get(cid, ())),
+            frozenset(e for e, _ in evidence.get(cid, ()) if e in retired),
+        )
         for cid, status in tx.conn.execute(
             sa.select(t.criteria.c.criterion_id, t.criteria.c.status)
             .where(t.criteria.c.task_id == task_id)
@@ -1004,7 +1024,9 @@ def criterion_views(tx: Tx, task_id: str) -> list[rules.CriterionView]:
         views = [
             v
             if v.status != rules.CriterionState.WAIVED or v.criterion_id in waived
-            else rules.CriterionView(v.criterion_id, rules.CriterionState.UNVERIFIED, v.evidence)
+            else rules.CriterionView(
+                v.criterion_id, rules.CriterionState.UNVERIFIED, v.evidence, v.retired
+            )
             for v in views
         ]
     return views
@@ -1034,8 +1056,7 @@ def _completion(tx: Tx, task_id: str) -> tuple[list[str], list[str]]:
     missing = [
         v.criterion_id
         for v in views
-        if rules.criterion_state(v.status, (d for _, d in v.evidence), readable)
-        == rules.CriterionState.EVIDENCE_MISSING
+        if rules.view_state(v, readable) == rules.CriterionState.EVIDENCE_MISSING
     ]
     return blockers, missing
 

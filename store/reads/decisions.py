@@ -134,9 +134,13 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
     # A closed record (rules.record_open) takes no judgement: its criteria wait on nobody.
     closed = sorted(rules.CLOSED)
     # The evidence of satisfied criteria only: the others' state is their stored status.
-    judged_on: dict[tuple[str, str], list[str]] = {}
-    for task_id, crit, digest in conn.execute(
-        sa.select(t.evidence.c.task_id, t.evidence.c.criterion_id, t.evidence.c.digest)
+    # Each item as (digest, retired): a retired item never counts, though its blob reads.
+    judged_on: dict[tuple[str, str], list[tuple[str, bool]]] = {}
+    kept = t.retention
+    for task_id, crit, digest, retired_at in conn.execute(
+        sa.select(
+            t.evidence.c.task_id, t.evidence.c.criterion_id, t.evidence.c.digest, kept.c.retired_at
+        )
         .join(
             t.criteria,
             sa.and_(
@@ -145,12 +149,20 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
             ),
         )
         .join(t.tasks, t.tasks.c.task_id == t.evidence.c.task_id)
+        .outerjoin(
+            kept,
+            sa.and_(
+                kept.c.task_id == t.evidence.c.task_id,
+                kept.c.item_kind == "evidence",
+                kept.c.item_id == t.evidence.c.evidence_id,
+            ),
+        )
         .where(
             t.criteria.c.status == rules.CriterionState.SATISFIED.value,
             t.tasks.c.status.not_in(closed),
         )
     ):
-        judged_on.setdefault((task_id, crit), []).append(digest)
+        judged_on.setdefault((task_id, crit), []).append((digest, retired_at is not None))
 
     criteria = conn.execute(
         sa.select(
@@ -183,13 +195,14 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[dict[st
         )
     )
 
-    def readable(digest: str) -> bool:
-        return blob_problem(blobs, digest) is None
+    def evidence_counts(item: tuple[str, bool]) -> bool:
+        digest, retired = item
+        return not retired and blob_problem(blobs, digest) is None
 
     judge_rows = []
     for c in criteria:
         key = (c.task_id, c.criterion_id)
-        state = rules.criterion_state(c.status, judged_on.get(key, ()), readable)
+        state = rules.criterion_state(c.status, judged_on.get(key, ()), evidence_counts)
         if not rules.criterion_awaits_person(state, counts.get(key, 0)):
             continue
         judge_rows.append(judge_row(c, state, now))

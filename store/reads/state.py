@@ -151,9 +151,11 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         by_crit.setdefault(e["criterion_id"], []).append(e)
     for c in crits:
         c["evidence"] = by_crit.get(c["criterion_id"], [])
-        # What the criterion counts as now: satisfied only while its evidence can be read.
-        readable = {e["digest"]: not e["blob_problem"] for e in c["evidence"]}
-        c["state"] = str(rules.criterion_state(c["status"], readable, readable.__getitem__))
+        # What the criterion counts as now: satisfied only while each item of its evidence
+        # can be read and none was retired (its blob_problem says which), item by item.
+        c["state"] = str(
+            rules.criterion_state(c["status"], c["evidence"], lambda e: not e["blob_problem"])
+        )
         c["evidence_missing"] = [e["evidence_id"] for e in c["evidence"] if e["blob_problem"]]
     revisions = queries.objective(conn, task_id)
     budgets = queries._rows(conn, t.budgets, task_id, t.budgets.c.counter)

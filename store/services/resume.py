@@ -694,15 +694,23 @@ def _completion(
 ) -> None:
     if ctx.closed:
         return
+    # As the command layer judges it (commands.core.criterion_views): a retired item never
+    # counts, and a blob counts while it reads, whichever item names it.
     views = [
         rules.CriterionView(
             c["criterion_id"],
             c["status"],
             tuple((e["evidence_id"], e["digest"]) for e in c["evidence"]),
+            frozenset(e["evidence_id"] for e in c["evidence"] if e["retired"]),
         )
         for c in state["criteria"]
     ]
-    bad = {e["digest"] for c in state["criteria"] for e in c["evidence"] if e["blob_problem"]}
+    bad = {
+        e["digest"]
+        for c in state["criteria"]
+        for e in c["evidence"]
+        if e["blob_problem"] and not e["retired"]
+    }
     blockers = rules.completion_blockers(
         views,
         [(e["effect_id"], e["stage"], e["outcome"]) for e in state["effects"]],

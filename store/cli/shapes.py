@@ -56,8 +56,13 @@ class Problem(_Shape):
     seq: int | None = Field(description="the event concerned, where there is one")
     key_id: str | None = Field(description="the signing key concerned, where there is one")
     digest: str | None = Field(description="the blob concerned, where there is one")
+    actor: str | None = Field(
+        description="the actor (kind:id) of the event concerned, where it is about who wrote it"
+    )
     role: str | None = Field(None, description="role_could_not_write: the database role")
-    rule: str | None = Field(None, description="role_could_not_write: the rule that refuses it")
+    rule: str | None = Field(
+        None, description="role_could_not_write and authority findings: the rule that refuses it"
+    )
 
 
 class VerifyReport(_Shape):
@@ -79,7 +84,11 @@ class KeyringEntry(_Shape):
     """One entry of a store's keyring (its own signed chain): a key added or revoked."""
 
     seq: int
-    action: str = Field(description="added or revoked")
+    action: str = Field(
+        description="added, revoked, imported (a key that signed an imported task: history "
+        "only) or revoked_imported (a revocation an imported package carried: `at` is when "
+        "its store revoked the key)"
+    )
     key_id: str
     public_key: str = Field(description="base64 Ed25519 public key")
     actor_kind: str

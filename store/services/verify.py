@@ -23,7 +23,17 @@ For each task, from the rows as stored:
   `state_digest` is the digest of its state;
 - approvals: none consumed more than once, none consumed that the task never requested;
   each decided once, by a person who did not request it (store.rules.decider_refusal);
-- budgets: each counter's `used` equals the sum of its `budget.charged` amounts.
+- budgets: each counter's `used` equals the sum of its `budget.charged` amounts;
+- authority: the log replayed through the rules the commands enforce (store.rules
+  `event_authority`, over the state `fold_log_state` folds as the projections do): each
+  event one its actor's kind could have written at that point, whatever wrote the rows. A
+  person's decision (an approval decided, a waiver, a take-over, an expiry, a late change
+  acknowledged, a run reopened, a limit raised) by anyone else; a lease acquired beside a
+  live holder; an agent's event while a person holds the task; a `system:` event the store
+  did not write (not the first event of an import, a generated summary or an observation,
+  nor the rules' consequence of the store's event before it in the same transaction). A
+  signed task's transactions are known exactly (each signature closes one), an unsigned
+  task's only by their shared time. And a deleted task's receipt names a person.
 
 Problems are errors: the record is not what it claims. Info items are true and worth
 saying but not errors: a fork in the lineage (more than one head checkpoint, which the
@@ -92,6 +102,8 @@ class Finding:
     seq: int | None = None
     key_id: str | None = None
     digest: str | None = None
+    #: The actor of the event concerned (`kind:id`), where the finding is about who wrote it.
+    actor: str | None = None
     #: Which proof it is about, where `kind` alone does not say (a package refused for an
     #: event altered is a `chain` problem); else `code_of(kind)`.
     given_code: ProblemCode | None = field(default=None, repr=False)
@@ -117,6 +129,14 @@ class RoleFinding(Finding):
     have written it: `seq` is the event, `role` the role, `rule` the store.rules refusal."""
 
     role: str = ""
+    rule: str = ""
+
+
+@dataclass(frozen=True)
+class AuthorityFinding(Finding):
+    """An event its actor could not have written then (store.rules.event_authority): `seq`
+    the event, `actor` who it names, `rule` the rule that refuses it."""
+
     rule: str = ""
 
 
@@ -228,7 +248,8 @@ def verify(
         # Signatures, against the store's keyring or only `keys` (store.signing.check).
         sig_problems, _sig_info, report.signed = check_signatures(conn, ids, keys)
         report.problems.extend(
-            Finding(f.task_id, f.kind, f.message, seq=f.seq, key_id=f.key_id) for f in sig_problems
+            Finding(f.task_id, f.kind, f.message, seq=f.seq, key_id=f.key_id, actor=f.actor)
+            for f in sig_problems
         )
         for f in sig_problems:
             clean.pop(f.task_id, None)
@@ -307,6 +328,20 @@ def _deleted(
             continue  # deleted, then made again: the task there now is verified as any
         gone.add(tid)
         report.tasks.append(tid)
+        refused = rules.deletion_authority(str(receipt.actor.get("kind")))
+        if refused is not None:
+            report.problems.append(
+                AuthorityFinding(
+                    tid,
+                    "not_authorized",
+                    f"the receipt says {receipt.who} deleted it: {refused.message}",
+                    seq=receipt.head_seq,
+                    key_id=receipt.key_id,
+                    actor=receipt.who,
+                    rule=refused.rule,
+                )
+            )
+            continue
         problem = receipt_problem(receipt, ring, signed)
         mem = witness.get(tid) or legacy.get(tid)
         if problem is None and mem is not None and mem.seq > receipt.head_seq:
@@ -467,12 +502,11 @@ class _TaskCheck:
         # What the later checks need, gathered as the log streams by.
         self.checkpoints: list[_CheckpointSeen] = []
         self.requested: set[str] = set()
-        self.requesters: dict[str, dict[str, Any]] = {}
         self.decided: dict[str, list[int]] = defaultdict(list)
         # Each decision as rules.why_decided_again reads it, and each request's quorum.
         self.decisions: dict[str, list[tuple[str, str, bool, int | None]]] = defaultdict(list)
         self.asked: dict[str, int | None] = {}
-        self.bad_deciders: list[tuple[int, str]] = []
+        self.bad_deciders: list[tuple[int, str, str, str]] = []
         self.consumed: dict[str, list[int]] = defaultdict(list)
         self.unknown_consumed: list[tuple[int, str]] = []
         self.charged: dict[str, tuple[int, list[float]]] = {}
@@ -481,6 +515,12 @@ class _TaskCheck:
         # gone after all its items were retired is accounted for, not missing.
         self.item_refs: Counter[str] = Counter()
         self.retired_refs: Counter[str] = Counter()
+        # The authority replay (store.rules.event_authority): the state the rules ask of the
+        # log so far, the event before, and the seqs that close a signed transaction.
+        self.log_state = rules.LogState()
+        self.person_holds = False  # a person holds the task's lease (no agent writes)
+        self.signed_seqs: frozenset[int] = frozenset()
+        self.signed_to = 0
 
     def problem(
         self, kind: str, message: str, seq: int | None = None, *, digest: str | None = None
@@ -491,6 +531,12 @@ class _TaskCheck:
         self.info.append(Finding(self.task_id, kind, message, digest=digest))
 
     def run(self) -> _TaskCheck:
+        sg = t.signatures
+        self.signed_seqs = frozenset(
+            int(seq)
+            for (seq,) in self.conn.execute(sa.select(sg.c.seq).where(sg.c.task_id == self.task_id))
+        )
+        self.signed_to = max(self.signed_seqs, default=0)
         self.scratch.begin()
         try:
             self._stream_log()
@@ -523,6 +569,12 @@ class _TaskCheck:
         decoder = EventDecoder()
         pending: Event | None = None
         head_only_by_type: dict[str, bool] = {}
+        # The authority replay: only an event a rule judges, one in or after the store's
+        # name, or an agent's while a person holds the task is judged (`_authority`); the
+        # rest only moves the state the rules read, where it does (most do not).
+        judged, folded = rules.JUDGED_EVENTS, rules.LOG_STATE_EVENTS
+        last: tuple[str, Any, str, str, str] | None = None
+        last_kind, holds = "", False
         for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
             count += 1
             if seq != expected_seq:
@@ -563,6 +615,18 @@ class _TaskCheck:
                 )
                 continue
             event = Event(tid, seq, type_, decoded, actor, at, prev, digest)
+            if (
+                type_ in judged
+                or akind == "system"
+                or last_kind == "system"
+                or (holds and akind == "agent")
+            ):
+                self._authority(rules.LogEvent(type_, decoded, akind, aid, at), seq, last)
+                holds = self.person_holds
+            elif type_ in folded:
+                self._fold(rules.LogEvent(type_, decoded, akind, aid, at))
+                holds = self.person_holds
+            last, last_kind = (type_, decoded, akind, aid, at), akind
             if type_ in _GATHERED:
                 self._gather(event)
             if self.replaying:
@@ -581,6 +645,49 @@ class _TaskCheck:
             self.head = (prev_seq, expected_prev)
         if pending is not None and self.replaying:
             self._replay(pending)
+
+    def _authority(
+        self, e: rules.LogEvent, seq: int, last: tuple[str, Any, str, str, str] | None
+    ) -> None:
+        """The event against the rules, on the state before it; then the state after it."""
+        # The event before it in the same transaction: one transaction's events share its
+        # time, and on a signed task a signature closes one (an unsigned task's transactions
+        # are only guessed from their time: two may share one on a server).
+        prev = None
+        if last is not None and last[4] == e.at and (seq - 1) not in self.signed_seqs:
+            prev = rules.LogEvent(*last)
+        refused = rules.event_authority(e, self.log_state, prev, exact=seq <= self.signed_to)
+        if refused is not None:
+            self._refused(e, seq, refused)
+        if e.type in rules.LOG_STATE_EVENTS:
+            self._fold(e)
+
+    def _fold(self, e: rules.LogEvent) -> None:
+        state = self.log_state
+        rules.fold_log_state(state, e)
+        lease = state.lease
+        self.person_holds = (
+            lease is not None and lease.holder_kind == rules.ActorKind.PERSON and not lease.ended
+        )
+
+    def _refused(self, e: rules.LogEvent, seq: int, refused: rules.Refusal) -> None:
+        actor = f"{e.actor_kind}:{e.actor_id}"
+        if e.type == ev.ApprovalDecided.TYPE and refused.rule.startswith("approval_"):
+            # As verify always named it: an approval decided against its rules.
+            said = f"seq {seq} decides approval {e.payload.approval_id}: {refused.message}"
+            self.bad_deciders.append((seq, said, actor, refused.rule))
+            return
+        kind = "not_by_the_store" if e.actor_kind == rules.ActorKind.SYSTEM else "not_authorized"
+        self.problems.append(
+            AuthorityFinding(
+                self.task_id,
+                kind,
+                f"seq {seq} ({e.type}) by {actor}: {refused.message}",
+                seq=seq,
+                actor=actor,
+                rule=refused.rule,
+            )
+        )
 
     def _seq_gap(self, seq: int, expected_seq: int, prev_seq: int) -> None:
         if seq < 1:
@@ -625,20 +732,12 @@ class _TaskCheck:
             )
         elif isinstance(p, ev.ApprovalRequested):
             self.requested.add(p.approval_id)
-            self.requesters[p.approval_id] = {"kind": e.actor.kind, "id": e.actor.id}
             self.asked[p.approval_id] = p.approvers
         elif isinstance(p, ev.ApprovalDecided):
             self.decided[p.approval_id].append(e.seq)
             self.decisions[p.approval_id].append(
                 (p.decision, e.actor.id, p.edited is not None, p.needed)
             )
-            refused = rules.decider_refusal(
-                self.requesters.get(p.approval_id), e.actor.kind, e.actor.id
-            )
-            if refused is not None:
-                self.bad_deciders.append(
-                    (e.seq, f"seq {e.seq} decides approval {p.approval_id}: {refused.message}")
-                )
         elif isinstance(p, ev.ApprovalConsumed):
             self.consumed[p.approval_id].append(e.seq)
             if p.approval_id not in self.requested:
@@ -845,8 +944,12 @@ class _TaskCheck:
     def _approvals(self) -> None:
         for seq, message in self.unknown_consumed:
             self.problem("approval_unknown", message, seq)
-        for seq, message in self.bad_deciders:
-            self.problem("approval_decider", message, seq)
+        for seq, message, actor, rule in self.bad_deciders:
+            self.problems.append(
+                AuthorityFinding(
+                    self.task_id, "approval_decider", message, seq=seq, actor=actor, rule=rule
+                )
+            )
         for approval_id, seqs in self.decided.items():
             # Several people may approve one request (its quorum), each once, until it is
             # settled; nothing is decided after that.

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from ... import events as ev
+from ... import rules
 from ... import schema as t
 from ...errors import CommandRejected
 from ...limits import MAX_BLOB_BYTES, MAX_EVENT_LINE_BYTES, MAX_EVENT_LINE_ITEMS
@@ -89,7 +90,9 @@ EVENT_COLUMNS = tuple(
     c.name for c in t.events.columns if c.name not in t.SERVER_FILLED_EVENT_COLUMNS
 )
 INT_COLUMNS = frozenset({"seq", "format"})
-RETIRE_REASON = "imported from an archive: approvals are history here"
+#: Why an import revokes the approvals open in the package (the rules know it: verify checks
+#: that the store wrote such a revocation only as an import does).
+RETIRE_REASON = rules.IMPORT_RETIRE_REASON
 
 
 class PackageRefused(CommandRejected):

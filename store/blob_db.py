@@ -2,11 +2,18 @@
 
 On PostgreSQL everyone sharing the URL must read the same artifacts, so a blob's bytes are
 rows: `blob_contents` (digest, size, number of chunks) and `blob_chunks` (1 MiB each, with the
-chunk's own sha256). A write streams a file in chunk by chunk inside one transaction of its
-own, committed before the event that references it (an unreferenced blob is only garbage; a
-referenced one that is missing would be a loss), so memory stays bounded by one chunk
-whatever the blob's size. A read checks every chunk against its digest (naming the damaged
-chunk) and the whole against the blob's digest.
+chunk's own sha256). A write streams a file in chunk by chunk, so memory stays bounded by one
+chunk whatever the blob's size. A read checks every chunk against its digest (naming the
+damaged chunk) and the whole against the blob's digest.
+
+A write stores its blobs in its own transaction (`within`: the store as the write's
+connection sees it), and a blob it finds already stored it holds there: its
+`blob_contents` row is locked FOR KEY SHARE until the write commits. Removing a blob
+(`remove_unused`, for `boris expire` and `boris delete-task`) locks the same row FOR UPDATE,
+asks again whether anything live names the digest, and deletes it, in one transaction of
+its own: so it waits for a writer that found the blob and then sees that writer's item, or
+the writer waits for it and then finds the blob gone and stores it again. No acknowledged
+item ever names a blob that a concurrent removal took (issue 40).
 
 `path_of` gives a local file for readers that need one (previews, exports): the blob is
 copied into the cache directory, verified, on first use. The cache is never trusted for
@@ -17,16 +24,18 @@ cached file checks its digest (as exports do).
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from . import db
 from . import schema as t
 from .blobs import CHUNK, PREFIX, BlobStore, hash_file, write_error
 from .errors import BlobProblem, StoreError
@@ -38,16 +47,83 @@ def _chunk_corrupt(n: int) -> str:
     return f"corrupt (chunk {n} does not match its digest)"
 
 
+class _Statements:
+    """The write path's blob statements, compiled once (`db.Prepared`). Built on first use:
+    PostgreSQL's dialect is 20 ms of a SQLite store's open (bench_desktop.py)."""
+
+    def __init__(self) -> None:
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        contents, chunks = t.blob_contents, t.blob_chunks
+        digest = sa.bindparam("digest", type_=sa.String)
+        # The blob found, and held for the write's transaction: a removal waits for it.
+        self.claim = db.Prepared(
+            sa.select(contents.c.digest)
+            .where(contents.c.digest == digest)
+            .with_for_update(read=True, key_share=True)
+        )
+        # Answered (RETURNING) so that `run` sends it at once: one chunk in memory at a
+        # time. The last one is queued (`send`) with the write's next exchange.
+        self.chunk = db.Prepared(
+            pg_insert(chunks)
+            .values(
+                digest=digest,
+                n=sa.bindparam("n", type_=sa.Integer),
+                sha256=sa.bindparam("sha256", type_=sa.String),
+                data=sa.bindparam("data", type_=sa.LargeBinary),
+            )
+            .on_conflict_do_nothing()
+            .returning(chunks.c.n)
+        )
+        # Inserted first, before the chunks; nothing returned: another write stored the
+        # blob (`_store_within` then holds theirs).
+        self.whole = db.Prepared(
+            pg_insert(contents)
+            .values(
+                digest=digest,
+                size=sa.bindparam("size", type_=sa.BigInteger),
+                chunks=sa.bindparam("chunks", type_=sa.Integer),
+            )
+            .on_conflict_do_nothing()
+            .returning(contents.c.digest)
+        )
+
+
+_STATEMENTS: _Statements | None = None
+
+
+def _statements() -> _Statements:
+    global _STATEMENTS
+    if _STATEMENTS is None:
+        _STATEMENTS = _Statements()
+    return _STATEMENTS
+
+
+#: How often a write tries again to store or hold a blob that a removal took between the two
+#: (each time another write stored it first and a removal then took it: never, in practice).
+_STORE_TRIES = 5
+
+
 class ServerBlobStore(BlobStore):
     """The blob store of a PostgreSQL store: content in the database, `root` a cache."""
 
     def __init__(self, root: Path, engine: Engine) -> None:
         super().__init__(root)
         self.engine = engine
+        #: The write transaction this store writes in (`within`); None: its own ones.
+        self._conn: Connection | None = None
         # Digests whose content this process has hashed whole: content never changes
         # under a digest, so later checks need only ask whether it is still there.
         self._verified: dict[str, tuple[Any, ...]] = {}
         self._verified_lock = threading.Lock()
+
+    def within(self, conn: Connection) -> ServerBlobStore:
+        """This store as the write transaction on `conn` uses it: a blob it finds is held
+        (FOR KEY SHARE) until the write ends, one it lacks is stored in that transaction, so
+        the blob and the item naming it commit together, or neither does."""
+        bound = copy.copy(self)  # the cache and what was verified stay shared
+        bound._conn = conn
+        return bound
 
     def _cache_path(self, digest: str) -> Path:
         return super().path_of(digest)
@@ -63,7 +139,12 @@ class ServerBlobStore(BlobStore):
         return None if r is None else (int(r.size), int(r.chunks))
 
     def has(self, digest: str) -> bool:
+        """Whether the store holds the blob. Inside a write (`within`) the blob found is
+        also held until the write ends: no removal takes it from under the item the write
+        is about to record."""
         self._cache_path(digest)  # refuses what is not a digest, as the file store does
+        if self._conn is not None:
+            return bool(_statements().claim.run(self._conn, {"digest": digest}))
         with self.engine.connect() as conn:
             return self._row(conn, digest) is not None
 
@@ -78,58 +159,85 @@ class ServerBlobStore(BlobStore):
 
     def put_bytes(self, data: bytes) -> tuple[str, int]:
         digest = PREFIX + hashlib.sha256(data).hexdigest()
-        if not self.has(digest):
-            self._store(digest, len(data), _pieces(data))
+        self._put(digest, len(data), lambda: _pieces(data))
         return digest, len(data)
 
     def put_file(self, source: Path) -> tuple[str, int]:
         """Hash the file, then (unless the store has it) stream it in; a file that changed
         between the two passes is refused rather than stored under the wrong name."""
         digest, size = hash_file(source)
-        if self.has(digest):
-            return digest, size
-        with open(source, "rb") as src:
-            self._store(digest, size, _file_pieces(src))
+        with contextlib.ExitStack() as files:
+
+            def pieces() -> Iterator[bytes]:
+                return _file_pieces(files.enter_context(open(source, "rb")))
+
+            self._put(digest, size, pieces)
         return digest, size
 
-    def _store(self, digest: str, size: int, pieces: Iterator[bytes]) -> None:
-        # Here, not at the top: every store imports this module, and PostgreSQL's dialect
-        # (with asyncpg's) is 20 ms of a SQLite store's open (bench_desktop.py).
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        whole = hashlib.sha256()
-        n = 0
+    def _put(self, digest: str, size: int, pieces: Callable[[], Iterator[bytes]]) -> None:
+        """Store the blob unless it is stored. Inside a write (`within`) in the write's own
+        transaction, whose errors are the write's (what it queued goes with ours: store.Store
+        names them); else in a transaction of its own."""
+        if self._conn is not None:
+            self._store_within(self._conn, digest, size, pieces)
+            return
+        if self.has(digest):
+            return
         try:
             with self.engine.begin() as conn:
-                for piece in pieces:
-                    whole.update(piece)
-                    conn.execute(
-                        pg_insert(t.blob_chunks)
-                        .values(
-                            digest=digest,
-                            n=n,
-                            sha256=hashlib.sha256(piece).hexdigest(),
-                            data=piece,
-                        )
-                        .on_conflict_do_nothing()
-                    )
-                    n += 1
-                if PREFIX + whole.hexdigest() != digest:
-                    raise StoreError(
-                        f"the file changed while it was being stored (it was {digest}); "
-                        "nothing was written"
-                    )
-                conn.execute(
-                    pg_insert(t.blob_contents)
-                    .values(digest=digest, size=size, chunks=n)
-                    .on_conflict_do_nothing()
-                )
+                if _statements().whole.run(conn, _whole(digest, size)):
+                    self._insert_chunks(conn, digest, size, pieces())
         except sa.exc.DBAPIError as exc:
             raise StoreError(f"cannot store blob {digest}: {exc.orig}") from exc
 
+    def _store_within(
+        self, conn: Connection, digest: str, size: int, pieces: Callable[[], Iterator[bytes]]
+    ) -> None:
+        """The blob's row first: inserted, it is this write's (nobody sees it, or its chunks,
+        before the write commits; another write storing the same content waits for ours);
+        already there (another write's, committed), it is held instead (`has`). If a
+        removal took it between the two (each waits for the one before), try again."""
+        s = _statements()
+        for _ in range(_STORE_TRIES):
+            if s.whole.run(conn, _whole(digest, size)):
+                self._insert_chunks(conn, digest, size, pieces())
+                return
+            if self.has(digest):
+                return
+        raise StoreError(f"cannot store blob {digest}: it was removed as often as stored")
+
+    @staticmethod
+    def _insert_chunks(conn: Connection, digest: str, size: int, pieces: Iterator[bytes]) -> None:
+        """The chunks of a blob whose row this transaction just inserted, one in memory at a
+        time; the last is queued, to go with the write's next exchange (in a write, the
+        COMMIT). A file that is not what was hashed fails the transaction."""
+        chunk = _statements().chunk
+        whole = hashlib.sha256()
+        n = got = 0
+        piece = next(pieces, None)
+        while piece is not None:
+            whole.update(piece)
+            got += len(piece)
+            row = {
+                "digest": digest,
+                "n": n,
+                "sha256": hashlib.sha256(piece).hexdigest(),
+                "data": piece,
+            }
+            piece = next(pieces, None)
+            if piece is None:
+                chunk.send(conn, row)
+            else:
+                chunk.run(conn, row)
+            n += 1
+        if PREFIX + whole.hexdigest() != digest or got != size or n != _chunks(size):
+            raise StoreError(
+                f"the file changed while it was being stored (it was {digest}); nothing was written"
+            )
+
     def discard(self, created: list[Path]) -> None:
-        """Nothing to undo: blobs are committed before the write that references them and
-        may already be referenced by another writer's."""
+        """Nothing to undo: a write's blobs are stored in its own transaction, which took
+        them back when it rolled back."""
 
     def remove(self, digest: str) -> None:
         """Forget a blob (as pruning by hand would): its content and any cached copy."""
@@ -137,6 +245,29 @@ class ServerBlobStore(BlobStore):
             conn.execute(sa.delete(t.blob_contents).where(t.blob_contents.c.digest == digest))
             conn.execute(sa.delete(t.blob_chunks).where(t.blob_chunks.c.digest == digest))
         self._cache_path(digest).unlink(missing_ok=True)
+
+    def remove_unused(self, digest: str, in_use: Callable[[Connection], bool]) -> bool:
+        """Remove the blob unless `in_use` (asked on the removal's own connection, after the
+        lock) says something live names it; whether it was removed. One transaction: the
+        blob's row locked FOR UPDATE (a write holding it, `has` within a write, is waited
+        for, and its item is then seen), the question asked, the rows deleted. READ
+        COMMITTED whatever the server's default: the question must see what committed
+        while the lock was awaited. The cached copy goes after the commit."""
+        self._cache_path(digest)  # refuses what is not a digest
+        contents, chunks = t.blob_contents, t.blob_chunks
+        with (
+            self.engine.connect().execution_options(isolation_level="READ COMMITTED") as conn,
+            conn.begin(),
+        ):
+            held = conn.execute(
+                sa.select(contents.c.digest).where(contents.c.digest == digest).with_for_update()
+            ).first()
+            if held is None or in_use(conn):
+                return False
+            conn.execute(sa.delete(chunks).where(chunks.c.digest == digest))
+            conn.execute(sa.delete(contents).where(contents.c.digest == digest))
+        self._cache_path(digest).unlink(missing_ok=True)
+        return True
 
     # --- reading -------------------------------------------------------------------------
 
@@ -255,6 +386,14 @@ class ServerBlobStore(BlobStore):
             raise write_error(exc, "caching a blob") from exc
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def _chunks(size: int) -> int:
+    return -(-size // CHUNK)
+
+
+def _whole(digest: str, size: int) -> dict[str, Any]:
+    return {"digest": digest, "size": size, "chunks": _chunks(size)}
 
 
 def _pieces(data: bytes) -> Iterator[bytes]:

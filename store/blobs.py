@@ -18,10 +18,13 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import tempfiles
 from .errors import BlobProblem, StoreError, StoreFull, StoreReadOnly
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 CHUNK = 1 << 20
 PREFIX = "sha256:"
@@ -89,6 +92,12 @@ class BlobStore:
 
     def has(self, digest: str) -> bool:
         return self.path_of(digest).is_file()
+
+    def within(self, conn: Connection) -> BlobStore:
+        """This store as a write transaction on `conn` uses it: the same one. Writers on
+        SQLite hold its write lock, so a blob found stored stays until the write ends
+        (a removal, `Store.remove_blob`, takes the same lock)."""
+        return self
 
     @contextlib.contextmanager
     def creating(self) -> Iterator[list[Path]]:

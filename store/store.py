@@ -7,7 +7,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -230,10 +230,11 @@ class Store:
         process wrote last is sent in one exchange (tx.Guesses); if what it knew turns out
         wrong, or the write fails in any way, it raises `_GuessMissed` and nothing is written.
 
-        If it fails, the blobs it created are removed again (on SQLite, while the write lock
-        is still held, so no other writer can have come to reference them; on a shared
-        server, where writers run side by side, they are left: an unreferenced blob is only
-        garbage, a referenced one that vanished would be a loss)."""
+        If it fails, the blobs it created are removed again: on SQLite while the write lock
+        is still held, so no other writer can have come to reference them; on a server they
+        were stored in the transaction itself (`ServerBlobStore.within`), which takes them
+        back, and a blob it found already stored was held there until it ended (so that
+        `remove_blob` cannot take it from under the item being recorded)."""
         if self.read_only:
             raise StoreReadOnly(
                 f"the store at {self.location.describe()} is read-only here; nothing was written"
@@ -278,7 +279,7 @@ class Store:
                             db.write_transaction(conn),
                             self._blobs_of(discard),
                         ):
-                            tx = began = Tx(conn, self.blobs, memo=self._states)
+                            tx = began = Tx(conn, self.blobs.within(conn), memo=self._states)
                             if guess:
                                 tx.guesses = self._guesses
                             yield tx
@@ -309,6 +310,28 @@ class Store:
             raise
         except sa.exc.PendingRollbackError as exc:  # pragma: no cover - _drop_writer prevents it
             raise StoreError(f"the store's connection failed: {exc}") from exc
+
+    def remove_blob(self, digest: str, in_use: Callable[[Connection], bool]) -> bool:
+        """Remove the blob unless `in_use(conn)` finds something live naming its digest;
+        whether it was removed. The question and the removal are one step that no write
+        naming the digest can come between (issue 40): a write that found the blob stored
+        either committed its item before the question (which then sees it) or waits, and
+        then finds the blob gone and stores it again.
+
+        On a server the blob's row is locked FOR UPDATE, the question asked and the rows
+        deleted in one transaction (`ServerBlobStore.remove_unused`). On SQLite the file
+        goes inside a write transaction that writes nothing, after the question: writers,
+        who decide "already stored" inside their own write transaction, are held off by
+        the write lock until the file is gone. The caller has already committed what made
+        the blob unused (the tombstone, the deletion): a crash at any point leaves a blob
+        nothing names, or none, never an item without its blob."""
+        if isinstance(self.blobs, ServerBlobStore):
+            return self.blobs.remove_unused(digest, in_use)
+        with self.transaction() as tx:
+            if not self.blobs.has(digest) or in_use(tx.conn):
+                return False
+            self.blobs.remove(digest)
+        return True
 
     @contextlib.contextmanager
     def _blobs_of(self, discard: bool) -> Iterator[None]:

@@ -11,8 +11,10 @@ with the person's key where the store is signed.
 The blobs only this task named go after the commit: a blob is removed only once no
 committed row names it any more, so a crash in between leaves an unreferenced blob (an
 orphan, which `orphan_blobs` and `boris receipts --orphans` name), never a reference
-to a blob that is gone. On PostgreSQL `BlobStore.remove` deletes the blob's rows and its
-copy in this machine's cache.
+to a blob that is gone. Whether anything names it is asked again as it is removed, in one
+step no writer can come between (`Store.remove_blob`): another task recording the same
+content meanwhile keeps it (issue 40). On PostgreSQL that removal deletes the blob's rows
+and its copy in this machine's cache.
 
 Afterwards every read of the task raises `TaskDeleted` (an `UnknownTask` saying when and by
 whom): see `deleted_error`, asked wherever a task row is missing.
@@ -21,6 +23,7 @@ whom): see `deleted_error`, asked wherever a task row is missing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -357,8 +360,10 @@ def _truncate_wal(store: Store) -> None:
 
 
 def _remove_blobs(store: Store, task_id: str, digests: Iterable[str]) -> list[str]:
-    """Remove each blob no committed event names (asked again now: another writer may have
-    stored the same content meanwhile). Those that could not be removed are returned."""
+    """Remove each blob no committed event names, asked again as it is removed, in one step
+    no writer naming it can come between (`Store.remove_blob`): another writer storing the
+    same content meanwhile keeps it, or stores it again (issue 40). Those that could not be
+    removed are returned."""
     wanted = list(digests)
     if not wanted:
         return []
@@ -369,14 +374,20 @@ def _remove_blobs(store: Store, task_id: str, digests: Iterable[str]) -> list[st
         if digest in keep:
             continue
         try:
-            store.blobs.remove(digest)
+            removed = store.remove_blob(digest, functools.partial(_named, digest=digest))
         except Exception:
             left.append(digest)
             continue
-        # The file store's fan-out directory, when this was its last blob.
-        with contextlib.suppress(OSError, ValueError):
-            (store.blobs.root / digest[len(PREFIX) :][:2]).rmdir()
+        if removed:
+            # The file store's fan-out directory, when this was its last blob.
+            with contextlib.suppress(OSError, ValueError):
+                (store.blobs.root / digest[len(PREFIX) :][:2]).rmdir()
     return left
+
+
+def _named(conn: Connection, *, digest: str) -> bool:
+    """Whether any event names the digest (the deleted task's are gone: any other's)."""
+    return bool(rows.shared_elsewhere(conn, "", [digest]))
 
 
 # --- reading receipts ----------------------------------------------------------------------

@@ -3,7 +3,9 @@
 A blob goes only after its tombstone is committed, and only when nothing live still names
 its digest (another item, in this task or another, an effect's intent, a narrative): a
 failed expiry never loses content, and a crash between the two steps leaves a tombstoned
-blob, which verify accepts and the next `boris expire` removes.
+blob, which verify accepts and the next `boris expire` removes. That question and the removal
+are one step against writers (`Store.remove_blob`): a writer recording the same content at
+that moment keeps the blob, or stores it again (issue 40).
 """
 
 from __future__ import annotations
@@ -102,25 +104,25 @@ def live_uses(conn: Connection, digest: str) -> list[str]:
 
 def remove_freed_blobs(store: Any) -> list[str]:
     """Remove each tombstoned digest's blob that nothing live names; returns their digests.
-    Checked and removed inside a write transaction: on SQLite no writer can come to name
-    the digest in between (on a shared server one could, rarely: its record would then
-    name a blob that verify reports as missing, never silently)."""
-    removed = []
-    with store.transaction() as tx:
+    Each is asked again and removed in one step no writer naming the digest can come
+    between (`Store.remove_blob`): a writer recording the same content meanwhile either
+    keeps the blob (its item is live) or stores it again, on either engine (issue 40)."""
+    with store.read() as conn:
         digests = sorted(
             {
                 str(d)
-                for d in tx.conn.execute(
+                for d in conn.execute(
                     sa.select(t.retention.c.digest).where(t.retention.c.retired_at.is_not(None))
                 ).scalars()
             }
         )
-        for digest in digests:
-            if live_uses(tx.conn, digest):
-                continue
-            if store.blobs.problem(digest, verify=False) != "missing":
-                store.blobs.remove(digest)
-                removed.append(digest)
+        freed = [d for d in digests if not live_uses(conn, d)]
+    removed = []
+    for digest in freed:
+        if store.blobs.problem(digest, verify=False) == "missing":
+            continue  # gone already (an earlier expiry): no write transaction for it
+        if store.remove_blob(digest, lambda conn, d=digest: bool(live_uses(conn, d))):
+            removed.append(digest)
     return removed
 
 

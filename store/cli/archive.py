@@ -65,6 +65,10 @@ def cmd_import(store: Store, args: argparse.Namespace) -> None:
             human += "; approvals revoked (history here, not authority): " + ", ".join(
                 result["approvals_revoked"]
             )
+        if result["revocations_imported"]:
+            human += "; keys revoked here as the package's store revoked them: " + ", ".join(
+                result["revocations_imported"]
+            )
     _print(args, result, human)
 
 

@@ -10,6 +10,11 @@ An `imported` entry binds a key that signed a task imported from a package (whos
 verified against it): the person importing vouches for it as history. It proves signatures on
 events written before the import and nothing after: it signs no new write, and it is never a
 trusted person's key here, whatever actor it names.
+
+A `revoked_imported` entry is a revocation that came with an imported package (the source
+store's keyring revoked a key this store trusts, issue 40): signed by the person importing,
+its `at` is when the source store revoked the key, not when it was imported here, so the key
+signs nothing from that time on, here as there (what it signed before stays proved).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from .keys import SigningKey, check_signature, decode_public, key_id_of
 
 KEYRING_DOMAIN = b"boris-keyring-entry-v1\n"
 REQUIRE_KEY = "require_signatures"
+#: The action of a revocation carried by an imported package (see the module's doc).
+REVOKED_IMPORTED = "revoked_imported"
 
 
 class KeyringRefused(CommandRejected):
@@ -176,8 +183,11 @@ def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
                 r["at"],
                 imported_at=r["at"],
             )
-        elif r["action"] == "revoked" and r["key_id"] in ring.bindings:
+        elif r["action"] in ("revoked", REVOKED_IMPORTED) and r["key_id"] in ring.bindings:
             old = ring.bindings[r["key_id"]]
+            since = r["at"]
+            if r["action"] == REVOKED_IMPORTED and old.revoked_at is not None:
+                since = min(since, old.revoked_at)  # the earlier revocation holds
             ring.bindings[r["key_id"]] = Binding(
                 old.key_id,
                 old.public_raw,
@@ -185,7 +195,7 @@ def fold(rows: Iterable[Mapping[str, Any]]) -> Keyring:
                 old.actor_id,
                 old.actor_name,
                 old.added_at,
-                r["at"],
+                since,
                 old.succeeds,
                 old.imported_at,
             )
@@ -254,8 +264,11 @@ def append(
     actor_kind: str,
     actor_id: str,
     actor_name: str = "",
+    at: str | None = None,
 ) -> dict[str, Any]:
-    """Add an entry signed by `signer`; refused unless the signer may (see module doc)."""
+    """Add an entry signed by `signer`; refused unless the signer may (see module doc).
+    `at`: only for a `revoked_imported` entry, the time the source store revoked the key
+    from (by default, as for every other entry, the database's clock now)."""
     lock(conn)
     entries = rows(conn)
     ring = fold(entries)
@@ -285,6 +298,13 @@ def append(
         elif action == "imported":
             if kid in ring.bindings:
                 raise KeyringRefused(f"key {kid} is already in the keyring")
+        elif action == REVOKED_IMPORTED:
+            held = ring.bindings.get(kid)
+            if held is None:
+                raise KeyringRefused(f"key {kid} is not in the keyring")
+            if at is None or (held.revoked_at is not None and held.revoked_at <= at):
+                raise KeyringRefused(f"key {kid} is already revoked since {held.revoked_at}")
+            actor_kind, actor_id, actor_name = held.actor_kind, held.actor_id, held.actor_name
         else:
             held = ring.bindings.get(kid)
             if held is None:
@@ -302,7 +322,7 @@ def append(
         "actor_id": actor_id,
         "actor_name": actor_name,
         "succeeds": succeeds,
-        "at": db.database_now(conn),
+        "at": at if action == REVOKED_IMPORTED and at is not None else db.database_now(conn),
         "prev_hash": prev,
     }
     row["hash"] = chain_hash(prev, entry_body(row))

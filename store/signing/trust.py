@@ -1,7 +1,9 @@
-"""Trusting keys in a store: the root at init, then keys added and revoked by a person."""
+"""Trusting keys in a store: the root at init, then keys added and revoked by a person, and
+the revocations an imported package carries of keys the store trusts (issue 40)."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -117,3 +119,59 @@ def revoke_key(store: Store, signer: SigningKey, key_id: str) -> dict[str, objec
             actor_kind=held.actor_kind,
             actor_id=held.actor_id,
         )
+
+
+def carried_revocations(here: keyring.Keyring, carried: keyring.Keyring) -> dict[str, str]:
+    """The revocations a package's keyring (`carried`) holds of keys `here` trusts, each key
+    id with the time it was revoked from there: those that revoke it earlier than here (or
+    here not at all). A revocation is of the key, whatever actor each keyring binds it to.
+    Only an entry the package's chain holds, signed by a person trusted there, is one
+    (keyring.fold): the person importing vouches for it (`import_revocations`)."""
+    out: dict[str, str] = {}
+    for key_id, theirs in carried.bindings.items():
+        mine = here.get(key_id)
+        if mine is None or theirs.revoked_at is None:
+            continue
+        if mine.revoked_at is None or theirs.revoked_at < mine.revoked_at:
+            out[key_id] = theirs.revoked_at
+    return out
+
+
+def with_revocations(ring: keyring.Keyring, revoked: dict[str, str]) -> keyring.Keyring:
+    """`ring` with each key of `revoked` revoked from the time given (the earlier holds)."""
+    out = keyring.Keyring(bindings=dict(ring.bindings), problems=list(ring.problems))
+    for key_id, since in revoked.items():
+        b = out.bindings.get(key_id)
+        if b is not None and (b.revoked_at is None or since < b.revoked_at):
+            out.bindings[key_id] = dataclasses.replace(b, revoked_at=since)
+    return out
+
+
+def import_revocations(
+    conn: Connection, signer: SigningKey, revoked: dict[str, str], now: str
+) -> list[dict[str, object]]:
+    """Record in the keyring on `conn` each revocation an imported package carried of a key
+    this store trusts (`carried_revocations`): a `revoked_imported` entry signed by
+    `signer` (the person importing, a trusted person's key), revoked from the time the
+    source store revoked it (never later than `now`): the key signs nothing here from then on
+    either. Returns the entries written."""
+    keyring.lock(conn)
+    ring = keyring.load(conn)
+    written: list[dict[str, object]] = []
+    for key_id, since in sorted(revoked.items()):
+        held = ring.get(key_id)
+        since = min(since, now)
+        if held is None or (held.revoked_at is not None and held.revoked_at <= since):
+            continue
+        written.append(
+            keyring.append(
+                conn,
+                signer,
+                action=keyring.REVOKED_IMPORTED,
+                public_raw=held.public_raw,
+                actor_kind=held.actor_kind,
+                actor_id=held.actor_id,
+                at=since,
+            )
+        )
+    return written

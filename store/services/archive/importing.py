@@ -26,15 +26,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from ... import db, projections, rules, tempfiles
 from ... import events as ev
-from ... import projections, tempfiles
 from ... import schema as t
 from ...blobs import PREFIX
 from ...errors import StoreError
 from ...model import SYSTEM
+from ...rules import iso_instant, store_time
 from ...signing import keyring
 from ...signing.keyring import Keyring
 from ...signing.seal import SignatureRefused
+from ...signing.trust import carried_revocations, import_revocations, with_revocations
 from ...store import Store
 from ...tx import Tx
 from .common import (
@@ -174,7 +176,9 @@ def _trusted(
     if keys is None:
         with store.read() as conn:
             keys = keyring.load(conn)
-    ring = Keyring(bindings=dict(keys.bindings))
+    # A key the package's keyring revoked is revoked for the check too, from the time it was
+    # revoked there (issue 40): what it signed after that proves nothing here either.
+    ring = with_revocations(Keyring(bindings=dict(keys.bindings)), _revocations(keys, carried))
     untrusted: dict[str, str | None] = {}
     for key_id in signers:
         if key_id in ring.bindings:
@@ -330,7 +334,7 @@ def _retire_approvals(store_tx: Tx, task_id: str) -> list[str]:
 
 
 #: Why an imported lease is ended: who worked on the task there holds nothing here.
-LEASE_NOTE = "imported: a lease is not carried to another store"
+LEASE_NOTE = rules.IMPORT_LEASE_NOTE
 
 
 def _end_lease(store_tx: Tx, task_id: str) -> None:
@@ -411,6 +415,7 @@ def _write(
             _approval_clash(tx.conn, scanned)
             _copy_events(tx.conn, staging, scanned.task_id)
             carried = _carry_signatures(store, tx.conn, staging, scanned.task_id, keys, signed_here)
+            revocations = _carry_revocations(store, tx.conn, staging, signed_here)
             revoked = _retire_approvals(tx, scanned.task_id)
             _end_lease(tx, scanned.task_id)
             appended = len(tx.emitted)
@@ -425,7 +430,47 @@ def _write(
         "approvals_revoked": revoked,
         "blobs_written": written,
         "signatures_kept": carried,
+        "revocations_imported": revocations,
     }
+
+
+def _revocations(here: Keyring, carried: Keyring) -> dict[str, str]:
+    """`carried_revocations`, each time checked to be one (a store writes its clock's
+    time; anything else in a package's keyring is refused, not compared as text)."""
+    found = carried_revocations(here, carried)
+    for key_id, since in found.items():
+        try:
+            found[key_id] = store_time(iso_instant(since))
+        except ValueError:
+            raise refuse(
+                f"keyring.json revokes key {key_id} at {since!r}, which is not a time"
+            ) from None
+    return found
+
+
+def _carry_revocations(
+    store: Store, conn: Connection, staging: Store, signed_here: bool
+) -> list[str]:
+    """In a signed store, each revocation the package's keyring holds of a key this store
+    trusts (and has not revoked as early) is recorded in this store's keyring as
+    `revoked_imported`, signed by the person importing, revoked from the time the source
+    store revoked it: the key signs nothing here after that time either (issue 40). Returns
+    the key ids revoked."""
+    if not signed_here:
+        return []
+    with staging.read() as source:
+        theirs = keyring.load(source)
+    found = _revocations(keyring.load(conn), theirs)
+    if not found:
+        return []
+    if store.signer is None:
+        raise SignatureRefused(
+            "signature_required",
+            "the package revokes keys this store trusts, and recording that takes your key "
+            "(--actor person:ID)",
+        )
+    done = import_revocations(conn, store.signer, found, db.database_now(conn))
+    return [str(r["key_id"]) for r in done]
 
 
 def _carry_signatures(
@@ -494,4 +539,5 @@ def _nothing_done() -> dict[str, Any]:
         "approvals_revoked": [],
         "blobs_written": 0,
         "signatures_kept": 0,
+        "revocations_imported": [],
     }

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 from ... import db, projections, rules, tempfiles
 from ... import events as ev
 from ... import schema as t
-from ...blobs import PREFIX
+from ...blobs import PREFIX, BlobStore
 from ...errors import StoreError
 from ...model import SYSTEM
 from ...rules import iso_instant, store_time
@@ -350,10 +350,12 @@ def _end_lease(store_tx: Tx, task_id: str) -> None:
 
 
 def _put_blobs(
-    store: Store, label: str, raw: BinaryIO, scanned: Scanned, limits: Limits, tmp: Path
+    blobs: BlobStore, label: str, raw: BinaryIO, scanned: Scanned, limits: Limits, tmp: Path
 ) -> int:
     """Second pass: each blob the store lacks, streamed to a temporary file while hashed again
-    (the package file could have changed since the first pass), then put into the store."""
+    (the package file could have changed since the first pass), then put into the store, as
+    the import's write transaction sees it (`BlobStore.within`): a blob found is held for the
+    events that name it, so a concurrent removal cannot take it (issue 40)."""
     written = 0
 
     def visit(entry: Entry, chunks: Any) -> None:
@@ -366,7 +368,7 @@ def _put_blobs(
         if not BLOB_MEMBER.fullmatch(name):
             return  # text members were read in the first pass; the reader skips them
         digest = PREFIX + scanned.digests[name][0]
-        if store.blobs.has(digest):
+        if blobs.has(digest):
             return
         h = hashlib.sha256()
         part = tmp / "blob"
@@ -376,7 +378,7 @@ def _put_blobs(
                 out.write(chunk)
         if (h.hexdigest(), entry.size) != scanned.digests[name]:
             raise refuse(f"the package changed while it was imported (member {name!r})")
-        got, _ = store.blobs.put_file(part)
+        got, _ = blobs.put_file(part)
         part.unlink()
         if got != digest:  # pragma: no cover - put_file hashes what it keeps
             raise refuse(f"member {name!r} was stored as {got}")
@@ -419,7 +421,7 @@ def _write(
             revoked = _retire_approvals(tx, scanned.task_id)
             _end_lease(tx, scanned.task_id)
             appended = len(tx.emitted)
-            written = _put_blobs(store, label, raw, scanned, limits, tmp)
+            written = _put_blobs(tx.blobs, label, raw, scanned, limits, tmp)
     except sa.exc.IntegrityError as exc:
         raise refuse(f"the store refused the package's rows: {exc.orig}") from exc
     return {

@@ -13,6 +13,8 @@ value where its output differs, or may, go to the standard library instead
   `null` is read back and compared with the value, which a non-finite float fails;
 - what orjson refuses: an integer beyond 64 bits, a key that is not a string, a lone
   surrogate, nesting deeper than 254, a type json does not know either (both refuse it).
+  A lone surrogate is no UTF-8 text, so no digest is made of it: `NotText`, the caller's
+  usage error naming where it is (store.limits.lone_surrogate).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ import re
 from typing import Any
 
 import orjson
+
+from .errors import NotText
+from .limits import lone_surrogate
 
 # One encoder for the process: json.dumps with any option builds a new encoder per call,
 # which costs as much as encoding a small payload (and every event is small).
@@ -54,7 +59,7 @@ def canonical_bytes(value: Any) -> bytes:
     try:
         out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError: the standard library says what it makes of it
-        return _CANONICAL.encode(value).encode("utf-8")
+        return _text(_CANONICAL.encode(value), value).encode("utf-8")
     if _suspect(out) and _differs(out, value):
         return _CANONICAL.encode(value).encode("utf-8")
     return out
@@ -65,10 +70,23 @@ def canonical_json(value: Any) -> str:
     try:
         out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
     except TypeError:
-        return _CANONICAL.encode(value)
+        return _text(_CANONICAL.encode(value), value)
     if _suspect(out) and _differs(out, value):
         return _CANONICAL.encode(value)
     return out.decode("utf-8")
+
+
+def _text(encoded: str, value: Any) -> str:
+    """The standard library's JSON of `value`, refused as the caller's input when it is not
+    UTF-8 text (a lone surrogate, which orjson refuses and json writes as it is): no digest
+    or stored form is made of it (store.limits says where it is)."""
+    if encoded.isascii():
+        return encoded
+    try:
+        encoded.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotText(lone_surrogate(value) or "the input is not UTF-8 text") from None
+    return encoded
 
 
 def _string(text: str) -> str:

@@ -23,6 +23,15 @@ class StoreError(Exception):
     rule: str | None = None
 
 
+class NotText(StoreError):
+    """A value holds what is not UTF-8 text (a lone surrogate: a JSON `\\ud800`, or a byte
+    that is not UTF-8 as Python reads an argument, a file name or stdin), so no digest,
+    hash or record can be made of it: the caller's input is malformed. Nothing was written."""
+
+    code = "invalid_input"
+    category = "usage"
+
+
 class CommandRejected(StoreError):
     """A command broke an invariant. Nothing was written."""
 

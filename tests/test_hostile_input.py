@@ -404,3 +404,39 @@ def test_a_package_is_exported_to_a_file_name_that_is_not_utf8_and_imported_agai
     assert rc == 0, err
     with Store.open(tmp_path / "other") as other:
         assert other.task_ids() == [task]
+
+
+def test_a_hook_input_with_a_lone_surrogate_is_refused_in_one_line(
+    store: Store,
+    store_dir: Path,
+    store_url: str | None,
+    task: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = _count(store)
+    hook_input = (
+        '{"hook_event_name": "PreToolUse", "session_id": "s", "tool_use_id": "u1", '
+        '"tool_name": "Bash", "tool_input": {"command": "echo \\ud800"}}'
+    )
+    _stdin(monkeypatch, hook_input.encode())
+    rc, out, err = _cli(
+        capsys, store_dir, store_url, "hook", "pre-tool-use", "--task", task, actor="agent:a1"
+    )
+    assert rc == 1, (out, err)  # Claude Code's non-blocking error: the input, not Boris
+    assert err.startswith("boris hook: ") and err.count("\n") == 1, err
+    assert "tool_input.command" in err and "lone surrogate" in err, err
+    assert _count(store) == before
+
+
+def test_no_digest_is_made_of_what_is_not_text() -> None:
+    # The adapters digest a tool call's input before any command model sees it: a lone
+    # surrogate there is the caller's usage error, naming where it is, never an encoding
+    # error from deep inside.
+    from store.canonical import canonical_json, digest_of
+    from store.errors import StoreError
+
+    for make in (digest_of, canonical_json, canonical_bytes):
+        with pytest.raises(StoreError, match=r"args\[1\] is not UTF-8 text") as info:
+            make({"args": ["fine", "bad \udcff"]})
+        assert info.value.category == "usage"

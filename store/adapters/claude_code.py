@@ -46,6 +46,7 @@ from ..commands import approvals as ap
 from ..commands import effects as lg
 from ..commands import tool_calls
 from ..commands.core import new_id
+from ..limits import lone_surrogate
 from ..model import Actor
 from ..services import answers
 from ..services.answers import UsageError
@@ -496,6 +497,9 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
         ) from None
     if not isinstance(value, dict):
         raise HookInputRefused(f"the {event} hook input must be a JSON object; nothing recorded")
+    problem = lone_surrogate(value)  # valid JSON (`\ud800`), but no text the record holds
+    if problem is not None:
+        raise HookInputRefused(f"the {event} hook input's {problem}; nothing was recorded")
     said = value.get("hook_event_name")
     if said is not None and said != event:
         raise HookInputRefused(

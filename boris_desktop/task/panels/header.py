@@ -21,7 +21,7 @@ from boris_desktop.signers import summary_words
 from boris_desktop.ui import holder
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon, status_icon, words
-from boris_desktop.ui.widgets import heading, plain_label
+from boris_desktop.ui.widgets import elided_label, heading, plain_label
 from store import api
 
 
@@ -70,7 +70,9 @@ class Header(QWidget):
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._show_working)
-        self.signatures = plain_label(name="Signatures")
+        # One line, elided: wrapped beside the owner it was clipped to its first line at 1024
+        # wide (the whole text is the tooltip).
+        self.signatures = elided_label(name="Signatures")
         self.objective = plain_label(name="Current objective")
         self.history_button = QToolButton()
         self.history_button.setCheckable(True)

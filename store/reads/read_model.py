@@ -1,0 +1,38 @@
+"""The base of every read model the store hands across its public face (store.api).
+
+A read answers frozen, typed objects, as LangGraph's savers answer `CheckpointTuple` and
+eventsourcing's recorders answer typed records: the window reads attributes, so mypy finds
+a renamed field before a user does. Each model forbids fields it does not declare, so the
+shape the window reads, the JSON the CLI prints (`to_json`) and the schema `boris schema`
+documents are one shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ReadModel(BaseModel):
+    """A frozen answer of a read: attributes, the store's enums, no undeclared field."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        """The model as JSON-ready data: what the CLI prints and MCP answers."""
+        return self.model_dump(mode="json")
+
+    # TRANSITIONAL (issue 41): the window read these answers as dicts. While its modules
+    # move to attributes, a string key still answers; removed once none is left.
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, default) if key in type(self).model_fields else default
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in type(self).model_fields

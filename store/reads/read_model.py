@@ -9,7 +9,7 @@ documents are one shape.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,16 +23,17 @@ class ReadModel(BaseModel):
         """The model as JSON-ready data: what the CLI prints and MCP answers."""
         return self.model_dump(mode="json")
 
-    # TRANSITIONAL (issue 41): the window read these answers as dicts. While its modules
-    # move to attributes, a string key still answers; removed once none is left.
-    def __getitem__(self, key: str) -> Any:
-        if key not in type(self).model_fields:
-            raise KeyError(key)
-        return getattr(self, key)
+    if not TYPE_CHECKING:
+        # Run time only: tests and scripts written against the JSON shape still read a
+        # string key. The type checker sees attributes only, so a subscript in store/ or
+        # boris_desktop/ fails mypy (strict) and a renamed field is found there.
+        def __getitem__(self, key: str) -> Any:
+            if key not in type(self).model_fields:
+                raise KeyError(key)
+            return getattr(self, key)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, default) if key in type(self).model_fields else default
-        return value
+        def get(self, key: str, default: Any = None) -> Any:
+            return getattr(self, key) if key in type(self).model_fields else default
 
-    def __contains__(self, key: object) -> bool:
-        return key in type(self).model_fields
+        def __contains__(self, key: object) -> bool:
+            return key in type(self).model_fields

@@ -85,11 +85,11 @@ class FileWatcher(QObject):
             self._set_state("polling (inotify limit reached)")
 
     def _start(self, dirs: set[str], polling: bool) -> Any:
-        if polling:
-            from watchdog.observers.polling import PollingObserver as Observer
-        else:
-            from watchdog.observers import Observer  # type: ignore[assignment]  # the platform's observer class, chosen at import: a subclass the stubs cannot name
-        obs = Observer(timeout=0.2) if polling else Observer()
+        from watchdog.observers import Observer  # the platform's own (inotify on Linux)
+        from watchdog.observers.api import BaseObserver
+        from watchdog.observers.polling import PollingObserver
+
+        obs: BaseObserver = PollingObserver(timeout=0.2) if polling else Observer()
         handler = _handler(self._relay, self._paths)
         try:
             for d in sorted(dirs):

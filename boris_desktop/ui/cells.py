@@ -17,7 +17,7 @@ row to a source row two more (the source's rowCount and columnCount, asked by it
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -41,11 +41,15 @@ class CellsInOneCall:
         index: QModelIndex | QPersistentModelIndex,
         roleDataSpan: QModelRoleDataSpan | QModelRoleData,
     ) -> None:
-        span: Iterable[QModelRoleData] = (
-            [roleDataSpan] if isinstance(roleDataSpan, QModelRoleData) else roleDataSpan  # type: ignore[assignment]  # a span iterates (not in the stubs)
-        )  # a span iterates over its QModelRoleData (not in PySide's type stubs)
+        # A span iterates over its QModelRoleData, which PySide's type stubs do not say.
+        span = (
+            [roleDataSpan]
+            if isinstance(roleDataSpan, QModelRoleData)
+            else cast("Iterable[QModelRoleData]", roleDataSpan)
+        )
+        model: Any = self  # the QAbstractItemModel this is mixed into
         for role_data in span:
-            role_data.setData(self.data(index, role_data.role()))  # type: ignore[attr-defined]  # the span's items are QModelRoleData (not in the stubs)
+            role_data.setData(model.data(index, role_data.role()))
 
 
 class WholeCellsThrough:
@@ -71,7 +75,8 @@ class FlatIndex:
             0 <= row < model.rowCount() and 0 <= column < model.columnCount()
         ):
             return QModelIndex()
-        return model.createIndex(row, column)  # type: ignore[no-any-return]  # createIndex is untyped in the stubs
+        index: QModelIndex = model.createIndex(row, column)
+        return index
 
 
 class ListedRows:

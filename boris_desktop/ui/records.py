@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
 
 from boris_desktop.ui.cells import CellsInOneCall
@@ -150,7 +150,14 @@ class RecordTreeModel(CellsInOneCall, QAbstractItemModel):
             return self.createIndex(row, column, kids[row].uid)
         return QModelIndex()
 
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008  # Qt's parent() is also QObject.parent(): the stubs merge the two
+    # Qt's parent() is two: the QObject's (no argument) and the row's parent (an index).
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: Index) -> QModelIndex: ...
+    def parent(self, index: Index | None = None) -> QModelIndex | QObject | None:
+        if index is None:
+            return super().parent()
         n = self.node(index)
         if n is None or n.parent is None:
             return QModelIndex()

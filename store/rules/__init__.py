@@ -138,7 +138,7 @@ def close_targets(status: str) -> tuple[str, ...]:
     or `superseded` (another task replaces it). A run that may still dispatch is stopped
     first (the stop revokes its approvals and cancels its planned effects); a closed
     record takes nothing."""
-    from .status import allowed
+    from ..status import allowed
 
     if not record_open(status) or status in DISPATCHING:
         return ()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from boris_desktop.task.bundle import TaskBrief, TaskBundle, TimelineEvent, TimelinePage
+
 #: What the inbox holds, for a worker to read against: its order, the rows it shows, its
 #: revision and its search words (see `as_shown`).
 Shown = tuple[tuple[int, bool], list[dict[str, Any]], int, tuple[str, ...]]
@@ -102,7 +104,7 @@ def timeline_page(
     before_seq: int | None = None,
     event_type: str | None = None,
     actor: tuple[str, str] | None = None,
-) -> dict[str, Any]:
+) -> TimelinePage:
     """One page of the task's events, newest first, each with its payload's one-line gist
     made here rather than on the GUI thread and who signed it (`signer`, the store's
     words: store.reads.signers); `more` says whether older ones remain."""
@@ -122,33 +124,28 @@ def timeline_page(
 
     with store.read() as conn:
         signed_by = signers(conn, task_id, events)
+    rows = []
     for e in events:
-        e["signer"] = signed_by[e["seq"]]
         text = json.dumps(e["payload"], ensure_ascii=False, sort_keys=True, default=str)
-        e["gist"] = text if len(text) <= 160 else text[:157] + "…"
-    return {
-        "task_id": task_id,
-        "filter": (event_type, actor),
-        "before_seq": before_seq,
-        "events": events,
-        "more": more,
-    }
+        gist = text if len(text) <= 160 else text[:157] + "…"
+        rows.append(TimelineEvent(e, signed_by[e["seq"]], gist))
+    return TimelinePage(task_id, (event_type, actor), before_seq, tuple(rows), more)
 
 
-def task_bundle(store: Any, task_id: str) -> dict[str, Any]:
+def task_bundle(store: Any, task_id: str) -> TaskBundle:
     from store.api import decision_signers, model_saw, narratives
 
     with store.read() as conn:
         signing = decision_signers(conn, task_id)
-    return {
-        "task": store.task(task_id),
-        "signing": signing,
-        "timeline": timeline_page(store, task_id),
-        "event_facets": store.event_facets(task_id),
-        "narratives": narratives(store, task_id),
+    return TaskBundle(
+        task=store.task(task_id),
+        signing=signing,
+        timeline=timeline_page(store, task_id),
+        event_facets=store.event_facets(task_id),
+        narratives=narratives(store, task_id),
         # What the model saw and ran under (issue 35 part M): beside effects and checkpoints.
-        "model_saw": model_saw(store, task_id),
-    }
+        model_saw=model_saw(store, task_id),
+    )
 
 
 def refresh(
@@ -189,18 +186,18 @@ def task_only(store: Any, task_id: str) -> dict[str, Any]:
     return {"version": version, "task_id": task_id, "bundle": task_bundle(store, task_id)}
 
 
-def brief(store: Any, task_id: str) -> dict[str, Any]:
+def brief(store: Any, task_id: str) -> TaskBrief:
     """The resume brief hashes the task's files: never on the GUI thread."""
     from store.api import brief_markdown, resume_brief, summary_markdown
 
     b = resume_brief(store, task_id)
-    return {
-        "summary": summary_markdown(store, task_id),
-        "task_id": task_id,
-        "brief": b,
-        "markdown": brief_markdown(b),
-        "artifacts": b["artifacts"],
-    }
+    return TaskBrief(
+        task_id=task_id,
+        markdown=brief_markdown(b),
+        summary=summary_markdown(store, task_id),
+        brief=b,
+        artifacts=b["artifacts"],
+    )
 
 
 def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:

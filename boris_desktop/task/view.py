@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
+from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.task.panels.approvals import ApprovalsPanel
 from boris_desktop.task.panels.artifacts import ArtifactsPanel
-from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.task.panels.base import Panel
 from boris_desktop.task.panels.brief import BriefPanel
 from boris_desktop.task.panels.budgets import BudgetsPanel
 from boris_desktop.task.panels.checkpoints import CheckpointsPanel
@@ -57,12 +59,12 @@ class TaskView(QWidget):
         layout.addWidget(hline())
         layout.addWidget(self.tabs, 1)
         self.task_id: str | None = None
-        self.bundle: Bundle | None = None
+        self.bundle: TaskBundle | None = None
         # The tab in front is shown with the record at once; the others in turns of their
         # own, one a turn, or at once when they are asked for (`panel`, a tab chosen). All
         # of them in one go was 15-70 ms of the GUI thread while workers read (bench_queue).
         self._unfilled: list[str] = []
-        self._brief: dict[str, Any] | None = None  # arrived since the record shown
+        self._brief: TaskBrief | None = None  # arrived since the record shown
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
@@ -116,23 +118,23 @@ class TaskView(QWidget):
         if self._unfilled:
             self._fill_timer.start()
 
-    def show_bundle(self, bundle: Bundle) -> None:
+    def show_bundle(self, bundle: TaskBundle) -> None:
         if bundle == self.bundle:
             return  # nothing new: leave every widget as it is
         clock_only = same_record(self.bundle, bundle)
         self.bundle = bundle
-        self.task_id = bundle["task"]["id"]
+        self.task_id = bundle.task["id"]
         if clock_only:
             # Read again because something else in the store changed: redrawing every panel
             # for it was 20-50 ms of the GUI thread on each write anywhere (bench_queue.py).
             for title, panel in self.panels.items():
                 if title not in self._unfilled:  # the others are shown with this bundle
                     panel.show_clock(bundle)
-            self.header.show_clock(bundle["task"].get("now"))
+            self.header.show_clock(bundle.task.get("now"))
             return
-        self.header.show_task(bundle["task"])
-        self.header.show_signing(bundle.get("signing"))
-        notes = self.tab_notes(bundle["task"])
+        self.header.show_task(bundle.task)
+        self.header.show_signing(bundle.signing)
+        notes = self.tab_notes(bundle.task)
         for i, title in enumerate(self.panels):
             note = notes.get(title)
             self.tabs.setTabText(i, f"{title} · {note}" if note else title)
@@ -188,8 +190,8 @@ class TaskView(QWidget):
         }
         return {k: v for k, v in notes.items() if v}
 
-    def show_brief(self, brief: dict[str, Any]) -> None:
-        if brief["task_id"] != self.task_id:
+    def show_brief(self, brief: TaskBrief) -> None:
+        if brief.task_id != self.task_id:
             return
         self._brief = brief
         for title, panel in self.panels.items():
@@ -197,17 +199,18 @@ class TaskView(QWidget):
                 panel.show_brief(brief)
 
 
-def same_record(shown: Bundle | None, fresh: Bundle) -> bool:
+def same_record(shown: TaskBundle | None, fresh: TaskBundle) -> bool:
     """Whether a fresh read of the task shows the record shown, only at a later clock
     reading: the store judges expiry at each read, so an approval that expired meanwhile
     reads as a different record."""
     if shown is None:
         return False
-    a, b = shown["task"], fresh["task"]
-    return {**a, "now": None} == {**b, "now": None} and {**shown, "task": None} == {
-        **fresh,
-        "task": None,
-    }
+    return replace(shown, task=_timeless(shown.task)) == replace(fresh, task=_timeless(fresh.task))
+
+
+def _timeless(task: dict[str, Any]) -> dict[str, Any]:
+    """The task as read, without the clock's reading it was read at."""
+    return {**task, "now": None}
 
 
 def _retired_note(task: dict[str, Any]) -> str:

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QFormLayout, QScrollArea, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.signers import signer_words
-from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.bundle import TaskBundle
+from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.task.panels.next_steps import approval_next
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -102,24 +103,27 @@ class ApprovalsPanel(TreePanel):
             return f"expired {t.duration(left)} ago"
         return f"— ({words(a['state'])})"
 
-    def summary(self, bundle: Bundle) -> str:
-        aps = bundle["task"]["approvals"]
+    def summary(self, bundle: TaskBundle) -> str:
+        aps = bundle.task["approvals"]
         pending = sum(a["state"] == api.ApprovalState.PENDING for a in aps)
         if not aps:
             return "No approvals requested."
         return f"{t.count(len(aps), 'approval', 'approvals')}, {pending} waiting for a decision."
 
-    def show_clock(self, bundle: Bundle) -> None:
-        self._clock = (t.parse(bundle["task"]["now"]).timestamp(), time.monotonic())
+    def show_clock(self, bundle: TaskBundle) -> None:
+        self._clock = (t.parse(bundle.task["now"]).timestamp(), time.monotonic())
 
-    def show_task(self, bundle: Bundle) -> None:
-        task = bundle["task"]
+    def show_task(self, bundle: TaskBundle) -> None:
+        task = bundle.task
         self.show_clock(bundle)
         self._approvals = task["approvals"]
-        self._signers = (bundle.get("signing") or {}).get("approvals", {})
+        self._signers = (bundle.signing or {}).get("approvals", {})
         super().show_task(bundle)
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
+        return self._nodes()
+
+    def _nodes(self) -> list[Node]:
         return [self._node(a) for a in self._approvals]
 
     def _node(self, a: dict[str, Any]) -> Node:
@@ -146,7 +150,7 @@ class ApprovalsPanel(TreePanel):
 
     def _tick(self) -> None:
         if self._approvals and self.isVisible():
-            self.tree.set_nodes(self.nodes({}))
+            self.tree.set_nodes(self._nodes())
             if self._current is not None:
                 self.fields["expiry"].setText(self._expiry_line(self._current))
                 self.fields["next"].setText(self.next_step(self._current) or "nothing")

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.runtime.preview import diff, preview
+from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.task.panels import retired
-from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import elided_label, plain_label
@@ -33,7 +34,7 @@ class ArtifactsPanel(TreePanel):
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
         self.brief_artifacts: dict[str, dict[str, Any]] = {}
-        self._bundle: Bundle | None = None
+        self._bundle: TaskBundle | None = None
         self._selected: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.split.setOrientation(Qt.Orientation.Horizontal)
         self.what = plain_label(name="Previewed version")
@@ -59,8 +60,8 @@ class ArtifactsPanel(TreePanel):
         self.split.setSizes([700, 560])
         self.detail.setPlaceholderText("Select a version to preview it.")
 
-    def summary(self, bundle: Bundle) -> str:
-        arts = bundle["task"]["artifacts"]
+    def summary(self, bundle: TaskBundle) -> str:
+        arts = bundle.task["artifacts"]
         n = sum(len(a["versions"]) for a in arts)
         bad = sum(1 for a in arts if self._worst(a))
         problems = (
@@ -74,8 +75,8 @@ class ArtifactsPanel(TreePanel):
     def _worst(self, a: dict[str, Any]) -> str | None:
         return next((s for v in a["versions"] if (s := self._marks(a, v)[1])), None)
 
-    def show_task(self, bundle: Bundle) -> None:
-        if self._bundle is not None and self._bundle["task"]["id"] != bundle["task"]["id"]:
+    def show_task(self, bundle: TaskBundle) -> None:
+        if self._bundle is not None and self._bundle.task["id"] != bundle.task["id"]:
             # Another task: the last one's observations of its files are not this one's.
             self.brief_artifacts = {}
         self._bundle = bundle
@@ -90,8 +91,8 @@ class ArtifactsPanel(TreePanel):
         self.compare.clear()
         self.compare.blockSignals(False)
 
-    def show_brief(self, brief: dict[str, Any]) -> None:
-        self.brief_artifacts = {a["artifact_id"]: a for a in brief.get("artifacts", [])}
+    def show_brief(self, brief: TaskBrief) -> None:
+        self.brief_artifacts = {a["artifact_id"]: a for a in brief.artifacts}
         if self._bundle is not None:
             self.tree.set_nodes(self.nodes(self._bundle), expand_all=False)
         self._show_identity()
@@ -130,9 +131,9 @@ class ArtifactsPanel(TreePanel):
             return ""
         return f"\nwatcher: {watched['state']} on disk ({watched['what']} at {watched['at']})"
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         out = []
-        for a in bundle["task"]["artifacts"]:
+        for a in bundle.task["artifacts"]:
             kids = []
             worst = None
             for v in reversed(a["versions"]):

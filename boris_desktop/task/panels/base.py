@@ -18,11 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop.runtime.loader import Loader
+from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTable, RecordTree
 from boris_desktop.ui.widgets import TextPane, plain_label, pretty_json
-
-Bundle = dict[str, Any]  # {"task": Store.task(), "events": [...], "narratives": [...]}
 
 
 class Panel(QWidget):
@@ -37,14 +36,14 @@ class Panel(QWidget):
         self.disk: dict[str, dict[str, Any]] = {}
         self.setAccessibleName(self.title)
 
-    def show_task(self, bundle: Bundle) -> None:
+    def show_task(self, bundle: TaskBundle) -> None:
         """Show the task's record. Every panel defines it (a test checks)."""
         raise NotImplementedError(f"{type(self).__name__} does not show a task")
 
-    def show_brief(self, brief: dict[str, Any]) -> None:
+    def show_brief(self, brief: TaskBrief) -> None:
         """The resume brief arrived (it observes files, so it comes after the record)."""
 
-    def show_clock(self, bundle: Bundle) -> None:
+    def show_clock(self, bundle: TaskBundle) -> None:
         """The task was read again and only the clock's reading differs: a panel that
         counts time from it (time left to decide) takes the new reading."""
 
@@ -226,7 +225,7 @@ class TreePanel(Panel):
     def extra_top(self, layout: QVBoxLayout) -> None:
         """Room for a panel's filters or warnings above the tree."""
 
-    def show_task(self, bundle: Bundle) -> None:
+    def show_task(self, bundle: TaskBundle) -> None:
         self.tree.set_nodes(self.nodes(bundle), expand_all=self.expand_all)
         self.caption.setText(self.summary(bundle) or self.note)
         self.caption.setVisible(bool(self.caption.text()))
@@ -240,11 +239,11 @@ class TreePanel(Panel):
             # of the task shown before.
             self.clear_detail()
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         """The panel's rows. Every tree panel defines it (a test checks)."""
         raise NotImplementedError(f"{type(self).__name__} has no rows of its own")
 
-    def summary(self, bundle: Bundle) -> str:
+    def summary(self, bundle: TaskBundle) -> str:
         return ""
 
     def clear_detail(self) -> None:

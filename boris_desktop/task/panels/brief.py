@@ -10,7 +10,8 @@ from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextD
 from PySide6.QtWidgets import QSplitter, QTabWidget, QTextEdit, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
-from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.task.bundle import TaskBrief, TaskBundle
+from boris_desktop.task.panels.base import Panel
 from boris_desktop.task.panels.header import Banner
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTree
@@ -63,18 +64,18 @@ class BriefPanel(Panel):
         layout.addWidget(split)
         self.narratives.selectionModel().currentChanged.connect(self._narrative_selected)
 
-    def show_brief(self, brief: dict[str, Any]) -> None:
-        self.brief.show_text(brief["markdown"], "markdown")
-        self.summary.show_text(brief["summary"], "markdown")
+    def show_brief(self, brief: TaskBrief) -> None:
+        self.brief.show_text(brief.markdown, "markdown")
+        self.summary.show_text(brief.summary, "markdown")
 
-    def show_task(self, bundle: Bundle) -> None:
-        if bundle["task"]["id"] != self._task_id:
+    def show_task(self, bundle: TaskBundle) -> None:
+        if bundle.task["id"] != self._task_id:
             # Another task: its brief is on its way (it observes files); the last task's is
             # not shown meanwhile, only the placeholder saying it is being computed.
-            self._task_id = bundle["task"]["id"]
+            self._task_id = bundle.task["id"]
             self.brief.show_text("")
             self.summary.show_text("")
-        self._narr = bundle.get("narratives") or []
+        self._narr = bundle.narratives
         nodes = []
         found = 0
         for n in self._narr:

@@ -12,7 +12,8 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
-from boris_desktop.task.panels.base import Bundle, Panel
+from boris_desktop.task.bundle import TaskBundle
+from boris_desktop.task.panels.base import Panel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
 from boris_desktop.ui.widgets import heading, is_dark, plain_label
@@ -73,8 +74,8 @@ class BudgetsPanel(Panel):
         layout.addWidget(self.empty)
         layout.addWidget(scroll, 1)
 
-    def show_task(self, bundle: Bundle) -> None:
-        budgets = bundle["task"]["budgets"]
+    def show_task(self, bundle: TaskBundle) -> None:
+        budgets = bundle.task["budgets"]
         self.empty.setVisible(not budgets)
         names = [b["counter"] for b in budgets]
         if list(self.rows) != names:

@@ -17,8 +17,9 @@ from PySide6.QtWidgets import (
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.signers import signer_words
+from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels import manifest
-from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.panels.base import TreePanel, form_detail
 from boris_desktop.task.panels.lineage import LineageGraph
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
@@ -80,7 +81,7 @@ class CheckpointsPanel(TreePanel):
         #: Who signed each checkpoint (checkpoint id -> the store's signer words).
         self._signers: dict[str, dict[str, Any]] = {}
         self._selected: str | None = None
-        self._bundle: Bundle = {}
+        self._bundle: TaskBundle | None = None
 
     def extra_top(self, layout: QVBoxLayout) -> None:
         self.graph_box.setWidget(self.graph)
@@ -107,10 +108,10 @@ class CheckpointsPanel(TreePanel):
         bar.addWidget(self.compare)
         layout.addLayout(bar)
 
-    def show_task(self, bundle: Bundle) -> None:
-        rows = bundle["task"]["checkpoints"]["checkpoints"]
+    def show_task(self, bundle: TaskBundle) -> None:
+        rows = bundle.task["checkpoints"]["checkpoints"]
         self._rows = {c["checkpoint_id"]: c for c in rows}
-        self.graph.set_lineage(rows, bundle["task"]["checkpoints"]["heads"])
+        self.graph.set_lineage(rows, bundle.task["checkpoints"]["heads"])
         # Up to GRAPH_ROWS rows, then it scrolls. It asks for no minimum of its own: the task
         # view's least height decides how much of the window the inbox keeps (test_desktop_room),
         # so in a short window the graph gives way to the list below rather than to the inbox.
@@ -123,7 +124,7 @@ class CheckpointsPanel(TreePanel):
         self.graph_box.setMinimumHeight(least)
         self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
-        self._signers = (bundle.get("signing") or {}).get("checkpoints", {})
+        self._signers = (bundle.signing or {}).get("checkpoints", {})
         self._bundle = bundle
         super().show_task(bundle)
         self._size_graph()
@@ -208,7 +209,7 @@ class CheckpointsPanel(TreePanel):
 
     def _refresh_detail(self) -> None:
         chosen = self._rows.get(self._selected or "")
-        if chosen is None:
+        if chosen is None or self._bundle is None:
             return
         other = self._rows.get(self.compare.currentData() or "")
         if other is None:
@@ -227,8 +228,8 @@ class CheckpointsPanel(TreePanel):
             lambda r: self.show_plain(r["text"], r["media_type"]),
         )
 
-    def summary(self, bundle: Bundle) -> str:
-        cps = bundle["task"]["checkpoints"]
+    def summary(self, bundle: TaskBundle) -> str:
+        cps = bundle.task["checkpoints"]
         if not cps["checkpoints"]:
             return "No checkpoints yet."
         heads = cps["heads"]
@@ -240,8 +241,8 @@ class CheckpointsPanel(TreePanel):
         n = t.count(len(cps["checkpoints"]), "checkpoint", "checkpoints")
         return f"{n}; head {heads[0] if heads else '—'}."
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
-        cps = bundle["task"]["checkpoints"]
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
+        cps = bundle.task["checkpoints"]
         rows = cps["checkpoints"]
         heads = set(cps["heads"])
         forked = len(heads) > 1

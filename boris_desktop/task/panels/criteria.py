@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from boris_desktop.runtime.preview import preview
+from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels import retired
-from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.task.panels.next_steps import criterion_next
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -19,8 +20,8 @@ class CriteriaPanel(TreePanel):
     headers = ("Criterion", "Status", "Checked against", "Text", "What you can do")
     TEXT_WIDTH = 380  # the text may be long: the next step stays in sight
 
-    def summary(self, bundle: Bundle) -> str:
-        crits = bundle["task"]["criteria"]
+    def summary(self, bundle: TaskBundle) -> str:
+        crits = bundle.task["criteria"]
         counts: dict[str, int] = {}
         for c in crits:  # as the store judges it now: satisfied needs readable evidence
             counts[c["state"]] = counts.get(c["state"], 0) + 1
@@ -31,15 +32,15 @@ class CriteriaPanel(TreePanel):
             else "No criteria yet."
         )
 
-    def show_task(self, bundle: Bundle) -> None:
+    def show_task(self, bundle: TaskBundle) -> None:
         super().show_task(bundle)
         header = self.tree.header()
         if header.sectionSize(3) > self.TEXT_WIDTH:
             header.resizeSection(3, self.TEXT_WIDTH)
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         out = []
-        for c in bundle["task"]["criteria"]:
+        for c in bundle.task["criteria"]:
             against = f"{c['artifact_id']} v{c['artifact_version']}" if c["artifact_id"] else "—"
             lines = [
                 f"{c['criterion_id']}: {c['text']}",

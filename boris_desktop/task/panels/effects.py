@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels import manifest
-from boris_desktop.task.panels.base import Bundle, FormDetail, TreePanel, form_detail
+from boris_desktop.task.panels.base import FormDetail, TreePanel, form_detail
 from boris_desktop.task.panels.next_steps import effect_next, effect_to_reconcile
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
@@ -48,8 +49,8 @@ class EffectsPanel(TreePanel):
     headers = ("Effect / record", "Stage", "Outcome", "What", "When", "What you can do")
     forms = True
 
-    def summary(self, bundle: Bundle) -> str:
-        effs = bundle["task"]["effects"]
+    def summary(self, bundle: TaskBundle) -> str:
+        effs = bundle.task["effects"]
         if not effs:
             return "No effects planned."
         n = sum(effect_to_reconcile(e) for e in effs)
@@ -58,10 +59,10 @@ class EffectsPanel(TreePanel):
             f"{t.count(len(effs), 'effect', 'effects')}, {todo}. Select a row for its full record."
         )
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         out = []
-        approvals = bundle["task"]["approvals"]
-        for e in bundle["task"]["effects"]:
+        approvals = bundle.task["approvals"]
+        for e in bundle.task["effects"]:
             intent = e["intent"]
             step = effect_next(e, approvals)
             kids = [

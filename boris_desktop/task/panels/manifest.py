@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels.base import FormDetail
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
@@ -19,11 +20,11 @@ from boris_desktop.ui.records import Node
 SECTION = "What the model saw"
 
 
-def _saw(bundle: dict[str, Any]) -> dict[str, Any]:
-    return bundle.get("model_saw") or {"manifests": [], "configuration": [], "drift": []}
+def _saw(bundle: TaskBundle) -> dict[str, Any]:
+    return bundle.model_saw or {"manifests": [], "configuration": [], "drift": []}
 
 
-def leading_to(bundle: dict[str, Any], kind: str, ref: str) -> list[dict[str, Any]]:
+def leading_to(bundle: TaskBundle, kind: str, ref: str) -> list[dict[str, Any]]:
     """The manifests whose request led to this effect or checkpoint, oldest first."""
     return [m for m in _saw(bundle)["manifests"] if {"kind": kind, "id": ref} in m["links"]]
 
@@ -67,7 +68,7 @@ def manifest_form(m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def nodes(bundle: dict[str, Any], kind: str, ref: str) -> list[Node]:
+def nodes(bundle: TaskBundle, kind: str, ref: str) -> list[Node]:
     """A row per manifest that led to this effect or checkpoint (under its row)."""
     out = []
     for m in leading_to(bundle, kind, ref):
@@ -83,7 +84,7 @@ def nodes(bundle: dict[str, Any], kind: str, ref: str) -> list[Node]:
     return out
 
 
-def section(bundle: dict[str, Any], kind: str, ref: str) -> dict[str, Any]:
+def section(bundle: TaskBundle, kind: str, ref: str) -> dict[str, Any]:
     """The form fields an effect's or a checkpoint's detail gains: for a checkpoint, the
     configuration changes there; what the model saw (each manifest that led to it)."""
     out: dict[str, Any] = {}
@@ -102,7 +103,7 @@ def section(bundle: dict[str, Any], kind: str, ref: str) -> dict[str, Any]:
     return out
 
 
-def tool_drift(bundle: dict[str, Any], effect_id: str) -> str:
+def tool_drift(bundle: TaskBundle, effect_id: str) -> str:
     """The words for an intent planned under an older tool definition, or ""."""
     for d in _saw(bundle)["drift"]:
         if d["effect_id"] == effect_id:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.bundle import TaskBundle
+from boris_desktop.task.panels.base import TreePanel, form_detail
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
 from store import api
@@ -13,8 +14,8 @@ class PhasesPanel(TreePanel):
     headers = ("Phase / input", "Readiness", "Why")
     forms = True
 
-    def summary(self, bundle: Bundle) -> str:
-        phases = bundle["task"]["phases"]
+    def summary(self, bundle: TaskBundle) -> str:
+        phases = bundle.task["phases"]
         if not phases:
             return "No phases."
         blocked = [p["phase_id"] for p in phases if p["readiness"] == api.PhaseReadiness.BLOCKED]
@@ -22,9 +23,9 @@ class PhasesPanel(TreePanel):
             f"; blocked: {', '.join(blocked)}" if blocked else "; none blocked"
         )
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         out = []
-        for p in bundle["task"]["phases"]:
+        for p in bundle.task["phases"]:
             blocked = p["blocked_by"]
             kids = []
             for i in p["inputs"]:

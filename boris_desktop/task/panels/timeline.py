@@ -10,18 +10,19 @@ and its full JSON when the row is selected.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout
 
 from boris_desktop.runtime import jobs
 from boris_desktop.signers import signer_words
-from boris_desktop.task.panels.base import Bundle, TreePanel
+from boris_desktop.task.bundle import Filter, TaskBundle, TimelineEvent, TimelinePage
+from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTable
 from boris_desktop.ui.widgets import plain_label, pretty_json
 
-Filter = tuple[str | None, tuple[str, str] | None]
 SIGNER = 4  # the column that says who signed the event
 
 
@@ -33,14 +34,14 @@ class TimelinePanel(TreePanel):
 
     def extra_top(self, layout: QVBoxLayout) -> None:
         self._task_id: str | None = None
-        self._events: list[dict[str, Any]] = []  # loaded, newest first
+        self._events: list[TimelineEvent] = []  # loaded, newest first
         self._more = False  # older events than the last loaded remain
         self._total = 0
         # A row per event, made once: events never change, and rebuilding thousands of rows
         # for each page or live update held the GUI thread for 200 ms at 6,000 rows.
         self._rows: dict[int, Node] = {}
         # What the unfiltered view had loaded, kept while a filter is shown.
-        self._unfiltered: tuple[list[dict[str, Any]], bool] | None = None
+        self._unfiltered: tuple[list[TimelineEvent], bool] | None = None
         self.type_filter = QComboBox()
         self.type_filter.setAccessibleName("Filter events by type")
         self.actor_filter = QComboBox()
@@ -69,22 +70,22 @@ class TimelinePanel(TreePanel):
 
     # --- the task's newest page, with the record -----------------------------------------
 
-    def show_task(self, bundle: Bundle) -> None:
-        task_id = bundle["task"]["id"]
-        self._total = int(bundle["task"]["last_seq"])
-        facets = bundle.get("event_facets") or {"types": [], "actors": []}
+    def show_task(self, bundle: TaskBundle) -> None:
+        task_id = bundle.task["id"]
+        self._total = int(bundle.task["last_seq"])
+        facets = bundle.event_facets
         self._set_items(self.type_filter, [(x, x) for x in facets["types"]])
         self._set_items(
             self.actor_filter,
             [(t.actor_short(a), (a["kind"], a["id"])) for a in facets["actors"]],
         )
-        page = bundle["timeline"]
+        page = bundle.timeline
         if task_id != self._task_id:
             self._task_id, self._events, self._more = task_id, [], False
             self._unfiltered = None
             self._rows = {}
             self.tree.set_nodes([])
-        if self._current_filter() == page["filter"]:
+        if self._current_filter() == page.filter:
             self._take(page)
         else:
             self._ask(before_seq=None)  # a filtered view asks for its own newest page
@@ -108,40 +109,40 @@ class TimelinePanel(TreePanel):
         actor = self.actor_filter.currentData()
         return (self.type_filter.currentData(), tuple(actor) if actor else None)
 
-    def _take(self, page: dict[str, Any], replace: bool = False) -> None:
+    def _take(self, page: TimelinePage, replace: bool = False) -> None:
         """Merge a page: the newest page puts new events on top, an older one goes below;
         `replace`: the page is what the view shows now (a filter's first answer)."""
         if replace:
-            self._events, self._more = list(page["events"]), page["more"]
-        elif page["before_seq"] is None:
-            newest = self._events[0]["seq"] if self._events else 0
-            fresh = [e for e in page["events"] if e["seq"] > newest]
+            self._events, self._more = list(page.events), page.more
+        elif page.before_seq is None:
+            newest = _seq(self._events[0]) if self._events else 0
+            fresh = [e for e in page.events if _seq(e) > newest]
             # A later signature covers events that were an unsigned tail: their signer is
             # the page's, newer than the one loaded with them.
-            now = {e["seq"]: e.get("signer") for e in page["events"]}
+            now = {_seq(e): e.signer for e in page.events}
             self._events = [
-                dict(e, signer=now[e["seq"]])
-                if e["seq"] in now and e.get("signer") != now[e["seq"]]
+                dataclasses.replace(e, signer=now[_seq(e)])
+                if _seq(e) in now and e.signer != now[_seq(e)]
                 else e
                 for e in self._events
             ]
-            if self._events and len(fresh) == len(page["events"]):
+            if self._events and len(fresh) == len(page.events):
                 # More new events than a page: what was loaded is no longer contiguous.
-                self._events, self._more = fresh, page["more"]
+                self._events, self._more = fresh, page.more
             else:
                 self._events = fresh + self._events
-                self._more = self._more if len(self._events) > len(fresh) else page["more"]
+                self._more = self._more if len(self._events) > len(fresh) else page.more
         else:
-            oldest = self._events[-1]["seq"] if self._events else page["before_seq"]
-            self._events += [e for e in page["events"] if e["seq"] < oldest]
-            self._more = page["more"]
+            oldest = _seq(self._events[-1]) if self._events else page.before_seq
+            self._events += [e for e in page.events if _seq(e) < oldest]
+            self._more = page.more
         self.older.setEnabled(self._more)
 
     # --- older pages and filters, on the worker ------------------------------------------
 
     def load_older(self) -> None:
         if self._more and self._events and not self.loader.busy("timeline"):
-            self._ask(before_seq=self._events[-1]["seq"])
+            self._ask(before_seq=_seq(self._events[-1]))
 
     def _ask(self, before_seq: int | None) -> None:
         store, task_id = self.store, self._task_id
@@ -156,10 +157,10 @@ class TimelinePanel(TreePanel):
             self._arrived,
         )
 
-    def _arrived(self, page: dict[str, Any]) -> None:
-        if page["task_id"] != self._task_id or page["filter"] != self._current_filter():
+    def _arrived(self, page: TimelinePage) -> None:
+        if page.task_id != self._task_id or page.filter != self._current_filter():
             return  # the reviewer moved on
-        self._take(page, replace=page["before_seq"] is None)
+        self._take(page, replace=page.before_seq is None)
         self._show()
 
     def _refilter(self) -> None:
@@ -175,51 +176,63 @@ class TimelinePanel(TreePanel):
         self._events = [
             e
             for e in base
-            if event_type in (None, e["type"])
-            and actor in (None, (e["actor"]["kind"], e["actor"]["id"]))
+            if event_type in (None, e.event["type"])
+            and actor in (None, (e.event["actor"]["kind"], e.event["actor"]["id"]))
         ]
         self._more = more
         self._show()
         self._ask(before_seq=None)
 
     def _show(self) -> None:
-        self.tree.set_nodes(self.nodes({}))
-        self.caption.setText(self.summary({}))
+        self.tree.set_nodes(self._nodes())
+        self.caption.setText(self._summary())
 
     # --- rows ----------------------------------------------------------------------------
 
-    def summary(self, bundle: Bundle) -> str:
+    def summary(self, bundle: TaskBundle) -> str:
+        return self._summary()
+
+    def _summary(self) -> str:
         filtered = self._current_filter() != (None, None)
         one, many = ("matching event", "matching events") if filtered else ("event", "events")
         more = "; scroll down for older ones" if self._more else ""
         shown = t.count(len(self._events), one, many)
         return f"{shown} shown of {self._total:,}, newest first{more}."
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
+        return self._nodes()
+
+    def _nodes(self) -> list[Node]:
         return [self._row(e) for e in self._events]
 
-    def _row(self, e: dict[str, Any]) -> Node:
-        node = self._rows.get(e["seq"])
-        if node is None or node.detail.get("signer") != e.get("signer"):
-            signed, mark, why = signer_words(e.get("signer"))
-            node = self._rows[e["seq"]] = Node(
-                key=str(e["seq"]),
+    def _row(self, row: TimelineEvent) -> Node:
+        e, seq = row.event, _seq(row)
+        node = self._rows.get(seq)
+        if node is None or node.detail.signer != row.signer:
+            signed, mark, why = signer_words(row.signer)
+            node = self._rows[seq] = Node(
+                key=str(seq),
                 cells=(
-                    str(e["seq"]),
+                    str(seq),
                     t.when(e["at"]),
                     e["type"],
                     t.actor_short(e["actor"]),
                     signed,
-                    e["gist"],
+                    row.gist,
                 ),
                 tip=t.actor(e["actor"]),
                 cell_icons=((SIGNER, mark),) if mark else (),
                 cell_tips=((SIGNER, why),) if why else (),
-                detail=e,
+                detail=row,
             )
         return node
 
     def show_detail(self, node: Node) -> None:
         # The full event as JSON, made when the row is selected: not for every row shown.
-        event = {k: v for k, v in node.detail.items() if k != "gist"}
-        self.detail.show_text(pretty_json(event), "json")
+        row: TimelineEvent = node.detail
+        self.detail.show_text(pretty_json({**row.event, "signer": row.signer}), "json")
+
+
+def _seq(row: TimelineEvent) -> int:
+    seq: int = row.event["seq"]
+    return seq

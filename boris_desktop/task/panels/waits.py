@@ -8,7 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
-from boris_desktop.task.panels.base import Bundle, TreePanel, form_detail
+from boris_desktop.task.bundle import TaskBundle
+from boris_desktop.task.panels.base import TreePanel, form_detail
 from boris_desktop.ui import holder
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
@@ -38,7 +39,7 @@ class WaitsPanel(TreePanel):
     def __init__(self, loader: Any) -> None:
         super().__init__(loader)
         self.clock = holder.Clock()
-        self._bundle: Bundle | None = None
+        self._bundle: TaskBundle | None = None
         # "in 5 min" counts down between reads, as the header's line does.
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
@@ -46,12 +47,12 @@ class WaitsPanel(TreePanel):
         self._ticker.start()
 
     def _tick(self) -> None:
-        if self._bundle is not None and self.isVisible() and self._bundle["task"].get("waits"):
+        if self._bundle is not None and self.isVisible() and self._bundle.task.get("waits"):
             self.tree.set_nodes(self.nodes(self._bundle), expand_all=self.expand_all)
             self.caption.setText(self.summary(self._bundle))
 
-    def summary(self, bundle: Bundle) -> str:
-        waits = bundle["task"].get("waits") or []
+    def summary(self, bundle: TaskBundle) -> str:
+        waits = bundle.task.get("waits") or []
         if not waits:
             return "No waits recorded: nothing this task waits for outlives a process."
         return (
@@ -60,21 +61,21 @@ class WaitsPanel(TreePanel):
             "executed; Actions › Cancel Wait… ends the selected one."
         )
 
-    def show_task(self, bundle: Bundle) -> None:
+    def show_task(self, bundle: TaskBundle) -> None:
         self._bundle = bundle
-        self.clock.set(bundle["task"].get("now"))
+        self.clock.set(bundle.task.get("now"))
         super().show_task(bundle)
 
-    def show_clock(self, bundle: Bundle) -> None:
+    def show_clock(self, bundle: TaskBundle) -> None:
         # Only the times move: the rows are redrawn by the tick, and only if there are any.
         self._bundle = bundle
-        self.clock.set(bundle["task"].get("now"))
+        self.clock.set(bundle.task.get("now"))
         self._tick()
 
-    def nodes(self, bundle: Bundle) -> list[Node]:
+    def nodes(self, bundle: TaskBundle) -> list[Node]:
         now = self.clock.now()
         out = []
-        for w in bundle["task"].get("waits") or []:
+        for w in bundle.task.get("waits") or []:
             open_ = w["state"] == api.WaitState.OPEN
             needs = (
                 "a person decides it (the decision queue lists it)" if w.get("needs_person") else ""

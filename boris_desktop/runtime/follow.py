@@ -14,7 +14,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -22,9 +22,11 @@ from boris_desktop.host import Host
 
 FOLLOW_MS = 250
 _serial = itertools.count(1)
+#: What a follower reads (`fetch`) and hands on: by default the task's record.
+Read = TypeVar("Read")
 
 
-def _read(store: Any, fetch: Callable[[Any], Any], known: int | None) -> tuple[int, Any]:
+def _read(store: Any, fetch: Callable[[Any], Read], known: int | None) -> tuple[int, Read | None]:
     """On a worker: the data version, and what `fetch` reads (the task's record) when it
     changed."""
     version = store.data_version()
@@ -37,7 +39,7 @@ def _parse(at: str) -> datetime:
     return datetime.fromisoformat(at.replace("Z", "+00:00"))
 
 
-class Follower(QObject):
+class Follower(QObject, Generic[Read]):
     """Calls `on_task(task)` with the task's fresh record whenever the store changed (or,
     with `fetch`, with whatever `fetch(store)` reads: the decision queue follows so)."""
 
@@ -45,15 +47,15 @@ class Follower(QObject):
         self,
         host: Host,
         task_id: str,
-        on_task: Callable[[dict[str, Any]], None],
+        on_task: Callable[[Read], None],
         parent: QObject,
         *,
         interval_ms: int = FOLLOW_MS,
-        fetch: Callable[[Any], Any] | None = None,
+        fetch: Callable[[Any], Read] | None = None,
     ) -> None:
         super().__init__(parent)
         self.host, self.task_id, self.on_task = host, task_id, on_task
-        self._fetch: Callable[[Any], Any] = fetch or (lambda store: store.task(task_id))
+        self._fetch: Callable[[Any], Read] = fetch or (lambda store: store.task(task_id))
         self.version: int | None = None
         self._kind = f"follow:{next(_serial)}"
         self._timer = QTimer(self)
@@ -128,7 +130,7 @@ class Follower(QObject):
             return
         self._deadline.start(max(ms, 0))
 
-    def _got(self, result: tuple[int, Any]) -> None:
+    def _got(self, result: tuple[int, Read | None]) -> None:
         version, task = result
         self.version = version
         if task is not None:

@@ -63,7 +63,7 @@ def plain_body(text: str) -> str:
 
 def session_bus_address() -> str | None:
     """The socket address of the session bus (Unix transports only), or None."""
-    from jeepney.bus import get_bus  # type: ignore[import-untyped]  # jeepney ships no type hints
+    from jeepney.bus import get_bus
 
     try:
         return str(get_bus("SESSION"))
@@ -79,7 +79,7 @@ def session_bus_address() -> str | None:
 def connect_session_bus(timeout: float = CONNECT_TIMEOUT) -> socket.socket | None:
     """A non-blocking, authenticated socket to the session bus, or None; waits at most
     `timeout` in all."""
-    from jeepney.auth import (  # type: ignore[import-untyped]  # jeepney ships no type hints
+    from jeepney.auth import (
         BEGIN,
         AuthenticationError,
         Authenticator,
@@ -134,11 +134,11 @@ class NotificationService(QObject):
     refused = Signal(str, str)
 
     def __init__(self, sock: socket.socket, parent: QObject | None = None) -> None:
-        from jeepney.bus_messages import (  # type: ignore[import-untyped]  # jeepney ships no type hints
+        from jeepney.bus_messages import (
             MatchRule,
             message_bus,
         )
-        from jeepney.low_level import Parser  # type: ignore[import-untyped]  # jeepney ships no type hints
+        from jeepney.low_level import Parser
 
         super().__init__(parent)
         self._sock: socket.socket | None = sock
@@ -202,7 +202,7 @@ class NotificationService(QObject):
 
     def _method(self, member: str, signature: str | None = None, body: tuple[Any, ...] = ()) -> Any:
         """A call of the notification service's `member` (a jeepney message)."""
-        from jeepney.wrappers import (  # type: ignore[import-untyped]  # jeepney ships no type hints
+        from jeepney.wrappers import (
             DBusAddress,
             new_method_call,
         )
@@ -283,7 +283,7 @@ class NotificationService(QObject):
     def receive(self, message: Any) -> None:
         """One message from the bus (a jeepney message): a reply to a call, or the service's
         signal."""
-        from jeepney import HeaderFields, MessageType  # type: ignore[import-untyped]  # jeepney ships no type hints
+        from jeepney import HeaderFields, MessageType
 
         kind = message.header.message_type
         fields = message.header.fields

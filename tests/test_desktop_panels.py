@@ -194,17 +194,17 @@ def test_approval_shows_prepared_object_and_counts_down(qtbot, demo) -> None:
     panel = demo.task_view.panel("Approvals")
     demo.task_view.tabs.setCurrentWidget(panel)
     select(panel.tree, "apr-note-mail")
-    assert panel.fields["state"].text() == "pending"
-    assert panel.fields["digest"].text().startswith("sha256:")
-    assert "project-team@example.org" in panel.fields["consequence"].text()
-    assert "mail to people outside" in panel.fields["policy"].text()
-    assert "Drafting agent" in panel.fields["requester"].text()
-    first = panel.fields["expiry"].text()
+    assert panel.fields.state.text() == "pending"
+    assert panel.fields.digest.text().startswith("sha256:")
+    assert "project-team@example.org" in panel.fields.consequence.text()
+    assert "mail to people outside" in panel.fields.policy.text()
+    assert "Drafting agent" in panel.fields.requester.text()
+    first = panel.fields.expiry.text()
     assert first.startswith("in 3 h 5") or first.startswith("in 3 h 4"), first
     assert '"target": "smtp://mail.example.org/project-team@example.org"' in (
         panel.detail.toPlainText()
     )
-    qtbot.waitUntil(lambda: panel.fields["expiry"].text() != first, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.fields.expiry.text() != first, timeout=WAIT_MS)
 
 
 def test_effects_show_attempts_responses_and_observations(qtbot, demo) -> None:

@@ -163,7 +163,7 @@ def test_rows_that_need_a_person_say_what_to_do(qtbot, store: Store) -> None:
     assert cell(w, "Approvals", ("apr-note-mail",), 5) == "Decide: approve or reject (Ctrl+Return)"
     approvals = w.task_view.panel("Approvals")
     approvals.tree.setCurrentIndex(approvals.tree.index_at(("apr-note-mail",)))
-    assert approvals.fields["next"].text() == "Decide: approve or reject (Ctrl+Return)"
+    assert approvals.fields.next.text() == "Decide: approve or reject (Ctrl+Return)"
     assert cell(w, "Effects", ("mail-note",), 5) == (
         "Decide: approve or reject apr-note-mail (Ctrl+Return)"
     )

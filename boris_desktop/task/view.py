@@ -146,7 +146,6 @@ class TaskView(QWidget):
     @staticmethod
     def tab_notes(task: dict[str, Any]) -> dict[str, str]:
         """What needs the reviewer in each part, said with what the number counts."""
-        from boris_desktop.inbox.table import budget_exhausted
         from boris_desktop.task.panels.next_steps import effect_to_reconcile
         from store import api
 
@@ -184,7 +183,8 @@ class TaskView(QWidget):
                 )
                 if x
             ),
-            "Budgets": at_limit or ("exhausted" if budget_exhausted({}, task["status"]) else ""),
+            "Budgets": at_limit
+            or ("exhausted" if task["status"] == api.RunStatus.BUDGET_EXHAUSTED else ""),
             "Checkpoints": "forked" if heads > 1 else "",
             "Waits": f"{waiting} open" if waiting else "",
         }

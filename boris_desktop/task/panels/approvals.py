@@ -4,10 +4,11 @@ counting down, state."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, fields
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFormLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.signers import signer_words
@@ -22,6 +23,25 @@ from store import api
 
 LIVE = api.EXPIRING  # whose expiry is counted down
 SIGNER = 6  # the column that says who signed the decision
+
+
+@dataclass(frozen=True)
+class ApprovalFields:
+    """The selected approval's form, a line each (named as the form shows it)."""
+
+    next: QLabel
+    state: QLabel
+    expiry: QLabel
+    consequence: QLabel
+    policy: QLabel
+    requester: QLabel
+    decision: QLabel
+    signed: QLabel
+    digest: QLabel
+
+    def labels(self) -> list[QLabel]:
+        """In the form's order."""
+        return [getattr(self, f.name) for f in fields(self)]
 
 
 class ApprovalsPanel(TreePanel):
@@ -46,22 +66,20 @@ class ApprovalsPanel(TreePanel):
         self._current: dict[str, Any] | None = None
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 4)
-        self.fields: dict[str, Any] = {}
-        for key, label in (
-            ("next", "What you can do"),
-            ("state", "State"),
-            ("expiry", "Expiry"),
-            ("consequence", "Consequence"),
-            ("policy", "Policy"),
-            ("requester", "Requested by"),
-            ("decision", "Decision"),
-            ("signed", "Decision signed by"),
-            ("digest", "Prepared object digest"),
-        ):
+        self.fields = ApprovalFields(
+            next=plain_label(name="What you can do"),
+            state=plain_label(name="State"),
+            expiry=plain_label(name="Expiry"),
+            consequence=plain_label(name="Consequence"),
+            policy=plain_label(name="Policy"),
+            requester=plain_label(name="Requested by"),
+            decision=plain_label(name="Decision"),
+            signed=plain_label(name="Decision signed by"),
             # The digest, one unbroken word, is elided (whole in its tooltip and when copied).
-            make = elided_label if key == "digest" else plain_label
-            self.fields[key] = make(name=label)
-            form.addRow(label + ":", self.fields[key])
+            digest=elided_label(name="Prepared object digest"),
+        )
+        for label in self.fields.labels():
+            form.addRow(label.accessibleName() + ":", label)
         side = QWidget()
         col = QVBoxLayout(side)
         col.setContentsMargins(0, 0, 0, 0)
@@ -152,8 +170,8 @@ class ApprovalsPanel(TreePanel):
         if self._approvals and self.isVisible():
             self.tree.set_nodes(self._nodes())
             if self._current is not None:
-                self.fields["expiry"].setText(self._expiry_line(self._current))
-                self.fields["next"].setText(self.next_step(self._current) or "nothing")
+                self.fields.expiry.setText(self._expiry_line(self._current))
+                self.fields.next.setText(self.next_step(self._current) or "nothing")
 
     def _expiry_line(self, a: dict[str, Any]) -> str:
         if a.get("consumed_by"):
@@ -165,19 +183,19 @@ class ApprovalsPanel(TreePanel):
     def clear_detail(self) -> None:
         super().clear_detail()
         self._current = None
-        for label in self.fields.values():
+        for label in self.fields.labels():
             label.setText("")
 
     def show_detail(self, node: Node) -> None:
         a = node.detail
         self._current = a
         f = self.fields
-        f["next"].setText(self.next_step(a) or "nothing")
-        f["state"].setText(words(a["state"]))
-        f["expiry"].setText(self._expiry_line(a))
-        f["consequence"].setText(a["consequence"])
-        f["policy"].setText(a["policy"])
-        f["requester"].setText(
+        f.next.setText(self.next_step(a) or "nothing")
+        f.state.setText(words(a["state"]))
+        f.expiry.setText(self._expiry_line(a))
+        f.consequence.setText(a["consequence"])
+        f.policy.setText(a["policy"])
+        f.requester.setText(
             f"{t.actor(a['requester'])} at {t.when(a['requested_at'])}"
             + (f" for effect {a['effect_id']}" if a.get("effect_id") else "")
         )
@@ -188,9 +206,9 @@ class ApprovalsPanel(TreePanel):
                 decision += f": {a['note']}"
         if a.get("consumed_at"):
             decision += f"; used by {a['consumed_by']} at {t.when(a['consumed_at'])}"
-        f["decision"].setText(decision)
+        f.decision.setText(decision)
         mark = self._signers.get(a["approval_id"])
         signed, _, why = signer_words(mark)
-        f["signed"].setText(f"{signed} — {why}" if mark else "not decided")
-        f["digest"].setText(a["payload_digest"])
+        f.signed.setText(f"{signed} — {why}" if mark else "not decided")
+        f.digest.setText(a["payload_digest"])
         self.detail.show_text(pretty_json(a["payload"]), "json")

@@ -3,6 +3,7 @@ marks; a highlighted preview of the selected version and a diff between two vers
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -26,6 +27,14 @@ def producer(v: dict[str, Any]) -> str:
     return who
 
 
+@dataclass(frozen=True)
+class VersionRow:
+    """A version's row: the artifact and the version it shows (previewed when selected)."""
+
+    artifact: dict[str, Any]
+    version: dict[str, Any]
+
+
 class ArtifactsPanel(TreePanel):
     title = "Artifacts"
     uses_disk = True
@@ -35,7 +44,7 @@ class ArtifactsPanel(TreePanel):
         super().__init__(loader)
         self.brief_artifacts: dict[str, dict[str, Any]] = {}
         self._bundle: TaskBundle | None = None
-        self._selected: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._selected: VersionRow | None = None
         self.split.setOrientation(Qt.Orientation.Horizontal)
         self.what = plain_label(name="Previewed version")
         self.compare = QComboBox()
@@ -154,7 +163,7 @@ class ArtifactsPanel(TreePanel):
                         icon_name=None if status else "ok",
                         tip=f"{v['digest']}\n{v['media_type']}\n{v.get('path') or 'no file path'}"
                         + self._disk_tip(a, v),
-                        detail=("version", a, v),
+                        detail=VersionRow(a, v),
                     )
                 )
             cur = a["current"]
@@ -172,7 +181,7 @@ class ArtifactsPanel(TreePanel):
                     ),
                     status=worst,
                     icon_name=None if worst else "ok",
-                    detail=("version", a, cur) if cur else None,
+                    detail=VersionRow(a, cur) if cur else None,
                     children=kids,
                 )
             )
@@ -182,11 +191,12 @@ class ArtifactsPanel(TreePanel):
 
     def _show_identity(self) -> None:
         if self._selected is not None:
-            self.file_line.setText(self.identity(*self._selected))
+            self.file_line.setText(self.identity(self._selected))
 
-    def identity(self, a: dict[str, Any], v: dict[str, Any]) -> str:
+    def identity(self, row: VersionRow) -> str:
         """Which file this version is, and for the current one what is on disk now: the
         watcher's fresh hash when it has one, else the brief's observation."""
+        a, v = row.artifact, row.version
         path = v.get("path")
         if v["version"] != a["current_version"]:
             return f"file when recorded: {path}" if path else "recorded without a file"
@@ -208,13 +218,13 @@ class ArtifactsPanel(TreePanel):
         )
 
     def show_detail(self, node: Node) -> None:
-        d = node.detail
-        if not (isinstance(d, tuple) and d[0] == "version"):
-            self.detail.show_text(str(d or ""))
+        row = node.detail
+        if not isinstance(row, VersionRow):
+            self.detail.show_text(str(row or ""))
             return
-        _, a, v = d
-        if self._selected != (a, v):
-            self._selected = (a, v)
+        a, v = row.artifact, row.version
+        if self._selected != row:
+            self._selected = row
             self.compare.blockSignals(True)
             self.compare.clear()
             self.compare.addItem("(none: preview)", None)
@@ -227,7 +237,7 @@ class ArtifactsPanel(TreePanel):
     def _refresh_content(self) -> None:
         if self._selected is None or self.store is None:
             return
-        a, v = self._selected
+        a, v = self._selected.artifact, self._selected.version
         store = self.store
         head = f"{a['name']} v{v['version']} · {v['media_type']} · {t.size(v['size'])}"
         other_no = self.compare.currentData()

@@ -48,10 +48,6 @@ class Panel(QWidget):
         counts time from it (time left to decide) takes the new reading."""
 
 
-def json_detail(value: Any) -> tuple[str, str]:
-    return pretty_json(value), "json"
-
-
 @dataclass
 class FormDetail:
     """A record shown as a readable form (field, value), its raw JSON one toggle away.
@@ -272,7 +268,5 @@ class TreePanel(Panel):
             self.show_form(d)
         elif isinstance(d, FormDetail):
             self.detail.show_text(pretty_json(d.value), "json")
-        elif isinstance(d, tuple):
-            self.detail.show_text(d[0], d[1], d[2] if len(d) > 2 else None)
         else:
             self.detail.show_text(str(d or ""))

@@ -26,7 +26,7 @@ from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import plain_label
 
 
-def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def state_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     """A unified diff of two checkpoints' states, as indented JSON (run on a worker)."""
     import difflib
     import json
@@ -47,7 +47,7 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     text, cut = capped(text)
     if cut:  # said below the diff, where the reader reaches the cut
         text += f"[…{cut.removeprefix(': ')}]\n"
-    return {"text": text or "(the two states are the same)", "media_type": "diff"}
+    return text or "(the two states are the same)"
 
 
 SIGNER = 4  # the column that says who signed the checkpoint
@@ -225,7 +225,7 @@ class CheckpointsPanel(TreePanel):
         self.loader.submit(
             self.detail_job,
             lambda: state_diff(old, new),
-            lambda r: self.show_plain(r["text"], r["media_type"]),
+            lambda text: self.show_plain(text, "diff"),
         )
 
     def summary(self, bundle: TaskBundle) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from boris_desktop.runtime.preview import preview
@@ -12,6 +13,14 @@ from boris_desktop.task.panels.next_steps import criterion_next
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
+from store import api
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """An evidence item's row: its content is previewed when it is selected."""
+
+    evidence: dict[str, Any]
 
 
 class CriteriaPanel(TreePanel):
@@ -71,7 +80,7 @@ class CriteriaPanel(TreePanel):
                         c["text"],
                         step or "—",
                     ),
-                    status="stale" if on_disk else c["state"],
+                    status=api.CriterionState.STALE if on_disk else c["state"],
                     tip=f"stale on disk: {on_disk}" if on_disk else "",
                     detail="\n".join(lines),
                     children=kids,
@@ -95,15 +104,15 @@ class CriteriaPanel(TreePanel):
             status=status,
             icon_name=None if problem else "ok",
             tip=f"{e['digest']}\n{e.get('locator') or ''}",
-            detail=("blob", e),
+            detail=EvidenceRow(e),
         )
 
     def show_detail(self, node: Node) -> None:
-        d = node.detail
-        if not (isinstance(d, tuple) and d[0] == "blob"):
+        row = node.detail
+        if not isinstance(row, EvidenceRow):
             super().show_detail(node)
             return
-        e = d[1]
+        e = row.evidence
         head = (
             f"evidence {e['evidence_id']} ({e['kind']}) by {t.actor(e['actor'])} at {t.when(e['at'])}\n"
             f"digest {e['digest']}, {t.size(e['size'])}, {e['media_type']}\n"

@@ -60,120 +60,125 @@ class EffectsPanel(TreePanel):
         )
 
     def nodes(self, bundle: TaskBundle) -> list[Node]:
-        out = []
         approvals = bundle.task["approvals"]
-        for e in bundle.task["effects"]:
-            intent = e["intent"]
-            step = effect_next(e, approvals)
-            kids = [
-                Node(
-                    key="intent",
-                    cells=(
-                        "intent",
-                        "",
-                        "",
-                        f"from {_state(intent.get('pre_state'))} to {_state(intent.get('intended'))}",
-                        t.when(e["created_at"]),
-                    ),
-                    icon_name="pending",
-                    detail=form_detail(
-                        {
-                            "consequence": e["consequence"],
-                            "idempotency_key": e["idempotency_key"],
-                            "requires_approval": e["requires_approval"],
-                            **intent,
-                        }
-                    ),
-                )
-            ]
-            for a in e["attempts"]:
-                said = (a.get("response") or {}).get("reported") or (
-                    "error" if a.get("error") else "no response"
-                )
-                kids.append(
-                    Node(
-                        key=f"attempt:{a['attempt_no']}",
-                        cells=(
-                            f"attempt {a['attempt_no']}",
-                            f"by {a['executor']}",
-                            words(a.get("outcome")),
-                            f"executor said: {words(said)}"
-                            + (f" — {a['error']}" if a.get("error") else ""),
-                            t.when(a["started_at"]),
-                        ),
-                        status=a.get("outcome") or "unknown",
-                        detail=form_detail(a),
-                    )
-                )
-            for o in e["observations"]:
-                kids.append(
-                    Node(
-                        key=f"observation:{o['observation_id']}",
-                        cells=(
-                            f"observation {o['observation_id']}",
-                            o.get("purpose") or "",
-                            "",
-                            f"target {_state(o)}",
-                            t.when(o.get("at")),
-                        ),
-                        icon_name="running",
-                        detail=form_detail(o),
-                    )
-                )
-            # What the model saw when it chose this effect (issue 35 part M).
-            kids += manifest.nodes(bundle, "effect", e["effect_id"])
-            drift = manifest.tool_drift(bundle, e["effect_id"])
-            watched = self.disk.get("effects", {}).get(e["effect_id"])
-            if watched is not None and watched["state"] == "same":
-                watched = None
-            if e.get("reconciliation"):
-                r = e["reconciliation"]
-                kids.append(
-                    Node(
-                        key="reconciliation",
-                        cells=(
-                            "reconciliation",
-                            "",
-                            words(r.get("verdict")),
-                            "; ".join(r.get("reasons", [])),
-                            "",
-                        ),
-                        status=r.get("verdict"),
-                        detail=form_detail(r),
-                    )
-                )
-            out.append(
-                Node(
-                    key=e["effect_id"],
-                    cells=(
-                        e["effect_id"],
-                        words(e["stage"]),
-                        outcome_words(e),
-                        f"{e['kind']} → {e['target']}"
-                        + (f" · target {watched['state']}" if watched else ""),
-                        t.when(e["updated_at"]),
-                        step or ("tool changed: migrate or re-plan" if drift else "—"),
-                    ),
-                    # Attention only where a person is needed: an approved effect waits
-                    # for the agent, not for the reviewer.
-                    status=watched["state"] if watched else e["stage"],
-                    icon_name=None if watched else "attention" if step else None,
-                    tip=e["consequence"]
-                    + (
-                        f"\nthe target {watched['state']} on disk "
-                        f"({watched['what']} at {watched['at']})"
-                        if watched
-                        else ""
-                    ),
-                    detail=_with_model_saw(
-                        form_detail(
-                            {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
-                            | manifest.section(bundle, "effect", e["effect_id"]),
-                            step,
-                        ),
-                        drift,
-                    ),
-                    children=kids,
-                )
-            )
-        return out
+        return [self._effect(bundle, e, approvals) for e in bundle.task["effects"]]
+
+    def _effect(
+        self, bundle: TaskBundle, e: dict[str, Any], approvals: list[dict[str, Any]]
+    ) -> Node:
+        """The effect's row, with its intent, attempts, observations, what the model saw
+        and its reconciliation under it."""
+        step = effect_next(e, approvals)
+        kids = [_intent(e)]
+        kids += [_attempt(a) for a in e["attempts"]]
+        kids += [_observation(o) for o in e["observations"]]
+        # What the model saw when it chose this effect (issue 35 part M).
+        kids += manifest.nodes(bundle, "effect", e["effect_id"])
+        drift = manifest.tool_drift(bundle, e["effect_id"])
+        watched = self.disk.get("effects", {}).get(e["effect_id"])
+        if watched is not None and watched["state"] == "same":
+            watched = None
+        if e.get("reconciliation"):
+            kids.append(_reconciliation(e["reconciliation"]))
+        return Node(
+            key=e["effect_id"],
+            cells=(
+                e["effect_id"],
+                words(e["stage"]),
+                outcome_words(e),
+                f"{e['kind']} → {e['target']}"
+                + (f" · target {watched['state']}" if watched else ""),
+                t.when(e["updated_at"]),
+                step or ("tool changed: migrate or re-plan" if drift else "—"),
+            ),
+            # Attention only where a person is needed: an approved effect waits
+            # for the agent, not for the reviewer.
+            status=watched["state"] if watched else e["stage"],
+            icon_name=None if watched else "attention" if step else None,
+            tip=e["consequence"]
+            + (
+                f"\nthe target {watched['state']} on disk ({watched['what']} at {watched['at']})"
+                if watched
+                else ""
+            ),
+            detail=_with_model_saw(
+                form_detail(
+                    {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
+                    | manifest.section(bundle, "effect", e["effect_id"]),
+                    step,
+                ),
+                drift,
+            ),
+            children=kids,
+        )
+
+
+def _intent(e: dict[str, Any]) -> Node:
+    intent = e["intent"]
+    return Node(
+        key="intent",
+        cells=(
+            "intent",
+            "",
+            "",
+            f"from {_state(intent.get('pre_state'))} to {_state(intent.get('intended'))}",
+            t.when(e["created_at"]),
+        ),
+        icon_name="pending",
+        detail=form_detail(
+            {
+                "consequence": e["consequence"],
+                "idempotency_key": e["idempotency_key"],
+                "requires_approval": e["requires_approval"],
+                **intent,
+            }
+        ),
+    )
+
+
+def _attempt(a: dict[str, Any]) -> Node:
+    said = (a.get("response") or {}).get("reported") or (
+        "error" if a.get("error") else "no response"
+    )
+    return Node(
+        key=f"attempt:{a['attempt_no']}",
+        cells=(
+            f"attempt {a['attempt_no']}",
+            f"by {a['executor']}",
+            words(a.get("outcome")),
+            f"executor said: {words(said)}" + (f" — {a['error']}" if a.get("error") else ""),
+            t.when(a["started_at"]),
+        ),
+        status=a.get("outcome") or "unknown",  # no outcome recorded: the unknown icon
+        detail=form_detail(a),
+    )
+
+
+def _observation(o: dict[str, Any]) -> Node:
+    return Node(
+        key=f"observation:{o['observation_id']}",
+        cells=(
+            f"observation {o['observation_id']}",
+            o.get("purpose") or "",
+            "",
+            f"target {_state(o)}",
+            t.when(o.get("at")),
+        ),
+        icon_name="running",
+        detail=form_detail(o),
+    )
+
+
+def _reconciliation(r: dict[str, Any]) -> Node:
+    return Node(
+        key="reconciliation",
+        cells=(
+            "reconciliation",
+            "",
+            words(r.get("verdict")),
+            "; ".join(r.get("reasons", [])),
+            "",
+        ),
+        status=r.get("verdict"),
+        detail=form_detail(r),
+    )

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPlainTextEdit,
     QToolButton,
     QVBoxLayout,
@@ -90,7 +91,24 @@ class Header(QWidget):
         # (store.reads.late; issue 35 part L).
         self.late = Banner("attention", "Changed after completion")
         self.origin = Banner("pending", "Follow-up of")
+        self._lay_out()
 
+    def _lay_out(self) -> None:
+        obj_row = QHBoxLayout()
+        obj_row.addWidget(self.objective, 1)
+        obj_row.addWidget(self.history_button, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.title)
+        layout.addLayout(obj_row)
+        layout.addWidget(self.history)
+        layout.addLayout(self._grid())
+        for banner in (self.fork, self.problems, self.unsigned, self.late, self.origin):
+            layout.addWidget(banner)
+            banner.hide()
+
+    def _grid(self) -> QGridLayout:
+        """The named lines: status, owner and signatures, head checkpoint, working now."""
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(10)
@@ -108,42 +126,22 @@ class Header(QWidget):
         signed_label.setEnabled(False)
         row_owner.addWidget(signed_label, 0)
         row_owner.addWidget(self.signatures, 1)
-        for row, (label, widget) in enumerate(
-            (
-                ("Status", row_status),
-                ("Owner", row_owner),
-                ("Head checkpoint", self.head),
-                ("Working now", self.working),
-            )
-        ):
+        rows: tuple[tuple[str, QWidget | QLayout], ...] = (
+            ("Status", row_status),
+            ("Owner", row_owner),
+            ("Head checkpoint", self.head),
+            ("Working now", self.working),
+        )
+        for row, (label, part) in enumerate(rows):
             name = plain_label(label + ":", wrap=False)
             name.setEnabled(False)  # the palette's dimmed text: a label, not content
             grid.addWidget(name, row, 0)
-            if isinstance(widget, QHBoxLayout):
-                grid.addLayout(widget, row, 1)
+            if isinstance(part, QLayout):
+                grid.addLayout(part, row, 1)
             else:
-                grid.addWidget(widget, row, 1)  # type: ignore[call-overload]  # a QWidget here: the isinstance above leaves a union the stubs' overloads refuse
+                grid.addWidget(part, row, 1)
         grid.setColumnStretch(1, 1)
-
-        obj_row = QHBoxLayout()
-        obj_row.addWidget(self.objective, 1)
-        obj_row.addWidget(self.history_button, 0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
-        layout.addWidget(self.title)
-        layout.addLayout(obj_row)
-        layout.addWidget(self.history)
-        layout.addLayout(grid)
-        layout.addWidget(self.fork)
-        layout.addWidget(self.problems)
-        layout.addWidget(self.unsigned)
-        layout.addWidget(self.late)
-        layout.addWidget(self.origin)
-        self.fork.hide()
-        self.problems.hide()
-        self.unsigned.hide()
-        self.late.hide()
-        self.origin.hide()
+        return grid
 
     def show_signing(self, signing: dict[str, Any] | None) -> None:
         """Whether the store signs its records, who signed last, and any unsigned tail."""

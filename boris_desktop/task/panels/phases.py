@@ -6,7 +6,7 @@ from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels.base import TreePanel, form_detail
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
-from store import api
+from store.api import PhaseReadiness
 
 
 class PhasesPanel(TreePanel):
@@ -18,7 +18,7 @@ class PhasesPanel(TreePanel):
         phases = bundle.task["phases"]
         if not phases:
             return "No phases."
-        blocked = [p["phase_id"] for p in phases if p["readiness"] == api.PhaseReadiness.BLOCKED]
+        blocked = [p["phase_id"] for p in phases if p["readiness"] == PhaseReadiness.BLOCKED]
         return t.count(len(phases), "phase", "phases") + (
             f"; blocked: {', '.join(blocked)}" if blocked else "; none blocked"
         )
@@ -40,7 +40,8 @@ class PhasesPanel(TreePanel):
                             "blocks" if reason else "available",
                             reason or (f"current identity {ident}" if ident else ""),
                         ),
-                        status="blocked" if reason else "done",
+                        # An input's own readiness: it blocks the phase, or is there for it.
+                        status=PhaseReadiness.BLOCKED if reason else PhaseReadiness.DONE,
                         detail=form_detail({"input": i, "identity": ident, "blocks": reason}),
                     )
                 )

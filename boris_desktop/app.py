@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Boris Desktop")
     # Matches packaging/…/org.boris.BorisDesktop.desktop, so the shell pairs window and icon.
-    app.setDesktopFileName("org.boris.BorisDesktop")  # type: ignore[attr-defined]  # instance() is typed QCoreApplication; this is a QApplication
+    QApplication.setDesktopFileName("org.boris.BorisDesktop")  # static: the running app
     if args.screenshot:
         try:
             width, height = (int(x) for x in args.size.lower().split("x"))

@@ -724,14 +724,14 @@ def test_export_of_an_unknown_task_is_refused(src: Source, tmp_path: Path) -> No
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
-    """The subcommands wired as store.cli wires them (`add(name, fn, help)`)."""
+    """The subcommands wired as store.cli wires them (`add(name, fn)`)."""
     p = argparse.ArgumentParser(prog="boris")
     p.add_argument("--store")
     p.add_argument("--json", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_)
+    def add(name: str, fn: Any) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name)
         sp.set_defaults(fn=fn)
         return sp
 

@@ -1,6 +1,9 @@
-"""`boris`, the command line: `app` (parser, task commands, dispatch), `output` (shared by
-every area), and one module per area of the record. Run it as `boris` or `python -m store.cli`."""
+"""`boris`, the command line: `entry` (main: parse, open the store, run), `parser` (the
+global options and the table of subcommands), `output` (shared by every area), and one module
+per area of the record, imported when one of its subcommands is used (`app` holds the task
+commands). Run it as `boris` or `python -m store.cli`."""
 
-from .app import build_parser, main
+from .entry import main
+from .parser import build_parser
 
 __all__ = ["build_parser", "main"]

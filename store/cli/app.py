@@ -1,22 +1,18 @@
-"""`boris`: the command line for agents in any language, scripts and tests.
+"""`boris`'s task commands: the store (init, demo, tasks, show, events, schema, ingest) and
+the writes on a task's objective, criteria, artifacts, evidence, budgets and status.
 
-This module builds the parser, holds the task commands and dispatches; each other area of
-the record (`ledger`, `resume`, `verify`, `archive`) registers its own subcommands and
-imports only `output`, never this module.
-
-Exit 0 on success; otherwise non-zero with a one-line reason on stderr. `--json` gives
-machine-readable output on stdout.
+`register` declares their arguments when one of them is used (store.cli.parser's table names
+this module for them); each other area of the record (`ledger`, `resume`, `verify`,
+`archive` …) declares and runs its own subcommands the same way and imports only `output`,
+never this module. `main` and `build_parser` are store.cli.entry's and store.cli.parser's.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-import traceback
-from collections.abc import Sequence
-from typing import Any, NoReturn, get_args
+from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -27,38 +23,22 @@ from ..limits import line_problem, read_line
 from ..model import BUDGET_COUNTERS, ArtifactRole, EvidenceKind
 from ..services import answers
 from ..store import Store
-from ..version import __version__
-from . import archive, decisions, hook, keys, leases, ledger, mcp, resume, team, verify, waits
-from . import deletion as cli_deletion
-from . import late as cli_late
-from . import manifests as cli_manifests
-from . import notes as cli_notes
+from . import keys, team
 from . import retention as cli_retention
+from .entry import main
 from .inputs import ingest_refusal, recorded_path, stdin_text
 from .output import (
     FILE_HELP,
     TASK_HELP,
     _actor,
     _actor_if_given,
-    _global_options,
     _print,
     _write,
     with_lease_token,
 )
+from .parser import Add, build_parser
 
 COMMAND_TYPES: list[type[c.Command]] = c.command_classes()
-
-#: The only commands that make a store where there is none; every other one says so.
-CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
-#: Commands that only print what this program knows, opening no store.
-STORELESS_COMMANDS = frozenset({"schema", "roles-sql"})
-#: Setting up a store of one's own, at one's own terminal: with nobody named, these act as
-#: the person logged in (`person:LOGIN`), whose key is this login's anyway. Every other
-#: write still names its actor; an agent never runs these to write a task.
-AS_THE_LOGIN = frozenset({"init", "demo"})
-#: The exit status when whoever read the output stopped (`boris … | head`): a Unix
-#: command's when SIGPIPE ends it (128 + 13), said in no words, with no traceback.
-READER_GONE = 141
 
 
 def _command_adapter() -> TypeAdapter[Any]:
@@ -247,78 +227,17 @@ ARTIFACT_ROLES = list(get_args(ArtifactRole))
 RUN_STATUSES = [str(x) for x in rules.RunStatus]
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr, like every other failure (and, with --json, as the
-    refusal object on stdout)."""
-
-    #: Set by `main` from its argv before parsing: whether refusals are JSON on stdout.
-    as_json = False
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        #: What was added, so a test can read every option's help without argparse internals.
-        self.options: list[argparse.Action] = []
-        self.subcommands: dict[str, _Parser] = {}
-        #: Each `add_subparsers` action, whose `choices` name the nested commands' parsers.
-        self.nested: list[argparse.Action] = []
-        super().__init__(*args, **kwargs)
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
-        action = super().add_argument(*args, **kwargs)
-        self.options.append(action)
-        return action
-
-    def add_subparsers(self, **kwargs: Any) -> Any:
-        # Nested commands (`keys new`, `lease acquire`) are listed too, for the reference.
-        action = super().add_subparsers(**kwargs)
-        self.nested.append(action)
-        return action
-
-    def error(self, message: str) -> NoReturn:
-        text = f"{message} (see {self.prog} --help)"
-        if _Parser.as_json:
-            _print_refusal(answers.UsageError(text))
-        self.exit(2, f"boris: {text}\n")
+def register(add: Add) -> None:
+    _register_store(add)
+    _register_task(add)
+    _register_content(add)
+    _register_judge(add)
+    _register_budget_and_status(add)
 
 
-EPILOG = """\
-exit codes (with --json, the refusal object on stdout says the same as "exit_code"):
-  0   ok
-  1   refused: the rules said no (a scope, an authority, pending work); nothing was written
-  2   usage: a malformed command line or input, or a write without --actor
-  3   integrity: the record is damaged (verify's problems, a bad blob, a corrupt file)
-  4   not found: no such task, store or file
-  5   busy: another writer held the store too long; try again
-  6   environment: the store cannot be used here (read-only, disk full, too new, unreachable)
-  7   lease lost: the write's --lease-token is no longer the task's (taken over); stop
-  70  internal: a bug in boris (the traceback is on stderr)
-
-relative paths (--file, --target, --scope) are taken from the current directory.
-"""
-
-
-def build_parser() -> _Parser:
-    p = _Parser(
-        prog="boris",
-        description="The durable record of agents' tasks.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--version", action="version", version=f"boris {__version__}")
-    # The global options are accepted before or after the subcommand.
-    common = _Parser(add_help=False)
-    _global_options(p, argparse.SUPPRESS)
-    _global_options(common, argparse.SUPPRESS)
-    p.set_defaults(store=None, url=None, json=False, actor=None, key=None, lease_token=None)
-    sub = p.add_subparsers(dest="command", required=True)
-
-    def add(name: str, fn: Any, help_: str) -> _Parser:
-        sp = sub.add_parser(name, help=help_, description=help_, parents=[common])
-        assert isinstance(sp, _Parser)
-        sp.set_defaults(fn=fn)
-        p.subcommands[name] = sp
-        return sp
-
-    sp = add("init", cmd_init, "create the store if it does not exist")
+def _register_store(add: Add) -> None:
+    """The store itself: make it, fill it, list and read its tasks, its schema, ingest."""
+    sp = add("init", cmd_init)
     sp.add_argument(
         "--require-signatures",
         dest="require_signatures",
@@ -326,7 +245,7 @@ def build_parser() -> _Parser:
         default=True,
         help="refuse unsigned writes, trusting your person key as the root (default: yes)",
     )
-    sp = add("demo", cmd_demo, "fill the store with demo tasks on real files")
+    sp = add("demo", cmd_demo)
     sp.add_argument(
         "--require-signatures",
         dest="require_signatures",
@@ -335,22 +254,32 @@ def build_parser() -> _Parser:
         help="on a new store, as `boris init`: refuse unsigned writes, trusting your person "
         "key as the root (default: yes); the demo's actors get keys in demo-workspace/keys/",
     )
-    add("tasks", cmd_tasks, "list tasks, those needing attention first")
-    add("show", cmd_show, "a task's whole current state").add_argument("task", help=TASK_HELP)
-    add("events", cmd_events, "a task's event history").add_argument("task", help=TASK_HELP)
-    add("schema", cmd_schema, "JSON Schema of every command (for writers in other languages)")
-    add("ingest", cmd_ingest, "apply JSON lines of commands, all or nothing").add_argument(
+    add("tasks", cmd_tasks)
+    add("show", cmd_show).add_argument("task", help=TASK_HELP)
+    add("events", cmd_events).add_argument("task", help=TASK_HELP)
+    add("schema", cmd_schema)
+    add("ingest", cmd_ingest).add_argument(
         "file", help='a file of JSON lines ({"type": "add_criterion", ...}; see boris schema), or -'
     )
 
-    def based_on_arg(sp: argparse.ArgumentParser, what: str) -> None:
-        sp.add_argument(
-            "--based-on",
-            type=int,
-            metavar="N",
-            help=f"{what}: refused as a conflict (naming who changed it, when) if it changed",
-        )
 
+def _based_on_arg(sp: argparse.ArgumentParser, what: str) -> None:
+    sp.add_argument(
+        "--based-on",
+        type=int,
+        metavar="N",
+        help=f"{what}: refused as a conflict (naming who changed it, when) if it changed",
+    )
+
+
+def _content_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--file", help=FILE_HELP)
+    sp.add_argument("--text", help="the content itself (without --file or --text: stdin)")
+    sp.add_argument("--media-type", help="e.g. text/markdown (default: guessed from the name)")
+
+
+def _register_task(add: Add) -> None:
+    """A task made, its objective amended, its criteria added and changed."""
     sp = add(
         "create-task",
         _write(
@@ -363,7 +292,6 @@ def build_parser() -> _Parser:
                 destinations=a.destination,
             )
         ),
-        "create a task",
     )
     sp.add_argument("--id", help="the task's id (default: generated, printed)")
     sp.add_argument("--title", required=True, help="a short title for the inbox")
@@ -391,17 +319,15 @@ def build_parser() -> _Parser:
                 task_id=a.task, text=a.text, reason=a.reason, based_on=a.based_on
             )
         ),
-        "amend the objective",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", required=True, help="the objective's new text")
     sp.add_argument("--reason", required=True, help="why it changed (kept with the revision)")
-    based_on_arg(sp, "the objective revision you amended")
+    _based_on_arg(sp, "the objective revision you amended")
 
     sp = add(
         "add-criterion",
         _write(lambda a: c.AddCriterion(task_id=a.task, text=a.text, criterion_id=a.id)),
-        "add an acceptance criterion",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", required=True, help="what must hold for the task to be done")
@@ -418,19 +344,21 @@ def build_parser() -> _Parser:
                 based_on=a.based_on,
             )
         ),
-        "change a criterion's text (its judgement no longer applies)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
     sp.add_argument("--text", required=True, help="what must hold, as it now reads")
     sp.add_argument("--reason", required=True, help="why it changed")
-    based_on_arg(sp, "the criterion's rev you changed")
+    _based_on_arg(sp, "the criterion's rev you changed")
 
-    def content_args(sp: argparse.ArgumentParser) -> None:
+    def _content_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--file", help=FILE_HELP)
         sp.add_argument("--text", help="the content itself (without --file or --text: stdin)")
         sp.add_argument("--media-type", help="e.g. text/markdown (default: guessed from the name)")
 
+
+def _register_content(add: Add) -> None:
+    """Content recorded: an artifact's new version, evidence on a criterion."""
     sp = add(
         "record-artifact",
         _write(
@@ -445,7 +373,6 @@ def build_parser() -> _Parser:
                 retain=a.retain,
             )
         ),
-        "record a new artifact version",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("name", help="the artifact's name (e.g. report.md)")
@@ -457,8 +384,8 @@ def build_parser() -> _Parser:
         help="what the artifact is, on its first version (default draft)",
     )
     sp.add_argument("--note", default="", help="a note kept with the version")
-    based_on_arg(sp, "the artifact's current version you edited (0: none yet)")
-    content_args(sp)
+    _based_on_arg(sp, "the artifact's current version you edited (0: none yet)")
+    _content_args(sp)
     cli_retention.retain_arg(sp)
 
     sp = add(
@@ -477,7 +404,6 @@ def build_parser() -> _Parser:
                 retain=a.retain,
             )
         ),
-        "attach evidence to a criterion",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
@@ -491,9 +417,11 @@ def build_parser() -> _Parser:
         type=int,
         help="the version of --artifact it was made on (default: the one current now)",
     )
-    content_args(sp)
+    _content_args(sp)
     cli_retention.retain_arg(sp)
 
+
+def _register_judge(add: Add) -> None:
     sp = add(
         "judge",
         _write(
@@ -509,7 +437,6 @@ def build_parser() -> _Parser:
                 older_evidence_reason=a.older_evidence_reason,
             )
         ),
-        "mark a criterion satisfied, failed, waived or unverified",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("criterion", help="the criterion's id (e.g. C1)")
@@ -532,8 +459,10 @@ def build_parser() -> _Parser:
         help="why evidence made on an older version of the artifact still holds "
         "(satisfied on such evidence is refused without it)",
     )
-    based_on_arg(sp, "the criterion's rev you judged (boris show --json: criteria[].rev)")
+    _based_on_arg(sp, "the criterion's rev you judged (boris show --json: criteria[].rev)")
 
+
+def _register_budget_and_status(add: Add) -> None:
     sp = add(
         "set-budget",
         _write(
@@ -541,12 +470,11 @@ def build_parser() -> _Parser:
                 task_id=a.task, counter=a.counter, limit=a.limit, based_on=a.based_on
             )
         ),
-        "set a budget limit",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("counter", choices=BUDGET_COUNTERS, help="the budget counter")
     sp.add_argument("limit", type=float, help="the limit (raising one is a person's)")
-    based_on_arg(sp, "how many times this counter's limit had been set when you decided")
+    _based_on_arg(sp, "how many times this counter's limit had been set when you decided")
 
     sp = add(
         "charge",
@@ -555,7 +483,6 @@ def build_parser() -> _Parser:
                 task_id=a.task, counter=a.counter, amount=a.amount, note=a.note
             )
         ),
-        "charge a budget counter",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("counter", choices=BUDGET_COUNTERS, help="the budget counter")
@@ -565,7 +492,6 @@ def build_parser() -> _Parser:
     sp = add(
         "set-status",
         _write(lambda a: c.SetStatus(task_id=a.task, status=a.status, reason=a.reason)),
-        "change the run status",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -573,106 +499,5 @@ def build_parser() -> _Parser:
     )
     sp.add_argument("--reason", default="", help="why")
 
-    # Each area of the record registers its own subcommands.
-    areas = (ledger, resume, verify, archive, keys, mcp, team, decisions, hook, leases, waits)
-    for area in areas:
-        area.register(add)
-    cli_deletion.register(add)  # delete-task, receipts (issue 35 part D)
-    cli_notes.register(add)  # note (--private, --retain)
-    cli_retention.register(add)  # retain, expire, retention (issue 35 part R)
-    cli_manifests.register(add)  # record-manifest, manifests, configuration (issue 35 part M)
-    cli_late.register(add)  # late, acknowledge, follow-up (issue 35 part L)
-    return p
 
-
-def _print_refusal(exc: BaseException) -> dict[str, Any]:
-    answer = answers.refusal(exc)
-    print(json.dumps(answer, indent=2, default=str, sort_keys=True))
-    return answer
-
-
-def fail(exc: BaseException, as_json: bool) -> int:
-    """One line on stderr and, with --json, the refusal object on stdout; the exit code is
-    the refusal's category's (store.answers.EXIT_CODES), from its type, never its words."""
-    answer = answers.refusal(exc)
-    if as_json:
-        _print_refusal(exc)
-    error = answer["error"]
-    if error["category"] == "internal":
-        traceback.print_exception(exc, file=sys.stderr)
-    print(f"boris: {error['message']}", file=sys.stderr)
-    return int(error["exit_code"])
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    # A path whose name is not UTF-8 (Python's \udcff for byte 0xff) is printed as stderr
-    # prints it, \udcff, never a UnicodeEncodeError after the work was done.
-    with contextlib.suppress(AttributeError, ValueError):
-        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    try:
-        code = _main(argv)
-        sys.stdout.flush()  # a reader gone is met here, not in the interpreter's exit
-    except BrokenPipeError:
-        return _reader_gone()
-    return code
-
-
-def _reader_gone() -> int:
-    """The output's reader went away: what is left to print goes nowhere (else the
-    interpreter's last flush at exit prints a BrokenPipeError of its own), quietly."""
-    import os
-
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return READER_GONE
-
-
-def _as_the_login(args: argparse.Namespace) -> None:
-    """`boris init` and `boris demo` with no --actor nor BORIS_ACTOR: the person logged in."""
-    import getpass
-    import os
-
-    if args.command not in AS_THE_LOGIN or args.actor or os.environ.get("BORIS_ACTOR"):
-        return
-    # No login name (no LOGNAME/USER and no passwd entry): the refusal says what to add.
-    with contextlib.suppress(OSError, KeyError, ImportError):
-        args.actor = "person:" + getpass.getuser()
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    as_json = _Parser.as_json = "--json" in argv
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, --version, or a usage error already printed
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        # To Claude Code, 2 from a hook blocks the agent's tool call: a typo must not.
-        return hook.NOT_RECORDED if code == 2 and hook.invoked(argv) else code
-    try:
-        if args.command in STORELESS_COMMANDS:
-            args.fn(None, args)
-            return 0
-        if getattr(args, "storeless", False):  # reads only the files it is given
-            code = args.fn(None, args)  # `boris hook` answers in Claude Code's exit codes
-            return code if isinstance(code, int) else 0
-        create = args.command in CREATING_COMMANDS
-        _as_the_login(args)
-        if args.command == "init" and args.require_signatures:
-            # A signed store's root is a person's key: who they are is settled before
-            # anything is made, so a refusal leaves no half-made store behind.
-            _actor(args.actor)
-        with Store.open(args.store, url=args.url, create=create, signer=args.key) as store:
-            keys.sign_as(store, _actor_if_given(args.actor))
-            args.fn(store, args)
-        return 0
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        raise  # the reader went away: main() ends quietly
-    except Exception as exc:
-        return fail(exc, as_json)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["build_parser", "main", "register"]

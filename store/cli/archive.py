@@ -20,7 +20,7 @@ from ..signing.check import read_keys_file
 from ..store import Store
 from .output import _print
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def cmd_export(store: Store, args: argparse.Namespace) -> None:
@@ -89,7 +89,7 @@ def cmd_verify_package(store: Store | None, args: argparse.Namespace) -> None:
 
 
 def register(add: Add) -> None:
-    sp = add("export", cmd_export, "write a task's whole record to one package (.tar.gz)")
+    sp = add("export", cmd_export)
     sp.add_argument("task", help="the task's id (boris tasks lists them)")
     sp.add_argument("out", help="the package file to write (e.g. task.tar.gz)")
     sp.add_argument("--force", action="store_true", help="replace an existing file at OUT")
@@ -100,7 +100,7 @@ def register(add: Add) -> None:
         help="also carry this visibility class (private notes' text); shared is always carried",
     )
 
-    sp = add("import", cmd_import, "verify a task package, then add its task to the store")
+    sp = add("import", cmd_import)
     sp.add_argument("package", help="the package file (.tar.gz) boris export wrote")
     sp.add_argument(
         "--keys",
@@ -119,8 +119,6 @@ def register(add: Add) -> None:
     sp = add(
         "verify-package",
         cmd_verify_package,
-        "prove a package's history (chain, signatures, approvals, checkpoints) offline "
-        "against a keys file; exit 3 naming the task, seq and key of any failure",
     )
     sp.add_argument("package", help="the package file (.tar.gz) boris export wrote")
     sp.add_argument(

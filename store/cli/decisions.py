@@ -19,7 +19,7 @@ from ..services import answers
 from ..store import Store
 from .output import _actor_if_given, _print
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 #: The human table's widths: a decision's `what` is cut to fit a terminal line.
 _WHAT_WIDTH = 48
@@ -88,8 +88,6 @@ def register(add: Add) -> None:
     sp = add(
         "decisions",
         cmd_decisions,
-        "the open decisions across tasks (the window's queue): approvals soonest expiry "
-        "first, then the rest longest waiting first",
     )
     sp.add_argument(
         "--mine",

@@ -17,7 +17,7 @@ from ..services import deletion
 from ..store import Store
 from .output import TASK_HELP, _actor, _print
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def cmd_delete_task(store: Store, args: argparse.Namespace) -> None:
@@ -63,8 +63,6 @@ def register(add: Add) -> None:
     sp = add(
         "delete-task",
         cmd_delete_task,
-        "delete a task (a person's decision): its events, projections, checkpoints, "
-        "approvals, leases, waits, signatures and the blobs only it uses go; a receipt stays",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--confirm", required=True, metavar="TASK", help="the task id, typed again")
@@ -73,7 +71,7 @@ def register(add: Add) -> None:
         "--dry-run", action="store_true", help="print what would be removed; remove nothing"
     )
 
-    sp = add("receipts", cmd_receipts, "the receipts of deleted tasks (who, when, why, counts)")
+    sp = add("receipts", cmd_receipts)
     sp.add_argument("task", nargs="?", help="only this task's receipts")
     sp.add_argument(
         "--orphans",

@@ -29,7 +29,7 @@ from ..store import Store
 from . import keys
 from .mcp import agent_actor
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 #: Claude Code's codes: 0 success, 2 blocking error, anything else a non-blocking error.
 RECORDED = 0
@@ -87,7 +87,6 @@ def register(add: Add) -> None:
     sp = add(
         "hook",
         cmd_hook,
-        "record a Claude Code tool call from its PreToolUse / PostToolUse hook (JSON on stdin)",
     )
     sp.add_argument(
         "event",

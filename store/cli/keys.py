@@ -31,9 +31,10 @@ from ..signing.keys import (
 from ..signing.trust import add_key, require, revoke_key, trust_root
 from ..store import Store
 from .output import _actor as parse
-from .output import _global_options, _print, here
+from .output import _print, here
+from .parser import global_options
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def _actor(args: argparse.Namespace) -> Actor:
@@ -177,10 +178,10 @@ def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
 
 
 def register(add: Add) -> None:
-    sp = add("keys", cmd_keys_list, "the store's keyring (which keys name which actors)")
+    sp = add("keys", cmd_keys_list)
     sub = sp.add_subparsers(dest="keys_command")
     common = argparse.ArgumentParser(add_help=False)
-    _global_options(common, argparse.SUPPRESS)
+    global_options(common, argparse.SUPPRESS)
 
     def keys_cmd(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
         k = sub.add_parser(name, help=help_, parents=[common])

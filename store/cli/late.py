@@ -18,7 +18,7 @@ from ..reads.late import late_view
 from ..store import Store
 from .output import TASK_HELP, _print, _write
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 _THROUGH = "the seq of the newest late fact you saw (boris late TASK); a newer one is a conflict"
 
@@ -51,13 +51,12 @@ def _follow_up(a: argparse.Namespace) -> OpenFollowup:
 
 
 def register(add: Add) -> None:
-    sp = add("late", cmd_late, "what changed after a task completed, not answered yet")
+    sp = add("late", cmd_late)
     sp.add_argument("task", help=TASK_HELP)
 
     sp = add(
         "acknowledge",
         _write(_acknowledge),
-        "a person: what changed after completion needs no further task (it stays completed)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--through", type=int, required=True, metavar="SEQ", help=_THROUGH)
@@ -66,7 +65,6 @@ def register(add: Add) -> None:
     sp = add(
         "follow-up",
         _write(_follow_up),
-        "a person: open a follow-up task for what changed after completion (prints its id)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--title", required=True, help="the follow-up task's title")

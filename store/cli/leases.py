@@ -19,7 +19,7 @@ from .. import rules
 from ..store import Store
 from .output import TASK_HELP, _actor, _print, lease_token_of
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def _words(lease: dict[str, Any]) -> str:
@@ -64,8 +64,6 @@ def register(add: Add) -> None:
     sp = add(
         "lease",
         cmd_lease,
-        "an agent session's lease on a task: acquire it (prints its token), renew it "
-        "(a heartbeat: no event), release it",
     )
     sp.add_argument("action", choices=["acquire", "renew", "release"], help="what to do")
     sp.add_argument("task", help=TASK_HELP)
@@ -86,9 +84,6 @@ def register(add: Add) -> None:
     sp = add(
         "take-over",
         cmd_take_over,
-        "take a task over from the session working on it (a person's decision): its lease "
-        "ends, its later writes are refused (exit 7); hand back with a handoff checkpoint and "
-        "boris lease release",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--reason", required=True, help="why you take it over (kept in the record)")

@@ -22,9 +22,10 @@ from ..rules import is_destination, quorum_words
 from ..services.answers import UsageError
 from ..store import Store
 from .inputs import json_object, recorded_path, stdin_text
-from .output import FILE_HELP, TASK_HELP, _global_options, _print, _write
+from .output import FILE_HELP, TASK_HELP, _print, _write
+from .parser import global_options
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 EFFECT_HELP = "the effect's id (boris effects TASK lists them)"
 
 
@@ -172,10 +173,10 @@ def cmd_policies(store: Store, args: argparse.Namespace) -> None:
 
 def _register_policy(add: Add) -> None:
     """`boris policy set POLICY --approvers N` (a person's) and `boris policy list`."""
-    sp = add("policy", cmd_policies, "approval policies: how many people each needs")
+    sp = add("policy", cmd_policies)
     sub = sp.add_subparsers(dest="policy_command")
     common = argparse.ArgumentParser(add_help=False)
-    _global_options(common, argparse.SUPPRESS)
+    global_options(common, argparse.SUPPRESS)
     sub.add_parser("list", help="every policy a person set", parents=[common]).set_defaults(
         fn=cmd_policies
     )
@@ -221,7 +222,7 @@ def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
 
 
 def register(add: Add) -> None:
-    sp = add("plan-effect", _write(_plan), "record an effect's intent before any dispatch")
+    sp = add("plan-effect", _write(_plan))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
         "--target",
@@ -258,7 +259,7 @@ def register(add: Add) -> None:
         help="that tool's definition digest (default: the current configuration's)",
     )
 
-    sp = add("revise-effect", _write(_revise), "revise an undispatched effect's intent")
+    sp = add("revise-effect", _write(_revise))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
     sp.add_argument("--reason", required=True, help="why the intent changed")
@@ -270,13 +271,12 @@ def register(add: Add) -> None:
     sp = add(
         "cancel-effect",
         _write(lambda a: lg.CancelEffect(task_id=a.task, effect_id=a.effect, reason=a.reason)),
-        "cancel an undispatched effect",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
     sp.add_argument("--reason", required=True, help="why it is dropped")
 
-    sp = add("request-approval", _write(_request), "ask a person to approve an exact payload")
+    sp = add("request-approval", _write(_request))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--effect", help="the effect whose prepared object is approved")
     sp.add_argument("--payload-json", help="the object to approve, when it is not an effect")
@@ -296,7 +296,6 @@ def register(add: Add) -> None:
         sp = add(
             name,
             _write(lambda a, d=decision: _decide(a, d)),
-            f"decide an approval: {decision} (a person, never the requester)",
         )
         sp.add_argument("task", help=TASK_HELP)
         sp.add_argument("approval", help="the approval's id (boris approvals lists them)")
@@ -312,7 +311,6 @@ def register(add: Add) -> None:
     sp = add(
         "send-back",
         _write(lambda a: _decide(a, "sent_back")),
-        "answer an approval with changes requested: the note says what to change",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("approval", help="the approval's id (boris approvals lists them)")
@@ -330,7 +328,6 @@ def register(add: Add) -> None:
                 inputs=json_object(a.inputs_json, "--inputs-json"),
             )
         ),
-        "record an attempt before the executor runs; prints the attempt number",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
@@ -356,7 +353,6 @@ def register(add: Add) -> None:
                 error=a.error,
             )
         ),
-        "record what the executor reported (its word, not evidence)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
@@ -369,7 +365,7 @@ def register(add: Add) -> None:
     sp.add_argument("--response-json", help="the executor's response, as a JSON object")
     sp.add_argument("--error", help="the executor's error (required with failed)")
 
-    sp = add("observe", _write(_observe), "observe an effect's target; prints the observation id")
+    sp = add("observe", _write(_observe))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
     sp.add_argument(
@@ -392,7 +388,6 @@ def register(add: Add) -> None:
                 based_on=a.based_on,
             )
         ),
-        "settle an effect against an observation; prints the verdict",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
@@ -420,7 +415,6 @@ def register(add: Add) -> None:
                 task_id=a.task, reason=a.reason, supersedes=a.continue_from, merge=a.merge
             )
         ),
-        "stop the run: revoke approvals, cancel planned effects; prints the checkpoint id",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--reason", required=True, help="why the run stops (kept in the checkpoint)")
@@ -441,7 +435,6 @@ def register(add: Add) -> None:
     sp = add(
         "close",
         _write(lambda a: ck.CloseTask(task_id=a.task, status=a.as_status, reason=a.reason)),
-        "close a task that will not be finished (a person's decision; stop a live run first)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -465,7 +458,6 @@ def register(add: Add) -> None:
                 checkpoint_id=a.id,
             )
         ),
-        "write a checkpoint; prints its id",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -484,12 +476,8 @@ def register(add: Add) -> None:
     )
     sp.add_argument("--id", help="the checkpoint's id (default: generated, printed)")
 
-    add("effects", cmd_effects, "a task's effects with their attempts").add_argument(
-        "task", help=TASK_HELP
-    )
-    add("approvals", cmd_approvals, "approvals, of one task or all").add_argument(
+    add("effects", cmd_effects).add_argument("task", help=TASK_HELP)
+    add("approvals", cmd_approvals).add_argument(
         "task", nargs="?", help="one task's (default: every task's)"
     )
-    add("checkpoints", cmd_checkpoints, "a task's checkpoints, heads and forks").add_argument(
-        "task", help=TASK_HELP
-    )
+    add("checkpoints", cmd_checkpoints).add_argument("task", help=TASK_HELP)

@@ -20,7 +20,7 @@ from ..store import Store
 from .inputs import json_file
 from .output import TASK_HELP, _print, _write
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def _json_source(source: str) -> dict[str, Any]:
@@ -105,8 +105,6 @@ def register(add: Add) -> None:
     sp = add(
         "record-manifest",
         _write(_record),
-        "record what the model saw for one request (JSON: model, included, omitted with why, "
-        "led_to); prints the manifest's id",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -115,7 +113,7 @@ def register(add: Add) -> None:
         help="the manifest as JSON (the fields of record_manifest, boris schema), or - for stdin",
     )
 
-    sp = add("manifests", cmd_manifests, "a task's context manifests: what each request saw")
+    sp = add("manifests", cmd_manifests)
     sp.add_argument("task", help=TASK_HELP)
     which = sp.add_mutually_exclusive_group()
     which.add_argument("--effect", help="only those that led to this effect")
@@ -124,7 +122,6 @@ def register(add: Add) -> None:
     sp = add(
         "link-manifest",
         _write(_link),
-        "name the effect or checkpoint a recorded manifest's request led to",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("manifest", help="the manifest's id (boris manifests TASK)")
@@ -135,8 +132,6 @@ def register(add: Add) -> None:
     sp = add(
         "record-configuration",
         _write(_configure),
-        "a configuration transition at a checkpoint: model, provider, tools by digest "
-        "(prints changed, or unchanged when it is the current one)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("checkpoint", help="the checkpoint it is recorded at")
@@ -156,15 +151,12 @@ def register(add: Add) -> None:
     sp = add(
         "configuration",
         cmd_configuration,
-        "a task's configuration transitions, and intents planned under an older tool definition",
     )
     sp.add_argument("task", help=TASK_HELP)
 
     sp = add(
         "migrate-effect-tool",
         _write(_migrate),
-        "re-pin an intent planned under an older tool definition to the current one "
-        "(its approvals go stale)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help="the effect's id")

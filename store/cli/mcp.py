@@ -121,8 +121,6 @@ def register(add: Any) -> None:
     sp = add(
         "mcp",
         cmd_mcp,
-        "serve the record to an agent over MCP (stdio; --http for streamable HTTP on loopback; "
-        "--http --team for every agent of a team store, by token)",
     )
     sp.add_argument(
         "--http",

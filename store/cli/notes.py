@@ -17,7 +17,7 @@ from ..store import Store
 from .output import TASK_HELP, _actor, _print, execute
 from .retention import retain_arg
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def cmd_note(store: Store, args: argparse.Namespace) -> None:
@@ -46,7 +46,7 @@ def cmd_note(store: Store, args: argparse.Namespace) -> None:
 
 
 def register(add: Add) -> None:
-    sp = add("note", cmd_note, "record a note in a task's history (--private: kept out of exports)")
+    sp = add("note", cmd_note)
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("text", help="the note")
     sp.add_argument(

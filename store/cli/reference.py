@@ -13,7 +13,7 @@ import argparse
 import os
 from collections.abc import Iterator
 
-from .app import EPILOG, build_parser
+from .parser import EPILOG, build_parser
 
 #: The width the help is wrapped to: the page must not depend on the terminal it was made in.
 WIDTH = "100"

@@ -79,13 +79,11 @@ TASK_HELP = "the task's id (boris tasks lists them)"
 
 
 def register(add: Any) -> None:
-    add("resume", cmd_resume, "the resume brief: next actions, blockers, forbidden").add_argument(
-        "task", help=TASK_HELP
-    )
-    sp = add("summary", cmd_summary, "a summary generated from the record")
+    add("resume", cmd_resume).add_argument("task", help=TASK_HELP)
+    sp = add("summary", cmd_summary)
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--record", action="store_true", help="keep it as a new artifact version")
-    sp = add("narrative", cmd_narrative, "record an agent's narrative, or list them with checks")
+    sp = add("narrative", cmd_narrative)
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--text", help="the narrative to record (omit to list)")
     sp.add_argument(

@@ -20,7 +20,7 @@ from ..services import retention as service
 from ..store import Store
 from .output import TASK_HELP, _actor, _print, _write
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def retain_arg(sp: argparse.ArgumentParser) -> None:
@@ -68,7 +68,6 @@ def register(add: Add) -> None:
     sp = add(
         "retain",
         _write(_retain),
-        "change how long an item's content is kept (a person: any; an agent: what it wrote)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -80,10 +79,9 @@ def register(add: Add) -> None:
     sp = add(
         "expire",
         cmd_expire,
-        "retire the content that is due (a person's act): tombstones kept, blobs removed",
     )
     sp.add_argument("--task", help="only this task (default: every task)")
     sp.add_argument("--dry-run", action="store_true", help="print what is due; retire nothing")
 
-    sp = add("retention", cmd_retention, "a task's retention classes, due times and tombstones")
+    sp = add("retention", cmd_retention)
     sp.add_argument("task", help=TASK_HELP)

@@ -24,9 +24,10 @@ from ..location import checked_url
 from ..model import Actor
 from ..services import answers
 from ..store import Store
-from .output import _actor, _global_options, _print
+from .output import _actor, _print
+from .parser import global_options
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def _role_name(text: str) -> str:
@@ -121,7 +122,6 @@ def register(add: Add) -> None:
     sp = add(
         "roles-sql",
         cmd_roles_sql,
-        "print the SQL that creates a team store's database roles (MCP server, reviewers, agents)",
     )
     sp.add_argument(
         "--agents", type=_role_name, default=team.DEFAULT_AGENTS, help="the agents' role name"
@@ -149,11 +149,10 @@ def register(add: Add) -> None:
     sp = add(
         "agent-token",
         cmd_token_list,
-        "agents' tokens for boris mcp --http --team: issue (a person), revoke, list",
     )
     sub = sp.add_subparsers(dest="token_command")
     common = argparse.ArgumentParser(add_help=False)
-    _global_options(common, argparse.SUPPRESS)
+    global_options(common, argparse.SUPPRESS)
 
     def token_cmd(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
         k = sub.add_parser(name, help=help_, description=help_, parents=[common])

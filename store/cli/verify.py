@@ -23,7 +23,7 @@ from ..services.verify import VerifyFailed, verify
 from ..signing.check import read_keys_file
 from ..store import Store
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
 def cmd_verify(store: Store, args: argparse.Namespace) -> None:
@@ -53,8 +53,6 @@ def register(add: Add) -> None:
     sp = add(
         "verify",
         cmd_verify,
-        "check hash chains, blobs, projections, lineage, approvals and budgets; "
-        "exit non-zero naming each problem",
     )
     sp.add_argument("task", nargs="?", help="one task (default: every task)")
     sp.add_argument(

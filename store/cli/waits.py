@@ -17,7 +17,7 @@ from ..services import answers
 from ..store import Store
 from .output import TASK_HELP, _print, _write
 
-Add = Callable[[str, Any, str], argparse.ArgumentParser]
+Add = Callable[[str, Any], argparse.ArgumentParser]
 
 WAIT_HELP = "the wait's id (boris waits TASK lists them)"
 _KINDS = ["rate_limit", "approval", "status_check", "retry", "time"]
@@ -113,8 +113,6 @@ def register(add: Add) -> None:
     sp = add(
         "wait",
         _write(_record),
-        "record what the task waits for and when to consider it again (database clock); "
-        "prints the wait's id",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--for", dest="kind", required=True, choices=_KINDS, help="what it waits for")
@@ -133,13 +131,12 @@ def register(add: Add) -> None:
     sp.add_argument("--id", help="the wait's id (default: generated, printed)")
     sp.add_argument("--note", default="", help="why it waits, in a line")
 
-    sp = add("waits", cmd_waits, "a task's scheduled waits: state, next time, due or not")
+    sp = add("waits", cmd_waits)
     sp.add_argument("task", help=TASK_HELP)
 
     sp = add(
         "settle-wait",
         _write(_settle),
-        "a wait re-evaluated: --done (no longer waiting), or a new --not-before/--after",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("wait", help=WAIT_HELP)
@@ -149,7 +146,6 @@ def register(add: Add) -> None:
     sp = add(
         "cancel-wait",
         _write(_cancel),
-        "cancel a wait (a person says why; an agent cancels only its own)",
     )
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("wait", help=WAIT_HELP)

@@ -153,8 +153,8 @@ def test_two_windows_race_one_approval(qtbot, demo: Store) -> None:
         d1, d2 = w1.menu_actions.dialog, w2.menu_actions.dialog
         viewed(qtbot, d1)
         viewed(qtbot, d2)
-        assert "Email this week's project note" in d1.fields["consequence"].text()
-        assert d1.fields["digest"].text().startswith("sha256:")
+        assert "Email this week's project note" in d1.fields.consequence.text()
+        assert d1.fields.digest.text().startswith("sha256:")
         assert '"kind": "send"' in d1.payload.toPlainText()
         armed(qtbot, d1.ok)
         armed(qtbot, d2.ok)
@@ -236,7 +236,7 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     w.menu_actions.reconcile_action.trigger()
     d = w.menu_actions.dialog
     qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
-    first = d.observation["observation_id"]
+    first = d.observation.observation_id
     assert "as it will be" in d.diff.toPlainText()
     assert "Decisions this week" in d.diff.toPlainText()  # intended lines missing from file
     assert '"pre_state"' in d.intent.toPlainText() and "reported_success" in d.intent.toPlainText()
@@ -252,10 +252,10 @@ def test_reconcile_watchdog_disables_until_observed_again(qtbot, demo: Store) ->
     assert not any(b.isEnabled() for b in d.decide_buttons.values())
     d.again.click()
     qtbot.waitUntil(
-        lambda: d.observation is not None and d.observation["observation_id"] != first,
+        lambda: d.observation is not None and d.observation.observation_id != first,
         timeout=WAIT_MS,
     )
-    second = d.observation["observation_id"]
+    second = d.observation.observation_id
     assert not d.banner.isVisible()
     armed(qtbot, d.decide_buttons["conflict"])
     d.note.setText("someone else rewrote the note: sort it out with them")

@@ -179,7 +179,7 @@ def test_the_email_is_shown_with_its_headers_and_body(qtbot, demo: Store) -> Non
     assert d.content.title.text().startswith("Email to project-team@example.org")
     digest = _approval(demo, "note")["payload"]["intended"]["digest"]
     assert d.content.digest.toolTip() == digest  # the digest beside it
-    assert d.fields["digest"].text() == _approval(demo, "note")["payload_digest"]
+    assert d.fields.digest.text() == _approval(demo, "note")["payload_digest"]
     d.reject()
 
 
@@ -268,7 +268,7 @@ def test_approved_elsewhere_the_open_dialog_says_so(qtbot, demo: Store) -> None:
     assert not d.reject_button.isEnabled()
     assert d.changed.isVisible()
     assert "Approved by Olga Owner" in d.changed.text() and "sent it myself" in d.changed.text()
-    assert d.fields["state"].text() == "approved"
+    assert d.fields.state.text() == "approved"
     assert "already approved by olga" in d.error.text()
     d.reject()
 
@@ -300,7 +300,7 @@ def test_an_expiry_disables_the_open_dialog_just_after_it(
     deadline.timeout.emit()  # as its timer does, 50 ms past the expiry
     qtbot.waitUntil(lambda: not d.ok.isEnabled(), timeout=WAIT_MS)
     assert "expired" in d.changed.text() and "expired" in d.error.text()
-    assert d.fields["state"].text() == "expired"
+    assert d.fields.state.text() == "expired"
     d.reject()
 
 
@@ -365,7 +365,7 @@ def test_a_file_verdict_is_overridden_only_explicitly(qtbot, demo: Store) -> Non
     w = open_window(qtbot, demo, "note")
     d = w.menu_actions.reconcile()
     qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
-    assert d.observation["verdict"] == "absent"  # the file still holds its pre-state
+    assert d.observation.verdict == "absent"  # the file still holds its pre-state
     d.note.setText("the tool wrote it to the other copy, which is the one that counts")
     armed(qtbot, d.decide_buttons["absent"])
     assert not d.decide_buttons["present"].isEnabled()  # contradicts the observation
@@ -449,6 +449,6 @@ def test_no_verdict_is_enabled_before_the_request_is_read(qtbot, demo: Store) ->
     assert d.decision is None
     assert not d.ok.isEnabled() and not d.reject_button.isEnabled()
     viewed(qtbot, d)
-    assert "Email" in d.fields["consequence"].text()
+    assert "Email" in d.fields.consequence.text()
     armed(qtbot, d.ok)
     assert d.reject_button.isEnabled()

@@ -114,8 +114,8 @@ def test_two_of_two_the_window_then_a_second_reviewers_cli(
     qtbot.addWidget(d)
     d.show()
     qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
-    assert d.fields["approved"].isVisibleTo(d)
-    assert d.fields["approved"].text() == "nobody yet (0 of 2)"
+    assert d.fields.approved.isVisibleTo(d)
+    assert d.fields.approved.text() == "nobody yet (0 of 2)"
     assert d.ok.text().replace("&", "") == "Approve (1st of 2)"
     armed(qtbot, d.ok)
     d.ok.click()  # maria, from the window
@@ -129,8 +129,8 @@ def test_two_of_two_the_window_then_a_second_reviewers_cli(
     qtbot.addWidget(again)
     again.show()
     qtbot.waitUntil(lambda: again.decision is not None, timeout=WAIT_MS)
-    assert again.fields["approved"].text().startswith("maria (1 of 2)")
-    assert "another person must approve" in again.fields["approved"].text()
+    assert again.fields.approved.text().startswith("maria (1 of 2)")
+    assert "another person must approve" in again.fields.approved.text()
     assert again.ok.text().replace("&", "") == "Approve (2nd of 2)"
     # Past the arming delay: still not offered, it is hers already.
     qtbot.waitUntil(lambda: again.armed, timeout=WAIT_MS)

@@ -248,14 +248,14 @@ def test_the_desktop_never_hashes_the_database_of_an_open_store(tmp_path: Path) 
     """An effect recorded before the scope refused the store's own files may name one;
     watching or re-hashing it says why instead of reading it (which would drop SQLite's
     locks in this process)."""
-    from boris_desktop.decide.reconcile import hash_file
+    from boris_desktop.decide.content_view import file_state
     from boris_desktop.runtime.task_watch import hash_paths
     from store import ScopeViolation
 
     db = str(tmp_path / "s" / "boris.sqlite")
     with Store.open(tmp_path / "s"):
         with pytest.raises(ScopeViolation, match="the store's own database"):
-            hash_file(db)
+            file_state(db)
         got = hash_paths([db, db + "-wal"])
         assert all(not x["exists"] and "own database" in x["error"] for x in got.values())
-    assert hash_file(db)["exists"]  # closed, it is an ordinary file again
+    assert file_state(db).exists  # closed, it is an ordinary file again

@@ -257,7 +257,7 @@ def test_the_walkthrough_finishes_the_reference_guide(
     assert bullets[0].startswith("**Actions › Approve / Reject… (Ctrl+Return)** shows the exact")
     d = _open(qtbot, w, "Approvals", "apr-note-mail", "approve_action")
     qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
-    assert d.fields["digest"].text().startswith("sha256:")
+    assert d.fields.digest.text().startswith("sha256:")
     qtbot.keyClicks(d.note, "the summary matches the note; send it")
     _send(qtbot, w, d, d.ok)
     (mail,) = [a for a in _task(store, "note")["approvals"] if a["approval_id"] == "apr-note-mail"]

@@ -17,12 +17,13 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtWidgets import QFormLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QWidget
 
 from boris_desktop.decide.base import no_default, reviewer_actor
-from boris_desktop.decide.content_view import ContentView, hash_file, same
+from boris_desktop.decide.content_view import ContentView, file_state, same
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
 from boris_desktop.host import Host
@@ -37,11 +38,53 @@ from store.api import (
     ApprovalVerdict,
     CommandRejected,
     DecideApproval,
+    FileState,
     Opaque,
     Write,
 )
 
 _serial = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """The request's facts, one labelled line each, in the form above its content."""
+
+    consequence: QLabel
+    policy: QLabel
+    requester: QLabel
+    expiry: QLabel
+    state: QLabel
+    approved: QLabel  # shown only where the request needs several people (its quorum)
+    digest: QLabel
+
+    @classmethod
+    def into(cls, form: QFormLayout) -> _Fields:
+        """The labels, each added to `form` as a row named as the reviewer reads it."""
+        fields = cls(
+            consequence=plain_label(),
+            policy=plain_label(),
+            requester=plain_label(),
+            expiry=plain_label(),
+            state=plain_label(),
+            approved=plain_label(),
+            # One unbroken word: elided to the room there is, whole in its tooltip and
+            # when copied.
+            digest=elided_label(),
+        )
+        for name, label in (
+            ("Consequence", fields.consequence),
+            ("Policy", fields.policy),
+            ("Requested by", fields.requester),
+            ("Expires", fields.expiry),
+            ("State", fields.state),
+            ("Approved so far", fields.approved),
+            ("Payload digest", fields.digest),
+        ):
+            label.setAccessibleName(name)
+            form.addRow(name + ":", label)
+        form.setRowVisible(fields.approved, False)
+        return fields
 
 
 def _who(actor: Actor | None) -> str:
@@ -78,6 +121,35 @@ class ApproveDialog(Following):
         self.task_id, self.approval_id = task_id, aid
         self.decision: ApprovalDecision | None = None
         self.follow(task_id, now, fetch=lambda store: store.approval_decision(task_id, aid))
+        self._add_verdicts()
+        self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
+        self.final_refusal: Exception | None = None
+        self.form = QFormLayout()
+        self.fields = _Fields.into(self.form)
+        box = QWidget()
+        box.setLayout(self.form)
+        self.add(self.changed)
+        self.add(box)
+        self._add_content(host)
+        # The file a write changes, followed while the dialog is open (`_file_hint`).
+        self._id = next(_serial)
+        self.watcher = FileWatcher(self)
+        self.watcher.changed.connect(self._file_hint)
+        self.finished.connect(lambda _r: self.watcher.stop())
+        self._hint: str | None = None  # a hint that came while the content was loading
+        self.content.shown.connect(self._content_shown)
+        if isinstance(approval, ApprovalDecision):
+            self._show(approval)
+        else:
+            # Read on a worker, never on the GUI thread: until the view arrives nothing can
+            # be decided (`ready` wants it), so nobody decides on a half-drawn request.
+            self.fields.state.setText("reading the request…")
+            self.follower.force()
+            self.refresh_buttons()  # nothing to decide on yet: no verdict is enabled
+        self.resize(860, 760)
+
+    def _add_verdicts(self) -> None:
+        """Reject, Send back and Edit beside Approve (the dialog's own button)."""
         self.reject_button = self.add_button("&Reject", "Reject this request (with a note)")
         self.reject_button.clicked.connect(lambda: self.decide(ApprovalVerdict.REJECT))
         self.send_back_button = self.add_button(
@@ -89,31 +161,9 @@ class ApproveDialog(Following):
         )
         self.edit_button.setCheckable(True)
         self.edit_button.toggled.connect(self._editing)
-        self.ok.setToolTip("Approve exactly the content shown, whose digest is beside it")
-        self.final_refusal: Exception | None = None
-        form = QFormLayout()
-        self.form = form
-        self.fields = {}
-        for key, label in (
-            ("consequence", "Consequence"),
-            ("policy", "Policy"),
-            ("requester", "Requested by"),
-            ("expiry", "Expires"),
-            ("state", "State"),
-            ("approved", "Approved so far"),
-            ("digest", "Payload digest"),
-        ):
-            # The digest is one unbroken word: elided to the room there is, whole in its
-            # tooltip and when copied.
-            make = elided_label if key == "digest" else plain_label
-            self.fields[key] = make("", name=label)
-            form.addRow(label + ":", self.fields[key])
-        # Shown only where the request needs several people (its quorum).
-        form.setRowVisible(self.fields["approved"], False)
-        box = QWidget()
-        box.setLayout(form)
-        self.add(self.changed)
-        self.add(box)
+
+    def _add_content(self, host: Host) -> None:
+        """The change itself, the prepared object behind a toggle, the note and the edits."""
         self.content = ContentView(host)
         self.add(self.content, 1)
         self.raw_toggle = no_default(QPushButton("Show the prepared object (JSON)"))
@@ -130,34 +180,18 @@ class ApproveDialog(Following):
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
-        # The file a write changes, followed while the dialog is open (`_file_hint`).
-        self._id = next(_serial)
-        self.watcher = FileWatcher(self)
-        self.watcher.changed.connect(self._file_hint)
-        self.finished.connect(lambda _r: self.watcher.stop())
-        self._hint: str | None = None  # a hint that came while the content was loading
-        self.content.shown.connect(self._content_shown)
-        if isinstance(approval, ApprovalDecision):
-            self._show(approval)
-        else:
-            # Read on a worker, never on the GUI thread: until the view arrives nothing can
-            # be decided (`ready` wants it), so nobody decides on a half-drawn request.
-            self.fields["state"].setText("reading the request…")
-            self.follower.force()
-            self.refresh_buttons()  # nothing to decide on yet: no verdict is enabled
-        self.resize(860, 760)
 
     def first_field(self) -> QWidget:
         return self.note
 
     def _show(self, d: ApprovalDecision) -> None:
         self.decision = d
-        self.fields["consequence"].setText(d.consequence)
-        self.fields["policy"].setText(d.policy)
-        self.fields["requester"].setText(f"{_who(d.requester)} at {t.when(d.requested_at)}")
-        self.fields["expiry"].setText(f"{t.when(d.expires_at)} (database clock)")
-        self.fields["digest"].setText(d.payload_digest)
-        self.fields["state"].setText(words(d.state))
+        self.fields.consequence.setText(d.consequence)
+        self.fields.policy.setText(d.policy)
+        self.fields.requester.setText(f"{_who(d.requester)} at {t.when(d.requested_at)}")
+        self.fields.expiry.setText(f"{t.when(d.expires_at)} (database clock)")
+        self.fields.digest.setText(d.payload_digest)
+        self.fields.state.setText(words(d.state))
         self._show_quorum(d)
         self.payload.show_text(d.prepared_json, "json")
         self.content.show_change(d.change)
@@ -181,13 +215,13 @@ class ApproveDialog(Following):
         """Who approved so far, where several people must: "maria (1 of 2)"; and what the
         Approve button does, "Approve (2nd of 2)"."""
         quorum = d.approvers_needed > 1
-        self.form.setRowVisible(self.fields["approved"], quorum)
+        self.form.setRowVisible(self.fields.approved, quorum)
         if quorum:
             people = ", ".join(a.id for a in d.approved_by) or "nobody yet"
             line = f"{people} ({len(d.approved_by)} of {d.approvers_needed})"
             if self._approved_by_me(d):
                 line += " — you approved it; another person must approve it"
-            self.fields["approved"].setText(line)
+            self.fields.approved.setText(line)
         self._label_approve()
 
     @staticmethod
@@ -254,11 +288,11 @@ class ApproveDialog(Following):
             return
         target, before = change.target, shown.target_state
 
-        def fresh(state: dict[str, Any]) -> None:
+        def fresh(state: FileState) -> None:
             if self.content.result is shown and not same(state, before):
                 self._read_again(what)
 
-        self.host.loader.submit(f"approve-hash:{self._id}", lambda: hash_file(target), fresh)
+        self.host.loader.submit(f"approve-hash:{self._id}", lambda: file_state(target), fresh)
 
     def _read_again(self, what: str) -> None:
         self.file_moved = what

@@ -19,7 +19,7 @@ import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
@@ -43,6 +43,9 @@ from store.api import (
     write_diff,
 )
 
+if TYPE_CHECKING:
+    from store.api import FileState
+
 PAGE = 64 * 1024
 #: How much of each side the reconcile dialog's diff compares (decide/reconcile.py).
 DIFF_CAP = 1024 * 1024
@@ -63,20 +66,32 @@ class Shown:
     pages: int = 1
     digest: str | None = None
     problem: str | None = None
-    # A write's target as it was when the diff was read (`hash_file`): exists, digest, size.
-    target_state: dict[str, Any] | None = None
+    # A write's target as it was when the diff was read (`file_state`).
+    target_state: FileState | None = None
 
 
-def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The target's state now: exists, sha256 digest, size (streamed). The database of an
-    open store is refused (ScopeViolation), as the store refuses it in a task's scope: only a
-    record written before that rule names one, and reading it would drop SQLite's locks."""
+class Seen(Protocol):
+    """A target's state as something saw it: the store's `FileState`, an observation."""
+
+    @property
+    def exists(self) -> bool: ...
+    @property
+    def digest(self) -> str | None: ...
+
+
+def file_state(path: str, report: Callable[[int, int], None] | None = None) -> FileState:
+    """The target's state now, in the store's own type: exists, sha256 digest, size
+    (streamed). The database of an open store is refused (ScopeViolation), as the store
+    refuses it in a task's scope: only a record written before that rule names one, and
+    reading it would drop SQLite's locks."""
+    from store.api import FileState
+
     if is_store_file(path):
         raise ScopeViolation(f"{path} is the store's own database: it is never read as a target")
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
-        return {"exists": False, "digest": None, "size": None}
+        return FileState(exists=False)
     h = hashlib.sha256()
     done = 0
     with open(path, "rb") as f:
@@ -85,19 +100,21 @@ def hash_file(path: str, report: Callable[[int, int], None] | None = None) -> di
             done += len(chunk)
             if report is not None:
                 report(done // 1024, max(size // 1024, 1))
-    return {"exists": True, "digest": "sha256:" + h.hexdigest(), "size": done}
+    return FileState(exists=True, digest="sha256:" + h.hexdigest(), size=done)
 
 
-def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Whether two `hash_file` states are the same, by the store's rule (`api.same_state`)."""
+def hash_file(path: str) -> dict[str, object]:
+    """`file_state` as JSON, for runtime/task_watch until it reads `file_state` itself."""
+    return file_state(path).model_dump()
+
+
+def same(a: Seen | None, b: Seen | None) -> bool:
+    """Whether two states of a target are the same, by the store's rule (`api.same_state`)."""
     from store import api
 
     if a is None or b is None:
         return False
-    return api.same_state(
-        api.State(bool(a.get("exists")), a.get("digest")),
-        api.State(bool(b.get("exists")), b.get("digest")),
-    )
+    return api.same_state(api.State(a.exists, a.digest), api.State(b.exists, b.digest))
 
 
 def _file_diff(intended: bytes, current: bytes | None, target: str, cut: bool) -> str:
@@ -201,7 +218,7 @@ def _write(store: Any, w: Write, page: int) -> Shown:
 
     title = f"Write {w.target}: the change against the file as it is now"
     try:  # read before the diff: a change between the two is seen as a change after it
-        state: dict[str, Any] | None = hash_file(w.target)
+        state: FileState | None = file_state(w.target)
     except (OSError, ScopeViolation):
         state = None
     with paused():  # difflib makes a container per line: see runtime

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QWidget
 
 from boris_desktop.decide.base import ActionDialog, reviewer_actor
-from boris_desktop.decide.content_view import DIFF_CAP, _file_diff, hash_file, same
+from boris_desktop.decide.content_view import DIFF_CAP, _file_diff, file_state, same
 from boris_desktop.host import Host
 from boris_desktop.runtime.follow import Follower
 from boris_desktop.runtime.watch import FileWatcher
@@ -39,12 +40,29 @@ from boris_desktop.ui.widgets import (
 )
 from store import api
 
+if TYPE_CHECKING:
+    from store.api import FileState
+
 _serial = itertools.count(1)
 
 
-def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:
-    target = effect["target"]
-    digest = (effect["intent"].get("intended") or {}).get("digest")
+@dataclass(frozen=True)
+class Looked:
+    """What the reviewer's decision rests on: the observation shown, and for a file what
+    the store made of it (its verdict and reasons) with the diff beside it."""
+
+    #: None: a destination nothing was observed at yet (the decision records the finding).
+    observation_id: str | None
+    at: str | None = None
+    #: The file as the store observed it (None for a destination: the store cannot read it).
+    state: FileState | None = None
+    #: The store's verdict on a file (None for a destination: the person decides by hand).
+    verdict: api.Verdict | None = None
+    reasons: tuple[str, ...] = ()
+    diff: str = ""
+
+
+def _diff(store: Any, target: str, digest: str | None, exists: bool) -> str:
     if not digest:
         return "(the intent has no content: nothing to compare)"
     try:
@@ -68,21 +86,20 @@ def _diff(store: Any, effect: dict[str, Any], exists: bool) -> str:
         return "(binary content: no text diff)"
 
 
-def observe(store: Any, actor: Any, task_id: str, effect: dict[str, Any]) -> dict[str, Any]:
+def observe(store: Any, actor: Any, task_id: str, effect_id: str) -> Looked:
     """On a worker: the store observes the target (one hash), records it and judges it; the
     diff of the intended content against the file as it is now."""
     from store.api import observe_and_judge
 
-    obs = observe_and_judge(store, actor, task_id, effect["effect_id"])
-    state = obs.state.model_dump(mode="json")
-    return {
-        "observation_id": obs.observation_id,
-        "at": obs.at,
-        "state": state,
-        "verdict": obs.verdict,
-        "reasons": list(obs.reasons),
-        "diff": _diff(store, effect, bool(state["exists"])),
-    }
+    obs = observe_and_judge(store, actor, task_id, effect_id)
+    return Looked(
+        obs.observation_id,
+        obs.at,
+        obs.state,
+        obs.verdict,
+        obs.reasons,
+        _diff(store, obs.target, obs.intended_digest, obs.state.exists),
+    )
 
 
 def what_next(effect: dict[str, Any]) -> str:
@@ -100,6 +117,21 @@ def what_next(effect: dict[str, Any]) -> str:
     return "Next: " + api.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
 
 
+def _intent_record(e: dict[str, Any]) -> dict[str, Any]:
+    """The effect's intent and attempts as recorded, for the JSON pane."""
+    intent = e["intent"]
+    return {
+        "target": e["target"],
+        "pre_state": intent.get("pre_state"),
+        "intended": intent.get("intended"),
+        "attempts": [
+            {k: a.get(k) for k in ("attempt_no", "executor", "started_at",
+                                    "ended_at", "response", "error", "outcome")}
+            for a in e["attempts"]
+        ],
+    }  # fmt: skip
+
+
 class ReconcileDialog(ActionDialog):
     irreversible = True
 
@@ -109,13 +141,23 @@ class ReconcileDialog(ActionDialog):
         # The effect's reconciliation as this reviewer saw it: their verdict is refused as a
         # conflict if another is recorded meanwhile, never written over it.
         self.based_on = _reconciliation_seq(effect)
-        self.observation: dict[str, Any] | None = None
+        self.observation: Looked | None = None
         self.changed_note: str | None = None
         self.gone: str | None = None
         self._hint_since_observe = False
         self._id = next(_serial)
         self.file_target = not api.is_destination(effect["target"])
-        e = effect
+        self._add_effect(effect)
+        self._add_observation()
+        self._add_decision()
+        self._follow(effect)
+        self.resize(860, 720)
+        self.refresh_buttons()
+        self.observe()
+
+    def _add_effect(self, e: dict[str, Any]) -> None:
+        """The target, what happens there, what can be done next, and the intent with its
+        attempts as recorded."""
         # The target in one line, elided in the middle (the whole of it in the tooltip): a
         # path's length never sets the dialog's width. The sentences below say "the target".
         self.target_line = elided_label(f"{e['kind']} → {e['target']}", name="Target", bold=True)
@@ -126,24 +168,13 @@ class ReconcileDialog(ActionDialog):
         self.store_changed = notice_banner("Changed in the store")
         self.store_changed.hide()
         self.add(self.store_changed)
-        intent = e["intent"]
-        self.intent = TextPane(host.loader, "Intent, attempts and responses")
-        self.intent.show_text(
-            pretty_json(
-                {
-                    "target": e["target"],
-                    "pre_state": intent.get("pre_state"),
-                    "intended": intent.get("intended"),
-                    "attempts": [
-                        {k: a.get(k) for k in ("attempt_no", "executor", "started_at",
-                                                "ended_at", "response", "error", "outcome")}
-                        for a in e["attempts"]
-                    ],
-                }
-            ),
-            "json",
-        )  # fmt: skip
+        self.intent = TextPane(self.host.loader, "Intent, attempts and responses")
+        self.intent.show_text(pretty_json(_intent_record(e)), "json")
         self.add(self.intent, 2)
+
+    def _add_observation(self) -> None:
+        """The current observation (Observe again beside it), the banner saying the target
+        moved since, and the diff against the file as it is now."""
         row = QWidget()
         rl = QHBoxLayout(row)
         rl.setContentsMargins(0, 0, 0, 0)
@@ -161,8 +192,11 @@ class ReconcileDialog(ActionDialog):
         self.banner = notice_banner("Target changed")
         self.banner.hide()
         self.add(self.banner)
-        self.diff = TextPane(host.loader, "Intended content against the current file")
+        self.diff = TextPane(self.host.loader, "Intended content against the current file")
         self.add(self.diff, 2)
+
+    def _add_decision(self) -> None:
+        """The override, the note, and a button per verdict (Present is the dialog's own)."""
         self.override = QCheckBox(
             "Over&ride the store's observation: I decide otherwise, for the reason in my note"
         )
@@ -189,21 +223,22 @@ class ReconcileDialog(ActionDialog):
             b = self.add_button(label, tip)
             b.clicked.connect(lambda _=False, d=d: self.decide(d))
             self.decide_buttons[d] = b
+
+    def _follow(self, e: dict[str, Any]) -> None:
+        """Follow the target on disk and the task in the store while the dialog is open."""
         self.watcher = FileWatcher(self)
         self.watcher.changed.connect(self._target_changed)
         if self.file_target:
             self.watcher.watch([e["target"]])
-        self.follower = Follower(host, task_id, self._task_changed, self)
+        self.follower = Follower(self.host, self.task_id, self._task_changed, self)
         self.finished.connect(self._stop_following)
         # The dialog records its own observations of this effect; the window's watcher must
         # not slip one in between the reviewer's observation and decision.
-        hold = getattr(getattr(host, "file_watch", None), "hold", None)
+        hold = getattr(getattr(self.host, "file_watch", None), "hold", None)
         if hold is not None:
-            hold.add(e["effect_id"])
-            self.finished.connect(lambda _r: hold.discard(e["effect_id"]))
-        self.resize(860, 720)
-        self.refresh_buttons()
-        self.observe()
+            eid = e["effect_id"]
+            hold.add(eid)
+            self.finished.connect(lambda _r: hold.discard(eid))
 
     def first_field(self) -> QWidget:
         return self.note
@@ -241,10 +276,10 @@ class ReconcileDialog(ActionDialog):
         self.progress.show()
         self.obs_label.setText("The store is observing the target…")
         self.refresh_buttons()
-        effect, task_id = self.effect, self.task_id
+        effect_id, task_id = self.effect["effect_id"], self.task_id
         self.host.loader.submit(
             f"observe:{self._id}",
-            lambda: observe(store, actor, task_id, effect),
+            lambda: observe(store, actor, task_id, effect_id),
             self._observed,
             self._observe_failed,
         )
@@ -259,13 +294,9 @@ class ReconcileDialog(ActionDialog):
                 "yet: check it by hand; your decision records what you found, and your note "
                 "says how you checked."
             )
-            self.observation = {"observation_id": None, "state": None, "verdict": None}
+            self.observation = Looked(None)
         else:
-            self.observation = {
-                "observation_id": obs["observation_id"],
-                "state": obs,
-                "verdict": None,
-            }
+            self.observation = Looked(obs["observation_id"], obs.get("at"))
             self.obs_label.setText(
                 f"Latest observation {obs['observation_id']} at {t.when(obs.get('at'))}: "
                 + ("absent" if not obs.get("exists") else t.digest(obs.get("digest")))
@@ -280,17 +311,19 @@ class ReconcileDialog(ActionDialog):
         self.refuse(str(error))
         self.refresh_buttons()
 
-    def _observed(self, result: dict[str, Any]) -> None:
+    def _observed(self, result: Looked) -> None:
         self.progress.hide()
         self.observation = result
-        s = result["state"]
-        what = "missing" if not s["exists"] else f"{t.digest(s['digest'])}, {t.size(s['size'])}"
-        self.obs_label.setText(
-            f"Observation {result['observation_id']} at {t.when(result['at'])}: {what}. "
-            f"The store's verdict: {result['verdict']} — {'; '.join(result['reasons'])}"
+        s = result.state
+        what = (
+            f"{t.digest(s.digest)}, {t.size(s.size)}" if s is not None and s.exists else "missing"
         )
-        self.diff.show_text(result["diff"], "diff")
-        self.override.setVisible(result["verdict"] != api.Verdict.CONFLICT)
+        self.obs_label.setText(
+            f"Observation {result.observation_id} at {t.when(result.at)}: {what}. "
+            f"The store's verdict: {result.verdict} — {'; '.join(result.reasons)}"
+        )
+        self.diff.show_text(result.diff, "diff")
+        self.override.setVisible(result.verdict is not api.Verdict.CONFLICT)
         self.override.setChecked(False)
         if self._hint_since_observe:
             self._rehash("modified")
@@ -307,12 +340,12 @@ class ReconcileDialog(ActionDialog):
     def _rehash(self, what: str) -> None:
         target, shown = self.effect["target"], self.observation
 
-        def fresh(state: dict[str, Any]) -> None:
-            if self.observation is shown and shown is not None and not same(state, shown["state"]):
-                now = "missing" if not state["exists"] else t.digest(state["digest"])
+        def fresh(state: FileState) -> None:
+            if self.observation is shown and shown is not None and not same(state, shown.state):
+                now = t.digest(state.digest) if state.exists else "missing"
                 self._mark_changed(f"{what}; it now holds {now}")
 
-        self.host.loader.submit(f"rehash:{self._id}", lambda: hash_file(target), fresh)
+        self.host.loader.submit(f"rehash:{self._id}", lambda: file_state(target), fresh)
 
     def _mark_changed(self, what: str) -> None:
         self.changed_note = what
@@ -345,7 +378,7 @@ class ReconcileDialog(ActionDialog):
             )
             self.store_changed.show()
         else:
-            mine = (self.observation or {}).get("observation_id")
+            mine = self.observation.observation_id if self.observation else None
             obs = e.get("observations") or []
             latest = obs[-1] if obs else None
             if mine and latest and latest["observation_id"] != mine and self.file_target:
@@ -371,11 +404,11 @@ class ReconcileDialog(ActionDialog):
         obs = self.observation
         if obs is None:
             return False
-        computed = obs.get("verdict") or api.Verdict.CONFLICT
+        computed = obs.verdict or api.Verdict.CONFLICT
         override = self.override.isChecked() and self.override.isVisible()
         return (
             api.decision_refusal(
-                self.effect["target"], api.Verdict(computed), decision, override,
+                self.effect["target"], computed, decision, override,
                 self.note.text(),
             )
             is None
@@ -406,13 +439,15 @@ class ReconcileDialog(ActionDialog):
 
         assert self.observation is not None
         if not self.file_target:
-            return _DestinationDecision(self.task_id, self.effect, decision, self.note.text())
-        computed = self.observation.get("verdict")
+            return _ByHand(
+                self.task_id, self.effect["effect_id"], decision, self.note.text().strip()
+            )
+        computed = self.observation.verdict
         return ReconcileEffect.model_validate(
             {
                 "task_id": self.task_id,
                 "effect_id": self.effect["effect_id"],
-                "observation_id": self.observation["observation_id"],
+                "observation_id": self.observation.observation_id,
                 "decision": decision.value,
                 "override": bool(self.override.isChecked() and decision != computed),
                 "note": self.note.text().strip(),
@@ -449,7 +484,7 @@ class ReconcileDialog(ActionDialog):
         self.host.loader.submit(
             f"decide:{self._id}",
             lambda: api.reconcile_by_hand(
-                store, actor, d.task_id, d.effect["effect_id"], d.decision, d.note, based_on
+                store, actor, d.task_id, d.effect_id, d.decision, d.note, based_on
             ),
             done,
             failed,
@@ -468,16 +503,14 @@ def _reconciliation_seq(effect: dict[str, Any]) -> int:
     return int((effect.get("reconciliation") or {}).get("seq") or 0)
 
 
-class _DestinationDecision:
-    def __init__(
-        self, task_id: str, effect: dict[str, Any], decision: api.Verdict, note: str
-    ) -> None:
-        self.task_id, self.effect, self.decision, self.note = (
-            task_id,
-            effect,
-            decision,
-            note.strip(),
-        )
+@dataclass(frozen=True)
+class _ByHand:
+    """A destination's decision, reconciled by the person's finding (`reconcile_by_hand`)."""
+
+    task_id: str
+    effect_id: str
+    decision: api.Verdict
+    note: str
 
 
 def words(s: str | None) -> str:

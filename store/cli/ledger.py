@@ -222,6 +222,16 @@ def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
 
 
 def register(add: Add) -> None:
+    _register_effects(add)
+    _register_approvals(add)
+    _register_attempts(add)
+    _register_observations(add)
+    _register_checkpoints(add)
+    _register_reads(add)
+
+
+def _register_effects(add: Add) -> None:
+    """An effect's intent: planned, revised, cancelled before dispatch."""
     sp = add("plan-effect", _write(_plan))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument(
@@ -276,6 +286,9 @@ def register(add: Add) -> None:
     sp.add_argument("effect", help=EFFECT_HELP)
     sp.add_argument("--reason", required=True, help="why it is dropped")
 
+
+def _register_approvals(add: Add) -> None:
+    """Approvals asked for, their policies, and a person's answers."""
     sp = add("request-approval", _write(_request))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("--effect", help="the effect whose prepared object is approved")
@@ -317,6 +330,9 @@ def register(add: Add) -> None:
     sp.add_argument("--note", required=True, help="what the requester should change")
     sp.set_defaults(edited_json=None, text=None, file=None)
 
+
+def _register_attempts(add: Add) -> None:
+    """An effect's attempts: dispatched, and what the executor reported."""
     sp = add(
         "dispatch",
         _write(
@@ -365,6 +381,9 @@ def register(add: Add) -> None:
     sp.add_argument("--response-json", help="the executor's response, as a JSON object")
     sp.add_argument("--error", help="the executor's error (required with failed)")
 
+
+def _register_observations(add: Add) -> None:
+    """An effect's target observed, and the effect reconciled against what was seen."""
     sp = add("observe", _write(_observe))
     sp.add_argument("task", help=TASK_HELP)
     sp.add_argument("effect", help=EFFECT_HELP)
@@ -408,6 +427,9 @@ def register(add: Add) -> None:
         "conflict, naming who reconciled it and when, if another was recorded since",
     )
 
+
+def _register_checkpoints(add: Add) -> None:
+    """A run stopped, a task closed, a checkpoint written."""
     sp = add(
         "stop",
         _write(
@@ -476,6 +498,8 @@ def register(add: Add) -> None:
     )
     sp.add_argument("--id", help="the checkpoint's id (default: generated, printed)")
 
+
+def _register_reads(add: Add) -> None:
     add("effects", cmd_effects).add_argument("task", help=TASK_HELP)
     add("approvals", cmd_approvals).add_argument(
         "task", nargs="?", help="one task's (default: every task's)"

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop.runtime import jobs
+from boris_desktop.runtime.job_results import PublicKey
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui.text import failure
 from boris_desktop.ui.widgets import error_label, plain_label
@@ -69,15 +70,15 @@ class ExportKeyDialog(QDialog):
             "export-key", lambda: jobs.my_public_key(store, rid), self._arrived, self._failed
         )
 
-    def _arrived(self, result: dict[str, Any]) -> None:
-        self.line = result["line"]
+    def _arrived(self, result: PublicKey) -> None:
+        self.line = result.line
         self.key.setText(self.line)
         self.key.setCursorPosition(0)
         # Wide enough to show the whole line where the screen allows.
         want = self.key.fontMetrics().horizontalAdvance(self.line) + 60
         self.setMinimumWidth(min(max(want, self.minimumWidth()), 900))
         self.trust.setText(trust_words(result, self.reviewer[1]))
-        self.trust.setToolTip(f"Your private key stays in {result['path']}")
+        self.trust.setToolTip(f"Your private key stays in {result.path}")
         for b in (self.save, self.copy):
             b.setEnabled(True)
 
@@ -114,16 +115,16 @@ class ExportKeyDialog(QDialog):
         self.trust.setText(f"Saved to {path}.")
 
 
-def trust_words(result: dict[str, Any], reviewer_id: str) -> str:
+def trust_words(result: PublicKey, reviewer_id: str) -> str:
     """Whether the open store trusts the key, and what makes it trusted."""
     add = f"boris keys add PUBLIC_KEY --for person:{reviewer_id}"
-    if result["store_signed"] is None:
+    if result.store_signed is None:
         return ""
-    if not result["store_signed"]:
+    if not result.store_signed:
         return (
             "The open store does not sign its records. A signed store trusts this key once "
             f"a person it trusts adds it ({add})."
         )
-    if result["trusted"]:
+    if result.trusted:
         return "The open store's keyring trusts this key for you: your decisions are signed."
     return f"The open store does not trust this key yet: a person it trusts adds it ({add})."

@@ -14,6 +14,8 @@ selection, kept by task id across pages, searches and refreshes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
@@ -31,6 +33,7 @@ from boris_desktop.inbox.table import (
     task_key,
 )
 from boris_desktop.runtime import jobs
+from boris_desktop.runtime.job_results import FirstPage, Keyed, TaskRow
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui import keyed_rows
 from boris_desktop.ui import text as t
@@ -46,6 +49,16 @@ FIRST = 60
 SEARCH_PAUSE_MS = 100
 #: The database's word for the columns it can sort by (the others sort by last activity).
 SQL_ORDER = {NEEDS: "needs", ACTIVITY: "activity", TITLE: "title", STATUS: "status"}
+
+
+@dataclass(frozen=True)
+class InboxCounts(Keyed):
+    """What the counts say: every task, those the search and filter show, those that need
+    a person (the database's counts)."""
+
+    total: int = 0
+    matching: int = 0
+    needy: int = 0
 
 
 class PagedInboxModel(InboxModel):
@@ -65,22 +78,22 @@ class PagedInboxModel(InboxModel):
         self.view: Any = None  # the reading (store.reads.inbox_pages.PagedInbox) shown
         self.next_key: Any = None  # where the next page starts; None: every row is here
         self.status: str | None = None
-        self.counts = {"total": 0, "matching": 0, "needy": 0}
-        self._needing: tuple[int, list[dict[str, Any]]] | None = None
+        self.counts = InboxCounts()
+        self._needing: tuple[int, list[TaskRow]] | None = None
         self._reading = 0  # a page read for an older reading is dropped
         #: Each row's six texts, made once a second at most: a paint asks each cell, and
         #: InboxModel makes the row's six for each (six times the work, on the GUI thread).
-        self._texts: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
+        self._texts: dict[str, tuple[TaskRow, tuple[str, ...]]] = {}
         self._texts_at = 0
 
     # --- readings ------------------------------------------------------------------------
 
-    def peek(self, directory: str | None, then: Any = None) -> None:
+    def peek(self, directory: str | None, then: Callable[[], object] | None = None) -> None:
         """Show the first page read before the store is open (the window's first look, as
         MainWindow's peek); the store's first reading (`set_store`) takes its place.
         `then()`: called once the peek is done, shown or not."""
 
-        def peeked(got: dict[str, Any] | None) -> None:
+        def peeked(got: FirstPage | None) -> None:
             if got is not None and self.view is None:
                 self._read(got)
             if then is not None:
@@ -93,7 +106,7 @@ class PagedInboxModel(InboxModel):
             lambda _: peeked(None),
         )
 
-    def show_peeked(self, got: dict[str, Any]) -> None:
+    def show_peeked(self, got: FirstPage) -> None:
         """A first page peeked by someone else (MainWindow's own first look)."""
         if self.view is None:
             self._read(got)
@@ -110,35 +123,37 @@ class PagedInboxModel(InboxModel):
         column, descending = self.order
         limit = max(PAGE, len(self.rows)) if keep_rows else FIRST
         store, needing = self.store, self._needing
-        kw: dict[str, Any] = {
-            "order": SQL_ORDER.get(column, "activity"),
-            "descending": descending,
-            "words": self.search,
-            "status": self.status,
-            "limit": limit,
-            "needing": needing,
-        }
+        order, words, status = SQL_ORDER.get(column, "activity"), self.search, self.status
         fresh = not keep_rows
         self.loader.cancel("inbox-page")
         self.loader.submit(
             "inbox-read",
-            lambda: {**jobs.inbox_first_page(store, **kw), "fresh": fresh},
+            lambda: jobs.inbox_first_page(
+                store,
+                order=order,
+                descending=descending,
+                words=words,
+                status=status,
+                limit=limit,
+                needing=needing,
+                fresh=fresh,
+            ),
             self._read,
             None,
         )
 
-    def _read(self, result: dict[str, Any]) -> None:
+    def _read(self, result: FirstPage) -> None:
         self._reading += 1
-        self.view = result["view"]
-        self.next_key = result["key"]
-        if result["view"] is not None:  # None: a peek's rows, before the store is open
-            self._needing = (result["version"], result["view"].needing)
-        self.counts = {"total": result["total"], "needy": result["needy"]}
-        self.counts["matching"] = result["total"]
-        rows = result["rows"]
+        self.view = result.view
+        self.next_key = result.key
+        if result.view is not None and result.version is not None:
+            # (None: a peek's rows, before the store is open.)
+            self._needing = (result.version, result.view.needing)
+        self.counts = InboxCounts(result.total, result.total, result.needy)
+        rows = result.rows
         self.all_rows = rows
         self._ids = {r["id"] for r in rows}
-        plan = None if result.get("fresh") else keyed_rows.plan(self.rows, rows, task_key)
+        plan = None if result.fresh else keyed_rows.plan(self.rows, rows, task_key)
         if plan is None or len(plan.gone) + len(plan.inserts) > 32:
             # A new search, filter or order, or rows all over the list changed: one reset
             # (no comparison of thousands of rows on the GUI thread); the window reselects.
@@ -158,7 +173,7 @@ class PagedInboxModel(InboxModel):
 
     def _counted(self, result: tuple[int, int]) -> None:
         if result[0] == self._reading:
-            self.counts["matching"] = result[1]
+            self.counts = replace(self.counts, matching=result[1])
             self.counted.emit()
 
     # --- pages ---------------------------------------------------------------------------
@@ -177,7 +192,7 @@ class PagedInboxModel(InboxModel):
             None,
         )
 
-    def _paged(self, result: tuple[int, tuple[list[dict[str, Any]], Any]]) -> None:
+    def _paged(self, result: tuple[int, tuple[list[TaskRow], Any]]) -> None:
         reading, (rows, key) = result
         if reading != self._reading:
             return  # a page of a reading no longer shown
@@ -296,9 +311,9 @@ class PagedInbox(QObject):
 
     def _say_counts(self) -> None:
         c = self.model.counts
-        words = [t.count(c["total"], "task", "tasks"), f"{c['needy']:,} need you"]
+        words = [t.count(c.total, "task", "tasks"), f"{c.needy:,} need you"]
         if self.model.search or self.model.status:
-            words.insert(1, f"{c['matching']:,} shown")
+            words.insert(1, f"{c.matching:,} shown")
         self.counts.setText(" · ".join(words))
 
     def _reselect(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -29,6 +29,9 @@ from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeC
 from boris_desktop.ui.icons import icon, status_icon, words
 from boris_desktop.ui.text import tip
 from store import api
+
+if TYPE_CHECKING:
+    from boris_desktop.runtime.job_results import InboxPlan
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity", "Working now")
@@ -113,14 +116,22 @@ def filter_text(r: dict[str, Any]) -> str:
 #: Above this many runs of rows taken out or put back, a search resets the model instead.
 SEARCH_EDITS = 32
 
-#: Where a worker keeps a row's filter_text, so a search never builds it on the GUI thread.
-HAYSTACK = "haystack"
+#: Each task's filter text, with the row it was made of, kept by a worker so a search never
+#: builds it on the GUI thread: the store's rows are frozen (read models), so it is kept
+#: beside them, one entry a task, not on them.
+_HAYSTACKS: dict[str, tuple[Any, str]] = {}
+
+
+def haystack(r: Any) -> str:
+    """The row's filter text: as a worker made it for this very row, else made now."""
+    held = _HAYSTACKS.get(r["id"])
+    return held[1] if held is not None and held[0] is r else filter_text(r)
 
 
 def with_haystack(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fresh rows (a worker's own, not yet shown) with their filter text kept on them."""
+    """Fresh rows (a worker's own, not yet shown) with their filter text kept for them."""
     for r in rows:
-        r[HAYSTACK] = filter_text(r)
+        _HAYSTACKS[r["id"]] = (r, filter_text(r))
     return rows
 
 
@@ -135,7 +146,7 @@ def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[s
         return rows
     out = []
     for r in rows:
-        hay = r.get(HAYSTACK) or filter_text(r)
+        hay = haystack(r)
         if all(w in hay for w in words_):
             out.append(r)
     return out
@@ -234,19 +245,19 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         self,
         rows: list[dict[str, Any]],
         order: tuple[int, bool] | None = None,
-        planned: tuple[int, keyed_rows.Plan, list[Any]] | None = None,
+        planned: InboxPlan | None = None,
     ) -> None:
         """`rows`: every task. `order`: the order they are already in (`ordered`, on a
-        worker), if any. `planned`: (revision, plan, shown rows), the changes worked out on a
-        worker (jobs.refresh) from the rows this model held at `revision`, for its search;
-        used if it still holds them."""
+        worker), if any. `planned`: the changes worked out on a worker (jobs.refresh) from
+        the rows this model held at its revision, for its search; used if it still holds
+        them."""
         if order != self.order:
             rows, planned = ordered(rows, *self.order), None
         self.all_rows = rows
         self._ids = {r["id"] for r in rows}
-        if planned is not None and planned[0] == self.revision:
+        if planned is not None and planned.revision == self.revision:
             # Worked out on a worker for the rows held now, so for the search in force.
-            self._show(planned[2], planned[1])
+            self._show(planned.showing, planned.plan)
         else:
             self._show(matching(rows, self.search))
 
@@ -254,14 +265,12 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         """Whether the task is in the inbox, shown or hidden by the search."""
         return task_id in self._ids
 
-    def show_matching(
-        self, search: tuple[str, ...], planned: tuple[int, keyed_rows.Plan, list[Any]] | None
-    ) -> None:
-        """Show the tasks matching `search`: `planned` (revision, plan, rows) was worked out
-        on a worker (jobs.search) and is used if the model still holds what it was made from."""
+    def show_matching(self, search: tuple[str, ...], planned: InboxPlan | None) -> None:
+        """Show the tasks matching `search`: `planned` was worked out on a worker
+        (jobs.search) and is used if the model still holds what it was made from."""
         self.search = search
-        if planned is not None and planned[0] == self.revision:
-            rows, plan = planned[2], planned[1]
+        if planned is not None and planned.revision == self.revision:
+            rows, plan = planned.showing, planned.plan
         else:
             rows = matching(self.all_rows, search)
             plan = narrowing_plan(self.all_rows, self.rows, rows)
@@ -392,7 +401,7 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         if role == ATTENTION_ROLE:
             return r["attention"]
         if role == FILTER_ROLE:
-            return r.get(HAYSTACK) or filter_text(r)
+            return haystack(r)
         return None
 
 

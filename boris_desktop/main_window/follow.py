@@ -16,10 +16,10 @@ from PySide6.QtCore import QObject, QTimer
 from boris_desktop.main_window.frame import EMPTY, NOTHING
 from boris_desktop.main_window.startup import soon
 from boris_desktop.runtime import jobs
+from boris_desktop.runtime.job_results import InboxRead, PagedRead, TaskRead, Unchanged
 
 if TYPE_CHECKING:
     from boris_desktop.main_window.face import Window
-    from boris_desktop.task.bundle import TaskBundle
     from store.api import Store
 
 
@@ -131,8 +131,8 @@ class StoreFollower(QObject):
             self.loaded(jobs.paged_refresh(w.store, w.selected, None))
             return
         result = jobs.refresh(w.store, w.selected, None)
-        if w.selected is None and result["tasks"]:
-            w.selected = result["tasks"][0]["id"]  # list_tasks sorts by need of attention
+        if w.selected is None and isinstance(result, InboxRead) and result.tasks:
+            w.selected = result.tasks[0]["id"]  # list_tasks sorts by need of attention
             result = jobs.refresh(w.store, w.selected, None)
         self.loaded(result)
         if w.selected:
@@ -141,19 +141,19 @@ class StoreFollower(QObject):
 
     # --- what a read found ---------------------------------------------------------------
 
-    def loaded(self, result: dict[str, Any]) -> None:
+    def loaded(self, result: InboxRead | PagedRead | TaskRead | Unchanged) -> None:
         w = self.w
-        if result.get("unchanged"):
+        if isinstance(result, Unchanged):
             return
-        if w.paged and "tasks" in result:
-            return  # read whole before the window turned to pages
-        if "statuses" in result and "tasks" not in result:
+        if isinstance(result, PagedRead):
             w.paged_loaded(result)
             return
-        if "tasks" not in result:  # the selected task alone (see Selection.row_changed)
-            if result.get("task_id") == w.selected:
+        if isinstance(result, TaskRead):  # the selected task alone (Selection.row_changed)
+            if result.task_id == w.selected:
                 self.show_task(result)
             return
+        if w.paged:
+            return  # read whole before the window turned to pages
         self._inbox_read(result)
         if w.inbox.rows and not w.inbox.holds(w.selected) and not w.no_decision_in_front():
             # Nothing (or a vanished task) selected: the one most in need of the reviewer.
@@ -162,23 +162,23 @@ class StoreFollower(QObject):
         w.select_row()
         self.show_task(result)
 
-    def _inbox_read(self, result: dict[str, Any]) -> None:
+    def _inbox_read(self, result: InboxRead) -> None:
         """The inbox read whole: its rows, counts and statuses, and the pane below."""
         w = self.w
-        w._version = result["version"]
-        w.inbox.clock.set(result.get("now"))
-        w.inbox.set_rows(result["tasks"], result.get("order"), result.get("planned"))
-        w.needy = result["needy"]
+        w._version = result.version
+        w.inbox.clock.set(result.now)
+        w.inbox.set_rows(result.tasks, result.order, result.planned)
+        w.needy = result.needy
         self.start_following()
-        w.status_filter_items(result["statuses"])
-        if result["tasks"]:
+        w.status_filter_items(result.statuses)
+        if result.tasks:
             w.size_columns()
-        if result["tasks"] and w._task_view is None and w.staged:
+        if result.tasks and w._task_view is None and w.staged:
             # Start-up: the inbox is painted before the task view, the biggest single piece of
             # the window, is built in a turn of its own (the task's record is on its way).
             self._build_view = soon(self, w.show_task_page)
             self._build_view.start()
-        elif result["tasks"]:
+        elif result.tasks:
             w.show_task_page()
         else:
             w.right.setCurrentIndex(EMPTY)
@@ -196,10 +196,10 @@ class StoreFollower(QObject):
         if w.selected is not None:
             self.load_task(w.selected)
 
-    def show_task(self, result: dict[str, Any]) -> None:
+    def show_task(self, result: InboxRead | PagedRead | TaskRead) -> None:
         w = self.w
-        bundle: TaskBundle | None = result.get("bundle")
-        if bundle is not None and result.get("task_id") == w.selected:
+        bundle = result.bundle
+        if bundle is not None and result.task_id == w.selected:
             from boris_desktop.task.view import same_record
 
             # The brief (it hashes files) is read again when the record changed, not when

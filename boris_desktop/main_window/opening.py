@@ -4,7 +4,7 @@ tasks loaded into it on request."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
@@ -12,6 +12,7 @@ from boris_desktop import settings
 from boris_desktop.main_window.paging import paged_from, paged_mode
 from boris_desktop.main_window.startup import soon
 from boris_desktop.runtime import jobs
+from boris_desktop.runtime.job_results import FirstPage, InboxPeek
 
 if TYPE_CHECKING:
     from boris_desktop.main_window.face import Window
@@ -25,7 +26,7 @@ class EarlyPeek:
     def __init__(self, directory: str | None) -> None:
         self.directory = directory
         self.done = False
-        self.result: dict[str, Any] | None = None
+        self.result: FirstPage | InboxPeek | None = None
         self.asked = False
 
 
@@ -73,13 +74,13 @@ class Opening(QObject):
         shown: jobs.Shown = ((COLUMN_TITLES.index("Needs you"), True), [], -1, ())
         mode, most = paged_mode(), paged_from()
 
-        def read() -> dict[str, Any] | None:
+        def read() -> FirstPage | InboxPeek | None:
             return jobs.peek_inbox(directory, shown, mode, most)
 
         self.early = EarlyPeek(directory)
         self.w.loader.submit("peek", read, self._early_in, lambda _e: self._early_in(None))
 
-    def _early_in(self, result: dict[str, Any] | None) -> None:
+    def _early_in(self, result: FirstPage | InboxPeek | None) -> None:
         early = self.early
         if early is None:
             return
@@ -123,7 +124,9 @@ class Opening(QObject):
             lambda _e: self._open_on_worker(directory),
         )
 
-    def _peeked_then_open(self, directory: str | None, result: dict[str, Any] | None) -> None:
+    def _peeked_then_open(
+        self, directory: str | None, result: FirstPage | InboxPeek | None
+    ) -> None:
         self._peeked(result)
         self._open_on_worker(directory)
 
@@ -132,18 +135,17 @@ class Opening(QObject):
             "open", lambda: jobs.open_store(directory), self.set_store, self.w.failed
         )
 
-    def _peeked(self, result: dict[str, Any] | None) -> None:
+    def _peeked(self, result: FirstPage | InboxPeek | None) -> None:
         w = self.w
-        if result is not None and result.get("paged"):
+        if isinstance(result, FirstPage):
             if w.store is None and not w.inbox.all_rows:
                 w.use_paged(True)
                 w.pages.show_peeked(result)  # `Paging.read` says and paints it
             return
-        tasks = result["tasks"] if result else None
-        if w.store is not None or not tasks or w.inbox.all_rows:
+        if result is None or w.store is not None or not result.tasks or w.inbox.all_rows:
             return  # the store came first, or there is nothing to show
-        assert result is not None
-        w.inbox.set_rows(tasks, result["order"], result["planned"])
+        tasks = result.tasks
+        w.inbox.set_rows(tasks, result.order, result.planned)
         w.size_columns()
         w.statusBar().showMessage(f"{len(tasks)} tasks; opening the store…")
         # Painted now, before the store's worker starts loading modules: sharing the GIL

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from boris_desktop.inbox.pages import PagedInboxModel
     from boris_desktop.inbox.table import InboxModel
     from boris_desktop.main_window.face import Window
+    from boris_desktop.runtime.job_results import PagedRead
 
 #: A store with more tasks than this has its inbox read in pages.
 PAGED_FROM = 5_000
@@ -102,18 +103,18 @@ class Paging(QObject):
         w.proxy.set_status(None if on else w.status_filter.currentData())
         old.deleteLater()
 
-    def loaded(self, result: dict[str, Any]) -> None:
+    def loaded(self, result: PagedRead) -> None:
         """A paged refresh: the statuses and the selected task; the pages read again."""
         w = self.w
-        w._version = result["version"]
-        w.inbox.clock.set(result.get("now"))
-        w.status_filter_items(result["statuses"])
+        w._version = result.version
+        w.inbox.clock.set(result.now)
+        w.status_filter_items(result.statuses)
         w.start_following()
         w.empty_button.setEnabled(True)
-        if result.get("task_id") and "bundle" not in result and result["task_id"] == w.selected:
+        if result.task_id and result.bundle is None and result.task_id == w.selected:
             w.selected = None  # deleted meanwhile: the top task is selected instead
         w.pages.reload()  # keeps as many rows as are held
-        if "bundle" in result:
+        if result.bundle is not None:
             w.show_loaded_task(result)
         else:
             w.status()
@@ -127,14 +128,14 @@ class Paging(QObject):
         w.select_row()
         w.paged_searched()
         if w.store is None:  # a first look, before the store is open (`Opening.peeked`)
-            w.statusBar().showMessage(f"{model.counts['total']:,} tasks; opening the store…")
+            w.statusBar().showMessage(f"{model.counts.total:,} tasks; opening the store…")
             w.owner().repaint()
             w.peeked.emit()
             return
         w.status()
         if model.view is None:
             return
-        if not model.counts["total"]:
+        if not model.counts.total:
             w.right.setCurrentIndex(EMPTY)
             w.loaded.emit()
             return

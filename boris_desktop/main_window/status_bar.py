@@ -42,9 +42,9 @@ class StatusLine(QObject):
         shown = ""
         if w.paged:  # counted by the database with the pages' last reading
             counts = w.pages.counts
-            n, needy = counts["total"], counts["needy"]
+            n, needy = counts.total, counts.needy
             if w.pages.search or w.pages.status:
-                shown = f" ({counts['matching']:,} shown)"
+                shown = f" ({counts.matching:,} shown)"
         where = w.store.location.describe() if w.store else "no store"
         from boris_desktop.ui import text as t
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from boris_desktop.inbox.table import InboxFilter, InboxModel
     from boris_desktop.queue.decisions import DecisionQueue
     from boris_desktop.runtime import jobs
+    from boris_desktop.runtime.job_results import PagedRead
     from boris_desktop.runtime.live import StoreFeed
     from boris_desktop.runtime.notifications import Notifier
     from boris_desktop.runtime.task_watch import TaskFileWatcher
@@ -251,7 +252,7 @@ class MainWindow(QMainWindow):
     def start_following(self) -> None:
         self.follower.start_following()
 
-    def show_loaded_task(self, result: dict[str, Any]) -> None:
+    def show_loaded_task(self, result: PagedRead) -> None:
         self.follower.show_task(result)
 
     def failed(self, error: Exception) -> None:
@@ -265,7 +266,7 @@ class MainWindow(QMainWindow):
     def use_paged(self, on: bool) -> None:
         self.paging.use_paged(on)
 
-    def paged_loaded(self, result: dict[str, Any]) -> None:
+    def paged_loaded(self, result: PagedRead) -> None:
         self.paging.loaded(result)
 
     def shown(self) -> jobs.Shown:

@@ -8,11 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from boris_desktop.runtime.job_results import (
+    FirstPage,
+    InboxPeek,
+    InboxPlan,
+    InboxRead,
+    Order,
+    PagedRead,
+    PublicKey,
+    TaskRead,
+    TaskRow,
+    Unchanged,
+)
 from boris_desktop.task.bundle import TaskBrief, TaskBundle, TimelineEvent, TimelinePage
 
 #: What the inbox holds, for a worker to read against: its order, the rows it shows, its
 #: revision and its search words (see `as_shown`).
-Shown = tuple[tuple[int, bool], list[dict[str, Any]], int, tuple[str, ...]]
+Shown = tuple[Order, list[TaskRow], int, tuple[str, ...]]
 
 
 def open_store(directory: str | None) -> Any:
@@ -34,7 +46,7 @@ def open_store(directory: str | None) -> Any:
     return store
 
 
-def peek_tasks(directory: str | None, shown: Shown) -> dict[str, Any] | None:
+def peek_tasks(directory: str | None, shown: Shown) -> InboxPeek | None:
     """The inbox of a SQLite store read before the store is open (store.reads.peek): no
     SQLAlchemy, so it is on screen long before the store's modules have loaded. Sorted and
     compared with the rows shown here, as `refresh` does (`as_shown`)."""
@@ -44,12 +56,10 @@ def peek_tasks(directory: str | None, shown: Shown) -> dict[str, Any] | None:
     if tasks is None:
         return None
     tasks, order, planned = as_shown(tasks, shown)
-    return {"tasks": tasks, "order": order, "planned": planned}
+    return InboxPeek(tasks, order, planned)
 
 
-def as_shown(
-    tasks: list[dict[str, Any]], shown: Shown
-) -> tuple[list[dict[str, Any]], tuple[int, bool], tuple[int, Any, list[dict[str, Any]]]]:
+def as_shown(tasks: list[TaskRow], shown: Shown) -> tuple[list[TaskRow], Order, InboxPlan]:
     """Fresh rows put in the order the inbox shows (its order, the rows it holds and its
     revision), and compared with those rows (keyed_rows.plan): the GUI thread then neither
     sorts ten thousand rows nor compares them, it only tells its views what changed
@@ -60,18 +70,18 @@ def as_shown(
     order, held, revision, search = shown
     tasks = with_haystack(ordered(tasks, *order))
     showing = matching(tasks, search)
-    return tasks, order, (revision, plan(held, showing, task_key), showing)
+    return tasks, order, InboxPlan(revision, plan(held, showing, task_key), showing)
 
 
 def search(
-    every: list[dict[str, Any]], search_: tuple[str, ...], held: list[dict[str, Any]], revision: int
-) -> tuple[tuple[str, ...], tuple[int, Any, list[dict[str, Any]]]]:
+    every: list[TaskRow], search_: tuple[str, ...], held: list[TaskRow], revision: int
+) -> tuple[tuple[str, ...], InboxPlan]:
     """The inbox's rows matching a search, and the changes from the rows it shows
     (`held`, at `revision`): while the reviewer types, the GUI thread only applies them."""
     from boris_desktop.inbox.table import matching, narrowing_plan
 
     showing = matching(every, search_)
-    return search_, (revision, narrowing_plan(every, held, showing), showing)
+    return search_, InboxPlan(revision, narrowing_plan(every, held, showing), showing)
 
 
 def fill_demo(store: Any, *, demo_store: bool = False) -> list[str]:
@@ -153,13 +163,13 @@ def refresh(
     task_id: str | None,
     known_version: int | None,
     shown: Shown | None = None,
-) -> dict[str, Any]:
+) -> InboxRead | Unchanged:
     """The inbox and the selected task; only the version when nothing was written since.
 
     `shown`: the inbox's order, the rows it holds and its revision (see `as_shown`)."""
     version = store.data_version()
     if known_version is not None and version == known_version:
-        return {"version": version, "unchanged": True}
+        return Unchanged(version)
     from boris_desktop.runtime.interpreter import paused
 
     with paused():  # ten thousand rows: no collection of the whole heap meanwhile (runtime)
@@ -167,23 +177,28 @@ def refresh(
         order, planned = None, None
         if shown is not None:
             tasks, order, planned = as_shown(tasks, shown)
-    result: dict[str, Any] = {"version": version, "tasks": tasks, "task_id": task_id}
-    # The database clock the leases were judged at: "Working now" counts on from it.
-    result["now"] = store.now()
-    result["order"], result["planned"] = order, planned
-    # What the status bar and the status filter say, counted here rather than by two loops
-    # over ten thousand rows on the GUI thread.
-    result["needy"] = sum(t["attention"] > 0 for t in tasks)
-    result["statuses"] = sorted({t["status"] for t in tasks})
+    bundle = None
     if task_id and any(t["id"] == task_id for t in tasks):
-        result["bundle"] = task_bundle(store, task_id)
-    return result
+        bundle = task_bundle(store, task_id)
+    return InboxRead(
+        version=version,
+        task_id=task_id,
+        tasks=tasks,
+        now=store.now(),
+        order=order,
+        planned=planned,
+        # What the status bar and the status filter say, counted here rather than by two
+        # loops over ten thousand rows on the GUI thread.
+        needy=sum(t["attention"] > 0 for t in tasks),
+        statuses=sorted({t["status"] for t in tasks}),
+        bundle=bundle,
+    )
 
 
-def task_only(store: Any, task_id: str) -> dict[str, Any]:
+def task_only(store: Any, task_id: str) -> TaskRead:
     """The selected task's record, without the inbox (the reviewer picked another row)."""
     version = store.data_version()
-    return {"version": version, "task_id": task_id, "bundle": task_bundle(store, task_id)}
+    return TaskRead(version, task_id, task_bundle(store, task_id))
 
 
 def brief(store: Any, task_id: str) -> TaskBrief:
@@ -200,7 +215,7 @@ def brief(store: Any, task_id: str) -> TaskBrief:
     )
 
 
-def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:
+def my_public_key(store: Any, reviewer_id: str) -> PublicKey:
     """The reviewer's keys-file line (their key created on first use: a file written and
     synced, so never on the GUI thread) and whether the open store's keyring trusts it."""
     from store.api import keyring, person_key_line
@@ -213,13 +228,7 @@ def my_public_key(store: Any, reviewer_id: str) -> dict[str, Any]:
         with store.read() as conn:
             b = keyring.load(conn).get(key.key_id)
         trusted = b is not None and b.revoked_at is None and b.names("person", reviewer_id)
-    return {
-        "line": line,
-        "key_id": key.key_id,
-        "path": str(key.path or ""),
-        "trusted": trusted,
-        "store_signed": signed,
-    }
+    return PublicKey(line, key.key_id, str(key.path or ""), trusted, signed)
 
 
 def write_text(path: str, text: str) -> str:
@@ -240,11 +249,13 @@ def inbox_first_page(
     words: tuple[str, ...],
     status: str | None,
     limit: int,
-    needing: tuple[int, list[dict[str, Any]]] | None = None,
-) -> dict[str, Any]:
+    needing: tuple[int, list[TaskRow]] | None = None,
+    fresh: bool = False,
+) -> FirstPage:
     """A fresh reading of the paged inbox (store.reads.inbox_pages) and its first `limit`
     rows, with the counts the status bar says, all by SQL. `needing`: (data version, the
-    tasks that need a person) from an earlier reading, reused while nothing was written."""
+    tasks that need a person) from an earlier reading, reused while nothing was written;
+    `fresh`: a new search, filter or order (the rows are shown anew)."""
     from store.api import PagedInbox, inbox_fetcher
 
     version = store.data_version()
@@ -264,14 +275,8 @@ def inbox_first_page(
             like="ILIKE" if store.engine.dialect.name == "postgresql" else "LIKE",
         )
         rows, key = view.page(fetch, None, limit)
-        return {
-            "view": view,
-            "rows": rows,
-            "key": key,
-            "version": version,
-            "total": PagedInbox.total(fetch),
-            "needy": len(view.needing),
-        }
+        total = PagedInbox.total(fetch)
+        return FirstPage(view, rows, key, version, total, len(view.needing), fresh=fresh)
 
 
 def inbox_matching(store: Any, view: Any) -> int:
@@ -283,7 +288,7 @@ def inbox_matching(store: Any, view: Any) -> int:
         return int(view.matching(inbox_fetcher(conn)))
 
 
-def peek_inbox_page(directory: str | None, limit: int) -> dict[str, Any] | None:
+def peek_inbox_page(directory: str | None, limit: int) -> FirstPage | None:
     """The paged inbox's first rows and counts read before the Store is open (SQLite only:
     store.reads.inbox_pages.peek_first_page); None when it cannot be read that way."""
     from store.api import peek_inbox_page as peek
@@ -292,22 +297,15 @@ def peek_inbox_page(directory: str | None, limit: int) -> dict[str, Any] | None:
     if got is None:
         return None
     rows, total, needy = got
-    return {
-        "view": None,
-        "rows": rows,
-        "key": None,
-        "version": None,
-        "total": total,
-        "needy": needy,
-    }
+    return FirstPage(None, rows, None, None, total, needy)
 
 
-def inbox_page(store: Any, view: Any, key: Any, limit: int) -> tuple[list[dict[str, Any]], Any]:
+def inbox_page(store: Any, view: Any, key: Any, limit: int) -> tuple[list[TaskRow], Any]:
     """The next page of a reading of the paged inbox, after `key`."""
     from store.api import inbox_fetcher
 
     with store.read() as conn:
-        rows: list[dict[str, Any]]
+        rows: list[TaskRow]
         rows, after = view.page(inbox_fetcher(conn), key, limit)
         return rows, after
 
@@ -320,36 +318,36 @@ def inbox_size(store: Any) -> int:
         return PagedInbox.total(inbox_fetcher(conn))
 
 
-def paged_refresh(store: Any, task_id: str | None, known_version: int | None) -> dict[str, Any]:
+def paged_refresh(
+    store: Any, task_id: str | None, known_version: int | None
+) -> PagedRead | Unchanged:
     """The paged window's refresh: the selected task and the statuses the filter offers,
     never the inbox's rows (the paged model reads again the pages it holds)."""
     from store.api import inbox_fetcher
 
     version = store.data_version()
     if known_version is not None and version == known_version:
-        return {"version": version, "unchanged": True}
+        return Unchanged(version)
     with store.read() as conn:
         fetch = inbox_fetcher(conn)
         statuses = sorted(str(r[0]) for r in fetch("SELECT DISTINCT status FROM tasks", {}))
         held = task_id is not None and any(
             fetch("SELECT 1 FROM tasks WHERE task_id = :id", {"id": task_id})
         )
-    result: dict[str, Any] = {"version": version, "task_id": task_id, "statuses": statuses}
-    result["now"] = store.now()
-    if held and task_id:  # a task deleted meanwhile has no record to show
-        result["bundle"] = task_bundle(store, task_id)
-    return result
+    # A task deleted meanwhile has no record to show.
+    bundle = task_bundle(store, task_id) if held and task_id else None
+    return PagedRead(version, task_id, statuses, store.now(), bundle)
 
 
 def peek_inbox(
     directory: str | None, shown: Shown, mode: str, paged_from: int
-) -> dict[str, Any] | None:
+) -> FirstPage | InboxPeek | None:
     """The window's first look before the store is open: the paged inbox's first page when
     the store is big (or `mode` is "always"), else every task (peek_tasks)."""
     if mode != "never":
         got = peek_inbox_page(directory, 200)
-        if got is not None and (mode == "always" or got["total"] > paged_from):
-            return {**got, "paged": True}
+        if got is not None and (mode == "always" or got.total > paged_from):
+            return got
     if mode == "always":
         return None
     return peek_tasks(directory, shown)

@@ -33,7 +33,8 @@ from boris_desktop.inbox.table import (
     task_key,
 )
 from boris_desktop.runtime import jobs
-from boris_desktop.runtime.job_results import FirstPage, Keyed, TaskRow
+from boris_desktop.runtime.job_results import FirstPage, TaskRow
+from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui import keyed_rows
 from boris_desktop.ui import text as t

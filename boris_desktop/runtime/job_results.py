@@ -1,16 +1,16 @@
 """What the workers hand the GUI thread (runtime.jobs): frozen, typed results, never a dict
 keyed by strings. Nothing of the store at import: the workers build these.
 
-`Keyed`: while the window's parts move to attributes, a result still answers a string key at
-run time (as the store's read models do, store.reads.read_model); a field that is None
-answers `in` as a key the old dict left out. The type checker sees attributes only.
+While the window's parts move to attributes, a result still answers a string key at run time
+(`runtime.keyed`). The type checker sees attributes only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.ui.keyed_rows import Plan
 
@@ -18,23 +18,6 @@ from boris_desktop.ui.keyed_rows import Plan
 TaskRow = dict[str, Any]
 #: The inbox's order: (column, descending).
 Order = tuple[int, bool]
-
-
-class Keyed:
-    """Run time only: `result["key"]`, `result.get("key")` and `"key" in result`."""
-
-    if not TYPE_CHECKING:
-
-        def __getitem__(self, key: str) -> Any:
-            if key not in self.__dataclass_fields__:
-                raise KeyError(key)
-            return getattr(self, key)
-
-        def get(self, key: str, default: Any = None) -> Any:
-            return getattr(self, key, default) if key in self.__dataclass_fields__ else default
-
-        def __contains__(self, key: object) -> bool:
-            return key in self.__dataclass_fields__ and getattr(self, key) is not None
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,15 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from boris_desktop import settings
+from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
@@ -47,36 +50,73 @@ def is_file_target(target: str) -> bool:
     return bool(target) and not is_destination(target)
 
 
-def _state(s: dict[str, Any] | None) -> dict[str, Any] | None:
+class MarkState(StrEnum):
+    """What the watcher found at a path, against what the record holds there."""
+
+    CHANGED = "changed"
+    MISSING = "missing"
+    SAME = "same"
+
+
+@dataclass(frozen=True)
+class DiskState(Keyed):
+    """A file's state: whether it exists and its digest (the store's `State`), as the record
+    holds it or as the watcher hashed it now (then its size, or why it could not be read)."""
+
+    exists: bool
+    digest: str | None = None
+    size: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What in the record rests on a watched path: an artifact's current version or an
+    effect's target, the states the record expects there, and for an effect the latest
+    observation and whether it is still to be resolved (a change is then recorded)."""
+
+    kind: Literal["artifact", "effect"]
+    id: str
+    expected: tuple[DiskState, ...]
+    latest: DiskState | None = None
+    unresolved: bool = False
+
+
+@dataclass(frozen=True)
+class Mark(Keyed):
+    """What the watcher says of a path on screen: its state, what event found it and when."""
+
+    state: MarkState
+    what: str
+    at: str  # the wall clock's time of day
+    now: DiskState
+
+
+def _state(s: Any) -> DiskState | None:
+    """An observation's or an intent's state (the store's record), if any."""
     if not s:
         return None
-    return {"exists": bool(s.get("exists")), "digest": s.get("digest")}
+    return DiskState(bool(s.get("exists")), s.get("digest"))
 
 
-def same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+def same(a: DiskState | None, b: DiskState | None) -> bool:
     """The same state by the store's rule (`api.same_state`)."""
     from store import api
 
     if a is None or b is None:
         return False
-    return api.same_state(
-        api.State(bool(a.get("exists")), a.get("digest")),
-        api.State(bool(b.get("exists")), b.get("digest")),
-    )
+    return api.same_state(api.State(a.exists, a.digest), api.State(b.exists, b.digest))
 
 
-def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def watched_files(task: dict[str, Any]) -> dict[str, list[Watched]]:
     """Each watched path and what in the record rests on it."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Watched]] = {}
     for a in task.get("artifacts", []):
         cur = a.get("current")
         if cur and cur.get("path"):
+            expected = (DiskState(True, cur["digest"]),)
             out.setdefault(os.path.abspath(cur["path"]), []).append(
-                {
-                    "kind": "artifact",
-                    "id": a["artifact_id"],
-                    "expected": [{"exists": True, "digest": cur["digest"]}],
-                }
+                Watched("artifact", a["artifact_id"], expected)
             )
     for e in task.get("effects", []):
         if not is_file_target(e.get("target", "")):
@@ -84,35 +124,36 @@ def watched_files(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         obs = e.get("observations") or []
         before_watch = [o for o in obs if o.get("purpose") != "watch"]
         if before_watch:
-            expected = [_state(before_watch[-1])]
+            states = [_state(before_watch[-1])]
         else:
             intent = e.get("intent") or {}
-            expected = [_state(intent.get("pre_state")), _state(intent.get("intended"))]
+            states = [_state(intent.get("pre_state")), _state(intent.get("intended"))]
         out.setdefault(os.path.abspath(e["target"]), []).append(
-            {
-                "kind": "effect",
-                "id": e["effect_id"],
-                "expected": [x for x in expected if x is not None],
-                "latest": _state(obs[-1]) if obs else None,
-                "unresolved": bool(e.get("unresolved")),
-            }
+            Watched(
+                "effect",
+                e["effect_id"],
+                tuple(x for x in states if x is not None),
+                _state(obs[-1]) if obs else None,
+                bool(e.get("unresolved")),
+            )
         )
     return out
 
 
-def hash_paths(paths: list[str]) -> dict[str, dict[str, Any]]:
+def hash_paths(paths: list[str]) -> dict[str, DiskState]:
     """On a worker: each path's state now (a file that cannot be read counts as missing)."""
-    from boris_desktop.decide.content_view import hash_file
+    from boris_desktop.decide.content_view import file_state
     from store.api import ScopeViolation
 
     out = {}
     for p in paths:
         try:
-            out[p] = hash_file(p)
+            now = file_state(p)
+            out[p] = DiskState(now.exists, now.digest, now.size)
         except OSError as exc:
-            out[p] = {"exists": False, "digest": None, "size": None, "error": exc.strerror}
+            out[p] = DiskState(False, error=exc.strerror)
         except ScopeViolation as exc:
-            out[p] = {"exists": False, "digest": None, "size": None, "error": str(exc)}
+            out[p] = DiskState(False, error=str(exc))
     return out
 
 
@@ -121,12 +162,14 @@ def record_watch(
 ) -> str | None:
     """On a worker: the store observes the target itself and records it as the reviewer's;
     nothing when the latest observation (a reconcile meanwhile, say) already holds it."""
-    from boris_desktop.decide.content_view import hash_file
+    from boris_desktop.decide.content_view import file_state
     from store.api import Actor, ObserveEffect
 
     eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
-    if eff["observations"] and same(hash_file(eff["target"]), eff["observations"][-1]):
-        return None
+    if eff["observations"]:
+        now = file_state(eff["target"])
+        if same(DiskState(now.exists, now.digest), _state(eff["observations"][-1])):
+            return None
     if who is None:
         actor = Actor(kind="system", id=WATCH_ACTOR_ID)
     else:
@@ -175,10 +218,9 @@ class TaskFileWatcher(QObject):
         self.indicator = WatchIndicator()
         self.store: Any = None
         self.task_id: str | None = None
-        self.files: dict[str, list[dict[str, Any]]] = {}
-        # path -> {"state": "changed" | "missing" | "same", "what": str, "now": state}
-        self.marks: dict[str, dict[str, Any]] = {}
-        self._recorded: dict[str, dict[str, Any]] = {}  # effect id -> state recorded
+        self.files: dict[str, list[Watched]] = {}
+        self.marks: dict[str, Mark] = {}  # path -> what the watcher found there
+        self._recorded: dict[str, DiskState] = {}  # effect id -> state recorded
         # Effects another part of the window observes itself (an open reconcile dialog):
         # the watcher marks their changes but records no observation in between.
         self.hold: set[str] = set()
@@ -288,7 +330,7 @@ class TaskFileWatcher(QObject):
             lambda err: log.warning("hashing watched files failed: %s", err),
         )
 
-    def _hashed(self, task_id: str | None, states: dict[str, dict[str, Any]], what: str) -> None:
+    def _hashed(self, task_id: str | None, states: dict[str, DiskState], what: str) -> None:
         if task_id != self.task_id:
             return
         self.checks += 1
@@ -298,28 +340,28 @@ class TaskFileWatcher(QObject):
             entries = self.files.get(path)
             if not entries:
                 continue
-            differs = any(not any(same(now, x) for x in e["expected"]) for e in entries)
+            differs = any(not any(same(now, x) for x in e.expected) for e in entries)
             if differs:
-                state = "changed" if now.get("exists") else "missing"
+                state = MarkState.CHANGED if now.exists else MarkState.MISSING
                 old = self.marks.get(path)
-                if old is None or not same(old["now"], now):
-                    self.marks[path] = {"state": state, "what": f"{what}", "at": at, "now": now}
+                if old is None or not same(old.now, now):
+                    self.marks[path] = Mark(state, what, at, now)
             else:
-                self.marks[path] = {"state": "same", "what": what, "at": at, "now": now}
+                self.marks[path] = Mark(MarkState.SAME, what, at, now)
             for e in entries:
-                if e["kind"] == "effect" and e["unresolved"]:
+                if e.kind == "effect" and e.unresolved:
                     self._maybe_record(e, now)
         if self.marks != before:
             self.marks_changed.emit()
 
-    def _maybe_record(self, effect: dict[str, Any], now: dict[str, Any]) -> None:
-        latest = self._recorded.get(effect["id"]) or effect.get("latest")
+    def _maybe_record(self, effect: Watched, now: DiskState) -> None:
+        latest = self._recorded.get(effect.id) or effect.latest
         if latest is not None:
             if same(now, latest):
                 return
-        elif any(same(now, x) for x in effect["expected"]):
+        elif any(same(now, x) for x in effect.expected):
             return  # nothing observed yet and the target holds what the intent expects
-        store, task_id, effect_id = self.store, self.task_id, effect["id"]
+        store, task_id, effect_id = self.store, self.task_id, effect.id
         if store is None or task_id is None or effect_id in self.hold:
             return
         self._recorded[effect_id] = now
@@ -341,13 +383,13 @@ class TaskFileWatcher(QObject):
             return out
         for path, mark in self.marks.items():
             for e in self.files.get(path, []):
-                out["artifacts" if e["kind"] == "artifact" else "effects"][e["id"]] = mark
+                out["artifacts" if e.kind == "artifact" else "effects"][e.id] = mark
         from store import api
 
         for c in task.get("criteria", []):
             m = out["artifacts"].get(c.get("artifact_id") or "")
-            if api.criterion_stales_on_change(c["status"]) and m and m["state"] != "same":
+            if api.criterion_stales_on_change(c["status"]) and m and m.state != MarkState.SAME:
                 out["criteria"][c["criterion_id"]] = (
-                    f"{c['artifact_id']} {m['state']} on disk ({m['what']} at {m['at']})"
+                    f"{c['artifact_id']} {m.state} on disk ({m.what} at {m.at})"
                 )
         return out

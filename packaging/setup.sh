@@ -40,11 +40,19 @@ if [ -n "$missing" ]; then
 fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-# Everything: the window (desktop), the test tools and PostgreSQL's driver. An agent's machine
-# needs only `pip install .`: the boris CLI, boris mcp and the adapters, without Qt.
-# Editable: edits in the checkout take effect without installing again.
-.venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"
+# What was installed is stamped with pyproject.toml's digest: run again with the same
+# dependencies (as packaging/test.sh and CI do), the install is not redone (pip's own check of
+# ~150 packages takes 20 s); change them, or delete the stamp, and it is.
+STAMP=.venv/.boris-setup
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $(readlink -f .venv/bin/python)"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  # Everything: the window (desktop), the test tools and PostgreSQL's driver. An agent's
+  # machine needs only `pip install .`: the boris CLI, boris mcp and the adapters, without Qt.
+  # Editable: edits in the checkout take effect without installing again.
+  .venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"
+  echo "$want" > "$STAMP"
+fi
 echo "ready: .venv/bin/boris-desktop, .venv/bin/boris"
 echo "to run them as boris and boris-desktop, add them to your PATH:"
 echo "  export PATH=\"$PWD/.venv/bin:\$PATH\""

@@ -42,4 +42,5 @@ if have_pg && [ -z "${BORIS_TEST_PG_URL:-}" ]; then
   echo "PostgreSQL for the tests: $BORIS_TEST_PG_URL"
 fi
 
-QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2 "$@"
+# The 25 slowest tests are listed at the end, so a slow one is seen the day it lands.
+QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2 --durations=25 "$@"

@@ -30,14 +30,25 @@ def pending_work(task: dict[str, Any]) -> list[str]:
     return list(task.get("pending_work") or [])
 
 
-#: The kinds of checkpoint a person writes here (a stopped one is the Stop dialog's).
+#: The kinds of checkpoint a person writes here (a stopped one is the Stop dialog's): the
+#: store's checkpoint reasons (WriteCheckpoint `reason`), named once.
 Kind = Literal["final", "handoff", "milestone"]
+FINAL: Kind = "final"
+HANDOFF: Kind = "handoff"
+MILESTONE: Kind = "milestone"
+
+#: Each kind as the reviewer chooses it.
+KIND_LABELS: dict[Kind, str] = {
+    FINAL: "&Final — the task is done",
+    HANDOFF: "&Handoff — another actor resumes from here",
+    MILESTONE: "&Milestone — a point worth returning to",
+}
 
 
 class CheckpointDialog(Following):
     """A final checkpoint, or a handoff (or milestone) with the reviewer's note."""
 
-    REASONS: tuple[Kind, ...] = ("final", "handoff", "milestone")
+    REASONS: tuple[Kind, ...] = (FINAL, HANDOFF, MILESTONE)
     irreversible = True
 
     def __init__(self, host: Host, task: dict[str, Any]) -> None:
@@ -67,13 +78,7 @@ class CheckpointDialog(Following):
         self.add(heading("What kind of checkpoint"))
         self.radios: dict[Kind, QRadioButton] = {}
         for reason in self.REASONS:
-            r = QRadioButton(
-                {
-                    "final": "&Final — the task is done",
-                    "handoff": "&Handoff — another actor resumes from here",
-                    "milestone": "&Milestone — a point worth returning to",
-                }[reason]
-            )
+            r = QRadioButton(KIND_LABELS[reason])
             r.setAccessibleName(reason)
             self.radios[reason] = r
             self.group.addButton(r)
@@ -82,7 +87,7 @@ class CheckpointDialog(Following):
         self.final_why = plain_label(name="Why final is unavailable")
         self.add(self.final_why)
         self._show_pending()
-        self.radios["handoff" if self.pending else "final"].setChecked(True)
+        self.radios[HANDOFF if self.pending else FINAL].setChecked(True)
         self.stop_button = no_default(QPushButton("Stop the run instead…"))
         self.stop_button.setAccessibleName("Stop the run instead")
         self.stop_button.clicked.connect(self._stop_instead)
@@ -111,7 +116,7 @@ class CheckpointDialog(Following):
         self.pending_label.setText(
             "\n".join(f"• {x}" for x in self.pending) or "None: the task can be final."
         )
-        final = self.radios["final"]
+        final = self.radios[FINAL]
         final.setEnabled(not self.pending)
         if self.pending:
             final.setToolTip("Pending work remains")
@@ -121,7 +126,7 @@ class CheckpointDialog(Following):
             )
             self.final_why.show()
             if final.isChecked():
-                self.radios["handoff"].setChecked(True)
+                self.radios[HANDOFF].setChecked(True)
         else:
             final.setToolTip("")
             self.final_why.hide()
@@ -164,7 +169,7 @@ class CheckpointDialog(Following):
         self.refresh_buttons()
 
     def reason(self) -> Kind:
-        return next((r for r, b in self.radios.items() if b.isChecked()), "handoff")
+        return next((r for r, b in self.radios.items() if b.isChecked()), HANDOFF)
 
     def final_refusal(self) -> str | None:
         """Why the store would refuse Final on this fork as chosen so far (a head neither
@@ -181,7 +186,7 @@ class CheckpointDialog(Following):
         """The fork in words, for the kind of checkpoint chosen; for Final, what is still
         to name (the store's refusal) or what the checkpoint will close."""
         heads = self.heads.heads
-        final = self.reason() == "final" and bool(heads)
+        final = self.reason() == FINAL and bool(heads)
         self.final_fork.setVisible(final)
         if not heads:
             return
@@ -216,26 +221,25 @@ class CheckpointDialog(Following):
         super().refresh_buttons()
 
     def ready(self) -> bool:
-        if self.reason() == "final" and self.pending:
+        if self.reason() == FINAL and self.pending:
             return False
         if self.heads.heads and self.heads.chosen() is None:
             return False  # a fork: the person has not chosen the head to continue from
-        if self.reason() == "final" and self.final_refusal() is not None:
+        if self.reason() == FINAL and self.final_refusal() is not None:
             return False  # a head left open: Final would be refused (fork_open)
         return bool(self.note.toPlainText().strip())
 
     def command(self) -> Any:
         from store.api import WriteCheckpoint
 
-        kw: dict[str, Any] = {}
-        chosen = self.heads.chosen()
-        if self.heads.heads and chosen is not None:  # a fork: only what the person chose
-            kw = {"supersedes": [chosen], "merge": self.heads.merged()}
+        # A fork: only what the person chose. One head: the store continues from it.
+        chosen = self.heads.chosen() if self.heads.heads else None
         return WriteCheckpoint(
             task_id=self.task["id"],
             reason=self.reason(),
             note=self.note.toPlainText().strip(),
-            **kw,
+            supersedes=None if chosen is None else [chosen],
+            merge=[] if chosen is None else self.heads.merged(),
         )
 
     def _stop_instead(self) -> None:

@@ -9,6 +9,7 @@ no default button. The store decides: a live agent's lease or an effect in doubt
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QWidget
@@ -23,6 +24,16 @@ RECEIPT_WORDS = (
     "A receipt stays in the store: the task id, a digest of its title (not the title), its "
     "last event's hash, these counts, your name, the time and your reason."
 )
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What is sent: not a command on the task's log (the log is what goes), the store's
+    deletion workflow with the typed id and the reason."""
+
+    task_id: str
+    confirm: str
+    reason: str
 
 
 def _bullets(lines: list[str]) -> str:
@@ -96,14 +107,10 @@ class DeleteTaskDialog(Following):
             and self.confirm.text().strip() == self.task["id"]
         )
 
-    def command(self) -> dict[str, str]:
-        """What is sent: not a command on the task's log (the log is what goes), the
-        store's deletion workflow with the typed id and the reason."""
-        return {
-            "task_id": str(self.task["id"]),
-            "confirm": self.confirm.text().strip(),
-            "reason": self.reason.text().strip(),
-        }
+    def command(self) -> Deletion:
+        return Deletion(
+            str(self.task["id"]), self.confirm.text().strip(), self.reason.text().strip()
+        )
 
     def act(self) -> None:
         if self.running or not self.can_decide():
@@ -120,7 +127,7 @@ class DeleteTaskDialog(Following):
         def work() -> Any:
             store.sign_as(actor)  # a signed store's receipt is signed with the person's key
             return api.delete_task(
-                store, asked["task_id"], actor, confirm=asked["confirm"], reason=asked["reason"]
+                store, asked.task_id, actor, confirm=asked.confirm, reason=asked.reason
             )
 
         def done(receipt: Any) -> None:
@@ -131,4 +138,4 @@ class DeleteTaskDialog(Following):
             self._failed(error)
             self.host.reload()
 
-        self.host.loader.submit(f"delete:{asked['task_id']}", work, done, failed)
+        self.host.loader.submit(f"delete:{asked.task_id}", work, done, failed)

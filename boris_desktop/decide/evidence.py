@@ -167,12 +167,15 @@ class AttachEvidenceDialog(Versioned, Following):
         if kind is None:
             raise ValueError("choose the kind of evidence first")
         artifact = self.artifact.currentData()
-        return api.AttachEvidence(
-            task_id=self.task_id,
-            criterion_id=self.criterion_id,
-            kind=kind,  # type: ignore[arg-type]  # one of the store's EVIDENCE_KINDS
-            content=api.Content(path=self.path),
-            description=self.description.text().strip(),
-            artifact_id=artifact,
-            artifact_version=self.based_on if artifact is not None else None,
+        # Validated as the CLI's JSON is: the kind is one of the store's EVIDENCE_KINDS.
+        return api.AttachEvidence.model_validate(
+            {
+                "task_id": self.task_id,
+                "criterion_id": self.criterion_id,
+                "kind": kind,
+                "content": api.Content(path=self.path),
+                "description": self.description.text().strip(),
+                "artifact_id": artifact,
+                "artifact_version": self.based_on if artifact is not None else None,
+            }
         )

@@ -4,6 +4,7 @@ a stopped one. Each says what it changes before it is sent; the store decides (i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import QButtonGroup, QLineEdit, QRadioButton, QWidget
@@ -15,17 +16,29 @@ from boris_desktop.ui.icons import words
 from boris_desktop.ui.widgets import heading, plain_label
 from store import api
 
-#: What each way of closing means, in the reviewer's words.
-CLOSE_AS = {
-    "failed": (
+
+@dataclass(frozen=True)
+class CloseAs:
+    """One way of closing a run: the status it becomes and what that means, in the
+    reviewer's words."""
+
+    status: api.RunStatus
+    label: str
+    meaning: str
+
+
+CLOSE_AS = (
+    CloseAs(
+        api.RunStatus.FAILED,
         "&Failed — it will not be finished",
         "The run becomes failed. The record stays open: a person may still reopen it.",
     ),
-    "superseded": (
+    CloseAs(
+        api.RunStatus.SUPERSEDED,
         "&Superseded — another task replaces it",
         "The run becomes superseded and its record closes: nothing more is written to it.",
     ),
-}
+)
 
 
 def _bullets(lines: list[str]) -> str:
@@ -53,13 +66,13 @@ class CloseDialog(Following):
         self.add(self.what)
         self.add(heading("Close it as"))
         self.group = QButtonGroup(self)
-        self.radios: dict[str, QRadioButton] = {}
-        for status, (label, _) in CLOSE_AS.items():
-            r = QRadioButton(label)
-            r.setAccessibleName(status)
+        self.radios: dict[api.RunStatus, QRadioButton] = {}
+        for way in CLOSE_AS:
+            r = QRadioButton(way.label)
+            r.setAccessibleName(way.status)
             r.toggled.connect(self._choice_changed)
             self.group.addButton(r)
-            self.radios[status] = r
+            self.radios[way.status] = r
             self.add(r)
         self.reason = self.reason_field("Why it will not be finished (required)")
         self.confirm = confirmation(QLineEdit())
@@ -68,7 +81,7 @@ class CloseDialog(Following):
         self.confirm.textChanged.connect(self.refresh_buttons)
         self.add(plain_label(f"To confirm, type the task id ({task['id']}) or the word close:"))
         self.add(self.confirm)
-        self.targets: tuple[str, ...] = ()
+        self.targets: tuple[api.RunStatus, ...] = ()
         self._show_targets(task)
         self.refresh_buttons()  # nothing typed yet: Close is not a button Tab stops at
         self.fit(560)
@@ -76,11 +89,11 @@ class CloseDialog(Following):
     def first_field(self) -> QWidget:
         return self.reason
 
-    def chosen(self) -> str | None:
+    def chosen(self) -> api.RunStatus | None:
         return next((s for s, r in self.radios.items() if r.isChecked() and r.isEnabled()), None)
 
     def _show_targets(self, task: dict[str, Any]) -> None:
-        self.targets = tuple(api.close_targets(task["status"]))
+        self.targets = tuple(api.RunStatus(s) for s in api.close_targets(task["status"]))
         for status, r in self.radios.items():
             r.setEnabled(status in self.targets)
             if status not in self.targets and r.isChecked():
@@ -107,7 +120,7 @@ class CloseDialog(Following):
             _bullets(
                 [
                     f"Status: {words(status)} → {words(chosen)}",
-                    CLOSE_AS[chosen][1],
+                    next(way.meaning for way in CLOSE_AS if way.status is chosen),
                     "Your reason is recorded with the change, under your name.",
                 ]
             )
@@ -141,10 +154,14 @@ class CloseDialog(Following):
     def command(self) -> Any:
         from store.api import CloseTask
 
-        return CloseTask(
-            task_id=self.task["id"],
-            status="superseded" if self.chosen() == api.RunStatus.SUPERSEDED else "failed",
-            reason=self.reason.text().strip(),
+        # The status is one of the store's `close_targets` (`ready` said one is chosen),
+        # validated as the CLI's JSON is: the command's field names its values, not the enum.
+        return CloseTask.model_validate(
+            {
+                "task_id": self.task["id"],
+                "status": self.chosen(),
+                "reason": self.reason.text().strip(),
+            }
         )
 
 
@@ -222,6 +239,11 @@ class ResumeDialog(Following):
     def command(self) -> Any:
         from store.api import SetStatus
 
-        return SetStatus(
-            task_id=self.task["id"], status="running", reason=self.reason.text().strip()
+        # Validated as the CLI's JSON is: the command's field names the values, not the enum.
+        return SetStatus.model_validate(
+            {
+                "task_id": self.task["id"],
+                "status": api.RunStatus.RUNNING,
+                "reason": self.reason.text().strip(),
+            }
         )

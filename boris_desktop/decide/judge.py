@@ -297,16 +297,20 @@ class JudgeDialog(Versioned, Following):
                 a.current_version for a in self.decision.artifacts if a.artifact_id == artifact
             )
         older = self.older() if on_artifact else []
-        return api.JudgeCriterion(
-            task_id=self.task_id,
-            criterion_id=self.criterion_id,
-            status=verdict.value,  # type: ignore[arg-type]  # a VERDICTS member: a judge status
-            artifact_id=artifact,
-            artifact_version=version,
-            evidence_ids=self.evidence_ids() if needs and needs.evidence else [],
-            note=self.note.text().strip(),
-            based_on=self.based_on,
-            older_evidence_reason=self.older_reason.text().strip() if older else None,
+        # Validated as the CLI's JSON is: the verdict offered is one of the store's VERDICTS
+        # (a CriterionState), whose value the command's `status` takes.
+        return api.JudgeCriterion.model_validate(
+            {
+                "task_id": self.task_id,
+                "criterion_id": self.criterion_id,
+                "status": verdict,
+                "artifact_id": artifact,
+                "artifact_version": version,
+                "evidence_ids": self.evidence_ids() if needs and needs.evidence else [],
+                "note": self.note.text().strip(),
+                "based_on": self.based_on,
+                "older_evidence_reason": self.older_reason.text().strip() if older else None,
+            }
         )
 
 

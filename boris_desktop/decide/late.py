@@ -10,6 +10,7 @@ it stays completed.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from PySide6.QtWidgets import QButtonGroup, QLineEdit, QRadioButton, QWidget
@@ -20,7 +21,12 @@ from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import heading, plain_label
 
-ACKNOWLEDGE, FOLLOW_UP = "acknowledge", "follow_up"
+
+class Answer(StrEnum):
+    """How a person answers what changed after completion."""
+
+    ACKNOWLEDGE = "acknowledge"
+    FOLLOW_UP = "follow_up"
 
 
 def _bullets(lines: list[str]) -> str:
@@ -47,10 +53,10 @@ class LateChangesDialog(Versioned, Following):
         self.add(self.facts)
         self.add(heading("Your decision"))
         self.group = QButtonGroup(self)
-        self.choices: dict[str, QRadioButton] = {}
+        self.choices: dict[Answer, QRadioButton] = {}
         for key, label in (
-            (ACKNOWLEDGE, "&Acknowledge — no further task is needed"),
-            (FOLLOW_UP, "Open a &follow-up task for it"),
+            (Answer.ACKNOWLEDGE, "&Acknowledge — no further task is needed"),
+            (Answer.FOLLOW_UP, "Open a &follow-up task for it"),
         ):
             r = QRadioButton(label)
             r.setAccessibleName(label.replace("&", ""))
@@ -75,7 +81,7 @@ class LateChangesDialog(Versioned, Following):
         self.add(heading("What it changes"))
         self.what = plain_label(name="What it changes")
         self.add(self.what)
-        self.choices[ACKNOWLEDGE].setChecked(True)
+        self.choices[Answer.ACKNOWLEDGE].setChecked(True)
         for r in self.choices.values():
             r.toggled.connect(self._choice_changed)
         self._show(task)
@@ -85,8 +91,10 @@ class LateChangesDialog(Versioned, Following):
     def first_field(self) -> QWidget:
         return self.note
 
-    def chosen(self) -> str:
-        return FOLLOW_UP if self.choices[FOLLOW_UP].isChecked() else ACKNOWLEDGE
+    def chosen(self) -> Answer:
+        return (
+            Answer.FOLLOW_UP if self.choices[Answer.FOLLOW_UP].isChecked() else Answer.ACKNOWLEDGE
+        )
 
     # --- what the store says ---------------------------------------------------------------
 
@@ -128,7 +136,7 @@ class LateChangesDialog(Versioned, Following):
             self._show(newest)
 
     def _choice_changed(self) -> None:
-        follow = self.chosen() == FOLLOW_UP
+        follow = self.chosen() == Answer.FOLLOW_UP
         for w in (self.draft_label, self.title_field, self.objective_label, self.objective):
             w.setEnabled(follow)
         self._show_what()
@@ -137,7 +145,7 @@ class LateChangesDialog(Versioned, Following):
     def _show_what(self) -> None:
         through = f"#{self.based_on}" if self.based_on is not None else "—"
         lines = ["Status: completed → completed (it never reopens by itself)"]
-        if self.chosen() == FOLLOW_UP:
+        if self.chosen() == Answer.FOLLOW_UP:
             title = self.title_field.text().strip() or "(its title)"
             lines += [
                 f"A new task “{title}” is created, naming {self.task['id']} as its origin, "
@@ -154,7 +162,7 @@ class LateChangesDialog(Versioned, Following):
     def ready(self) -> bool:
         if self.based_on is None:
             return False
-        if self.chosen() == FOLLOW_UP:
+        if self.chosen() == Answer.FOLLOW_UP:
             return bool(self.title_field.text().strip() and self.objective.toPlainText().strip())
         return True
 
@@ -163,7 +171,7 @@ class LateChangesDialog(Versioned, Following):
 
         note = self.note.toPlainText().strip()
         assert self.based_on is not None  # ready() said so
-        if self.chosen() == FOLLOW_UP:
+        if self.chosen() == Answer.FOLLOW_UP:
             return OpenFollowup(
                 task_id=self.task["id"],
                 through_seq=self.based_on,

@@ -386,10 +386,8 @@ class Actions(QObject):
         from store.api import Content, RecordArtifact
 
         name = os.path.basename(path)
-        result: dict[str, Any] = {}
 
-        def done(r: Any) -> None:
-            result["value"] = r
+        def done(_artifact_id: Any) -> None:
             self.window.statusBar().showMessage(f"Recorded {name} as a source", 5000)
 
         def refused(error: Exception) -> None:
@@ -409,7 +407,7 @@ class Actions(QObject):
             done,
             refused,
         )
-        return result
+        return None
 
     def edit_artifact(self) -> Any:
         task = self._task()

@@ -9,11 +9,26 @@ a side took about a second of a worker's time. Nothing here touches Qt.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from boris_desktop.runtime.keyed import Keyed
 
 PREVIEW_CAP = 256 * 1024
 DIFF_CAP = 1024 * 1024
 HEX_CAP = 4096
+
+
+@dataclass(frozen=True)
+class Preview(Keyed):
+    """What a pane shows of a blob or of a diff: its text (in part: `note` says which part)
+    and how to highlight it, or why it cannot be shown (`problem`, the text then empty)."""
+
+    text: str
+    media_type: str | None = None  # "diff" for a diff; None: no highlighting (hex, binary)
+    name: str | None = None  # the file's name, which picks a highlighter
+    note: str = ""
+    problem: str | None = None
 
 
 def _read_head(store: Any, digest: str, cap: int) -> tuple[bytes, int]:
@@ -38,34 +53,30 @@ def _hexdump(data: bytes) -> str:
     return "\n".join(lines)
 
 
-def preview(store: Any, digest: str, media_type: str | None, name: str | None) -> dict[str, Any]:
-    """{"text", "media_type", "note"}: the start of the blob, decoded as text."""
+def preview(store: Any, digest: str, media_type: str | None, name: str | None) -> Preview:
+    """The start of the blob, decoded as text (or a hex dump of a binary one's)."""
     from boris_desktop.runtime.lexing import normalize
 
     try:
         data, total = _read_head(store, digest, PREVIEW_CAP)
     except FileNotFoundError:
-        return {"text": "", "problem": f"the retained copy of {digest} is missing"}
+        return Preview("", problem=f"the retained copy of {digest} is missing")
     except OSError as exc:
-        return {
-            "text": "",
-            "problem": f"the retained copy of {digest} is unreadable: {exc.strerror}",
-        }
+        why = f"the retained copy of {digest} is unreadable: {exc.strerror}"
+        return Preview("", problem=why)
     if _looks_binary(data):
-        return {
-            "text": _hexdump(data[:HEX_CAP]),
-            "media_type": None,
-            "note": f"binary content, {total:,} bytes: the first {min(total, HEX_CAP):,} as hex",
-        }
+        shown = min(total, HEX_CAP)
+        note = f"binary content, {total:,} bytes: the first {shown:,} as hex"
+        return Preview(_hexdump(data[:HEX_CAP]), note=note)
     cut = len(data) > PREVIEW_CAP
     text = normalize(data[:PREVIEW_CAP].decode("utf-8", "replace"))
     note = "the whole content"
     if cut:
         note = f"showing the first {PREVIEW_CAP // 1024} KiB of {total:,} bytes"
-    return {"text": text, "media_type": media_type, "name": name, "note": note}
+    return Preview(text, media_type, name, note)
 
 
-def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> dict[str, Any]:
+def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> Preview:
     """A unified diff between two versions (each {"digest", "version"})."""
     from boris_desktop.runtime.interpreter import paused
 
@@ -73,7 +84,7 @@ def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> di
         return _diff(store, old, new, label)
 
 
-def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> dict[str, Any]:
+def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> Preview:
     import difflib
 
     texts, partial = [], False
@@ -81,9 +92,9 @@ def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> d
         try:
             data, total = _read_head(store, v["digest"], DIFF_CAP)
         except OSError as exc:
-            return {"text": "", "problem": f"v{v['version']} cannot be read: {exc}"}
+            return Preview("", problem=f"v{v['version']} cannot be read: {exc}")
         if _looks_binary(data):
-            return {"text": "", "problem": f"v{v['version']} is binary: no text diff"}
+            return Preview("", problem=f"v{v['version']} is binary: no text diff")
         if total > DIFF_CAP:
             # Whole lines only: a line cut at the cap would show as a change it is not.
             data = data[:DIFF_CAP]
@@ -100,7 +111,7 @@ def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> d
     note = f"changes from v{old['version']} to v{new['version']}{cut}"
     if partial:
         note += f" (the first {DIFF_CAP // 1024:,} KiB of each version compared)"
-    return {"text": text or "(no difference in content)", "media_type": "diff", "note": note}
+    return Preview(text or "(no difference in content)", "diff", note=note)
 
 
 def capped(text: str) -> tuple[str, str]:

@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
+from boris_desktop.runtime.job_results import TaskRow
 from boris_desktop.ui import holder, keyed_rows
 from boris_desktop.ui import text as t
 from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeCellsThrough
@@ -154,7 +155,7 @@ def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[s
 
 def narrowing_plan(
     every: list[dict[str, Any]], held: list[dict[str, Any]], showing: list[dict[str, Any]]
-) -> keyed_rows.Plan:
+) -> keyed_rows.Plan[TaskRow]:
     """The changes from the rows shown (`held`) to `showing`, when both are picks of
     `every` in its order (as a search makes them): one walk down `every`, comparing rows by
     identity, rather than keyed_rows.plan's longest run in order, whose dictionaries and
@@ -212,7 +213,7 @@ def sort_key(r: dict[str, Any], column: int) -> Any:
     return r["updated_at"]
 
 
-class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
+class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
 
@@ -287,7 +288,7 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         self.revision += 1
         self.endResetModel()
 
-    def _show(self, rows: list[dict[str, Any]], plan: keyed_rows.Plan | None = None) -> None:
+    def _show(self, rows: list[TaskRow], plan: keyed_rows.Plan[TaskRow] | None = None) -> None:
         if plan is None:
             plan = keyed_rows.plan(self.rows, rows, task_key)
         self.revision += 1
@@ -299,7 +300,7 @@ class InboxModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
             keyed_rows.apply(self, self.rows, plan, len(COLUMNS))
         self._pos = plan.where
 
-    def _replace(self, rows: list[dict[str, Any]], plan: keyed_rows.Plan) -> None:
+    def _replace(self, rows: list[TaskRow], plan: keyed_rows.Plan[TaskRow]) -> None:
         for first, last in reversed(plan.absent):
             self.beginRemoveRows(QModelIndex(), first, last)
             del self.rows[first : last + 1]

@@ -33,7 +33,7 @@ class QueueRead:
     #: (title, id) of the tasks the rows are about, sorted: the task filter's items.
     tasks: list[tuple[str, str]]
     #: The changes from the rows the model held at a revision (DecisionModel.snapshot).
-    planned: tuple[int, keyed_rows.Plan] | None
+    planned: tuple[int, keyed_rows.Plan[Decision]] | None
     paging: Paging | None  # None: every open decision, read whole
 
 

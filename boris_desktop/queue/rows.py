@@ -86,7 +86,7 @@ def expires_in(at: str | None, now: str) -> str:
     return t.duration((t.parse(at) - t.parse(now)).total_seconds())
 
 
-class DecisionModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
+class DecisionModel(ListedRows[Decision], CellsInOneCall, FlatIndex, QAbstractTableModel):
     """The open decisions, kept by id: a read changes only the rows that changed (rows gone
     removed, new ones inserted at their place in the store's order, changed ones redrawn), so
     the selection stays and the view never asks for every row again. Many new rows (the
@@ -159,7 +159,7 @@ class DecisionModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
         self,
         rows: list[Decision],
         now: str,
-        planned: tuple[int, keyed_rows.Plan] | None = None,
+        planned: tuple[int, keyed_rows.Plan[Decision]] | None = None,
     ) -> None:
         """`planned`: (revision, plan), the changes worked out on the worker that read
         `rows` (`snapshot`, `queue.reading.read_queue`); used if the model is still as it was."""

@@ -27,7 +27,7 @@ class InboxPlan(Keyed):
     holds what they were made from (inbox.InboxModel.set_rows, show_matching)."""
 
     revision: int
-    plan: Plan
+    plan: Plan[TaskRow]
     showing: list[TaskRow]
 
 

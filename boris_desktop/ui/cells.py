@@ -17,7 +17,7 @@ row to a source row two more (the source's rowCount and columnCount, asked by it
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, Generic, cast
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -29,8 +29,11 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+from typing_extensions import TypeVar
 
 Index = QModelIndex | QPersistentModelIndex
+#: A listed row: a read's (a task, an open decision, a decision made).
+Row = TypeVar("Row", default=Any)
 
 
 class CellsInOneCall:
@@ -79,12 +82,12 @@ class FlatIndex:
         return index
 
 
-class ListedRows:
+class ListedRows(Generic[Row]):
     """Mixed into a flat QAbstractTableModel (before it) that shows `self.rows`, a list of
-    plain rows, one a line, under the titles in `columns`."""
+    rows, one a line, under the titles in `columns`."""
 
     columns: tuple[str, ...] = ()
-    rows: list[dict[str, Any]]
+    rows: list[Row]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -99,7 +102,7 @@ class ListedRows:
             return self.columns[section]
         return None
 
-    def row_at(self, index: Index) -> tuple[dict[str, Any], int] | None:
+    def row_at(self, index: Index) -> tuple[Row, int] | None:
         """The row and column a cell shows, or None for an index no row has (any more)."""
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None

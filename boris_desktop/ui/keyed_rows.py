@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, Generic
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex
+from typing_extensions import TypeVar
 
-Row = dict[str, Any]
-Key = Callable[[Row], Hashable]
+#: A model's row: a read's (a task, an open decision), compared by `==` and found by `key`.
+Row = TypeVar("Row", default=Any)
 
 
 def kept_in_order(positions: Sequence[int]) -> set[int]:
@@ -75,7 +76,7 @@ def sync(
     model: QAbstractItemModel,
     rows: list[Row],
     fresh: Sequence[Row],
-    key: Key,
+    key: Callable[[Row], Hashable],
     columns: int,
     *,
     limit: int | None = None,
@@ -131,7 +132,7 @@ def sync(
     return done, len(rows) == len(fresh)
 
 
-class Plan:
+class Plan(Generic[Row]):
     """What `sync` would do, worked out off the GUI thread from a copy of the rows shown
     (`plan`); `apply` then only tells the views. Removals are (first, last) runs of the
     rows shown, inserts (at, rows) in the order they are made, changes the final rows."""
@@ -153,7 +154,7 @@ class Plan:
         self.absent, self.added, self.where = absent, added, where
 
 
-def plan(rows: Sequence[Row], fresh: Sequence[Row], key: Key) -> Plan:
+def plan(rows: Sequence[Row], fresh: Sequence[Row], key: Callable[[Row], Hashable]) -> Plan[Row]:
     """Pure Python, no Qt: safe on a worker with a copy of the model's row list. `moved`
     says whether some rows kept changed their order (then they are taken out and put back)."""
     where = {key(r): i for i, r in enumerate(fresh)}
@@ -188,7 +189,7 @@ def plan(rows: Sequence[Row], fresh: Sequence[Row], key: Key) -> Plan:
     return Plan(gone, inserts, changed, len(present) != len(kept), absent, added, where)
 
 
-def apply(model: QAbstractItemModel, rows: list[Row], p: Plan, columns: int) -> Changes:
+def apply(model: QAbstractItemModel, rows: list[Row], p: Plan[Row], columns: int) -> Changes:
     """Carry out `p` on `rows` (the model's own list, as it was when `p` was made)."""
     done = Changes()
     root = QModelIndex()

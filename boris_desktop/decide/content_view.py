@@ -9,7 +9,7 @@ peek, read a page at a time (PAGE bytes) on a worker so that a 20 MB upload neve
 window; a removal says so in words; anything the store cannot classify shows its JSON. The
 digest stays beside the content. `render` is plain Python (no Qt): the workers run it. A write's
 rendering carries the file's state (its hash) as it was read for the diff, so that whoever
-shows it can tell when the file has moved on since (`Shown.target_state`, `hash_file`).
+shows it can tell when the file has moved on since (`Shown.target_state`, `file_state`).
 """
 
 from __future__ import annotations
@@ -101,11 +101,6 @@ def file_state(path: str, report: Callable[[int, int], None] | None = None) -> F
             if report is not None:
                 report(done // 1024, max(size // 1024, 1))
     return FileState(exists=True, digest="sha256:" + h.hexdigest(), size=done)
-
-
-def hash_file(path: str) -> dict[str, object]:
-    """`file_state` as JSON, for runtime/task_watch until it reads `file_state` itself."""
-    return file_state(path).model_dump()
 
 
 def same(a: Seen | None, b: Seen | None) -> bool:

@@ -177,6 +177,21 @@ _WHERE: dict[str, str] = {
     # the decision queue in pages (issue 36 part B)
     "decision_page": "store.reads.queue_pages",
     "QueuePageKey": "store.reads.queue_pages",
+    # read models (issue 41): the queue, the inbox, history and signatures, as attributes
+    "ActorRef": "store.reads.actors",
+    "TaskRow": "store.reads.inbox",
+    "TaskNeeds": "store.reads.inbox",
+    "Lease": "store.reads.inbox",
+    "Decision": "store.reads.decisions",
+    "Decisions": "store.reads.decisions",
+    "DecisionPage": "store.reads.queue_pages",
+    "QueueCounts": "store.reads.queue_pages",
+    "PastDecision": "store.reads.history",
+    "DecisionHistory": "store.reads.history",
+    "Signer": "store.reads.signers",
+    "LastSignature": "store.reads.signers",
+    "SignatureSummary": "store.reads.signers",
+    "DecisionSigners": "store.reads.signers",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -223,6 +238,7 @@ if TYPE_CHECKING:
     from store.events import FileState
     from store.location import default_directory, resolve
     from store.model import BUDGET_COUNTERS, Actor
+    from store.reads.actors import ActorRef  # issue 41
     from store.reads.budget_views import (
         BudgetChange,
         BudgetView,
@@ -244,11 +260,12 @@ if TYPE_CHECKING:
         write_diff,
     )
     from store.reads.decision_views import ApprovalDecision, ApprovalVerdict
-    from store.reads.decisions import DecisionKind, decisions
+    from store.reads.decisions import Decision, DecisionKind, Decisions, decisions
     from store.reads.effect_views import CancelEffectView, RevokedApproval, cancel_effect_view
     from store.reads.evidence_views import EVIDENCE_KINDS, EvidenceTarget
     from store.reads.history import FIELDS as HISTORY_FIELDS
-    from store.reads.history import history
+    from store.reads.history import DecisionHistory, PastDecision, history
+    from store.reads.inbox import Lease, TaskNeeds, TaskRow  # issue 41
     from store.reads.inbox_pages import PagedInbox  # part W
     from store.reads.inbox_pages import PageKey as InboxPageKey  # part W
     from store.reads.inbox_pages import peek_first_page as peek_inbox_page  # part W
@@ -264,8 +281,21 @@ if TYPE_CHECKING:
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.queries import inbox_fetcher  # part W
-    from store.reads.queue_pages import QueuePageKey, decision_page  # part B
-    from store.reads.signers import SignatureState, decision_signers, signers
+    from store.reads.queue_pages import (  # part B
+        DecisionPage,
+        QueueCounts,
+        QueuePageKey,
+        decision_page,
+    )
+    from store.reads.signers import (
+        DecisionSigners,
+        LastSignature,
+        SignatureState,
+        SignatureSummary,
+        Signer,
+        decision_signers,
+        signers,
+    )
     from store.rules import (
         BUDGET_AT_LIMIT,
         EXPIRING,
@@ -342,6 +372,7 @@ __all__ = [
     "AcknowledgeLateChanges",  # part L
     "Actor",
     "ActorKind",
+    "ActorRef",  # issue 41
     "AddCriterion",
     "AmendObjective",
     "ApprovalDecision",
@@ -367,7 +398,12 @@ __all__ = [
     "CounterLine",
     "CriterionState",
     "DecideApproval",
+    "Decision",  # issue 41
+    "DecisionHistory",  # issue 41
     "DecisionKind",
+    "DecisionPage",  # issue 41
+    "DecisionSigners",  # issue 41
+    "Decisions",  # issue 41
     "Delete",
     "DeletionPlan",  # part D
     "EffectStage",
@@ -379,17 +415,21 @@ __all__ = [
     "InboxPageKey",  # part W
     "JudgeCriterion",
     "JudgeDecision",
+    "LastSignature",  # issue 41
+    "Lease",  # issue 41
     "LeaseStanding",
     "ObserveEffect",
     "OlderEvidence",
     "Opaque",
     "OpenFollowup",  # part L
     "PagedInbox",  # part W
+    "PastDecision",  # issue 41
     "PhaseBlocked",
     "PhaseCompletion",
     "PhaseInputView",
     "PhaseOutcome",
     "PhaseReadiness",
+    "QueueCounts",  # issue 41
     "QueuePageKey",  # part B
     "ReconcileEffect",
     "RecordArtifact",
@@ -403,6 +443,8 @@ __all__ = [
     "SetBudget",
     "SetStatus",
     "SignatureState",
+    "SignatureSummary",  # issue 41
+    "Signer",  # issue 41
     "State",
     "StopPlan",
     "StopRun",
@@ -411,6 +453,8 @@ __all__ = [
     "TakeOver",
     "TargetChanged",
     "TaskDeleted",  # part D
+    "TaskNeeds",  # issue 41
+    "TaskRow",  # issue 41
     "UnknownApproval",
     "Upload",
     "Verdict",

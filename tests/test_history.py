@@ -51,7 +51,7 @@ def test_decisions_by_a_person_newest_first_with_their_notes(store: Store) -> No
     assert "absent" in by_kind["reconcile"]["what"]
     assert by_kind["waiver"]["subject"] == "citations"
     assert by_kind["stop"]["note"] == "the brief changed"
-    assert all(set(FIELDS) <= set(r) for r in rows)
+    assert all(set(FIELDS) == set(r.to_json()) for r in rows)
     # Each names its event: the seq is the event's in its task.
     events = {e["seq"]: e for e in store.events("note")}
     assert events[by_kind["approved"]["seq"]]["type"] == "approval.decided"

@@ -55,15 +55,16 @@ def test_each_events_signer_agrees_with_the_signing_check(store: Store, ws: Path
         covering = signer_of(whole["signatures"], e["seq"])
         mark = marks[e["seq"]]
         if covering is None:
-            assert mark == {"state": sg.UNSIGNED}
+            assert mark == sg.Signer(state=sg.UNSIGNED)
             continue
-        assert (mark["key_id"], mark["actor"]) == (covering["key_id"], covering["actor"])
-        assert mark["state"] == sg.SIGNED
-    assert [m["state"] for m in marks.values()].count(sg.UNSIGNED) == 1
-    assert summary["unsigned_after"] == whole["unsigned_after"] == events[-2]["seq"]
-    assert (summary["signed"], summary["required"]) == (whole["signed"], whole["required"])
-    assert summary["count"] == len(whole["signatures"])
-    assert summary["last"]["key_id"] == alice.key_id and summary["last"]["name"] == "Alice"
+        assert (mark.key_id, mark.actor) == (covering["key_id"], covering["actor"])
+        assert mark.state == sg.SIGNED
+    assert [m.state for m in marks.values()].count(sg.UNSIGNED) == 1
+    assert summary.unsigned_after == whole["unsigned_after"] == events[-2]["seq"]
+    assert (summary.signed, summary.required) == (whole["signed"], whole["required"])
+    assert summary.count == len(whole["signatures"])
+    assert summary.last is not None
+    assert summary.last.key_id == alice.key_id and summary.last.name == "Alice"
 
 
 def test_unknown_revoked_and_another_actors_keys_are_named(store: Store, ws: Path) -> None:
@@ -84,10 +85,10 @@ def test_unknown_revoked_and_another_actors_keys_are_named(store: Store, ws: Pat
         as_bot = dict(late, actor={"kind": "agent", "id": "bot"})
         other = sg.signers(conn, tid, [as_bot])
         after = sg.signers(conn, tid, [dict(first, at=revoked_at)])
-    assert base[first["seq"]]["state"] == sg.SIGNED
-    assert base[late["seq"]]["state"] == sg.SIGNED
-    assert other[late["seq"]]["state"] == sg.OTHER_ACTOR
-    assert after[first["seq"]]["state"] == sg.REVOKED_KEY
+    assert base[first["seq"]].state == sg.SIGNED
+    assert base[late["seq"]].state == sg.SIGNED
+    assert other[late["seq"]].state == sg.OTHER_ACTOR
+    assert after[first["seq"]].state == sg.REVOKED_KEY
     # A key the keyring does not know: the stranger signs the next write past the policy.
     import sqlalchemy as sa
 
@@ -113,8 +114,9 @@ def test_unknown_revoked_and_another_actors_keys_are_named(store: Store, ws: Pat
     with store.read() as conn:
         mark = sg.signers(conn, tid, [last])[last["seq"]]
         summary = sg.signature_summary(conn, tid)
-    assert mark == {"state": sg.UNKNOWN_KEY, "key_id": stranger.key_id, "actor": None, "name": ""}
-    assert summary["last"]["known"] is False and summary["unsigned_after"] is None
+    assert mark == sg.Signer(state=sg.UNKNOWN_KEY, key_id=stranger.key_id, actor=None, name="")
+    assert summary.last is not None
+    assert summary.last.known is False and summary.unsigned_after is None
 
 
 def test_an_unsigned_store_marks_nothing(store: Store, ws: Path) -> None:
@@ -126,6 +128,6 @@ def test_an_unsigned_store_marks_nothing(store: Store, ws: Path) -> None:
         marks = sg.signers(conn, tid, events)
         summary = sg.signature_summary(conn, tid)
         both = sg.decision_signers(conn, tid)
-    assert set(m["state"] for m in marks.values()) == {sg.STORE_UNSIGNED}
-    assert summary["signed"] is False and summary["unsigned_after"] is None
-    assert both["approvals"] == {} and both["checkpoints"] == {}
+    assert set(m.state for m in marks.values()) == {sg.STORE_UNSIGNED}
+    assert summary.signed is False and summary.unsigned_after is None
+    assert both.approvals == {} and both.checkpoints == {}

@@ -220,7 +220,8 @@ class HistoryView(QWidget):
         who = self.who
         if who is None:
             return {"now": "", "decisions": [], "who": None}
-        return {**history(store, who), "who": who}
+        read = history(store, who)
+        return {"now": read.now, "decisions": read.decisions, "who": who}
 
     def start(self) -> None:
         """Follow the (newly opened) store, for the reviewer now set."""

@@ -2,8 +2,8 @@
 
 What is open, and in what order, is `store.reads.decisions`; who may make a decision
 (`--mine`) is `store.rules.may_decide`, the rule the window's "Mine" filter asks. This module
-only filters and prints. `--json` prints `{"now", "decider", "decisions": [row, …]}` with the
-store's rows as they are (`boris schema`: `x-outputs.decisions`).
+only filters and prints. `--json` prints the read's own model (store.reads.decisions.Decisions:
+`{"now", "decider", "decisions": [row, …]}`, `boris schema`: `x-outputs.decisions`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import rules
 from ..errors import UnknownTask
-from ..reads.decisions import KINDS, decisions
+from ..reads.decisions import KINDS, Decision, decisions
 from ..services import answers
 from ..store import Store
 from .output import _actor_if_given, _print
@@ -40,22 +40,22 @@ def cmd_decisions(store: Store, args: argparse.Namespace) -> None:
     read = decisions(store)
     rows = [
         d
-        for d in read["decisions"]
-        if (not args.kind or d["kind"] in args.kind)
-        and (not args.task or d["task_id"] in args.task)
-        and (
-            not args.mine
-            or (
-                decider is not None
-                and rules.may_decide(d["kind"], d["requester"], decider.kind, decider.id)
-            )
-        )
+        for d in read.decisions
+        if (not args.kind or d.kind in args.kind)
+        and (not args.task or d.task_id in args.task)
+        and (not args.mine or (decider is not None and _may_decide(d, decider.kind, decider.id)))
     ]
     who = f"{decider.kind}:{decider.id}" if args.mine and decider is not None else None
-    _print(args, {"now": read["now"], "decider": who, "decisions": rows}, _table(rows))
+    shown = read.model_copy(update={"decider": who, "decisions": rows})
+    _print(args, shown.to_json(), _table(rows))
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _may_decide(d: Decision, actor_kind: str, actor_id: str) -> bool:
+    requester = None if d.requester is None else d.requester.to_json()
+    return rules.may_decide(d.kind, requester, actor_kind, actor_id)
+
+
+def _table(rows: list[Decision]) -> str:
     if not rows:
         return "(no open decisions)"
     # The kind column is as wide as the longest kind this program knows (late_changes).
@@ -65,9 +65,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
     ]
     for d in rows:
         lines.append(
-            f"{d['kind']:<{kind_width}} {d['task_id']:<20} {d['key']:<20} "
-            f"{_cut(d['what'], _WHAT_WIDTH):<{_WHAT_WIDTH}} {_second(d['since']):<20} "
-            f"{_second(d['expires_at']) or '-'}"
+            f"{d.kind:<{kind_width}} {d.task_id:<20} {d.key:<20} "
+            f"{_cut(d.what, _WHAT_WIDTH):<{_WHAT_WIDTH}} {_second(d.since):<20} "
+            f"{_second(d.expires_at) or '-'}"
         )
     return "\n".join(lines)
 

@@ -1,7 +1,9 @@
 """The `result` of commands whose `--json` output programs read, as JSON Schema: `boris
 schema` prints them under `x-outputs` (command -> schema of `{"ok": true, "result": …}`'s
 `result`). Each model forbids other fields, and tests check real output against it, so
-the documented shape is the one printed.
+the documented shape is the one printed. A read's model is declared beside the read that
+builds it (the command prints its `to_json()`) and only named here; the shapes of commands
+that are no read of the store's stay here.
 """
 
 from __future__ import annotations
@@ -10,40 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..reads.decisions import DecisionKind
+from ..reads.decisions import Decision, Decisions
 from ..services.verify_codes import ProblemCode
+
+__all__ = ["OUTPUTS", "Decision", "Decisions", "output_schemas"]
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class Decision(_Shape):
-    """One open decision, as `store.reads.decisions` reads it (the window's queue row)."""
-
-    id: str = Field(description="KIND:TASK_ID:KEY, stable while the decision is open")
-    kind: DecisionKind
-    task_id: str
-    task_title: str
-    owner: str = Field(description="the task's owner")
-    key: str = Field(description="the approval, effect, criterion or wait id; the task id (resume)")
-    what: str = Field(description="what is decided: a consequence, a criterion's text, a run")
-    why: str = Field(description="why it waits on a person, and what may be decided")
-    since: str | None = Field(description="waiting since (UTC, ISO 8601)")
-    expires_at: str | None = Field(description="when an approval expires; null for the rest")
-    requester: dict[str, Any] | None = Field(
-        description="who asked for an approval ({kind, id, name}); null for the rest"
-    )
-
-
-class Decisions(_Shape):
-    """`boris decisions --json`."""
-
-    now: str = Field(description="the database clock the queue was read at")
-    decider: str | None = Field(description="with --mine, the actor (kind:id) it was read for")
-    decisions: list[Decision] = Field(
-        description="approvals soonest expiry first, then the rest longest waiting first"
-    )
 
 
 class Problem(_Shape):

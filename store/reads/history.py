@@ -11,13 +11,37 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic import Field
 from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from .read_model import ReadModel
+
+
+class PastDecision(ReadModel):
+    """A decision a person made: one row of their history (and of its export)."""
+
+    at: str = Field(description="when it was recorded (UTC, ISO 8601)")
+    kind: str = Field(description="rules.decision_kind: approved, rejected, reconcile, …")
+    task_id: str
+    task_title: str = Field(description="the task's title (its id once the task is deleted)")
+    seq: int = Field(description="the event that records it")
+    subject: str = Field(description="the approval, effect, criterion, checkpoint or wait id")
+    what: str = Field(description="what was decided, in words")
+    note: str = Field(description="the note or reason the person wrote")
+    actor: str = Field(description="who decided (kind:id)")
+
+
+class DecisionHistory(ReadModel):
+    """A person's decisions, newest first, with the database clock they were read at."""
+
+    now: str
+    decisions: list[PastDecision]
+
 
 #: The columns of a decision row, in the order an export writes them.
-FIELDS = ("at", "kind", "task_id", "task_title", "seq", "subject", "what", "note", "actor")
+FIELDS = tuple(PastDecision.model_fields)
 
 
 def _count(n: int, noun: str) -> str:
@@ -70,7 +94,7 @@ def _describe(kind: str, p: dict[str, Any]) -> tuple[str, str, str]:
 
 def decisions_by(
     conn: Connection, actor_id: str, *, actor_kind: str = "person", limit: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[PastDecision]:
     """The actor's decisions, newest first. Each: `at`, `kind` (rules.decision_kind),
     `task_id`, `task_title`, `seq`, `subject` (approval, effect, criterion or checkpoint id),
     `what`, `note`, `actor` (kind:id)."""
@@ -85,7 +109,7 @@ def decisions_by(
         )
         .order_by(ev.c.at.desc(), ev.c.id.desc())
     )
-    out: list[dict[str, Any]] = []
+    out: list[PastDecision] = []
     for r in conn.execute(q):
         payload = json.loads(r.payload) if isinstance(r.payload, str) else r.payload
         kind = rules.decision_kind(r.type, payload)
@@ -93,26 +117,26 @@ def decisions_by(
             continue
         subject, what, note = _describe(kind, payload)
         out.append(
-            {
-                "at": r.at,
-                "kind": kind,
-                "task_id": r.task_id,
-                "task_title": r.title or r.task_id,
-                "seq": r.seq,
-                "subject": subject,
-                "what": what,
-                "note": note or "",
-                "actor": f"{actor_kind}:{actor_id}",
-            }
+            PastDecision(
+                at=r.at,
+                kind=kind,
+                task_id=r.task_id,
+                task_title=r.title or r.task_id,
+                seq=r.seq,
+                subject=subject,
+                what=what,
+                note=note or "",
+                actor=f"{actor_kind}:{actor_id}",
+            )
         )
         if limit is not None and len(out) >= limit:
             break
     return out
 
 
-def history(store: Any, actor_id: str) -> dict[str, Any]:
+def history(store: Any, actor_id: str) -> DecisionHistory:
     """On a worker: the person's decisions, with the database clock they were read at."""
     from .. import db
 
     with store.read() as conn:
-        return {"now": db.database_now(conn), "decisions": decisions_by(conn, actor_id)}
+        return DecisionHistory(now=db.database_now(conn), decisions=decisions_by(conn, actor_id))

@@ -3,16 +3,22 @@
 The statements are plain SQL text, so the same rows are read by the Store (through
 SQLAlchemy's `text`, on both engines) and by `store.reads.peek` (the standard library's
 sqlite3, before SQLAlchemy is even imported: the window lists the tasks while the store
-opens). Nothing here imports SQLAlchemy; what counts comes from `store.rules`.
+opens). Nothing here imports SQLAlchemy or pydantic; what counts comes from `store.rules`.
+Its rows (`TaskRow`, with its `TaskNeeds` and `Lease`) are store.reads.read_row's frozen
+dataclasses for that reason.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import rules
+from ..rules import BudgetStanding, LeaseStanding, RunStatus
+from .actors import ActorRef
+from .read_row import FORBID, ReadRow
 
 #: Runs one statement with its named parameters (`:now`) and gives its rows.
 Fetch = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
@@ -50,6 +56,98 @@ LEASES = (
     "h.last_heartbeat_at, h.expires_at FROM leases l "
     "LEFT JOIN lease_heartbeats h ON h.task_id = l.task_id"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Lease(ReadRow):
+    """Who works on a task now: a lease as every read shows it (`lease_fields`)."""
+
+    __pydantic_config__ = FORBID
+
+    token: int
+    holder: ActorRef
+    session_id: str
+    #: When it was granted.
+    since: str
+    ttl_seconds: int | None
+    #: Its expiry now, heartbeats counted (None: a person's, held until released).
+    expires_at: str | None
+    #: The newest heartbeat of this token (its grant when none came yet).
+    last_heartbeat_at: str
+    #: Judged now, on the database's clock (rules.lease_standing).
+    standing: LeaseStanding
+    ended_at: str | None
+    ended_by: ActorRef | None
+    end_reason: str | None
+    #: A takeover's reason.
+    reason: str
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any]) -> Lease:
+        """The row of `lease_fields`' answer."""
+        holder = ActorRef.of(fields["holder"])
+        assert holder is not None  # the column is NOT NULL
+        return cls(
+            token=fields["token"],
+            holder=holder,
+            session_id=fields["session_id"],
+            since=fields["since"],
+            ttl_seconds=fields["ttl_seconds"],
+            expires_at=fields["expires_at"],
+            last_heartbeat_at=fields["last_heartbeat_at"],
+            standing=LeaseStanding(fields["standing"]),
+            ended_at=fields["ended_at"],
+            ended_by=ActorRef.of(fields["ended_by"]),
+            end_reason=fields["end_reason"],
+            reason=fields["reason"] or "",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNeeds(ReadRow):
+    """What of a task needs the reviewer, counted (`attention_score` weighs it)."""
+
+    __pydantic_config__ = FORBID
+
+    pending_approvals: int
+    #: Effects dispatched whose outcome is not settled (the agent's to answer, or a person's).
+    unresolved_effects: int
+    #: Effects a person must reconcile (rules.effect_to_reconcile).
+    effects_to_reconcile: int
+    stale_criteria: int
+    failed_criteria: int
+    #: Criteria not done, by stored status (rules.criterion_done).
+    open_criteria: int
+    #: The checkpoint lineage's heads: more than one is a fork.
+    heads: int
+    #: The most used counter's use of its limit (1.0: at the limit).
+    budget_use: float
+    #: How its most pressing counter stands (rules.budget_standing: reservations count).
+    budget: BudgetStanding
+    #: Evidence and current artifact versions whose blob is gone (0 where not checked).
+    missing_blobs: int
+    #: Facts recorded after completion that no person answered yet (issue 35 part L).
+    late_changes: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow(ReadRow):
+    """A task as the inbox lists it (`Store.tasks`, the paged inbox, the peek)."""
+
+    __pydantic_config__ = FORBID
+
+    id: str
+    title: str
+    owner: str
+    status: RunStatus
+    updated_at: str
+    last_seq: int
+    needs: TaskNeeds
+    forked: bool
+    #: How much it needs a person now (`attention_score`): above 0 it does.
+    attention: int
+    #: Who works on it now (None: never leased); `standing` judged now.
+    lease: Lease | None
 
 
 def decoded(value: Any) -> Any:
@@ -96,31 +194,38 @@ def lease_fields(
     }
 
 
-def _leases(fetch: Fetch, now: str) -> dict[str, dict[str, Any]]:
+def _leases(fetch: Fetch, now: str) -> dict[str, Lease]:
     out = {}
     for r in fetch(LEASES, {}):
-        out[str(r[0])] = lease_fields(
-            token=r[1],
-            holder=r[2],
-            session_id=r[3],
-            granted_at=r[4],
-            ttl_seconds=r[5],
-            expires_at=r[6],
-            ended_at=r[7],
-            ended_by=r[8],
-            end_reason=r[9],
-            reason=r[10],
-            heartbeat_token=r[11],
-            last_heartbeat_at=r[12],
-            heartbeat_expires_at=r[13],
-            now=now,
+        out[str(r[0])] = Lease.of(
+            lease_fields(
+                token=r[1],
+                holder=r[2],
+                session_id=r[3],
+                granted_at=r[4],
+                ttl_seconds=r[5],
+                expires_at=r[6],
+                ended_at=r[7],
+                ended_by=r[8],
+                end_reason=r[9],
+                reason=r[10],
+                heartbeat_token=r[11],
+                last_heartbeat_at=r[12],
+                heartbeat_expires_at=r[13],
+                now=now,
+            )
         )
     return out
 
 
+# The enums by value: looked up, not called (an Enum call is a fifth of a row's making).
+_RUN = {str(s): s for s in RunStatus}
+_BUDGET = {str(s): s for s in BudgetStanding}
+
+
 def list_tasks(
     fetch: Fetch, now: str, blob_exists: Callable[[str], bool] | None = None
-) -> list[dict[str, Any]]:
+) -> list[TaskRow]:
     """Every task with what needs the reviewer, most in need first.
 
     With `blob_exists`, evidence and current artifact versions whose blob is gone count as
@@ -171,48 +276,61 @@ def list_tasks(
     out = []
     for task_id, title, owner, status, updated_at, last_seq, heads, late in tasks:
         n = need[task_id]
-        n["heads"] = heads
-        # Facts recorded after completion that no person answered yet (issue 35 part L).
-        n["late_changes"] = int(late or 0)
-        out.append(
-            {
-                "id": task_id,
-                "title": title,
-                "owner": owner,
-                "status": status,
-                "updated_at": updated_at,
-                "last_seq": last_seq,
-                "needs": n,
-                "forked": n["heads"] > 1,
-                "attention": attention_score(status, n),
-                # Who works on it now (None: never leased); `standing` judged now.
-                "lease": leases.get(task_id),
-            }
+        needs = TaskNeeds(
+            pending_approvals=n["pending_approvals"],
+            unresolved_effects=n["unresolved_effects"],
+            effects_to_reconcile=n["effects_to_reconcile"],
+            stale_criteria=n["stale_criteria"],
+            failed_criteria=n["failed_criteria"],
+            open_criteria=n["open_criteria"],
+            heads=int(heads),
+            budget_use=float(n["budget_use"]),
+            budget=_BUDGET[n["budget"]],
+            missing_blobs=n["missing_blobs"],
+            late_changes=int(late or 0),
         )
-    out.sort(key=lambda x: (-x["attention"], x["updated_at"]))
+        out.append(
+            TaskRow(
+                id=task_id,
+                title=title,
+                owner=owner,
+                status=_RUN[status],
+                updated_at=updated_at,
+                last_seq=last_seq,
+                needs=needs,
+                forked=needs.heads > 1,
+                attention=attention_score(status, needs),
+                lease=leases.get(task_id),
+            )
+        )
+    out.sort(key=lambda x: (-x.attention, x.updated_at))
     return out
 
 
 #: Standings that count toward a task's need of a person.
 BUDGET_NEEDS_YOU = frozenset({rules.BudgetStanding.NEAR_LIMIT} | rules.BUDGET_AT_LIMIT)
+#: Runs stopped where only a person moves them on.
+AT_ISSUE = frozenset({RunStatus.BUDGET_EXHAUSTED, RunStatus.BLOCKED, RunStatus.OUTCOME_UNKNOWN})
+#: Records at rest: nothing in them asks for a person, so they sort below the rest.
+_QUIET = frozenset({RunStatus.COMPLETED, RunStatus.SUPERSEDED, RunStatus.STOPPED})
 
 
-def attention_score(status: str, n: dict[str, Any]) -> int:
+def attention_score(status: str, n: TaskNeeds) -> int:
     """How much a task needs a person now: what blocks progress first."""
     score = 0
-    score += 100 * n["pending_approvals"]
+    score += 100 * n.pending_approvals
     # Effects a person must reconcile, not those still in flight (the agent's to answer).
-    score += 80 * n["effects_to_reconcile"]
-    score += 60 if n["heads"] > 1 else 0
-    score += 40 * (n["stale_criteria"] + n["failed_criteria"])
-    score += 70 * n.get("missing_blobs", 0)
-    score += 50 if status in {"budget_exhausted", "blocked", "outcome_unknown"} else 0
-    score += 20 if n.get("budget") in BUDGET_NEEDS_YOU else 0
+    score += 80 * n.effects_to_reconcile
+    score += 60 if n.heads > 1 else 0
+    score += 40 * (n.stale_criteria + n.failed_criteria)
+    score += 70 * n.missing_blobs
+    score += 50 if status in AT_ISSUE else 0
+    score += 20 if n.budget in BUDGET_NEEDS_YOU else 0
     if not rules.record_open(status):
         # A closed record takes no decision of work: only evidence it lost, and what changed
         # after it completed (acknowledge it or open a follow-up: issue 35 part L).
-        late = 45 if n.get("late_changes") else 0
-        return 70 * n.get("missing_blobs", 0) + late or -1
-    if status in {"completed", "superseded", "stopped"} and score == 0:
+        late = 45 if n.late_changes else 0
+        return 70 * n.missing_blobs + late or -1
+    if status in _QUIET and score == 0:
         score = -1
     return score

@@ -43,7 +43,6 @@ ORDERS = (NEEDS, ACTIVITY, TITLE, STATUS)
 NEEDS_YOU = "__needs_you__"
 
 _CLOSED = tuple(sorted(str(s) for s in rules.CLOSED))
-_AT_ISSUE = ("budget_exhausted", "blocked", "outcome_unknown")
 
 #: Every task that may need a person (a superset: the exact score is inbox.attention_score's).
 NEED_CANDIDATES = (
@@ -54,12 +53,12 @@ NEED_CANDIDATES = (
     "UNION SELECT task_id FROM budgets WHERE limit_value IS NOT NULL "
     "AND (limit_value <= 0 OR used + reserved >= :near * limit_value) "
     "UNION SELECT task_id FROM tasks WHERE late_count > 0 "
-    f"OR status IN ({', '.join(repr(s) for s in _AT_ISSUE)}) "
+    f"OR status IN ({', '.join(repr(str(s)) for s in sorted(inbox.AT_ISSUE))}) "
     "OR json_array_length(checkpoint_heads) > 1"
 )
 
 #: One page of rows: (the rows, the key to read the next page after, None at the end).
-Page = tuple[list[dict[str, Any]], "PageKey | None"]
+Page = tuple[list[inbox.TaskRow], "PageKey | None"]
 
 
 @dataclass(frozen=True)
@@ -111,14 +110,14 @@ def search_where(words: Sequence[str], like: str | None = None) -> tuple[str, di
 
 def _needing(
     fetch: inbox.Fetch, now: str, blob_exists: Callable[[str], bool] | None, lists: str
-) -> list[dict[str, Any]]:
+) -> list[inbox.TaskRow]:
     """The tasks that need a person now, in the whole read's order, with its rows."""
     ids = [str(r[0]) for r in fetch(NEED_CANDIDATES, {"now": now, "near": rules.NEAR_LIMIT})]
     if not ids:
         return []
     listed, params = _in_list("c", ids, lists)
     restricted = _restricted(fetch, listed, params)
-    return [r for r in inbox.list_tasks(restricted, now, blob_exists) if r["attention"] > 0]
+    return [r for r in inbox.list_tasks(restricted, now, blob_exists) if r.attention > 0]
 
 
 #: The inbox's statements that group by task, with the tasks' filter where SQLite applies it
@@ -160,7 +159,7 @@ class PagedInbox:
         words: Sequence[str] = (),
         status: str | None = None,
         blob_exists: Callable[[str], bool] | None = None,
-        needing: list[dict[str, Any]] | None = None,
+        needing: list[inbox.TaskRow] | None = None,
         like: str | None = None,
         lists: str = EXPANDING,
     ) -> None:
@@ -177,7 +176,7 @@ class PagedInbox:
         if needing is None:
             needing = _needing(fetch, now, blob_exists, lists)
         self.needing = needing
-        self._needing_ids = {r["id"] for r in self.needing}
+        self._needing_ids = {r.id for r in self.needing}
         where, self._params = search_where(self.words, like)
         if status is not None and status != NEEDS_YOU:
             where += " AND status = :status"
@@ -186,10 +185,10 @@ class PagedInbox:
         #: The needing rows this search and filter keep, in order (segment 0).
         self.first = [r for r in self.needing if self._kept(r)]
 
-    def _kept(self, r: dict[str, Any]) -> bool:
-        if self.status is not None and self.status != NEEDS_YOU and r["status"] != self.status:
+    def _kept(self, r: inbox.TaskRow) -> bool:
+        if self.status is not None and self.status != NEEDS_YOU and r.status != self.status:
             return False
-        hay = " ".join((r["title"], r["id"], r["owner"], r["status"])).casefold()
+        hay = " ".join((r.title, r.id, r.owner, r.status)).casefold()
         return all(w.casefold() in hay for w in self.words)
 
     # --- counts ------------------------------------------------------------------------
@@ -210,7 +209,7 @@ class PagedInbox:
 
     def page(self, fetch: inbox.Fetch, after: PageKey | None, limit: int) -> Page:
         """Up to `limit` rows after `after` (None: the first page) and the next page's key."""
-        out: list[dict[str, Any]] = []
+        out: list[inbox.TaskRow] = []
         key: PageKey | None = after or PageKey(0 if self.order == NEEDS else 1)
         while len(out) < limit and key is not None:
             if key.segment == 0:
@@ -258,7 +257,7 @@ class PagedInbox:
         rows = self.rows_of(fetch, [i for i, _ in found])
         if self.order == NEEDS:
             # The tasks that need a person came first already.
-            rows = [r for r in rows if r["id"] not in self._needing_ids]
+            rows = [r for r in rows if r.id not in self._needing_ids]
         if more:
             nxt: PageKey | None = PageKey(key.segment, found[-1][1], found[-1][0])
         elif self.order == NEEDS and key.segment == 1:
@@ -267,19 +266,19 @@ class PagedInbox:
             nxt = None
         return rows, nxt
 
-    def rows_of(self, fetch: inbox.Fetch, ids: Sequence[str]) -> list[dict[str, Any]]:
+    def rows_of(self, fetch: inbox.Fetch, ids: Sequence[str]) -> list[inbox.TaskRow]:
         """The inbox rows of these tasks (as the whole read makes them), in this order."""
         if not ids:
             return []
         listed, params = _in_list("p", ids, self.lists)
         restricted = _restricted(fetch, listed, params)
-        by_id = {r["id"]: r for r in inbox.list_tasks(restricted, self.now)}
+        by_id = {r.id: r for r in inbox.list_tasks(restricted, self.now)}
         return [by_id[i] for i in ids if i in by_id]
 
 
 def peek_first_page(
     directory: str | os.PathLike[str] | None, limit: int
-) -> tuple[list[dict[str, Any]], int, int] | None:
+) -> tuple[list[inbox.TaskRow], int, int] | None:
     """The first `limit` rows of the paged inbox of the SQLite store at `directory`, with
     the counts (every task, those that need a person), read before the Store is open, as
     store.reads.peek reads the whole inbox (the same rules: read-only, this program's

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Any
 
 from ..blobs import BlobStore
 from ..clock import system_now
@@ -23,7 +22,7 @@ from ..version import SCHEMA_REVISIONS
 from . import inbox
 
 
-def peek_tasks(directory: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
+def peek_tasks(directory: str | os.PathLike[str] | None) -> list[inbox.TaskRow] | None:
     """The inbox of the SQLite store at `directory` (as `Store.tasks` lists it), or None
     when it cannot be read this way."""
     if os.environ.get("BORIS_STORE_URL"):

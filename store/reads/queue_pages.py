@@ -30,11 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic import Field
 from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
 from . import decisions as d
+from .decisions import Decision
+from .read_model import ReadModel
 
 #: The streams, in the groups a page shows one after another (approvals, then the rest).
 APPROVALS, EFFECTS, STALE, UNJUDGED, RESUMES, WAITS, LATE = (
@@ -73,6 +76,25 @@ class QueuePageKey:
     group: int = 0
     after: tuple[tuple[str, Position], ...] = field(default=())
     finished: frozenset[str] = frozenset()
+
+
+class QueueCounts(ReadModel):
+    """What the queue says of itself, counted by SQL."""
+
+    total: int = Field(description="every open decision")
+    approvals: int = Field(description="the approvals among them")
+    matching: int = Field(description="those the filters show")
+
+
+class DecisionPage(ReadModel):
+    """A page of the open decisions (`decision_page`): its rows, the database clock they
+    were read at, where the next page starts and (the first page) the queue's counts."""
+
+    now: str
+    decisions: list[Decision]
+    #: Where the next page starts (None: the queue ends here); handed back to read it.
+    key: QueuePageKey | None
+    counts: QueueCounts | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +217,7 @@ def _late() -> tuple[Any, Any, Any, Any]:
     return q, sa.func.coalesce(k.late_since_at, k.updated_at), k.task_id, k.task_id
 
 
-def _row_of(stream: str, r: Any, now: str) -> dict[str, Any] | None:
+def _row_of(stream: str, r: Any, now: str) -> Decision | None:
     if stream == APPROVALS:
         return d.approval_row(r, now)
     if stream == EFFECTS:
@@ -224,16 +246,16 @@ class _Stream:
     ) -> None:
         self.conn, self.name, self.now, self.filters = conn, name, now, filters
         self.read_to = after  # the last row read (shown or not)
-        self.buffer: list[tuple[Position, dict[str, Any]]] = []
+        self.buffer: list[tuple[Position, Decision]] = []
         self.done = False
 
-    def head(self, limit: int) -> tuple[Position, dict[str, Any]] | None:
+    def head(self, limit: int) -> tuple[Position, Decision] | None:
         while not self.buffer and not self.done:
             self._read(limit)
         return self.buffer[0] if self.buffer else None
 
     def _read(self, limit: int) -> None:
-        got: list[tuple[Position, dict[str, Any] | None]]
+        got: list[tuple[Position, Decision | None]]
         if self.name == WAITS:
             waits = _wait_rows(self.conn, self.now, self.filters.task)
             got = [(p, r) for p, r in waits if self.read_to is None or p > self.read_to]
@@ -256,18 +278,14 @@ class _Stream:
             self.read_to = got[-1][0]
         kinds = None if self.filters.kind is None else {self.filters.kind}
         self.buffer = [
-            (p, d.finish(r))
-            for p, r in got
-            if r is not None and (kinds is None or r["kind"] in kinds)
+            (p, r) for p, r in got if r is not None and (kinds is None or r.kind in kinds)
         ]
 
 
-def _wait_rows(
-    conn: Connection, now: str, task: str | None
-) -> list[tuple[Position, dict[str, Any]]]:
+def _wait_rows(conn: Connection, now: str, task: str | None) -> list[tuple[Position, Decision]]:
     """The waits that need a person (few: an open wait no agent moves), sorted as a stream."""
     rows = d._waits(conn, now, task)
-    return sorted(((str(w["since"]), str(w["task_id"]), str(w["key"])), w) for w in rows)
+    return sorted((((str(w.since), w.task_id, w.key), w) for w in rows), key=lambda pw: pw[0])
 
 
 def page(
@@ -276,14 +294,14 @@ def page(
     filters: Filters,
     after: QueuePageKey | None,
     limit: int,
-) -> tuple[list[dict[str, Any]], QueuePageKey | None]:
+) -> tuple[list[Decision], QueuePageKey | None]:
     """Up to `limit` open decisions after `after` (None: the first page), and where the next
     page starts (None: the queue ends here)."""
     key = after or QueuePageKey()
     shown: dict[str, Position] = dict(key.after)
     wanted = filters.streams() - key.finished
     finished = set(key.finished)
-    out: list[dict[str, Any]] = []
+    out: list[Decision] = []
     group = key.group
     while group < len(GROUPS) and len(out) < limit:
         streams = [
@@ -308,7 +326,7 @@ def page(
     return out, QueuePageKey(group, tuple(sorted(shown.items())), frozenset(finished))
 
 
-def counts(conn: Connection, now: str, filters: Filters) -> dict[str, int]:
+def counts(conn: Connection, now: str, filters: Filters) -> QueueCounts:
     """How many open decisions there are (`total`), approvals among them (`approvals`), and
     how many the filters show (`matching`): by SQL, each stream counted where it is read."""
     every, shown = 0, 0
@@ -320,7 +338,7 @@ def counts(conn: Connection, now: str, filters: Filters) -> dict[str, int]:
                 approvals += n
             if mine:
                 shown += n
-    return {"total": every, "approvals": approvals, "matching": shown}
+    return QueueCounts(total=every, approvals=approvals, matching=shown)
 
 
 def _count(conn: Connection, now: str, name: str, filters: Filters) -> dict[bool, int]:
@@ -330,7 +348,7 @@ def _count(conn: Connection, now: str, name: str, filters: Filters) -> dict[bool
         rows = d._waits(conn, now)
         out = {True: 0, False: 0}
         for w in rows:
-            out[name in want and filters.task in (None, w["task_id"])] += 1
+            out[name in want and filters.task in (None, w.task_id)] += 1
         return out
     q = (_approvals(now) if name == APPROVALS else _SQL[name]())[0]
     inner = q.subquery()
@@ -341,9 +359,7 @@ def _count(conn: Connection, now: str, name: str, filters: Filters) -> dict[bool
         for r in conn.execute(sa.select(inner)):
             row = d.effect_row(r, now)
             out[
-                row is not None
-                and row["kind"] == filters.kind
-                and filters.task in (None, r.task_id)
+                row is not None and row.kind == filters.kind and filters.task in (None, r.task_id)
             ] += 1
         return out
     if name not in want:
@@ -359,9 +375,9 @@ def _count(conn: Connection, now: str, name: str, filters: Filters) -> dict[bool
     return {True: int(got[1]), False: int(got[0]) - int(got[1])}
 
 
-def tasks_of(rows: Sequence[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+def tasks_of(rows: Sequence[Decision]) -> Iterator[tuple[str, str]]:
     """(title, id) of the tasks these rows are about: the task filter's items."""
-    return iter(sorted({(r["task_title"], r["task_id"]) for r in rows}))
+    return iter(sorted({(r.task_title, r.task_id) for r in rows}))
 
 
 def decision_page(
@@ -372,7 +388,7 @@ def decision_page(
     after: QueuePageKey | None = None,
     limit: int = 200,
     count: bool = True,
-) -> dict[str, Any]:
+) -> DecisionPage:
     """A page of the open decisions with the database clock it was read at (`now`), where
     the next starts (`key`), and (`count`, the first page) the counts the queue says."""
     from .. import db
@@ -381,7 +397,6 @@ def decision_page(
     with store.read() as conn:
         now = db.database_now(conn)
         rows, key = page(conn, now, filters, after, limit)
-        out: dict[str, Any] = {"now": now, "decisions": rows, "key": key}
-        if count:
-            out["counts"] = counts(conn, now, filters)
-        return out
+        return DecisionPage(
+            now=now, decisions=rows, key=key, counts=counts(conn, now, filters) if count else None
+        )

@@ -20,7 +20,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .. import schema as t
+from ..rules import ActorKind
 from ..signing import keyring
+from .read_model import ReadModel
 
 
 #: How an event stands: signed by a key bound to its actor; by a key the keyring does not
@@ -39,6 +41,64 @@ SIGNED, UNKNOWN_KEY, REVOKED_KEY, OTHER_ACTOR, UNSIGNED, STORE_UNSIGNED = tuple(
 ALARMS = frozenset({UNKNOWN_KEY, REVOKED_KEY, OTHER_ACTOR, UNSIGNED})
 
 
+class Signer(ReadModel):
+    """How one event is signed: its `state`, and where a signature covers it the `key_id`,
+    the `actor` (kind:id) the keyring binds the key to and that actor's `name` (None for
+    an unsigned event or a store that does not sign)."""
+
+    state: SignatureState
+    key_id: str | None = None
+    actor: str | None = None
+    name: str | None = None
+
+
+class LastSignature(ReadModel):
+    """A task's last signature: its key, the actor the keyring binds it to (None: a key the
+    keyring does not know, `known` false), whether and when the key was revoked, its seq."""
+
+    key_id: str
+    actor: str | None
+    name: str
+    known: bool
+    revoked_at: str | None
+    seq: int
+
+
+class SignatureSummary(ReadModel):
+    """A task's signing in a line (`signature_summary`): whether the store signs and requires
+    signatures, how many writes are signed, the last signature, the seq after which events
+    are unsigned (None: none are), and how many keyring entries do not hold."""
+
+    signed: bool
+    required: bool
+    count: int
+    last: LastSignature | None
+    unsigned_after: int | None
+    keyring_problems: int
+
+
+class DecisionSigners(ReadModel):
+    """A task's signing `summary`, and who signed each approval's decision (`approvals`:
+    approval id -> signer) and each checkpoint (`checkpoints`: checkpoint id -> signer)."""
+
+    summary: SignatureSummary
+    approvals: dict[str, Signer]
+    checkpoints: dict[str, Signer]
+
+
+#: An event as `signers` reads it: its `seq`, `at` and `actor` (kind, id), as attributes (an
+#: event row, store.reads.queries) or keys (a mapping, as `decision_events` gives them).
+SignedEvent = Any
+
+
+def _event_fields(e: SignedEvent) -> tuple[int, str, str, str]:
+    """(seq, at, actor kind, actor id) of an event row, a read model or a plain mapping."""
+    if isinstance(e, Mapping):
+        actor = e["actor"]
+        return int(e["seq"]), str(e["at"]), str(actor["kind"]), str(actor["id"])
+    return int(e.seq), str(e.at), str(e.actor.kind), str(e.actor.id)
+
+
 def _signed(conn: Connection, ring: keyring.Keyring, task_id: str) -> tuple[bool, bool]:
     """(signed, required), as `check.task_signatures` says them."""
     required = keyring.required(conn)
@@ -50,20 +110,21 @@ def _signed(conn: Connection, ring: keyring.Keyring, task_id: str) -> tuple[bool
     return any_sig is not None, required
 
 
-def _binding_words(ring: keyring.Keyring, key_id: str) -> dict[str, Any]:
+def _last(ring: keyring.Keyring, key_id: str, seq: int) -> LastSignature:
     b = ring.get(key_id)
-    return {
-        "key_id": key_id,
-        "actor": b.actor if b else None,
-        "name": b.actor_name if b else "",
-        "known": b is not None,
-        "revoked_at": b.revoked_at if b else None,
-    }
+    return LastSignature(
+        key_id=key_id,
+        actor=b.actor if b else None,
+        name=b.actor_name if b else "",
+        known=b is not None,
+        revoked_at=b.revoked_at if b else None,
+        seq=seq,
+    )
 
 
 def signature_summary(
     conn: Connection, task_id: str, ring: keyring.Keyring | None = None
-) -> dict[str, Any]:
+) -> SignatureSummary:
     """`signed`, `required`, `count` of signed writes, the `last` signature (key and the
     actor it is bound to) and `unsigned_after` (the seq after which events are unsigned, or
     None): `check.task_signatures`' answer without reading every signature. `ring`: the
@@ -84,14 +145,14 @@ def signature_summary(
         sa.select(sa.func.max(t.events.c.seq)).where(t.events.c.task_id == task_id)
     ).scalar()
     last_signed = int(last_row[0]) if last_row else 0
-    return {
-        "signed": signed,
-        "required": required,
-        "count": int(count),
-        "last": dict(_binding_words(ring, str(last_row[1])), seq=last_signed) if last_row else None,
-        "unsigned_after": last_signed if signed and (last_event or 0) > last_signed else None,
-        "keyring_problems": len(ring.problems),
-    }
+    return SignatureSummary(
+        signed=signed,
+        required=required,
+        count=int(count),
+        last=_last(ring, str(last_row[1]), last_signed) if last_row else None,
+        unsigned_after=last_signed if signed and (last_event or 0) > last_signed else None,
+        keyring_problems=len(ring.problems),
+    )
 
 
 def _covering(conn: Connection, task_id: str, seqs: set[int]) -> list[tuple[int, str]]:
@@ -121,53 +182,53 @@ def _covering(conn: Connection, task_id: str, seqs: set[int]) -> list[tuple[int,
     return [(int(seq), str(key_id)) for seq, key_id in conn.execute(q)]
 
 
+_STORE_UNSIGNED = Signer(state=STORE_UNSIGNED)
+_UNSIGNED = Signer(state=UNSIGNED)
+
+
 def signers(
     conn: Connection,
     task_id: str,
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[SignedEvent],
     ring: keyring.Keyring | None = None,
-) -> dict[int, dict[str, Any]]:
-    """Per event (`seq`, `at`, `actor` {kind, id}) how it is signed: `state` (one of the
-    words above), and for a signed one the `key_id`, the `actor` its key is bound to and
-    that actor's `name`."""
-    evs = list(events)
+) -> dict[int, Signer]:
+    """Per event (`seq`, `at`, `actor` {kind, id}: an event row or a mapping) how it is
+    signed: `state` (one of the words above), and for a signed one the `key_id`, the
+    `actor` its key is bound to and that actor's `name`."""
+    evs = [_event_fields(e) for e in events]
     if not evs:
         return {}
     ring = keyring.load(conn) if ring is None else ring
     signed, _ = _signed(conn, ring, task_id)
     if not signed:
-        return {int(e["seq"]): {"state": STORE_UNSIGNED} for e in evs}
-    sigs = {
-        seq: _binding_words(ring, key_id)
-        for seq, key_id in _covering(conn, task_id, {int(e["seq"]) for e in evs})
-    }
+        return {seq: _STORE_UNSIGNED for seq, *_ in evs}
+    sigs = dict(_covering(conn, task_id, {seq for seq, *_ in evs}))
     # `check.signer_of` (the first signature at or after the event) by bisection: asked of
     # each of a page's events, its scan of every signature made a page cost 15 ms.
     order = sorted(sigs)
-    out: dict[int, dict[str, Any]] = {}
-    for e in evs:
-        seq = int(e["seq"])
-        at = bisect.bisect_left(order, seq)
-        s = sigs[order[at]] if at < len(order) else None
-        if s is None:
-            out[seq] = {"state": UNSIGNED}
+    out: dict[int, Signer] = {}
+    for seq, at, actor_kind, actor_id in evs:
+        i = bisect.bisect_left(order, seq)
+        if i >= len(order):
+            out[seq] = _UNSIGNED
             continue
+        key_id = sigs[order[i]]
         # The binding's own rules, as `check.check_task` asks them.
-        actor, b = e["actor"], ring.get(s["key_id"])
+        b = ring.get(key_id)
         if b is None:
             state = UNKNOWN_KEY
-        elif b.revoked_by(str(e["at"])):
+        elif b.revoked_by(at):
             state = REVOKED_KEY
-        elif actor["kind"] != "system" and not b.names(actor["kind"], actor["id"]):
+        elif actor_kind != ActorKind.SYSTEM and not b.names(actor_kind, actor_id):
             state = OTHER_ACTOR
         else:
             state = SIGNED
-        out[seq] = {
-            "state": state,
-            "key_id": s["key_id"],
-            "actor": s["actor"],
-            "name": s["name"],
-        }
+        out[seq] = Signer(
+            state=state,
+            key_id=key_id,
+            actor=b.actor if b else None,
+            name=b.actor_name if b else "",
+        )
     return out
 
 
@@ -211,7 +272,7 @@ def checkpoint_events(conn: Connection, task_id: str) -> dict[str, dict[str, Any
     }
 
 
-def decision_signers(conn: Connection, task_id: str) -> dict[str, Any]:
+def decision_signers(conn: Connection, task_id: str) -> DecisionSigners:
     """The task's signing `summary`, and who signed each approval's decision (`approvals`:
     approval id -> signer) and each checkpoint (`checkpoints`: checkpoint id -> signer),
     the signer as `signers` gives it."""
@@ -219,8 +280,8 @@ def decision_signers(conn: Connection, task_id: str) -> dict[str, Any]:
     written = checkpoint_events(conn, task_id)
     ring = keyring.load(conn)
     marks = signers(conn, task_id, [*decided.values(), *written.values()], ring)
-    return {
-        "summary": signature_summary(conn, task_id, ring),
-        "approvals": {aid: marks[e["seq"]] for aid, e in decided.items()},
-        "checkpoints": {cid: marks[e["seq"]] for cid, e in written.items()},
-    }
+    return DecisionSigners(
+        summary=signature_summary(conn, task_id, ring),
+        approvals={aid: marks[e["seq"]] for aid, e in decided.items()},
+        checkpoints={cid: marks[e["seq"]] for cid, e in written.items()},
+    )

@@ -173,10 +173,16 @@ def projection_guard_sql(schema_name: str, tables: Iterable[str] | None = None) 
     names those it knows (0010 the thirteen of its day, 0012 the leases it creates), so the
     trigger of a table a later revision creates is never made before the table."""
     s = f'"{schema_name}"'
+    return (_projection_guard_function(s), *_projection_guard_triggers(s, tables))
+
+
+def _projection_guard_function(s: str) -> str:
+    """The guard's function (see `projection_guard_sql`): an agents' role writes a row of a
+    task only after that task's newest event, inserted by it in this transaction; and never
+    a value only a person decides (the trigger's arguments: the column and those values)."""
     agents = _member(s, rules.TeamRole.AGENTS)
     reviewers = _member(s, rules.TeamRole.REVIEWERS)
-    statements = [
-        f"""CREATE OR REPLACE FUNCTION {s}.boris_projection_guard() RETURNS trigger AS $$
+    return f"""CREATE OR REPLACE FUNCTION {s}.boris_projection_guard() RETURNS trigger AS $$
            DECLARE
              row_task text;
              decided text;
@@ -222,12 +228,17 @@ def projection_guard_sql(schema_name: str, tables: Iterable[str] | None = None) 
                END IF;
              END IF;
              RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
-           END; $$ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp""",
-    ]
+           END; $$ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp"""
+
+
+def _projection_guard_triggers(s: str, tables: Iterable[str] | None) -> list[str]:
+    """Each guarded projection's trigger, with the column and values only a person decides
+    as its arguments where the table has one (approvals' state, criteria's status)."""
     decided_by_table = {
         _DECIDED_COLUMNS[thing]: values for thing, values in rules.person_decided_values().items()
     }
     guarded = tuple(tables) if tables is not None else tuple(x.name for x in t.PROJECTIONS)
+    statements: list[str] = []
     for table_name in guarded:
         args = ""
         for (name, column), values in decided_by_table.items():
@@ -239,7 +250,7 @@ def projection_guard_sql(schema_name: str, tables: Iterable[str] | None = None) 
                ON {s}.{table_name} FOR EACH ROW
                EXECUTE FUNCTION {s}.boris_projection_guard({args})""",
         ]
-    return tuple(statements)
+    return statements
 
 
 def roles_sql(
@@ -268,7 +279,44 @@ def roles_sql(
             raise ValueError(f"{name!r} is not a plain lower-case SQL name ([a-z_][a-z0-9_]*)")
     if len(set(names)) != len(names):
         raise ValueError("the agents', the reviewers' and the service's roles must differ")
-    s = f'"{schema_name}"'
+    lines = [
+        *_roles_preamble(agents, reviewers, service),
+        "BEGIN;",
+        *(
+            f"DO $$ BEGIN CREATE ROLE {role} NOLOGIN; "
+            "EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
+            for role in (service, reviewers, agents)
+        ),
+        *_roles_grants(f'"{schema_name}"', agents, reviewers, service),
+        "COMMIT;",
+        *_roles_afterword(reviewers, service, database or "<database>"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _roles_preamble(agents: str, reviewers: str, service: str) -> list[str]:
+    """What the roles' SQL says first, as comments: how to run it, and each role's part."""
+    return [
+        "-- The team roles of a Boris store on PostgreSQL: the MCP server's, reviewers', agents'.",
+        "-- Run as the store database's owner, a role that may create roles (or a superuser):",
+        '--     psql "postgresql://OWNER@HOST/DATABASE" -v ON_ERROR_STOP=1 -f roles.sql',
+        "-- Run it again after upgrading Boris (new tables get their grants); existing roles stay.",
+        f"-- {service}: the login of `boris mcp --http --team` only, the one program that writes",
+        "--   in agents' names: agents never hold a database login; each authenticates to that",
+        "--   server with its own token (boris agent-token issue agent:ID --actor person:YOU).",
+        "--   The server refuses it an event in a person's name, and a projection change but with",
+        "--   the event it projects, as an agents' role.",
+        f"-- {reviewers}: people's logins: decisions, waivers, hand reconciliations, stops, the",
+        "--   keyring, and issuing and revoking agents' tokens.",
+        f"-- {agents}: agents' logins of older versions: no write grant of any kind (no INSERT,",
+        "--   UPDATE nor DELETE on any table), so a login left in it reads the record and can",
+        "--   change nothing; it never reads the agents' tokens.",
+    ]
+
+
+def _roles_grants(s: str, agents: str, reviewers: str, service: str) -> list[str]:
+    """Each role's grants, after revoking what older versions granted, and the roles named
+    in the store's `team_roles` (which the server's guards read)."""
     writers = f"{service}, {reviewers}"
     projections = sorted(table.name for table in t.PROJECTIONS)
     writable = sorted(
@@ -285,30 +333,7 @@ def roles_sql(
     def tables(names: Iterable[str]) -> str:
         return ", ".join(f"{s}.{n}" for n in names)
 
-    db = database or "<database>"
-    lines = [
-        "-- The team roles of a Boris store on PostgreSQL: the MCP server's, reviewers', agents'.",
-        "-- Run as the store database's owner, a role that may create roles (or a superuser):",
-        '--     psql "postgresql://OWNER@HOST/DATABASE" -v ON_ERROR_STOP=1 -f roles.sql',
-        "-- Run it again after upgrading Boris (new tables get their grants); existing roles stay.",
-        f"-- {service}: the login of `boris mcp --http --team` only, the one program that writes",
-        "--   in agents' names: agents never hold a database login; each authenticates to that",
-        "--   server with its own token (boris agent-token issue agent:ID --actor person:YOU).",
-        "--   The server refuses it an event in a person's name, and a projection change but with",
-        "--   the event it projects, as an agents' role.",
-        f"-- {reviewers}: people's logins: decisions, waivers, hand reconciliations, stops, the",
-        "--   keyring, and issuing and revoking agents' tokens.",
-        f"-- {agents}: agents' logins of older versions: no write grant of any kind (no INSERT,",
-        "--   UPDATE nor DELETE on any table), so a login left in it reads the record and can",
-        "--   change nothing; it never reads the agents' tokens.",
-        "BEGIN;",
-    ]
-    for role in (service, reviewers, agents):
-        lines.append(
-            f"DO $$ BEGIN CREATE ROLE {role} NOLOGIN; "
-            "EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
-        )
-    lines += [
+    return [
         # Run again after an upgrade: what older SQL granted (UPDATE and DELETE on every
         # projection and on signatures; an agents' role's writes) goes, and only what
         # follows stays.
@@ -338,7 +363,12 @@ def roles_sql(
         f"('{service}', '{rules.TeamRole.AGENTS}'), ('{agents}', '{rules.TeamRole.AGENTS}'), "
         f"('{reviewers}', '{rules.TeamRole.REVIEWERS}') "
         "ON CONFLICT (role_name) DO UPDATE SET kind = EXCLUDED.kind;",
-        "COMMIT;",
+    ]
+
+
+def _roles_afterword(reviewers: str, service: str, db: str) -> list[str]:
+    """What the roles' SQL says last, as comments: the logins to make and their URLs."""
+    return [
         "-- Then one login for the MCP server and one per person, each with a password of its",
         "-- own in place of <password> (or none, with client certificates or peer authentication):",
         f"--   CREATE ROLE boris_server LOGIN PASSWORD '<password>' IN ROLE {service};",
@@ -349,7 +379,6 @@ def roles_sql(
         "--   boris agent-token issue agent:ID --actor person:YOU",
         "-- and the server serves them all: boris mcp --http --team (see docs/team-store.md).",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def member_kinds(conn: Connection, roles: Iterable[str]) -> dict[str, set[str]]:

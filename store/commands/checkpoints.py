@@ -131,53 +131,13 @@ def write_checkpoint(
     checkpoint_id: str | None = None,
     external: dict[str, str] | None = None,
 ) -> str:
-    current = heads(tx, task_id)
-    # Every checkpoint is a head until a later one supersedes it, so a lineage with any
-    # checkpoint has a head.
-    if reason == "initial" and current:
-        raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
-    if not current and reason != "initial":
-        # The first checkpoint of a record is its initial one; the requested one follows it.
-        write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
-        current = heads(tx, task_id)
+    current = _heads_to_continue(tx, task_id, reason, actor)
     merge = list(merge or [])
-    if reason == "final":
-        # A final checkpoint closes the lineage: every head is named, the one it continues
-        # from and each other merged, or nothing is written (the store never picks one).
-        refusal = rules.final_fork_refusal(current, supersedes, merge)
-        if refusal is not None:
-            left = rules.final_left_open(current, supersedes, merge)
-            raise ForkOpen(
-                list(current), list(left), f"task {task_id}: {refusal}; nothing was written"
-            )
-    if supersedes is None:
-        if len(current) > 1 and not merge:
-            raise CommandRejected(
-                f"the lineage has forked (heads {', '.join(current)}): name the head this "
-                "continues from and merge the others"
-            )
-        supersedes = [h for h in current if h not in merge][:1]
-    for ref in (*supersedes, *merge):
-        if ref not in current and not _exists(tx, task_id, ref):
-            raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
-    for ref in merge:
-        if ref not in current:
-            raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
+    supersedes = _parents(tx, task_id, reason, current, supersedes, merge)
     known = known_state(tx, task_id)
     state = known.state
     if reason == "final":
-        pending = list(state["pending_work"])
-        missing = _evidence_missing(tx, task_id)
-        pending += [f"criterion {cid} has evidence missing" for cid in missing]
-        if pending:
-            message = (
-                "a final checkpoint needs no pending work, and there is: "
-                + "; ".join(pending)
-                + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
-            )
-            if missing:
-                raise EvidenceMissing(missing, message)
-            raise PendingWork(pending, message)
+        _refuse_pending_work(tx, task_id, state)
     if actor.kind == "person" and not note.strip():
         raise CommandRejected("a person's checkpoint carries their note")
     seq, chain = tx._head(task_id)
@@ -209,6 +169,74 @@ def write_checkpoint(
         valid_until=known.valid_until,
     )
     return cid
+
+
+def _heads_to_continue(tx: Tx, task_id: str, reason: str, actor: Actor) -> list[str]:
+    """The heads the checkpoint continues from. Every checkpoint is a head until a later one
+    supersedes it, so a lineage with any checkpoint has a head; the first checkpoint of a
+    record is its initial one, written here when the one requested is not."""
+    current = heads(tx, task_id)
+    if reason == "initial" and current:
+        raise CommandRejected("a task has exactly one initial checkpoint, and it has one")
+    if not current and reason != "initial":
+        write_checkpoint(tx, task_id, "initial", actor, note="the record's first checkpoint")
+        current = heads(tx, task_id)
+    return current
+
+
+def _parents(
+    tx: Tx,
+    task_id: str,
+    reason: str,
+    current: list[str],
+    supersedes: list[str] | None,
+    merge: list[str],
+) -> list[str]:
+    """The checkpoints the new one supersedes (the head it continues from; the one head
+    there is when none is named), after refusing what the lineage does not allow: a final
+    checkpoint leaving a head open, an unnamed head on a fork, a parent that is no
+    checkpoint of the task, a merge of what is not a head."""
+    if reason == "final":
+        # A final checkpoint closes the lineage: every head is named, the one it continues
+        # from and each other merged, or nothing is written (the store never picks one).
+        refusal = rules.final_fork_refusal(current, supersedes, merge)
+        if refusal is not None:
+            left = rules.final_left_open(current, supersedes, merge)
+            raise ForkOpen(
+                list(current), list(left), f"task {task_id}: {refusal}; nothing was written"
+            )
+    if supersedes is None:
+        if len(current) > 1 and not merge:
+            raise CommandRejected(
+                f"the lineage has forked (heads {', '.join(current)}): name the head this "
+                "continues from and merge the others"
+            )
+        supersedes = [h for h in current if h not in merge][:1]
+    for ref in (*supersedes, *merge):
+        if ref not in current and not _exists(tx, task_id, ref):
+            raise CommandRejected(f"task {task_id} has no checkpoint {ref!r}")
+    for ref in merge:
+        if ref not in current:
+            raise CommandRejected(f"checkpoint {ref} is not a head: only a head can be merged")
+    return supersedes
+
+
+def _refuse_pending_work(tx: Tx, task_id: str, state: dict[str, Any]) -> None:
+    """A final checkpoint says nothing is left to do: refused while the state it would hold
+    has pending work, or a criterion's evidence is missing now."""
+    pending = list(state["pending_work"])
+    missing = _evidence_missing(tx, task_id)
+    pending += [f"criterion {cid} has evidence missing" for cid in missing]
+    if not pending:
+        return
+    message = (
+        "a final checkpoint needs no pending work, and there is: "
+        + "; ".join(pending)
+        + ". Write a handoff (to pass it on) or stop the run (stopped) instead"
+    )
+    if missing:
+        raise EvidenceMissing(missing, message)
+    raise PendingWork(pending, message)
 
 
 def _evidence_missing(tx: Tx, task_id: str) -> list[str]:

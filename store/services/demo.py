@@ -128,7 +128,27 @@ def fill_demo(store: Store) -> list[str]:
 
 
 def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
-    src_dir, out_dir = ws / "sources", ws / "out"
+    """The reference guide's story: opened by its owner, drafted and reviewed by an agent,
+    revised and sent to the docs site with no answer, handed off on a fork by a resumed
+    session whose summary is stale, and its build log's retained copy lost."""
+    _guide_opened(store, ws, task_id)
+    _guide_planned(store, task_id)
+    guide = _guide_drafted(store, ws / "out", task_id)
+    log, log_digest = _guide_revised(store, ws / "out", task_id, guide)
+    # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
+    # loading the task must name it rather than pretend it is there.
+    store.blobs.remove(log_digest)
+    log.unlink()
+    # What makes it again: the agent's renderer (RENDER_SH), left beside its sources.
+    render = _write(ws / "render.sh", RENDER_SH)
+    render.chmod(0o755)
+    return task_id
+
+
+def _guide_opened(store: DemoWriter, ws: Path, task_id: str) -> None:
+    """The owner opens the task, amends its objective and records the six sources (some
+    revised)."""
+    src_dir = ws / "sources"
     store.execute(
         c.CreateTask(
             task_id=task_id,
@@ -149,7 +169,6 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
         ),
         OWNER,
     )
-    cmds: list[c.Command] = []
     for name, versions in SOURCES.items():
         for i, text in enumerate(versions):
             _write(src_dir / name, text)
@@ -164,6 +183,12 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
                 ),
                 OWNER,
             )
+
+
+def _guide_planned(store: DemoWriter, task_id: str) -> None:
+    """The agent sets its budgets, criteria and phases (the draft on the sources, the review
+    on the draft and the guide), charges its reading, and writes the initial checkpoint."""
+    cmds: list[c.Command] = []
     for counter, limit in (
         ("model_calls", 180),
         ("tool_calls", 400),
@@ -211,6 +236,11 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
         ),
         AGENT,
     )
+
+
+def _guide_drafted(store: DemoWriter, out_dir: Path, task_id: str) -> Path:
+    """The agent drafts guide v1, checks its structure, judges the criterion on that
+    evidence, completes both phases and writes a milestone. Returns the guide's file."""
     guide = _write(out_dir / "guide.md", GUIDE_V1)
     store.execute(
         c.RecordArtifact(
@@ -262,6 +292,13 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
         ),
         AGENT,
     )
+    return guide
+
+
+def _guide_revised(store: DemoWriter, out_dir: Path, task_id: str, guide: Path) -> tuple[Path, str]:
+    """Guide v2 and its build log; the upload times out; a resumed session hands off from
+    the initial checkpoint (a fork) with a stale summary. Returns the build log's file and
+    its blob's digest."""
     _write(guide, GUIDE_V2)
     store.execute(
         c.RecordArtifact(
@@ -322,14 +359,7 @@ def _reference_guide(store: DemoWriter, ws: Path, task_id: str) -> str:
         ),
         RESUMED,
     )
-    # The log's retained copy is lost, as happens when a blob directory is pruned by hand:
-    # loading the task must name it rather than pretend it is there.
-    store.blobs.remove(log_result["digest"])
-    log.unlink()
-    # What makes it again: the agent's renderer (RENDER_SH), left beside its sources.
-    render = _write(ws / "render.sh", RENDER_SH)
-    render.chmod(0o755)
-    return task_id
+    return log, str(log_result["digest"])
 
 
 def _upload_timed_out(store: DemoWriter, task_id: str, guide: Path) -> None:

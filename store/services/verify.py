@@ -575,29 +575,10 @@ class _TaskCheck:
         judged, folded = rules.JUDGED_EVENTS, rules.LOG_STATE_EVENTS
         last: tuple[str, Any, str, str, str] | None = None
         last_kind, holds = "", False
-        for seq, type_, fmt, payload, akind, aid, aname, at, prev, digest in rows:
+        for row in rows:
+            seq, type_, fmt, payload, akind, aid, aname, at, prev, digest = row
             count += 1
-            if seq != expected_seq:
-                self._seq_gap(seq, expected_seq, prev_seq)
-            if seq == 1 and type_ != "task.created":
-                self.problem("event_hash", f"seq 1 is {type_}, not task.created", seq)
-            if prev != expected_prev:
-                before = (
-                    f"seq {prev_seq}'s hash {expected_prev}" if prev_seq else "the genesis hash"
-                )
-                self.problem("chain_link", f"seq {seq}: prev_hash {prev} is not {before}", seq)
-            # The hash of the stored bytes as they are: what the writer hashed. Only when
-            # that differs is the payload parsed and hashed in canonical form (the slow way),
-            # so a payload stored in another but equal form is not taken for a changed one.
-            if fast_hash(prev, akind, aid, aname, at, fmt, payload, seq, type_) != digest:
-                recomputed = _recompute(tid, seq, type_, fmt, payload, akind, aid, aname, at, prev)
-                if recomputed != digest:
-                    self.problem(
-                        "event_hash",
-                        f"seq {seq} ({type_}): stored hash {digest} does not match its content "
-                        f"(recomputed {recomputed}): the event was changed after it was written",
-                        seq,
-                    )
+            self._check_link(row, fast_hash, expected_seq, expected_prev, prev_seq)
             if seq == mem_seq:
                 self.hash_at_remembered = digest
             expected_prev, expected_seq, prev_seq = digest, seq + 1, seq
@@ -645,6 +626,38 @@ class _TaskCheck:
             self.head = (prev_seq, expected_prev)
         if pending is not None and self.replaying:
             self._replay(pending)
+
+    def _check_link(
+        self,
+        row: Sequence[Any],
+        fast_hash: _RowHasher,
+        expected_seq: int,
+        expected_prev: str,
+        prev_seq: int,
+    ) -> None:
+        """One row's place in the chain: the seq after the one before, the first a task's
+        creation, its prev_hash the hash before it, and its hash its content's."""
+        seq, type_, fmt, payload, akind, aid, aname, at, prev, digest = row
+        if seq != expected_seq:
+            self._seq_gap(seq, expected_seq, prev_seq)
+        if seq == 1 and type_ != "task.created":
+            self.problem("event_hash", f"seq 1 is {type_}, not task.created", seq)
+        if prev != expected_prev:
+            before = f"seq {prev_seq}'s hash {expected_prev}" if prev_seq else "the genesis hash"
+            self.problem("chain_link", f"seq {seq}: prev_hash {prev} is not {before}", seq)
+        # The hash of the stored bytes as they are: what the writer hashed. Only when that
+        # differs is the payload parsed and hashed in canonical form (the slow way), so a
+        # payload stored in another but equal form is not taken for a changed one.
+        if fast_hash(prev, akind, aid, aname, at, fmt, payload, seq, type_) != digest:
+            tid = self.task_id
+            recomputed = _recompute(tid, seq, type_, fmt, payload, akind, aid, aname, at, prev)
+            if recomputed != digest:
+                self.problem(
+                    "event_hash",
+                    f"seq {seq} ({type_}): stored hash {digest} does not match its content "
+                    f"(recomputed {recomputed}): the event was changed after it was written",
+                    seq,
+                )
 
     def _authority(
         self, e: rules.LogEvent, seq: int, last: tuple[str, Any, str, str, str] | None
@@ -835,8 +848,30 @@ class _TaskCheck:
         return found
 
     def _lineage(self) -> None:
+        """The checkpoints' lineage: each written once at a boundary in the log, one initial
+        checkpoint with no parent, every parent a checkpoint of this task written earlier,
+        no cycle; more than one head is a fork (said, not a problem)."""
         if not self.checkpoints:
             return
+        written = self._checkpoints_written()
+        self._initial_checkpoint(written)
+        edges, replaced = self._lineage_edges(written)
+        for cycle in _cycles(edges):
+            self.problem(
+                "lineage_cycle",
+                "checkpoints supersede each other in a cycle: " + " -> ".join(cycle),
+            )
+        heads = [cid for cid in written if cid not in replaced]
+        if len(heads) > 1:
+            self.note(
+                "fork",
+                f"the lineage has {len(heads)} heads: "
+                + ", ".join(f"{c} (seq {written[c].seq})" for c in heads),
+            )
+
+    def _checkpoints_written(self) -> dict[str, _CheckpointSeen]:
+        """Each checkpoint by id, written once, its boundary an event before it with the
+        hash it names, its state's digest its own."""
         hashes = self._boundary_hashes()
         written: dict[str, _CheckpointSeen] = {}
         for c in self.checkpoints:
@@ -863,6 +898,10 @@ class _TaskCheck:
                 )
             if c.digest_problem is not None:
                 self.problem("checkpoint_digest", c.digest_problem, c.seq)
+        return written
+
+    def _initial_checkpoint(self, written: dict[str, _CheckpointSeen]) -> None:
+        """Exactly one initial checkpoint, and it has no parent."""
         initial = [cid for cid, c in written.items() if c.reason == "initial"]
         if len(initial) != 1:
             listed = ", ".join(f"{i} (seq {written[i].seq})" for i in initial)
@@ -881,6 +920,12 @@ class _TaskCheck:
                     f"{', '.join((*c.supersedes, *c.merged))}; an initial checkpoint has no parent",
                     c.seq,
                 )
+
+    def _lineage_edges(
+        self, written: dict[str, _CheckpointSeen]
+    ) -> tuple[dict[str, list[str]], set[str]]:
+        """Each checkpoint's parents (what it supersedes or merges) that are checkpoints of
+        this task written before it, and every id some checkpoint replaces."""
         edges: dict[str, list[str]] = defaultdict(list)
         replaced: set[str] = set()
         unresolved: list[tuple[str, int, str, str]] = []
@@ -914,18 +959,7 @@ class _TaskCheck:
             self.problem(
                 "lineage_unresolved", f"checkpoint {cid} (seq {seq}) {how} {ref}, {where}", seq
             )
-        for cycle in _cycles(edges):
-            self.problem(
-                "lineage_cycle",
-                "checkpoints supersede each other in a cycle: " + " -> ".join(cycle),
-            )
-        heads = [cid for cid in written if cid not in replaced]
-        if len(heads) > 1:
-            self.note(
-                "fork",
-                f"the lineage has {len(heads)} heads: "
-                + ", ".join(f"{c} (seq {written[c].seq})" for c in heads),
-            )
+        return edges, replaced
 
     def _owners_elsewhere(self, refs: set[str]) -> dict[str, str]:
         """The other task each of these checkpoint ids belongs to, where one does."""

@@ -103,7 +103,8 @@ def check_task(
     signed: bool,
 ) -> list[SigFinding]:
     """Findings for one task's events (`seq, hash, actor_kind, actor_id, at` each) and its
-    signatures by seq (`key_id, signature`)."""
+    signatures by seq (`key_id, signature`). Each signature closes one transaction: the
+    events since the one before it."""
     out: list[SigFinding] = []
     pending: list[Mapping[str, Any]] = []
     seqs: set[int] = set()
@@ -113,80 +114,113 @@ def check_task(
         pending.append(e)
         if seq not in sigs:
             continue
-        key_id, sig_text = sigs[seq]
         covered, pending = pending, []
-        b = ring.get(key_id)
-        if b is None:
-            out.append(
-                SigFinding(
-                    task_id,
-                    "unknown_key",
-                    f"seq {seq}: signed by unknown key {key_id}",
-                    seq=seq,
-                    key_id=key_id,
-                )
+        out += _check_transaction(task_id, covered, sigs[seq], ring)
+    return out + _unmatched(task_id, sigs, seqs, pending, signed=signed)
+
+
+def _check_transaction(
+    task_id: str, covered: list[Mapping[str, Any]], sig: tuple[str, str], ring: keyring.Keyring
+) -> list[SigFinding]:
+    """One signature over its transaction (`covered`, the last event the one signed): by a
+    key the ring knows, verifying, not revoked then, and bound to who wrote the events."""
+    e = covered[-1]
+    seq = int(e["seq"])
+    key_id, sig_text = sig
+    b = ring.get(key_id)
+    if b is None:
+        return [
+            SigFinding(
+                task_id,
+                "unknown_key",
+                f"seq {seq}: signed by unknown key {key_id}",
+                seq=seq,
+                key_id=key_id,
             )
-            continue
-        try:
-            sig = base64.b64decode(sig_text, validate=True)
-        except ValueError:
-            sig = b""
-        if not check_signature(b.public_raw, sig, record_message(task_id, seq, e["hash"])):
-            out.append(
-                SigFinding(
-                    task_id,
-                    "bad_signature",
-                    f"seq {seq}: signature by key {key_id} ({b.actor}) does not verify",
-                    seq=seq,
-                    key_id=key_id,
-                )
+        ]
+    try:
+        raw = base64.b64decode(sig_text, validate=True)
+    except ValueError:
+        raw = b""
+    if not check_signature(b.public_raw, raw, record_message(task_id, seq, e["hash"])):
+        return [
+            SigFinding(
+                task_id,
+                "bad_signature",
+                f"seq {seq}: signature by key {key_id} ({b.actor}) does not verify",
+                seq=seq,
+                key_id=key_id,
             )
-            continue
-        if b.revoked_by(str(e["at"])):
-            out.append(
-                SigFinding(
-                    task_id,
-                    "revoked_key",
-                    f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), {b.ended}",
-                    seq=seq,
-                    key_id=key_id,
-                )
-            )
-        store_only = True
-        for c in covered:
-            if c["actor_kind"] == "system":
-                continue
-            store_only = False
-            if not b.names(c["actor_kind"], c["actor_id"]):
-                out.append(
-                    SigFinding(
-                        task_id,
-                        "key_names_another_actor",
-                        f"seq {c['seq']}: by {c['actor_kind']}:{c['actor_id']} but signed "
-                        f"(seq {seq}) by key {key_id} bound to {b.actor}",
-                        seq=int(c["seq"]),
-                        key_id=key_id,
-                        actor=f"{c['actor_kind']}:{c['actor_id']}",
-                    )
-                )
-        if store_only and b.actor_kind != "person":
-            first = covered[0]
-            out.append(
-                SigFinding(
-                    task_id,
-                    "system_signer",
-                    f"{_seqs(int(first['seq']), seq)}: the store's own events "
-                    f"(system:{first['actor_id']}) signed by key {key_id} bound to {b.actor}: "
-                    "a transaction of the store's own is signed by a person's key",
-                    seq=int(first["seq"]),
-                    key_id=key_id,
-                    actor=f"system:{first['actor_id']}",
-                )
-            )
-    for seq in sorted(set(sigs) - seqs):
+        ]
+    out: list[SigFinding] = []
+    if b.revoked_by(str(e["at"])):
         out.append(
-            SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event", seq=seq)
+            SigFinding(
+                task_id,
+                "revoked_key",
+                f"seq {seq}: signed at {e['at']} by key {key_id} ({b.actor}), {b.ended}",
+                seq=seq,
+                key_id=key_id,
+            )
         )
+    return out + _signer_of(task_id, covered, key_id, b)
+
+
+def _signer_of(
+    task_id: str, covered: list[Mapping[str, Any]], key_id: str, b: keyring.Binding
+) -> list[SigFinding]:
+    """Whether the key is the writer's: an actor's events signed by the key bound to that
+    actor, and a transaction of the store's own events (system:) by a person's key."""
+    seq = int(covered[-1]["seq"])
+    out: list[SigFinding] = []
+    store_only = True
+    for c in covered:
+        if c["actor_kind"] == "system":
+            continue
+        store_only = False
+        if not b.names(c["actor_kind"], c["actor_id"]):
+            out.append(
+                SigFinding(
+                    task_id,
+                    "key_names_another_actor",
+                    f"seq {c['seq']}: by {c['actor_kind']}:{c['actor_id']} but signed "
+                    f"(seq {seq}) by key {key_id} bound to {b.actor}",
+                    seq=int(c["seq"]),
+                    key_id=key_id,
+                    actor=f"{c['actor_kind']}:{c['actor_id']}",
+                )
+            )
+    if store_only and b.actor_kind != "person":
+        first = covered[0]
+        out.append(
+            SigFinding(
+                task_id,
+                "system_signer",
+                f"{_seqs(int(first['seq']), seq)}: the store's own events "
+                f"(system:{first['actor_id']}) signed by key {key_id} bound to {b.actor}: "
+                "a transaction of the store's own is signed by a person's key",
+                seq=int(first["seq"]),
+                key_id=key_id,
+                actor=f"system:{first['actor_id']}",
+            )
+        )
+    return out
+
+
+def _unmatched(
+    task_id: str,
+    sigs: Mapping[int, tuple[str, str]],
+    seqs: set[int],
+    pending: list[Mapping[str, Any]],
+    *,
+    signed: bool,
+) -> list[SigFinding]:
+    """A signature naming no event, and the events after the last signature (on a signed
+    store, or a task with any signature, every transaction is signed)."""
+    out = [
+        SigFinding(task_id, "signature_without_event", f"seq {seq}: no such event", seq=seq)
+        for seq in sorted(set(sigs) - seqs)
+    ]
     if pending and (signed or sigs):
         first, last = pending[0]["seq"], pending[-1]["seq"]
         out.append(

@@ -16,8 +16,9 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # This revision is frozen: its tables are spelled out here rather than taken from
-    # store.schema, so later edits to the schema module cannot rewrite history.
+    # One piece: this revision is frozen, a script of its day's tables spelled out in order
+    # rather than taken from store.schema (or from helpers later edits could reach), so that
+    # later edits to the schema module cannot rewrite history.
     op.create_table(
         "store_meta",
         sa.Column("key", sa.String(64), primary_key=True),

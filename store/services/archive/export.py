@@ -10,6 +10,7 @@ import os
 import tarfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -21,6 +22,7 @@ from ...blobs import PREFIX
 from ...canonical import canonical_json
 from ...errors import BlobProblem, StoreError
 from ...reads import queries
+from ...record import Event
 from ...signing import keyring
 from ...store import Store
 from ...version import __version__
@@ -77,36 +79,93 @@ def export_with_manifest(
     carried; the manifest lists the withheld notes' seqs."""
     classes = rules.export_classes(include)
     out = Path(out_path)
+    _refuse_target(out, force=force)
+    record = _read_record(store, task_id)
+    # Digest -> the seqs of the private notes whose text stays out of this package.
+    withheld = {} if rules.Visibility.PRIVATE in classes else private_digests(record.events)
+    blobs = _blobs_carried(store, task_id, record.events, withheld)
+    counts = {
+        "events": len(record.rows),
+        "blobs": len(blobs),
+        "checkpoints": len(record.checkpoints),
+    }
+    # The file's name as a person reads it: a byte that is not UTF-8 shown as \xff.
+    shown = os.fsencode(out.name).decode("utf-8", "backslashreplace")
+    texts = {
+        README: _readme(record.task, counts, record.now, shown).encode("utf-8"),
+        EVENTS: b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in record.rows),
+        CHECKPOINTS: pretty(record.checkpoints),
+        KEYRING: pretty({"required": record.required, "entries": record.ring_rows}),
+        SIGNATURES: b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in record.signatures),
+    }
+    manifest = _manifest(record, classes, withheld, texts, blobs, counts)
+    _write_atomically(store, out, task_id, manifest, texts, blobs, force=force)
+    return out, manifest
+
+
+def _refuse_target(out: Path, *, force: bool) -> None:
+    """The package's name must be a file's, in a directory that exists; a file there is
+    replaced only with `force`."""
     if out.is_dir():
         raise ExportFailed(f"{out} is a directory: give the package's file name")
     if (out.exists() or out.is_symlink()) and not force:
         raise ExportFailed(f"{out} already exists; nothing was written (--force replaces it)")
     if not out.parent.is_dir():
         raise ExportFailed(f"the directory {out.parent} does not exist; nothing was written")
+
+
+@dataclass(frozen=True)
+class _Record:
+    """The task's record as one read saw it: its row, its log (stored rows and decoded
+    events), checkpoints, the keyring and signatures, and the database's time then."""
+
+    task_id: str
+    task: dict[str, Any]
+    rows: list[dict[str, Any]]
+    events: list[Event]
+    checkpoints: list[dict[str, Any]]
+    ring_rows: list[dict[str, Any]]
+    required: bool
+    signatures: list[dict[str, Any]]
+    now: str
+
+
+def _read_record(store: Store, task_id: str) -> _Record:
+    """Everything the package holds but the blobs, in one read (one snapshot)."""
     with store.read() as conn:
-        task = queries.task_row(conn, task_id)
-        rows = [
-            {n: r._mapping[n] for n in EVENT_COLUMNS}
-            for r in conn.execute(
-                sa.select(t.events).where(t.events.c.task_id == task_id).order_by(t.events.c.seq)
-            )
-        ]
-        events = list(store.load_events(conn, task_id))
-        checkpoints = checkpoint_rows_json(conn, task_id)
-        ring_rows = keyring.rows(conn)
-        required = keyring.required(conn)
-        signatures = [
-            {"seq": int(r.seq), "key_id": str(r.key_id), "signature": str(r.signature)}
-            for r in conn.execute(
-                sa.select(t.signatures.c.seq, t.signatures.c.key_id, t.signatures.c.signature)
-                .where(t.signatures.c.task_id == task_id)
-                .order_by(t.signatures.c.seq)
-            )
-        ]
-        now = db.database_now(conn)
-    private = private_digests(events)
-    # Digest -> the seqs of the private notes whose text stays out of this package.
-    withheld = {} if rules.Visibility.PRIVATE in classes else private
+        return _Record(
+            task_id=task_id,
+            task=queries.task_row(conn, task_id),
+            rows=[
+                {n: r._mapping[n] for n in EVENT_COLUMNS}
+                for r in conn.execute(
+                    sa.select(t.events)
+                    .where(t.events.c.task_id == task_id)
+                    .order_by(t.events.c.seq)
+                )
+            ],
+            events=list(store.load_events(conn, task_id)),
+            checkpoints=checkpoint_rows_json(conn, task_id),
+            ring_rows=keyring.rows(conn),
+            required=keyring.required(conn),
+            signatures=[
+                {"seq": int(r.seq), "key_id": str(r.key_id), "signature": str(r.signature)}
+                for r in conn.execute(
+                    sa.select(t.signatures.c.seq, t.signatures.c.key_id, t.signatures.c.signature)
+                    .where(t.signatures.c.task_id == task_id)
+                    .order_by(t.signatures.c.seq)
+                )
+            ],
+            now=db.database_now(conn),
+        )
+
+
+def _blobs_carried(
+    store: Store, task_id: str, events: list[Event], withheld: dict[str, list[int]]
+) -> list[tuple[str, int, BlobRef]]:
+    """The blobs the package carries: each the events name, but a private note's text not
+    carried (`withheld`), retired content that is gone, and optional content unreadable
+    now. A required blob that cannot be read refuses the export."""
     blobs: list[tuple[str, int, BlobRef]] = []
     # Content retired by its retention class travels as its tombstone only (issue 35 part R).
     from ..retention import tombstoned
@@ -126,44 +185,44 @@ def export_with_manifest(
                 )
             continue
         blobs.append((digest, store.blobs.size_of(digest, ref.owner), ref))
+    return blobs
 
-    events_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in rows)
-    checkpoints_bytes = pretty(checkpoints)
-    keyring_bytes = pretty({"required": required, "entries": ring_rows})
-    signatures_bytes = b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in signatures)
-    signed = required or bool(ring_rows) or bool(signatures)
+
+def _manifest(
+    record: _Record,
+    classes: tuple[str, ...],
+    withheld: dict[str, list[int]],
+    texts: dict[str, bytes],
+    blobs: list[tuple[str, int, BlobRef]],
+    counts: dict[str, int],
+) -> dict[str, Any]:
+    """The package's manifest: what it is, of which task and store, each member's digest
+    and size, whether it is signed, and what visibility it carries and withholds."""
+    rows = record.rows
     formats: dict[str, int] = {}
     for r in rows:
         formats[r["type"]] = max(formats.get(r["type"], 0), int(r["format"]))
     last = rows[-1]
-    counts = {"events": len(rows), "blobs": len(blobs), "checkpoints": len(checkpoints)}
-    # The file's name as a person reads it: a byte that is not UTF-8 shown as \xff.
-    shown = os.fsencode(out.name).decode("utf-8", "backslashreplace")
-    readme = _readme(task, counts, now, shown).encode("utf-8")
     members: dict[str, dict[str, Any]] = {
-        README: _member_digest(readme),
-        EVENTS: _member_digest(events_bytes),
-        CHECKPOINTS: _member_digest(checkpoints_bytes),
-        KEYRING: _member_digest(keyring_bytes),
-        SIGNATURES: _member_digest(signatures_bytes),
+        name: _member_digest(data) for name, data in texts.items()
     }
     for digest, size, _ in blobs:
         members[f"blobs/{digest[len(PREFIX) :]}"] = {"sha256": digest[len(PREFIX) :], "size": size}
-    manifest = {
+    return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "boris_version": __version__,
         "schema_revision": migrate.HEAD,
         "event_formats": dict(sorted(formats.items())),
-        "task_id": task_id,
-        "title": task["title"],
-        "exported_at": now,
+        "task_id": record.task_id,
+        "title": record.task["title"],
+        "exported_at": record.now,
         "counts": counts,
         "event_count": len(rows),
         "head_seq": last["seq"],
         "head_hash": last["hash"],
-        "signed": signed,
-        "signature_count": len(signatures),
+        "signed": record.required or bool(record.ring_rows) or bool(record.signatures),
+        "signature_count": len(record.signatures),
         "members": members,
         "visibility": {
             "carried": list(classes),
@@ -174,17 +233,24 @@ def export_with_manifest(
             },
         },
     }
+
+
+def _write_atomically(
+    store: Store,
+    out: Path,
+    task_id: str,
+    manifest: dict[str, Any],
+    texts: dict[str, bytes],
+    blobs: list[tuple[str, int, BlobRef]],
+    *,
+    force: bool,
+) -> None:
+    """Write the package beside its name, synced, then rename it into place: no file is
+    left at the name unless it is whole."""
     fd, partial_name = _partial(out)
     partial = Path(partial_name)
     try:
         with os.fdopen(fd, "wb") as raw:
-            texts = {
-                README: readme,
-                EVENTS: events_bytes,
-                CHECKPOINTS: checkpoints_bytes,
-                KEYRING: keyring_bytes,
-                SIGNATURES: signatures_bytes,
-            }
             _write_package(store, raw, manifest, texts, blobs)
             raw.flush()
             os.fsync(raw.fileno())
@@ -195,7 +261,6 @@ def export_with_manifest(
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return out, manifest
 
 
 def _member_digest(data: bytes) -> dict[str, Any]:

@@ -8,7 +8,7 @@ approval is history unless it is valid at this moment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import rules
@@ -64,250 +64,75 @@ def _head(checkpoints: dict[str, Any]) -> dict[str, Any] | None:
     return max(rows, key=lambda c: (c["seq"], c["at"])) if rows else None
 
 
+@dataclass
+class _Said:
+    """What the brief says beside the record's facts, each list in the order the parts find
+    it: what blocks the next actor, what may be done next (and by whom), what must not."""
+
+    blockers: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    forbidden: list[dict[str, Any]] = field(default_factory=list)
+
+
 def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
-    state = store.task(task_id)
+    """The brief, part by part: the files the task depends on observed now, the content that
+    cannot be read or was retired, each criterion, approval and effect, the run's status,
+    tool drift, completion, due waits, late changes, the lineage and who holds the task.
+    The parts are asked in this order, which is the order their blockers and actions read."""
+    # As JSON until the brief reads the state's attributes (issue 41).
+    state = store.task(task_id).to_json()
     scope = Scope.model_validate(state["scope"])
     head = _head(state["checkpoints"])
     after = store.event_type_counts(task_id, after_seq=head["seq"] if head else 0)
     effects = {e["effect_id"]: e for e in state["effects"]}
-    blockers: list[dict[str, Any]] = []
-    actions: list[dict[str, Any]] = []
-    forbidden: list[dict[str, Any]] = []
-
-    # Fresh observations of every file the task depends on.
-    artifacts: dict[str, dict[str, Any]] = {}
-    for a in state["artifacts"]:
-        cur = a["current"]
-        entry: dict[str, Any] = {
-            "artifact_id": a["artifact_id"],
-            "name": a["name"],
-            "version": a["current_version"],
-            "digest": cur["digest"] if cur else None,
-            "blob_problem": cur["blob_problem"] if cur else "no version",
-        }
-        if cur and cur["path"]:
-            obs = _observe(scope, cur["path"])
-            entry["observed"] = obs
-            entry["changed_on_disk"] = obs["readable"] and obs.get("digest") != cur["digest"]
-            if not obs["readable"] or not obs.get("exists"):
-                blockers.append(
-                    {
-                        "kind": "artifact_file_missing",
-                        "artifact_id": a["artifact_id"],
-                        "version": a["current_version"],
-                        "path": cur["path"],
-                        "message": f"the file of {a['artifact_id']} v{a['current_version']} "
-                        f"({cur['path']}) is missing or unreadable: "
-                        f"{obs.get('problem', 'missing')}",
-                    }
-                )
-        artifacts[a["artifact_id"]] = entry
-    for p in state["problems"]:
-        blockers.append(
-            {
-                "kind": f"{p['kind']}_blob_{p['problem']}",
-                "id": p["id"],
-                "digest": p["digest"],
-                "message": f"{p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}; "
-                "it cannot be used as evidence or resumed from",
-            }
-        )
-    degraded = _retired(state.get("retired", []), blockers)
-
     status_now = str(state["status"])
-    closed = status_now in rules.CLOSED
-    criteria = []
-    for cr in state["criteria"]:
-        status = cr["state"]
-        reason = ""
-        art = artifacts.get(cr["artifact_id"] or "")
-        if status == rules.CriterionState.EVIDENCE_MISSING:
-            reason = "; ".join(
-                f"evidence {e['evidence_id']} (blob {e['digest']}) is {e['blob_problem']}"
-                for e in cr["evidence"]
-                if e["blob_problem"]
-            )
-        if status == "satisfied" and art is not None and art.get("changed_on_disk"):
-            status = "stale"
-            reason = (
-                f"the file of {cr['artifact_id']} changed on disk since "
-                f"v{cr['artifact_version']} was checked"
-            )
-        if cr["status"] == "stale":
-            reason = (
-                f"satisfied against {cr['artifact_id']} v{cr['artifact_version']}; "
-                f"the current version is v{art['version'] if art else '?'}"
-            )
-        criteria.append({"id": cr["criterion_id"], "status": status, "reason": reason})
-        evidence = [
-            {"kind": "evidence", "id": e["evidence_id"], "digest": e["digest"]}
-            for e in cr["evidence"]
-            if not e["blob_problem"]
-        ]
-        target = (
-            {
-                "kind": "artifact_version",
-                "id": f"{art['artifact_id']} v{art['version']}",
-                "digest": art["digest"],
-            }
-            if art
-            else None
-        )
-        attach = _item(
-            f"attach evidence for criterion {cr['criterion_id']}",
-            rules.ActorKind.AGENT,
-            _cmd("attach_evidence", task_id, criterion_id=cr["criterion_id"], kind="other"),
-            ("content",),
-        )
-        if not rules.criterion_done(status):
-            forbidden.append(
-                _item(
-                    f"waive criterion {cr['criterion_id']} as an agent",
-                    rules.ActorKind.AGENT,
-                    _cmd(
-                        "judge_criterion",
-                        task_id,
-                        criterion_id=cr["criterion_id"],
-                        status="waived",
-                        note="not needed",
-                    ),
-                    reason="a waiver is a person's: ask one",
-                )
-            )
-        if status == rules.CriterionState.EVIDENCE_MISSING:
-            blockers.append(
-                {
-                    "kind": "evidence_missing",
-                    "criterion_id": cr["criterion_id"],
-                    "evidence": [
-                        {
-                            "id": e["evidence_id"],
-                            "digest": e["digest"],
-                            "problem": e["blob_problem"],
-                        }
-                        for e in cr["evidence"]
-                        if e["blob_problem"]
-                    ],
-                    "message": f"criterion {cr['criterion_id']} was judged satisfied but its "
-                    f"evidence is missing: {reason}; it does not count until evidence is "
-                    "attached again",
-                }
-            )
-            if not closed:
-                actions.append({**attach, "evidence": [x for x in (target,) if x] + evidence})
-        elif status == "stale":
-            blockers.append(
-                {
-                    "kind": "stale_criterion",
-                    "criterion_id": cr["criterion_id"],
-                    "message": f"criterion {cr['criterion_id']} is stale: {reason}",
-                }
-            )
-            text = f"re-check criterion {cr['criterion_id']} against " + (
-                f"{target['id']} ({target['digest']})" if target else "the artifact"
-            )
-            if art is not None and target is not None and evidence and not closed:
-                judge = _cmd(
-                    "judge_criterion",
-                    task_id,
-                    criterion_id=cr["criterion_id"],
-                    status="satisfied",
-                    artifact_id=art["artifact_id"],
-                    artifact_version=art["version"],
-                    evidence_ids=[x["id"] for x in evidence],
-                )
-                actions.append(
-                    _item(text, rules.ActorKind.AGENT, judge, (), evidence=[target, *evidence])
-                )
-            elif not closed:
-                actions.append(
-                    {**attach, "action": text, "evidence": [x for x in (target,) if x] + evidence}
-                )
-        elif status in {"unverified", "failed"}:
-            # Retired evidence is a typed absence, weighed in `_retired`, not missing.
-            missing_ev = [
-                e["evidence_id"]
-                for e in cr["evidence"]
-                if e["blob_problem"] and not e.get("retired")
-            ]
-            if missing_ev:
-                blockers.append(
-                    {
-                        "kind": "missing_evidence",
-                        "criterion_id": cr["criterion_id"],
-                        "message": f"criterion {cr['criterion_id']}: evidence {', '.join(missing_ev)} is missing",
-                    }
-                )
-            if not closed:
-                actions.append(
-                    {
-                        **attach,
-                        "action": f"verify criterion {cr['criterion_id']} ({status}): {cr['text']}",
-                        "evidence": [x for x in (target,) if x] + evidence,
-                    }
-                )
-
-    approvals = []
-    for a in state["approvals"]:
-        valid = _valid_now(a, effects)
-        approvals.append(
-            {
-                "id": a["approval_id"],
-                "effect_id": a["effect_id"],
-                "state": a["state"],
-                "payload_digest": a["payload_digest"],
-                "expires_at": a["expires_at"],
-                "authorizes_now": valid,
-            }
-        )
-        if a["state"] in {"expired", "stale"} and a["effect_id"] in effects:
-            e = effects[a["effect_id"]]
-            if e["stage"] in {"planned", "approved"}:
-                blockers.append(
-                    {
-                        "kind": f"{a['state']}_approval",
-                        "approval_id": a["approval_id"],
-                        "effect_id": a["effect_id"],
-                        "message": f"approval {a['approval_id']} for effect {a['effect_id']} is "
-                        f"{a['state']}: it authorizes nothing; request a new one",
-                    }
-                )
-
-    _sent_back(task_id, state["approvals"], effects, blockers, actions)
-    ctx = _Run(task_id, status_now, closed, state["budgets"])
-    _run_status(ctx, state, blockers, actions, forbidden)
-    effect_briefs = []
-    for e in state["effects"]:
-        eb = _effect_brief(ctx, e, scope, approvals, blockers, actions, forbidden)
-        effect_briefs.append(eb)
-    _tool_drift(store, task_id, effect_briefs, blockers, actions, forbidden)
-    _completion(ctx, state, actions, forbidden)
+    ctx = _Run(task_id, status_now, status_now in rules.CLOSED, state["budgets"])
+    said = _Said()
+    artifacts = _artifacts(state["artifacts"], scope, said)
+    _blob_problems(state["problems"], said)
+    degraded = _retired(state.get("retired", []), said)
+    criteria = [_criterion(ctx, cr, artifacts, said) for cr in state["criteria"]]
+    approvals = _approvals(state["approvals"], effects, said)
+    _sent_back(task_id, state["approvals"], effects, said)
+    _run_status(ctx, said)
+    effect_briefs = [_effect_brief(ctx, e, scope, approvals, said) for e in state["effects"]]
+    _tool_drift(store, task_id, effect_briefs, said)
+    _completion(ctx, state, said)
     re_evaluate = _due_waits(task_id, state.get("waits", []))
-    late = _late(task_id, state.get("late"), blockers, actions)
-
-    lineage = state["checkpoints"]
-    if len(lineage["heads"]) > 1:
-        blockers.append(_fork(task_id, lineage, head))
-        actions.append(_choose_head(task_id, lineage))
-    if head is None:
-        blockers.append(
-            {
-                "kind": "no_checkpoint",
-                "message": "the task has no checkpoint: the brief rests on the whole event log",
-            }
-        )
+    late = _late(task_id, state.get("late"), said)
+    _lineage(task_id, state["checkpoints"], head, said)
     lease = _lease_brief(state.get("lease"))
-    if lease is not None and lease["holder_kind"] == "person" and lease["standing"] == "alive":
-        # Taken over: the next actor is the person, until they hand the task back.
-        blockers.append(
-            {
-                "kind": "taken_over",
-                "holder": lease["holder"],
-                "message": f"{lease['holder']} took the task over at {lease['since']}"
-                + (f" ({lease['reason']})" if lease["reason"] else "")
-                + "; an agent resumes only after they release the lease",
-            }
-        )
+    _taken_over(lease, said)
+    return {
+        **_standing(task_id, state, lease, head, after),
+        "artifacts": list(artifacts.values()),
+        "criteria": criteria,
+        "effects": effect_briefs,
+        "approvals": approvals,
+        "next_actions": said.actions,
+        "blockers": said.blockers,
+        "forbidden": said.forbidden,
+        # Scheduled waits (store.reads.waits) and, apart from the next actions, the due ones:
+        # each is to be considered again under current policy and the world as it is now.
+        "waits": [_wait_brief(w) for w in state.get("waits", []) if w["state"] == "open"],
+        "re_evaluate": re_evaluate,
+        # Retired optional content (a note, diagnostics): resume goes on without it.
+        "degraded": degraded,
+        # What changed after completion, not answered yet (store.reads.late); None: nothing.
+        "late_changes": late,
+        "observed_at": state["now"],
+    }
+
+
+def _standing(
+    task_id: str,
+    state: dict[str, Any],
+    lease: dict[str, Any] | None,
+    head: dict[str, Any] | None,
+    after: dict[str, int],
+) -> dict[str, Any]:
+    """Where the task stands: its title and status, who holds it, its objective, the
+    checkpoint the brief starts from and the events written after it."""
     obj = state["objective"]
     return {
         "task_id": task_id,
@@ -333,37 +158,319 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
             "last_seq": state["last_seq"],
             "head_hash": state["head_hash"],
         },
-        "artifacts": list(artifacts.values()),
-        "criteria": criteria,
-        "effects": effect_briefs,
-        "approvals": approvals,
-        "next_actions": actions,
-        "blockers": blockers,
-        "forbidden": forbidden,
-        # Scheduled waits (store.reads.waits) and, apart from the next actions, the due ones:
-        # each is to be considered again under current policy and the world as it is now.
-        "waits": [_wait_brief(w) for w in state.get("waits", []) if w["state"] == "open"],
-        "re_evaluate": re_evaluate,
-        # Retired optional content (a note, diagnostics): resume goes on without it.
-        "degraded": degraded,
-        # What changed after completion, not answered yet (store.reads.late); None: nothing.
-        "late_changes": late,
-        "observed_at": state["now"],
     }
 
 
-def _late(
-    task_id: str,
-    late: dict[str, Any] | None,
-    blockers: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
-) -> dict[str, Any] | None:
+def _artifacts(rows: list[dict[str, Any]], scope: Scope, said: _Said) -> dict[str, dict[str, Any]]:
+    """Each artifact's current version, its file observed now (hashed fresh): a file that is
+    missing or unreadable blocks, one changed on disk makes what was checked against it stale."""
+    artifacts: dict[str, dict[str, Any]] = {}
+    for a in rows:
+        cur = a["current"]
+        entry: dict[str, Any] = {
+            "artifact_id": a["artifact_id"],
+            "name": a["name"],
+            "version": a["current_version"],
+            "digest": cur["digest"] if cur else None,
+            "blob_problem": cur["blob_problem"] if cur else "no version",
+        }
+        if cur and cur["path"]:
+            obs = _observe(scope, cur["path"])
+            entry["observed"] = obs
+            entry["changed_on_disk"] = obs["readable"] and obs.get("digest") != cur["digest"]
+            if not obs["readable"] or not obs.get("exists"):
+                said.blockers.append(
+                    {
+                        "kind": "artifact_file_missing",
+                        "artifact_id": a["artifact_id"],
+                        "version": a["current_version"],
+                        "path": cur["path"],
+                        "message": f"the file of {a['artifact_id']} v{a['current_version']} "
+                        f"({cur['path']}) is missing or unreadable: "
+                        f"{obs.get('problem', 'missing')}",
+                    }
+                )
+        artifacts[a["artifact_id"]] = entry
+    return artifacts
+
+
+def _blob_problems(problems: list[dict[str, Any]], said: _Said) -> None:
+    """Content the record names that cannot be read now: never evidence, never resumed from."""
+    for p in problems:
+        said.blockers.append(
+            {
+                "kind": f"{p['kind']}_blob_{p['problem']}",
+                "id": p["id"],
+                "digest": p["digest"],
+                "message": f"{p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}; "
+                "it cannot be used as evidence or resumed from",
+            }
+        )
+
+
+# --- criteria ------------------------------------------------------------------------------
+
+
+def _criterion(
+    ctx: _Run, cr: dict[str, Any], artifacts: dict[str, dict[str, Any]], said: _Said
+) -> dict[str, Any]:
+    """A criterion as it counts now, and what it leaves to do: evidence to attach again, a
+    stale judgement to re-check, an unverified or failed one to verify. Waiving it is never
+    an agent's."""
+    art = artifacts.get(cr["artifact_id"] or "")
+    status, reason = _criterion_now(cr, art)
+    evidence = [
+        {"kind": "evidence", "id": e["evidence_id"], "digest": e["digest"]}
+        for e in cr["evidence"]
+        if not e["blob_problem"]
+    ]
+    target = (
+        {
+            "kind": "artifact_version",
+            "id": f"{art['artifact_id']} v{art['version']}",
+            "digest": art["digest"],
+        }
+        if art
+        else None
+    )
+    if not rules.criterion_done(status):
+        said.forbidden.append(_waiver_forbidden(ctx.task_id, cr["criterion_id"]))
+    if status == rules.CriterionState.EVIDENCE_MISSING:
+        _evidence_missing(ctx, cr, reason, target, evidence, said)
+    elif status == "stale":
+        _stale_criterion(ctx, cr, reason, art, target, evidence, said)
+    elif status in {"unverified", "failed"}:
+        _criterion_to_verify(ctx, cr, status, target, evidence, said)
+    return {"id": cr["criterion_id"], "status": status, "reason": reason}
+
+
+def _criterion_now(cr: dict[str, Any], art: dict[str, Any] | None) -> tuple[str, str]:
+    """What the criterion counts as now, and why: its evidence missing, or stale because
+    the file it was checked against changed on disk or a newer version was recorded."""
+    status = cr["state"]
+    reason = ""
+    if status == rules.CriterionState.EVIDENCE_MISSING:
+        reason = "; ".join(
+            f"evidence {e['evidence_id']} (blob {e['digest']}) is {e['blob_problem']}"
+            for e in cr["evidence"]
+            if e["blob_problem"]
+        )
+    if status == "satisfied" and art is not None and art.get("changed_on_disk"):
+        status = "stale"
+        reason = (
+            f"the file of {cr['artifact_id']} changed on disk since "
+            f"v{cr['artifact_version']} was checked"
+        )
+    if cr["status"] == "stale":
+        reason = (
+            f"satisfied against {cr['artifact_id']} v{cr['artifact_version']}; "
+            f"the current version is v{art['version'] if art else '?'}"
+        )
+    return status, reason
+
+
+def _attach(task_id: str, criterion_id: str) -> dict[str, Any]:
+    return _item(
+        f"attach evidence for criterion {criterion_id}",
+        rules.ActorKind.AGENT,
+        _cmd("attach_evidence", task_id, criterion_id=criterion_id, kind="other"),
+        ("content",),
+    )
+
+
+def _waiver_forbidden(task_id: str, criterion_id: str) -> dict[str, Any]:
+    return _item(
+        f"waive criterion {criterion_id} as an agent",
+        rules.ActorKind.AGENT,
+        _cmd(
+            "judge_criterion",
+            task_id,
+            criterion_id=criterion_id,
+            status="waived",
+            note="not needed",
+        ),
+        reason="a waiver is a person's: ask one",
+    )
+
+
+def _evidence_missing(
+    ctx: _Run,
+    cr: dict[str, Any],
+    reason: str,
+    target: dict[str, Any] | None,
+    evidence: list[dict[str, Any]],
+    said: _Said,
+) -> None:
+    """Judged satisfied on evidence that cannot be read now: it does not count until
+    evidence is attached again."""
+    said.blockers.append(
+        {
+            "kind": "evidence_missing",
+            "criterion_id": cr["criterion_id"],
+            "evidence": [
+                {
+                    "id": e["evidence_id"],
+                    "digest": e["digest"],
+                    "problem": e["blob_problem"],
+                }
+                for e in cr["evidence"]
+                if e["blob_problem"]
+            ],
+            "message": f"criterion {cr['criterion_id']} was judged satisfied but its "
+            f"evidence is missing: {reason}; it does not count until evidence is "
+            "attached again",
+        }
+    )
+    if not ctx.closed:
+        attach = _attach(ctx.task_id, cr["criterion_id"])
+        said.actions.append({**attach, "evidence": [x for x in (target,) if x] + evidence})
+
+
+def _stale_criterion(
+    ctx: _Run,
+    cr: dict[str, Any],
+    reason: str,
+    art: dict[str, Any] | None,
+    target: dict[str, Any] | None,
+    evidence: list[dict[str, Any]],
+    said: _Said,
+) -> None:
+    """A judgement the artifact moved on from: re-checked against the current version (with
+    the evidence there is), or evidence attached for it first."""
+    said.blockers.append(
+        {
+            "kind": "stale_criterion",
+            "criterion_id": cr["criterion_id"],
+            "message": f"criterion {cr['criterion_id']} is stale: {reason}",
+        }
+    )
+    text = f"re-check criterion {cr['criterion_id']} against " + (
+        f"{target['id']} ({target['digest']})" if target else "the artifact"
+    )
+    if art is not None and target is not None and evidence and not ctx.closed:
+        judge = _cmd(
+            "judge_criterion",
+            ctx.task_id,
+            criterion_id=cr["criterion_id"],
+            status="satisfied",
+            artifact_id=art["artifact_id"],
+            artifact_version=art["version"],
+            evidence_ids=[x["id"] for x in evidence],
+        )
+        said.actions.append(
+            _item(text, rules.ActorKind.AGENT, judge, (), evidence=[target, *evidence])
+        )
+    elif not ctx.closed:
+        attach = _attach(ctx.task_id, cr["criterion_id"])
+        said.actions.append(
+            {**attach, "action": text, "evidence": [x for x in (target,) if x] + evidence}
+        )
+
+
+def _criterion_to_verify(
+    ctx: _Run,
+    cr: dict[str, Any],
+    status: str,
+    target: dict[str, Any] | None,
+    evidence: list[dict[str, Any]],
+    said: _Said,
+) -> None:
+    """Unverified or failed: evidence to attach, naming any that went missing."""
+    # Retired evidence is a typed absence, weighed in `_retired`, not missing.
+    missing_ev = [
+        e["evidence_id"] for e in cr["evidence"] if e["blob_problem"] and not e.get("retired")
+    ]
+    if missing_ev:
+        said.blockers.append(
+            {
+                "kind": "missing_evidence",
+                "criterion_id": cr["criterion_id"],
+                "message": f"criterion {cr['criterion_id']}: evidence {', '.join(missing_ev)} is missing",
+            }
+        )
+    if not ctx.closed:
+        said.actions.append(
+            {
+                **_attach(ctx.task_id, cr["criterion_id"]),
+                "action": f"verify criterion {cr['criterion_id']} ({status}): {cr['text']}",
+                "evidence": [x for x in (target,) if x] + evidence,
+            }
+        )
+
+
+# --- approvals, the lineage, the lease ------------------------------------------------------
+
+
+def _approvals(
+    rows: list[dict[str, Any]], effects: dict[str, dict[str, Any]], said: _Said
+) -> list[dict[str, Any]]:
+    """Each approval as history, `authorizes_now` only while it is valid at this moment; an
+    expired or stale one on an effect not yet sent blocks it (a new request is needed)."""
+    approvals = []
+    for a in rows:
+        approvals.append(
+            {
+                "id": a["approval_id"],
+                "effect_id": a["effect_id"],
+                "state": a["state"],
+                "payload_digest": a["payload_digest"],
+                "expires_at": a["expires_at"],
+                "authorizes_now": _valid_now(a, effects),
+            }
+        )
+        if a["state"] in {"expired", "stale"} and a["effect_id"] in effects:
+            e = effects[a["effect_id"]]
+            if e["stage"] in {"planned", "approved"}:
+                said.blockers.append(
+                    {
+                        "kind": f"{a['state']}_approval",
+                        "approval_id": a["approval_id"],
+                        "effect_id": a["effect_id"],
+                        "message": f"approval {a['approval_id']} for effect {a['effect_id']} is "
+                        f"{a['state']}: it authorizes nothing; request a new one",
+                    }
+                )
+    return approvals
+
+
+def _lineage(
+    task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None, said: _Said
+) -> None:
+    """A forked lineage is a person's choice to make; a task with no checkpoint says the
+    brief rests on the whole log."""
+    if len(lineage["heads"]) > 1:
+        said.blockers.append(_fork(task_id, lineage, head))
+        said.actions.append(_choose_head(task_id, lineage))
+    if head is None:
+        said.blockers.append(
+            {
+                "kind": "no_checkpoint",
+                "message": "the task has no checkpoint: the brief rests on the whole event log",
+            }
+        )
+
+
+def _taken_over(lease: dict[str, Any] | None, said: _Said) -> None:
+    """Taken over: the next actor is the person, until they hand the task back."""
+    if lease is not None and lease["holder_kind"] == "person" and lease["standing"] == "alive":
+        said.blockers.append(
+            {
+                "kind": "taken_over",
+                "holder": lease["holder"],
+                "message": f"{lease['holder']} took the task over at {lease['since']}"
+                + (f" ({lease['reason']})" if lease["reason"] else "")
+                + "; an agent resumes only after they release the lease",
+            }
+        )
+
+
+def _late(task_id: str, late: dict[str, Any] | None, said: _Said) -> dict[str, Any] | None:
     """A completed task changed after completion (issue 35 part L): said as a blocker (the
     record no longer says only what was known at completion) and a person's next action.
     It never reopens the task: nobody resumes a completed one; a person decides."""
     if not late or not late["count"]:
         return None
-    blockers.append(
+    said.blockers.append(
         {
             "kind": "changed_after_completion",
             "count": late["count"],
@@ -379,7 +486,7 @@ def _late(
         ("open_followup", "open a follow-up task for what changed after completion"),
     ):
         extra = {"title": ""} if ctype == "open_followup" else {}
-        actions.append(
+        said.actions.append(
             _item(
                 text,
                 rules.ActorKind.PERSON,
@@ -398,12 +505,7 @@ def _late(
 
 
 def _tool_drift(
-    store: Store,
-    task_id: str,
-    effect_briefs: list[dict[str, Any]],
-    blockers: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
-    forbidden: list[dict[str, Any]],
+    store: Store, task_id: str, effect_briefs: list[dict[str, Any]], said: _Said
 ) -> None:
     """Intents planned under an older tool definition than the current configuration's
     (issue 35 part M): each a blocker, its dispatch forbidden (rules.pinned_tool_refusal),
@@ -418,7 +520,7 @@ def _tool_drift(
         message = f"effect {eid}: {d['drift']}"
         if eid in by_id:
             by_id[eid]["tool_drift"] = d
-        blockers.append(
+        said.blockers.append(
             {
                 "kind": "tool_definition_changed",
                 "effect_id": eid,
@@ -429,9 +531,9 @@ def _tool_drift(
             }
         )
         # Its dispatch is no next action while it is pinned to an older definition.
-        actions[:] = [
+        said.actions[:] = [
             a
-            for a in actions
+            for a in said.actions
             if not (
                 a["command"].get("type") == "dispatch_effect"
                 and a["command"].get("effect_id") == eid
@@ -439,7 +541,7 @@ def _tool_drift(
         ]
         # Re-pinning it is a person's judgement (rules.AUTHORITY); the agent may re-plan it.
         evidence = [{"kind": "tool_definition", "id": d["tool"], "digest": d["tool_digest"]}]
-        actions.append(
+        said.actions.append(
             _item(
                 f"review effect {eid} against the current definition of {d['tool']} and "
                 "re-pin it if it means the same under it",
@@ -449,7 +551,7 @@ def _tool_drift(
                 evidence=evidence,
             )
         )
-        actions.append(
+        said.actions.append(
             _item(
                 f"cancel effect {eid} and plan it again under the current definition of "
                 f"{d['tool']}",
@@ -459,7 +561,7 @@ def _tool_drift(
                 evidence=evidence,
             )
         )
-        forbidden.append(
+        said.forbidden.append(
             _item(
                 f"dispatch effect {eid}",
                 rules.ActorKind.AGENT,
@@ -470,10 +572,10 @@ def _tool_drift(
         )
 
 
-def _retired(retired: list[dict[str, Any]], blockers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _retired(retired: list[dict[str, Any]], said: _Said) -> list[dict[str, Any]]:
     """Retired content (store.reads.retention), a typed absence: what something still rests
     on blocks (the brief never infers it from a summary), optional content only degrades.
-    Returns the degraded ones; the blocking ones join `blockers`."""
+    Returns the degraded ones; the blocking ones join the blockers."""
     degraded = []
     for r in retired:
         entry = {
@@ -486,15 +588,15 @@ def _retired(retired: list[dict[str, Any]], blockers: list[dict[str, Any]]) -> l
             "retired_at": r["retired_at"],
             "required_by": r["required_by"],
         }
-        said = f"{r['kind'].replace('_', ' ')} {r['id']} was {r['words']}"
+        what = f"{r['kind'].replace('_', ' ')} {r['id']} was {r['words']}"
         if r["weight"] == "blocking":
             entry["message"] = (
-                f"{said}, and {'; '.join(r['required_by'])}: it is not there to resume from; "
+                f"{what}, and {'; '.join(r['required_by'])}: it is not there to resume from; "
                 "retrieve it again under current policy, or a person decides without it"
             )
-            blockers.append(entry)
+            said.blockers.append(entry)
         else:
-            entry["message"] = f"{said}; nothing rests on it, so resuming goes on without it"
+            entry["message"] = f"{what}; nothing rests on it, so resuming goes on without it"
             degraded.append(entry)
     return degraded
 
@@ -580,7 +682,7 @@ def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) ->
             ((c["checkpoint_id"], c["supersedes"], c["merged"]) for c in lineage["checkpoints"]),
             head["checkpoint_id"],
         )
-    said = (
+    unchosen = (
         f"stopped checkpoint {head['checkpoint_id']} chose none of heads {', '.join(left_open)}; "
         if head is not None and left_open
         else ""
@@ -590,7 +692,7 @@ def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) ->
         "heads": heads,
         "left_open_by": head["checkpoint_id"] if head is not None and left_open else None,
         "unchosen": list(left_open),
-        "message": f"the checkpoint lineage has forked (heads {', '.join(heads)}): {said}"
+        "message": f"the checkpoint lineage has forked (heads {', '.join(heads)}): {unchosen}"
         "a person must choose the head to continue from, and whether to merge the others, "
         "before anyone resumes; no branch is picked silently",
     }
@@ -631,13 +733,7 @@ class _Run:
         return rules.can_dispatch(self.status)
 
 
-def _run_status(
-    ctx: _Run,
-    state: dict[str, Any],
-    blockers: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
-    forbidden: list[dict[str, Any]],
-) -> None:
+def _run_status(ctx: _Run, said: _Said) -> None:
     """A run that may not dispatch says why, and who moves it on."""
     status = ctx.status
     if ctx.closed or ctx.may_dispatch:
@@ -650,7 +746,7 @@ def _run_status(
             if status == rules.RunStatus.BUDGET_EXHAUSTED
             else "the run was stopped"
         )
-        blockers.append(
+        said.blockers.append(
             {
                 "kind": str(status),
                 "counters": ctx.exhausted,
@@ -658,7 +754,7 @@ def _run_status(
                 "resumes the run",
             }
         )
-        forbidden.append(
+        said.forbidden.append(
             _item(
                 "resume the run as an agent",
                 rules.ActorKind.AGENT,
@@ -667,7 +763,7 @@ def _run_status(
             )
         )
         for counter in ctx.exhausted if status == rules.RunStatus.BUDGET_EXHAUSTED else []:
-            forbidden.append(
+            said.forbidden.append(
                 _item(
                     f"spend more {counter}",
                     rules.ActorKind.AGENT,
@@ -677,21 +773,18 @@ def _run_status(
             )
     else:
         who = rules.ActorKind.AGENT
-        blockers.append(
+        said.blockers.append(
             {
                 "kind": "run_not_dispatching",
                 "message": f"the run is {status}: nothing may be dispatched until it runs again",
             }
         )
-    actions.append(_item(f"resume the run (it is {status})", who, resume, evidence=[]))
+    said.actions.append(_item(f"resume the run (it is {status})", who, resume, evidence=[]))
 
 
-def _completion(
-    ctx: _Run,
-    state: dict[str, Any],
-    actions: list[dict[str, Any]],
-    forbidden: list[dict[str, Any]],
-) -> None:
+def _completion(ctx: _Run, state: dict[str, Any], said: _Said) -> None:
+    """Completing the task: the agent's next action when nothing blocks it, else forbidden
+    with the blockers as the rules name them."""
     if ctx.closed:
         return
     # As the command layer judges it (commands.core.criterion_views): a retired item never
@@ -718,10 +811,55 @@ def _completion(
     )
     complete = _cmd("set_status", ctx.task_id, status=rules.RunStatus.COMPLETED, reason="done")
     if not blockers and st_allowed(ctx.status, rules.RunStatus.COMPLETED):
-        actions.append(_item("complete the task", rules.ActorKind.AGENT, complete, evidence=[]))
+        said.actions.append(
+            _item("complete the task", rules.ActorKind.AGENT, complete, evidence=[])
+        )
     elif blockers:
-        forbidden.append(
+        said.forbidden.append(
             _item("complete the task", rules.ActorKind.AGENT, complete, reason="; ".join(blockers))
+        )
+
+
+# --- effects -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _EffectCase:
+    """One effect as its part of the brief reads it: the run, the effect's row, the entry
+    the brief shows for it (each case adds its meaning), and what the brief says."""
+
+    ctx: _Run
+    e: dict[str, Any]
+    brief: dict[str, Any]
+    said: _Said
+
+    @property
+    def eid(self) -> str:
+        return str(self.e["effect_id"])
+
+    @property
+    def target(self) -> str:
+        return str(self.e["target"])
+
+    @property
+    def rec(self) -> dict[str, Any]:
+        return self.e["reconciliation"] or {}
+
+    @property
+    def attempts(self) -> int:
+        return len(self.e["attempts"])
+
+    @property
+    def intent_ref(self) -> dict[str, Any]:
+        return {"kind": "intent", "id": self.eid, "digest": self.e["intent"]["prepared_digest"]}
+
+    @property
+    def dispatch(self) -> dict[str, Any]:
+        return _cmd("dispatch_effect", self.ctx.task_id, effect_id=self.eid)
+
+    def refuse_dispatch(self, text: str, reason: str) -> None:
+        self.said.forbidden.append(
+            _item(text, rules.ActorKind.AGENT, self.dispatch, ("executor",), reason=reason)
         )
 
 
@@ -730,24 +868,41 @@ def _effect_brief(
     e: dict[str, Any],
     scope: Scope,
     approvals: list[dict[str, Any]],
-    blockers: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
-    forbidden: list[dict[str, Any]],
+    said: _Said,
 ) -> dict[str, Any]:
-    eid, target = e["effect_id"], e["target"]
-    task_id = ctx.task_id
-    observed = None if is_destination(target) else _observe(scope, target)
+    """The effect's entry, and what it leaves to do by the case it is in: settled, a conflict
+    a person decides, an outcome unknown (inspect the destination first), observed and not
+    reconciled, or never dispatched / known not to have happened (dispatch it, with a valid
+    approval where its policy needs one)."""
+    case = _EffectCase(ctx, e, _effect_entry(e, scope), said)
+    if not effect_unresolved(e["stage"], e["outcome"]):
+        _effect_settled(case)
+    elif rules.conflict_undecided(e["stage"], e["outcome"], case.rec.get("verdict")):
+        _effect_conflict(case)
+    elif e["outcome"] in {"unknown", "partial"}:
+        _effect_uncertain(case)
+    elif e["stage"] == "observed" and e["outcome"] not in {"failed", "absent"}:
+        _effect_unreconciled(case)
+    else:
+        _effect_to_dispatch(case, approvals)
+    return case.brief
+
+
+def _effect_entry(e: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """What the brief shows of an effect: its stage and outcome, its attempts, its target
+    observed now (a file, hashed fresh; a destination is not read), and an override's
+    decision beside what the observation said."""
+    target = e["target"]
     atts = e["attempts"]
-    intent_ref = {"kind": "intent", "id": eid, "digest": e["intent"]["prepared_digest"]}
     brief: dict[str, Any] = {
-        "id": eid,
+        "id": e["effect_id"],
         "kind": e["kind"],
         "target": target,
         "stage": e["stage"],
         "outcome": e["outcome"],
         "attempts": len(atts),
         "dispatched": bool(atts),
-        "observed_now": observed,
+        "observed_now": None if is_destination(target) else _observe(scope, target),
     }
     rec = e["reconciliation"] or {}
     if rec.get("overrode"):
@@ -757,120 +912,135 @@ def _effect_brief(
             "by": rec.get("by"),
             "reason": rec.get("note", ""),
         }
-    dispatch = _cmd("dispatch_effect", task_id, effect_id=eid)
+    return brief
 
-    def refuse_dispatch(text: str, reason: str) -> None:
-        forbidden.append(_item(text, rules.ActorKind.AGENT, dispatch, ("executor",), reason=reason))
 
-    if not effect_unresolved(e["stage"], e["outcome"]):
-        brief["meaning"] = (
-            "cancelled: nothing was sent" if e["stage"] == "cancelled" else "done and reconciled"
+def _effect_settled(case: _EffectCase) -> None:
+    """Cancelled (nothing was sent) or done and reconciled: never dispatched again."""
+    cancelled = case.e["stage"] == "cancelled"
+    case.brief["meaning"] = "cancelled: nothing was sent" if cancelled else "done and reconciled"
+    if not cancelled:
+        case.refuse_dispatch(
+            f"dispatch effect {case.eid} again", "it already happened (reconciled present)"
         )
-        if e["stage"] != "cancelled":
-            refuse_dispatch(
-                f"dispatch effect {eid} again", "it already happened (reconciled present)"
-            )
-        return brief
-    if rules.conflict_undecided(e["stage"], e["outcome"], rec.get("verdict")):
-        brief["meaning"] = (
-            f"dispatched ({len(atts)} attempt(s)); reconciling found a conflict: "
-            "a person must decide it"
+
+
+def _effect_conflict(case: _EffectCase) -> None:
+    """Reconciling found a conflict: a person inspects the target and decides it."""
+    eid, target, rec, e = case.eid, case.target, case.rec, case.e
+    case.brief["meaning"] = (
+        f"dispatched ({case.attempts} attempt(s)); reconciling found a conflict: "
+        "a person must decide it"
+    )
+    obs = e["observations"][-1]["observation_id"] if e["observations"] else None
+    case.said.blockers.append(
+        {
+            "kind": "conflict_undecided",
+            "effect_id": eid,
+            "target": target,
+            "inspect": target,
+            "decided_by": rules.ActorKind.PERSON,
+            "message": f"effect {eid}: reconciling found a conflict "
+            f"({'; '.join(rec.get('reasons', []))}); a person must decide it "
+            "(present, absent or conflict) after inspecting " + target,
+        }
+    )
+    decide = _cmd("reconcile_effect", case.ctx.task_id, effect_id=eid, observation_id=obs)
+    case.said.actions.append(
+        _item(
+            f"a person decides the conflict of effect {eid} (inspect {target})",
+            rules.ActorKind.PERSON,
+            decide,
+            ("decision", "note"),
+            evidence=[case.intent_ref],
         )
-        obs = e["observations"][-1]["observation_id"] if e["observations"] else None
-        blockers.append(
-            {
-                "kind": "conflict_undecided",
-                "effect_id": eid,
-                "target": target,
-                "inspect": target,
-                "decided_by": rules.ActorKind.PERSON,
-                "message": f"effect {eid}: reconciling found a conflict "
-                f"({'; '.join(rec.get('reasons', []))}); a person must decide it "
-                "(present, absent or conflict) after inspecting " + target,
-            }
+    )
+    case.said.forbidden.append(
+        _item(
+            f"decide the conflict of effect {eid} as an agent",
+            rules.ActorKind.AGENT,
+            decide,
+            ("decision", "note"),
+            reason="a hand decision is a person's",
         )
-        decide = _cmd("reconcile_effect", task_id, effect_id=eid, observation_id=obs)
-        actions.append(
+    )
+    case.refuse_dispatch(f"dispatch effect {eid} again", "its conflict is not decided")
+
+
+def _effect_uncertain(case: _EffectCase) -> None:
+    """Dispatched, and what happened is not known: inspect the destination (a destination
+    is observed by the agent, a file by the store) and reconcile; no blind retry."""
+    eid, target, e = case.eid, case.target, case.e
+    task_id = case.ctx.task_id
+    case.brief["meaning"] = (
+        f"already dispatched ({case.attempts} attempt(s)); the last outcome is {e['outcome']}: "
+        "inspect the destination before anything else"
+    )
+    case.said.blockers.append(
+        {
+            "kind": "effect_to_reconcile",
+            "effect_id": eid,
+            "target": target,
+            "inspect": target,
+            "message": f"reconcile effect {eid}: inspect {target} and compare it with the intended "
+            f"{e['intent']['intended'].get('digest')}",
+        }
+    )
+    if is_destination(target):
+        case.said.actions.append(
             _item(
-                f"a person decides the conflict of effect {eid} (inspect {target})",
-                rules.ActorKind.PERSON,
-                decide,
-                ("decision", "note"),
-                evidence=[intent_ref],
-            )
-        )
-        forbidden.append(
-            _item(
-                f"decide the conflict of effect {eid} as an agent",
+                f"observe destination {target} of effect {eid} and record what is there",
                 rules.ActorKind.AGENT,
-                decide,
-                ("decision", "note"),
-                reason="a hand decision is a person's",
+                _cmd("observe_effect", task_id, effect_id=eid, purpose="reconcile"),
+                ("state",),
+                evidence=[case.intent_ref],
             )
         )
-        refuse_dispatch(f"dispatch effect {eid} again", "its conflict is not decided")
-        return brief
-    if e["outcome"] in {"unknown", "partial"}:
-        brief["meaning"] = (
-            f"already dispatched ({len(atts)} attempt(s)); the last outcome is {e['outcome']}: "
-            "inspect the destination before anything else"
-        )
-        blockers.append(
-            {
-                "kind": "effect_to_reconcile",
-                "effect_id": eid,
-                "target": target,
-                "inspect": target,
-                "message": f"reconcile effect {eid}: inspect {target} and compare it with the intended "
-                f"{e['intent']['intended'].get('digest')}",
-            }
-        )
-        if is_destination(target):
-            actions.append(
-                _item(
-                    f"observe destination {target} of effect {eid} and record what is there",
-                    rules.ActorKind.AGENT,
-                    _cmd("observe_effect", task_id, effect_id=eid, purpose="reconcile"),
-                    ("state",),
-                    evidence=[intent_ref],
-                )
+    else:
+        case.said.actions.append(
+            _item(
+                f"reconcile effect {eid}: the store observes {target} and compares",
+                rules.ActorKind.AGENT,
+                _cmd("reconcile_effect", task_id, effect_id=eid),
+                evidence=[case.intent_ref],
             )
-        else:
-            actions.append(
-                _item(
-                    f"reconcile effect {eid}: the store observes {target} and compares",
-                    rules.ActorKind.AGENT,
-                    _cmd("reconcile_effect", task_id, effect_id=eid),
-                    evidence=[intent_ref],
-                )
-            )
-        refuse_dispatch(
-            f"dispatch effect {eid} again",
-            f"the last attempt's outcome is {e['outcome']}; inspect {target} first",
         )
-        return brief
-    if e["stage"] == "observed" and e["outcome"] not in {"failed", "absent"}:
-        brief["meaning"] = "dispatched and observed, not reconciled"
-        blockers.append(
-            {
-                "kind": "effect_to_reconcile",
-                "effect_id": eid,
-                "target": target,
-                "inspect": target,
-                "message": f"effect {eid} waits for a reconciliation"
-                + (f" ({rec.get('verdict')}: {'; '.join(rec.get('reasons', []))})" if rec else ""),
-            }
-        )
-        refuse_dispatch(f"dispatch effect {eid} again", "it is not reconciled")
-        return brief
+    case.refuse_dispatch(
+        f"dispatch effect {eid} again",
+        f"the last attempt's outcome is {e['outcome']}; inspect {target} first",
+    )
+
+
+def _effect_unreconciled(case: _EffectCase) -> None:
+    """Observed, not reconciled: it waits for a reconciliation before anything else."""
+    eid, target, rec = case.eid, case.target, case.rec
+    case.brief["meaning"] = "dispatched and observed, not reconciled"
+    case.said.blockers.append(
+        {
+            "kind": "effect_to_reconcile",
+            "effect_id": eid,
+            "target": target,
+            "inspect": target,
+            "message": f"effect {eid} waits for a reconciliation"
+            + (f" ({rec.get('verdict')}: {'; '.join(rec.get('reasons', []))})" if rec else ""),
+        }
+    )
+    case.refuse_dispatch(f"dispatch effect {eid} again", "it is not reconciled")
+
+
+def _effect_to_dispatch(case: _EffectCase, approvals: list[dict[str, Any]]) -> None:
+    """Never dispatched, or known not to have happened: dispatch it (a retry under the same
+    idempotency key), with an approval valid now where its policy requires one, while the
+    run may dispatch."""
+    eid, e = case.eid, case.e
     valid = [a for a in approvals if a["effect_id"] == eid and a["authorizes_now"]]
-    if atts:
-        brief["meaning"] = f"dispatched before and known not to have happened ({e['outcome']})"
+    evidence = [case.intent_ref]
+    if case.attempts:
+        case.brief["meaning"] = f"dispatched before and known not to have happened ({e['outcome']})"
         text = (
-            f"retry effect {eid} as attempt {len(atts) + 1} under idempotency key "
+            f"retry effect {eid} as attempt {case.attempts + 1} under idempotency key "
             f"{e['idempotency_key']}, or cancel it"
         )
-        evidence = [intent_ref]
         if e["observations"]:
             o = e["observations"][-1]
             evidence.append(
@@ -878,75 +1048,80 @@ def _effect_brief(
             )
     else:
         # Only planned: nothing has left the building.
-        brief["meaning"] = "only planned: never dispatched, nothing was sent"
+        case.brief["meaning"] = "only planned: never dispatched, nothing was sent"
         text = f"dispatch effect {eid} ({e['consequence']})"
-        evidence = [intent_ref]
     if e["requires_approval"] and not valid:
-        pending = [a for a in approvals if a["effect_id"] == eid and a["state"] == "pending"]
-        if pending:
-            blockers.append(
-                {
-                    "kind": "approval_pending",
-                    "effect_id": eid,
-                    "approval_id": pending[0]["id"],
-                    "decided_by": rules.ActorKind.PERSON,
-                    "message": f"effect {eid} waits for approval {pending[0]['id']}, "
-                    "decided by a person",
-                }
-            )
-            actions.append(
-                _item(
-                    f"a person decides approval {pending[0]['id']} for effect {eid}: "
-                    f"{e['consequence']}",
-                    rules.ActorKind.PERSON,
-                    _cmd(
-                        "decide_approval",
-                        task_id,
-                        approval_id=pending[0]["id"],
-                        decision="approved",
-                    ),
-                    ("note",),
-                    evidence=[intent_ref],
-                )
-            )
-        elif not ctx.closed and ctx.status not in {"stopped", "failed"}:
-            actions.append(
-                _item(
-                    f"request an approval for effect {eid}: {e['consequence']}",
-                    rules.ActorKind.AGENT,
-                    _cmd(
-                        "request_approval",
-                        task_id,
-                        effect_id=eid,
-                        policy=e.get("policy") or "review",
-                    ),
-                    evidence=[intent_ref],
-                )
-            )
-        refuse_dispatch(
-            f"dispatch effect {eid} without a valid approval",
-            "its policy requires one and none is valid now",
-        )
-        return brief
-    if not ctx.may_dispatch:
-        refuse_dispatch(f"dispatch effect {eid}", f"the run is {ctx.status}")
-        return brief
+        _approval_needed(case, approvals)
+        return
+    if not case.ctx.may_dispatch:
+        case.refuse_dispatch(f"dispatch effect {eid}", f"the run is {case.ctx.status}")
+        return
+    dispatch = case.dispatch
     if valid:
         dispatch = {**dispatch, "approval_id": valid[0]["id"]}
         evidence.append(
             {"kind": "approval", "id": valid[0]["id"], "digest": valid[0]["payload_digest"]}
         )
         text += f" with approval {valid[0]['id']}, valid until {valid[0]['expires_at']}"
-    actions.append(_item(text, rules.ActorKind.AGENT, dispatch, ("executor",), evidence=evidence))
-    return brief
+    case.said.actions.append(
+        _item(text, rules.ActorKind.AGENT, dispatch, ("executor",), evidence=evidence)
+    )
+
+
+def _approval_needed(case: _EffectCase, approvals: list[dict[str, Any]]) -> None:
+    """Its policy requires an approval and none is valid now: a pending one is a person's
+    to decide; else the agent requests one (not on a run that ended). Never dispatched
+    without."""
+    eid, e, ctx = case.eid, case.e, case.ctx
+    pending = [a for a in approvals if a["effect_id"] == eid and a["state"] == "pending"]
+    if pending:
+        case.said.blockers.append(
+            {
+                "kind": "approval_pending",
+                "effect_id": eid,
+                "approval_id": pending[0]["id"],
+                "decided_by": rules.ActorKind.PERSON,
+                "message": f"effect {eid} waits for approval {pending[0]['id']}, "
+                "decided by a person",
+            }
+        )
+        case.said.actions.append(
+            _item(
+                f"a person decides approval {pending[0]['id']} for effect {eid}: "
+                f"{e['consequence']}",
+                rules.ActorKind.PERSON,
+                _cmd(
+                    "decide_approval",
+                    ctx.task_id,
+                    approval_id=pending[0]["id"],
+                    decision="approved",
+                ),
+                ("note",),
+                evidence=[case.intent_ref],
+            )
+        )
+    elif not ctx.closed and ctx.status not in {"stopped", "failed"}:
+        case.said.actions.append(
+            _item(
+                f"request an approval for effect {eid}: {e['consequence']}",
+                rules.ActorKind.AGENT,
+                _cmd(
+                    "request_approval",
+                    ctx.task_id,
+                    effect_id=eid,
+                    policy=e.get("policy") or "review",
+                ),
+                evidence=[case.intent_ref],
+            )
+        )
+    case.refuse_dispatch(
+        f"dispatch effect {eid} without a valid approval",
+        "its policy requires one and none is valid now",
+    )
 
 
 def _sent_back(
-    task_id: str,
-    rows: list[dict[str, Any]],
-    effects: dict[str, dict[str, Any]],
-    blockers: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
+    task_id: str, rows: list[dict[str, Any]], effects: dict[str, dict[str, Any]], said: _Said
 ) -> None:
     """A request a person sent back, not yet asked again: what they asked for, in their
     words, and the next step (revise the object, then ask under the new digest)."""
@@ -961,7 +1136,7 @@ def _sent_back(
             continue
         who = (a.get("decided_by") or {}).get("id", "a person")
         what = f"effect {eid}" if eid is not None else "the payload"
-        blockers.append(
+        said.blockers.append(
             {
                 "kind": "changes_requested",
                 "approval_id": a["approval_id"],
@@ -972,7 +1147,7 @@ def _sent_back(
             }
         )
         if eid is not None:
-            actions.append(
+            said.actions.append(
                 _item(
                     f"revise effect {eid} as {who} asked (“{a.get('note') or ''}”), then "
                     "request a new approval for the revised object",

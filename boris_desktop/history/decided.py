@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -44,6 +45,9 @@ from boris_desktop.ui.cells import (
     WholeCellsThrough,
 )
 from boris_desktop.ui.icons import icon
+
+if TYPE_CHECKING:
+    from store.api import PastDecision
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -79,19 +83,29 @@ KIND_ICON = {
 }
 
 
-def write_export(path: str, rows: list[dict[str, Any]], fmt: str) -> int:
-    """Write the decisions to `path` as "csv" or "json"; returns how many (on a worker)."""
+@dataclass(frozen=True)
+class MyDecisions:
+    """What the history read on a worker: the reviewer it was read for (None: nobody said
+    who they are yet) and their decisions, newest first."""
+
+    who: str | None
+    decisions: list[PastDecision]
+
+
+def write_export(path: str, rows: list[PastDecision], fmt: str) -> int:
+    """Write the decisions to `path` as "csv" or "json"; returns how many (on a worker).
+    Each row is the read model's JSON (`to_json`), the shape `boris history --json` prints."""
     from store.api import HISTORY_FIELDS as FIELDS
 
     target = Path(path)
+    data = [r.to_json() for r in rows]  # its keys are FIELDS, in their order
     if fmt == "json":
-        data = [{k: r[k] for k in FIELDS} for r in rows]
         target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
     else:
         with target.open("w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=list(FIELDS), extrasaction="ignore")
             w.writeheader()
-            w.writerows(rows)
+            w.writerows(data)
     return len(rows)
 
 
@@ -100,9 +114,9 @@ class HistoryModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[PastDecision] = []
 
-    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+    def set_rows(self, rows: list[PastDecision]) -> None:
         self.beginResetModel()
         self.rows = rows
         self.endResetModel()
@@ -113,21 +127,21 @@ class HistoryModel(ListedRows, CellsInOneCall, FlatIndex, QAbstractTableModel):
             return None
         r, col = cell
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            subject = f" {r['subject']}" if r["subject"] else ""
+            subject = f" {r.subject}" if r.subject else ""
             return (
-                t.when(r["at"]),
-                KIND_WORDS.get(r["kind"], r["kind"]),
-                r["task_title"],
-                f"#{r['seq']}",
-                r["what"] + subject,
-                r["note"] or "—",
+                t.when(r.at),
+                KIND_WORDS.get(r.kind, r.kind),
+                r.task_title,
+                f"#{r.seq}",
+                r.what + subject,
+                r.note or "—",
             )[col]
         if role == Qt.ItemDataRole.DecorationRole and col == DECISION:
-            return icon(KIND_ICON.get(r["kind"], "attention"))
+            return icon(KIND_ICON.get(r.kind, "attention"))
         if role == Qt.ItemDataRole.ToolTipRole:
             return t.tip(
-                f"{r['what']}{' ' + r['subject'] if r['subject'] else ''} in {r['task_title']} "
-                f"({r['task_id']}, event {r['seq']}, {r['at']})\nNote: {r['note'] or '(none)'}"
+                f"{r.what}{' ' + r.subject if r.subject else ''} in {r.task_title} "
+                f"({r.task_id}, event {r.seq}, {r.at})\nNote: {r.note or '(none)'}"
             )
         return None
 
@@ -151,10 +165,8 @@ class HistoryFilter(WholeCellsThrough, QSortFilterProxyModel):
         if not self.words:
             return True
         r = model.rows[source_row]
-        hay = " ".join(
-            str(r[k]) for k in ("kind", "task_id", "task_title", "subject", "what", "note", "at")
-        )
-        hay = (hay + " " + KIND_WORDS.get(r["kind"], "") + f" #{r['seq']}").casefold()
+        hay = " ".join((r.kind, r.task_id, r.task_title, r.subject, r.what, r.note, r.at))
+        hay = (hay + " " + KIND_WORDS.get(r.kind, "") + f" #{r.seq}").casefold()
         return all(w in hay for w in self.words)
 
 
@@ -213,15 +225,14 @@ class HistoryView(QWidget):
 
         self.follower = Follower(host, "", self._got, self, fetch=self._fetch)
 
-    def _fetch(self, store: Any) -> dict[str, Any]:
+    def _fetch(self, store: Any) -> MyDecisions:
         """On a worker: this reviewer's decisions (none before they said who they are)."""
         from store.api import history
 
         who = self.who
         if who is None:
-            return {"now": "", "decisions": [], "who": None}
-        read = history(store, who)
-        return {"now": read.now, "decisions": read.decisions, "who": who}
+            return MyDecisions(None, [])
+        return MyDecisions(who, history(store, who).decisions)
 
     def start(self) -> None:
         """Follow the (newly opened) store, for the reviewer now set."""
@@ -247,10 +258,10 @@ class HistoryView(QWidget):
         super().hideEvent(event)
         self.follower.stop()
 
-    def _got(self, result: dict[str, Any]) -> None:
-        if result["who"] != self.who:
+    def _got(self, result: MyDecisions) -> None:
+        if result.who != self.who:
             return  # read for the reviewer before: a fresh read is on its way
-        self.model.set_rows(result["decisions"])
+        self.model.set_rows(result.decisions)
         self.loaded = True
         self._summary()
 
@@ -268,7 +279,7 @@ class HistoryView(QWidget):
             text += f", {shown} shown"
         self.summary.setText(text)
 
-    def shown_rows(self) -> list[dict[str, Any]]:
+    def shown_rows(self) -> list[PastDecision]:
         return [
             self.model.rows[self.proxy.mapToSource(self.proxy.index(i, 0)).row()]
             for i in range(self.proxy.rowCount())
@@ -276,16 +287,14 @@ class HistoryView(QWidget):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            self.current_task.emit(
-                self.model.rows[self.proxy.mapToSource(current).row()]["task_id"]
-            )
+            self.current_task.emit(self.model.rows[self.proxy.mapToSource(current).row()].task_id)
 
     def open_current(self) -> None:
         ix = self.table.currentIndex()
         if not ix.isValid():
             return
         r = self.model.rows[self.proxy.mapToSource(ix).row()]
-        self.show_event.emit(r["task_id"], int(r["seq"]))
+        self.show_event.emit(r.task_id, r.seq)
 
     def export(self, fmt: str) -> None:
         from PySide6.QtWidgets import QFileDialog

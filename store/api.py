@@ -192,6 +192,16 @@ _WHERE: dict[str, str] = {
     "LastSignature": "store.reads.signers",
     "SignatureSummary": "store.reads.signers",
     "DecisionSigners": "store.reads.signers",
+    "Manifest": "store.reads.manifests",
+    "ContextItem": "store.reads.manifests",
+    "LedTo": "store.reads.manifests",
+    "ModelUsed": "store.reads.manifests",
+    "ToolUsed": "store.reads.manifests",
+    "ConfigurationUsed": "store.reads.manifests",
+    "ConfigurationTransition": "store.reads.manifests",
+    "ToolDrift": "store.reads.manifests",
+    "ModelSaw": "store.reads.manifests",
+    "ConfigurationRead": "store.reads.manifests",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -277,7 +287,19 @@ if TYPE_CHECKING:
         VersionChange,
     )
     from store.reads.late import late_view  # part L
-    from store.reads.manifests import model_saw
+    from store.reads.manifests import (
+        ConfigurationRead,
+        ConfigurationTransition,
+        ConfigurationUsed,
+        ContextItem,
+        LedTo,
+        Manifest,
+        ModelSaw,
+        ModelUsed,
+        ToolDrift,
+        ToolUsed,
+        model_saw,
+    )
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.queries import inbox_fetcher  # part W
@@ -393,8 +415,12 @@ __all__ = [
     "CloseTask",
     "CommandRejected",
     "CompletePhase",
+    "ConfigurationRead",  # issue 41
+    "ConfigurationTransition",  # issue 41
+    "ConfigurationUsed",  # issue 41
     "Conflict",
     "Content",
+    "ContextItem",  # issue 41
     "CounterLine",
     "CriterionState",
     "DecideApproval",
@@ -418,6 +444,10 @@ __all__ = [
     "LastSignature",  # issue 41
     "Lease",  # issue 41
     "LeaseStanding",
+    "LedTo",  # issue 41
+    "Manifest",  # issue 41
+    "ModelSaw",  # issue 41
+    "ModelUsed",  # issue 41
     "ObserveEffect",
     "OlderEvidence",
     "Opaque",
@@ -455,6 +485,8 @@ __all__ = [
     "TaskDeleted",  # part D
     "TaskNeeds",  # issue 41
     "TaskRow",  # issue 41
+    "ToolDrift",  # issue 41
+    "ToolUsed",  # issue 41
     "UnknownApproval",
     "Upload",
     "Verdict",

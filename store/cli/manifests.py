@@ -70,35 +70,35 @@ def _migrate(a: argparse.Namespace) -> m.MigrateEffectTool:
     return m.MigrateEffectTool(task_id=a.task, effect_id=a.effect, reason=a.reason)
 
 
-def manifest_lines(rows: list[dict[str, Any]]) -> str:
+def manifest_lines(rows: list[reads.Manifest]) -> str:
     if not rows:
         return "(no context manifests)"
     out: list[str] = []
     for r in rows:
-        led = r["led_to"]
-        to = f" -> {led['kind']} {led['id']}" if led else " -> (not linked)"
-        model = r["model"]
-        out.append(f"{r['manifest_id']}  {r['at']}  {model['provider']} {model['model']}{to}")
-        if r["purpose"]:
-            out.append(f"  {r['purpose']}")
-        for i in r["included"]:
-            out.append(f"  + {i['kind']} {i['ref']} {i['digest']} ({i['size']} B)")
-        for i in r["omitted"]:
-            out.append(f"  - {i['kind']} {i['ref']} {i['digest']}: left out ({i['reason']})")
+        led = r.led_to
+        to = f" -> {led.kind} {led.id}" if led else " -> (not linked)"
+        model = r.model
+        out.append(f"{r.manifest_id}  {r.at}  {model.provider} {model.model}{to}")
+        if r.purpose:
+            out.append(f"  {r.purpose}")
+        for i in r.included:
+            out.append(f"  + {i.kind} {i.ref} {i.digest} ({i.size} B)")
+        for i in r.omitted:
+            out.append(f"  - {i.kind} {i.ref} {i.digest}: left out ({i.reason})")
     return "\n".join(out)
 
 
 def cmd_manifests(store: Store, args: argparse.Namespace) -> None:
     rows = reads.read_manifests(store, args.task, effect=args.effect, checkpoint=args.checkpoint)
-    _print(args, rows, manifest_lines(rows))
+    _print(args, [r.to_json() for r in rows], manifest_lines(rows))
 
 
 def cmd_configuration(store: Store, args: argparse.Namespace) -> None:
     read = reads.read_configuration(store, args.task)
-    lines = [line for r in read["transitions"] for line in r["changes"]]
+    lines = [line for r in read.transitions for line in r.changes]
     lines = lines or ["(no configuration recorded)"]
-    lines += [f"effect {d['effect_id']}: {d['drift']}" for d in read["drift"]]
-    _print(args, read, "\n".join(lines))
+    lines += [f"effect {d.effect_id}: {d.drift}" for d in read.drift]
+    _print(args, read.to_json(), "\n".join(lines))
 
 
 def register(add: Add) -> None:

@@ -10,14 +10,119 @@ read with defaults.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import sqlalchemy as sa
+from pydantic import Field
 from sqlalchemy.engine import Connection
 
 from .. import events as ev
 from .. import rules
 from .. import schema as t
+from .read_model import ReadModel
+
+
+class ModelUsed(ReadModel):
+    """The model a request went to: provider, model id, the digest of its parameters."""
+
+    provider: str
+    model: str
+    parameters_digest: str | None = None
+
+
+class ContextItem(ReadModel):
+    """One item of context, by identity (store.events.ManifestItem): what kind, which
+    (`ref`), its digest and size, tokens if known; `reason` why it was left out (only on an
+    omitted item)."""
+
+    kind: str
+    ref: str
+    digest: str
+    size: int
+    tokens: int | None = None
+    reason: Literal["budget", "policy", "stale", "retired"] | None = None
+    note: str = ""
+
+
+class LedTo(ReadModel):
+    """What a model request led to: an effect or a checkpoint of the task."""
+
+    kind: Literal["effect", "checkpoint"]
+    id: str
+
+
+class Manifest(ReadModel):
+    """A context manifest: what the model saw for one request, and what it led to."""
+
+    manifest_id: str
+    seq: int
+    at: str
+    recorded_by: str = Field(description="kind:id")
+    model: ModelUsed
+    included: list[ContextItem]
+    omitted: list[ContextItem]
+    led_to: LedTo | None = Field(description="the first effect or checkpoint it led to")
+    links: list[LedTo] = Field(description="every effect or checkpoint it led to")
+    purpose: str
+
+
+class ToolUsed(ReadModel):
+    """A tool of a configuration's catalogue, by its definition's digest."""
+
+    name: str
+    digest: str
+
+
+class ConfigurationUsed(ReadModel):
+    """What an agent runs under (store.events.Configuration)."""
+
+    provider: str
+    model: str
+    parameters_digest: str | None = None
+    tool_catalogue_digest: str
+    tools: list[ToolUsed]
+
+
+class ConfigurationTransition(ReadModel):
+    """A configuration transition at a checkpoint, with what it changed in words."""
+
+    checkpoint_id: str
+    seq: int
+    at: str
+    recorded_by: str = Field(description="kind:id")
+    reason: str
+    configuration: ConfigurationUsed
+    changes: list[str]
+
+
+class ToolDrift(ReadModel):
+    """An intent not yet dispatched pinned to a tool definition other than the current one."""
+
+    effect_id: str
+    tool: str
+    tool_digest: str | None
+    current_digest: str | None
+    drift: str | None = Field(description="rules.tool_drift's words")
+
+
+class ModelSaw(ReadModel):
+    """For the window, in one read: the task's manifests, its configuration transitions and
+    the intents planned under an older tool definition."""
+
+    manifests: list[Manifest]
+    configuration: list[ConfigurationTransition]
+    drift: list[ToolDrift]
+
+
+class ConfigurationRead(ReadModel):
+    """`boris configuration TASK --json`: the transitions, the configuration now (None:
+    none recorded) and the intents planned under an older tool definition."""
+
+    task_id: str
+    transitions: list[ConfigurationTransition]
+    current: ConfigurationUsed | None
+    drift: list[ToolDrift]
+
 
 _MANIFEST_TYPES = (ev.ContextManifest.TYPE, ev.ContextManifestLinked.TYPE)
 
@@ -226,22 +331,29 @@ def intent_drift(conn: Connection, task_id: str) -> list[dict[str, Any]]:
 # --- for the CLI and the MCP server ------------------------------------------------------------
 
 
+# The reads below answer the models above, validated from the rows the functions above
+# build (plain data, which the commands and the resume brief read too): a task's manifests
+# are few, so validating them costs nothing a reader waits for.
+
+
 def read_manifests(
     store: Any, task_id: str, *, effect: str | None = None, checkpoint: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[Manifest]:
     """`boris manifests`, the MCP tool `list_manifests`: all, or those leading to one."""
     from .queries import task_row
 
     with store.read() as conn:
         task_row(conn, task_id)  # an unknown task is refused, not an empty list
         if effect is not None:
-            return manifests_leading_to(conn, task_id, "effect", effect)
-        if checkpoint is not None:
-            return manifests_leading_to(conn, task_id, "checkpoint", checkpoint)
-        return manifests(conn, task_id)
+            rows = manifests_leading_to(conn, task_id, "effect", effect)
+        elif checkpoint is not None:
+            rows = manifests_leading_to(conn, task_id, "checkpoint", checkpoint)
+        else:
+            rows = manifests(conn, task_id)
+        return [Manifest.model_validate(m) for m in rows]
 
 
-def read_configuration(store: Any, task_id: str) -> dict[str, Any]:
+def read_configuration(store: Any, task_id: str) -> ConfigurationRead:
     """`boris configuration`: the transitions (with their changes in words), the current
     configuration, and intents planned under an older tool definition (`drift`)."""
     from .queries import task_row
@@ -249,20 +361,24 @@ def read_configuration(store: Any, task_id: str) -> dict[str, Any]:
     with store.read() as conn:
         task_row(conn, task_id)
         history = configuration_history(conn, task_id)
-        return {
-            "task_id": task_id,
-            "transitions": history,
-            "current": history[-1]["configuration"] if history else None,
-            "drift": intent_drift(conn, task_id),
-        }
+        return ConfigurationRead.model_validate(
+            {
+                "task_id": task_id,
+                "transitions": history,
+                "current": history[-1]["configuration"] if history else None,
+                "drift": intent_drift(conn, task_id),
+            }
+        )
 
 
-def model_saw(store: Any, task_id: str) -> dict[str, Any]:
+def model_saw(store: Any, task_id: str) -> ModelSaw:
     """For the window, in one read: the task's manifests, its configuration transitions
     (with their changes in words) and the intents planned under an older tool definition."""
     with store.read() as conn:
-        return {
-            "manifests": manifests(conn, task_id),
-            "configuration": configuration_history(conn, task_id),
-            "drift": intent_drift(conn, task_id),
-        }
+        return ModelSaw.model_validate(
+            {
+                "manifests": manifests(conn, task_id),
+                "configuration": configuration_history(conn, task_id),
+                "drift": intent_drift(conn, task_id),
+            }
+        )

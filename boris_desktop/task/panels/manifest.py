@@ -26,7 +26,11 @@ def _saw(bundle: TaskBundle) -> dict[str, Any]:
 
 def leading_to(bundle: TaskBundle, kind: str, ref: str) -> list[dict[str, Any]]:
     """The manifests whose request led to this effect or checkpoint, oldest first."""
-    return [m for m in _saw(bundle)["manifests"] if {"kind": kind, "id": ref} in m["links"]]
+    return [
+        m
+        for m in _saw(bundle)["manifests"]
+        if any(x["kind"] == kind and x["id"] == ref for x in m["links"])
+    ]
 
 
 def _model(m: dict[str, Any]) -> str:

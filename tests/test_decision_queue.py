@@ -189,8 +189,13 @@ def test_the_selected_decision_shows_its_task_and_the_counts_read_right(qtbot, s
 
 def test_a_read_that_finds_nothing_new_keeps_the_rows_and_moves_the_clock(qtbot) -> None:
     from boris_desktop.queue.decisions import WAITING, DecisionModel
+    from store.api import Decision
 
-    rows = [{"id": "a", "kind": "approval", "since": "2026-12-04T10:00:00Z"}]
+    rows = [
+        Decision(id="a", kind="approval", task_id="t", task_title="T", owner="o", key="ap",
+                 what="send", why="approve or reject", since="2026-12-04T10:00:00Z",
+                 expires_at=None, requester=None)
+    ]  # fmt: skip
     model = DecisionModel()
     resets: list[int] = []
     changed: list[tuple[int, int]] = []
@@ -199,8 +204,8 @@ def test_a_read_that_finds_nothing_new_keeps_the_rows_and_moves_the_clock(qtbot)
     model.set_rows(rows, "2026-12-04T10:00:05Z")
     assert resets == [] and model.rowCount() == 1  # inserted, not reset
     changed.clear()
-    model.set_rows([dict(r) for r in rows], "2026-12-04T10:00:09Z")  # the same, read again
+    model.set_rows([r.model_copy() for r in rows], "2026-12-04T10:00:09Z")  # the same, again
     assert resets == [] and model.now == "2026-12-04T10:00:09Z"
     assert changed == [(WAITING, model.columnCount() - 1)]
-    model.set_rows([*rows, {**rows[0], "id": "b"}], "2026-12-04T10:00:10Z")
+    model.set_rows([*rows, rows[0].model_copy(update={"id": "b"})], "2026-12-04T10:00:10Z")
     assert resets == [] and model.rowCount() == 2

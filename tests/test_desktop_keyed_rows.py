@@ -23,8 +23,15 @@ from store.reads.decisions import order_key
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _approval(n: int, expires: str, what: str = "") -> dict[str, Any]:
-    return {
+def _decision(fields: dict[str, Any]) -> Any:
+    """A queue row as the store reads it (store.api.Decision)."""
+    from store.api import Decision
+
+    return Decision.model_validate(fields)
+
+
+def _approval(n: int, expires: str, what: str = "") -> Any:
+    return _decision({
         "id": f"approval:t{n}:ap{n}",
         "kind": "approval",
         "task_id": f"t{n}",
@@ -36,10 +43,10 @@ def _approval(n: int, expires: str, what: str = "") -> dict[str, Any]:
         "since": "2026-12-04T10:00:00.000000Z",
         "expires_at": expires,
         "requester": {"kind": "agent", "id": "a"},
-    }
+    })  # fmt: skip
 
 
-def _queue_rows() -> list[dict[str, Any]]:
+def _queue_rows() -> list[Any]:
     rows = [_approval(n, f"2026-12-04T1{n}:00:00.000000Z") for n in range(5)]
     return sorted(rows, key=order_key)  # the store's order, asked of the store
 
@@ -101,7 +108,7 @@ def test_a_reread_that_changes_one_row_keeps_the_selection_and_resets_nothing(
     chosen = _selected_id(view)
     watch = _Watch(model)
     rows = _queue_rows()
-    rows[3] = {**rows[3], "what": "send a different message"}
+    rows[3] = rows[3].model_copy(update={"what": "send a different message"})
     model.set_rows(rows, "2026-12-04T09:00:05.000000Z")
     assert watch.resets == 0 and not watch.inserted and not watch.removed
     assert (3, 3) in watch.changed  # the row that changed is redrawn
@@ -276,8 +283,9 @@ def test_the_queue_filters_by_kind_task_and_mine_as_the_rules_say(qtbot) -> None
     from boris_desktop.queue.decisions import ID_ROLE, DecisionFilter, DecisionModel, may_decide
 
     rows = _queue_rows()
-    rows[1] = {**rows[1], "requester": {"kind": "person", "id": "rita"}}  # her own request
-    rows.append({**_approval(7, ""), "kind": "judge", "id": "judge:t7:c1", "expires_at": None})
+    rows[1] = _decision({**rows[1].to_json(), "requester": {"kind": "person", "id": "rita"}})
+    judge = {"kind": "judge", "id": "judge:t7:c1", "expires_at": None}
+    rows.append(_decision({**_approval(7, "").to_json(), **judge}))  # not rita's own
     model = DecisionModel()
     proxy = DecisionFilter()
     proxy.setSourceModel(model)

@@ -41,7 +41,6 @@ from boris_desktop.queue.rows import (
     WAITING,
     WHAT,
     WHY,
-    Decision,
     DecisionFilter,
     DecisionModel,
     expires_in,
@@ -56,7 +55,10 @@ from boris_desktop.ui.icons import icon
 from store import api
 
 if TYPE_CHECKING:
-    from store.api import QueuePageKey
+    from store.api import Decision, DecisionPage, QueueCounts
+
+#: A task's record as Store.task reads it.
+TaskState = dict[str, Any]
 
 # The names the window and the tests import from here (and KIND_PART, made on first use).
 __all__ = [
@@ -72,7 +74,6 @@ __all__ = [
     "WAITING",
     "WHAT",
     "WHY",
-    "Decision",
     "DecisionFilter",
     "DecisionModel",
     "DecisionQueue",
@@ -82,7 +83,7 @@ __all__ = [
 ]
 
 #: Shows a decision's task, then calls back with the task's record (see DecisionQueue.pane).
-Pane = Callable[[Decision, Callable[[dict[str, Any]], None]], None]
+Pane = Callable[["Decision", Callable[[TaskState], None]], None]
 
 
 #: The part of the task view each kind of decision is about: the pane below the queue shows
@@ -146,7 +147,7 @@ class DecisionQueue(QWidget):
         self.paged = False
         self._reading = 0  # a page read for an older reading is dropped when it comes
         self._sql_filters: tuple[str | None, str | None] = (None, None)  # kind, task
-        self.counts: dict[str, int] | None = None  # paged: the database's counts
+        self.counts: QueueCounts | None = None  # paged: the database's counts
         self.model.read_more = self._read_more
         #: Shows a decision's task in the pane, then calls back with the task's record as the
         #: pane shows it (MainWindow.show_decision): Enter's dialog is built from that record,
@@ -234,7 +235,7 @@ class DecisionQueue(QWidget):
     def total(self) -> int:
         """How many decisions are open: the database's count when paged."""
         if self.paged and self.counts is not None:
-            return self.counts["total"]
+            return self.counts.total
         return len(self.model.rows)
 
     def _read(self, store: Any) -> QueueRead:
@@ -264,7 +265,7 @@ class DecisionQueue(QWidget):
         # `_synced` follows, now or once the rows are in.
         self.model.set_rows(rows, now, result.planned)
         self.task.set_tasks(tasks)
-        soonest = min((r["expires_at"] for r in rows if r["expires_at"]), default=None)
+        soonest = min((r.expires_at for r in rows if r.expires_at), default=None)
         self.follower.at(soonest, now)
         self.updated.emit(rows, now)
 
@@ -292,14 +293,13 @@ class DecisionQueue(QWidget):
             ),
         )
 
-    def _paged_in(self, result: tuple[int, dict[str, Any]]) -> None:
+    def _paged_in(self, result: tuple[int, DecisionPage]) -> None:
         reading, got = result
         if reading != self._reading or not self.paged or self.model.pending:
             return  # a page of a reading no longer shown
-        next_key: QueuePageKey | None = got["key"]
-        self.model.next_key = next_key
-        self.model.append(got["decisions"])
-        self.task.set_tasks(sorted({*self.task.listed, *tasks_of(got["decisions"])}))
+        self.model.next_key = got.key
+        self.model.append(got.decisions)
+        self.task.set_tasks(sorted({*self.task.listed, *tasks_of(got.decisions)}))
         self._summary()
 
     def _synced(self) -> None:
@@ -314,7 +314,7 @@ class DecisionQueue(QWidget):
             self.ensure_current()
         self._summary()
         self._tell()
-        if self._chain and self._done_id not in {r["id"] for r in self.model.rows}:
+        if self._chain and self._done_id not in {r.id for r in self.model.rows}:
             self._chain = False
             self._open_next()
 
@@ -351,13 +351,13 @@ class DecisionQueue(QWidget):
 
     def _summary(self) -> None:
         n, shown = len(self.model.rows), self.proxy.rowCount()
-        approvals = sum(r["kind"] == api.DecisionKind.APPROVAL for r in self.model.rows)
+        approvals = sum(r.kind == api.DecisionKind.APPROVAL for r in self.model.rows)
         so_far = ""
         if self.paged and self.counts is not None:
             # The database's counts. "Mine" is each row's rules: counted as far as read.
-            n, approvals = self.counts["total"], self.counts["approvals"]
+            n, approvals = self.counts.total, self.counts.approvals
             if not self.proxy.mine:
-                shown = self.counts["matching"]
+                shown = self.counts.matching
             elif self.model.next_key is not None:
                 so_far = " so far"
         text = f"{t.count(n, 'open decision', 'open decisions')}"
@@ -381,7 +381,7 @@ class DecisionQueue(QWidget):
         """Say the current decision if it is not the one last said. (A model reset or a
         filter moves the current row without Qt's signal; each of those calls this.)"""
         d = self.current()
-        told = (d["id"], d["task_id"]) if d is not None else None
+        told = (d.id, d.task_id) if d is not None else None
         if told != self._told:
             self._told = told
             self.current_decision.emit(d)
@@ -424,12 +424,12 @@ class DecisionQueue(QWidget):
         if d is None or store is None:
             return
         self._chain_row = self.table.currentIndex().row()
-        task_id = d["task_id"]
+        task_id = d.task_id
 
-        def opened(task: dict[str, Any]) -> None:
+        def opened(task: TaskState) -> None:
             # Only for the decision still selected: Enter, then a move before the task was
             # read, opens nothing over the task the reviewer moved to.
-            if self.current_id() == d["id"]:
+            if self.current_id() == d.id:
                 self._open_dialog(d, task)
 
         if self.pane is not None:
@@ -444,7 +444,7 @@ class DecisionQueue(QWidget):
             ),
         )
 
-    def _open_dialog(self, d: Decision, task: dict[str, Any]) -> None:
+    def _open_dialog(self, d: Decision, task: TaskState) -> None:
         dialog = dialog_for(self.host, d, task)
         if dialog is None:
             self.refresh()
@@ -456,7 +456,7 @@ class DecisionQueue(QWidget):
     def _dialog_done(self, d: Decision, code: int) -> None:
         if code == QDialog.DialogCode.Accepted:
             # Decided: the next decision opens once the queue no longer lists this one.
-            self._chain, self._done_id = True, d["id"]
+            self._chain, self._done_id = True, d.id
             self.refresh()
         else:
             self.table.setFocus()

@@ -11,7 +11,7 @@ from store import api
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDialog
 
-    from boris_desktop.queue.rows import Decision
+    from store.api import Decision
 
 
 def exhausted_counter(task: dict[str, Any]) -> str | None:
@@ -25,7 +25,7 @@ def exhausted_counter(task: dict[str, Any]) -> str | None:
 def dialog_for(host: Host, d: Decision, task: dict[str, Any]) -> QDialog | None:
     """The dialog that makes decision `d` on `task`, or None when the task's record no
     longer holds what it is about (decided meanwhile: the queue reads again)."""
-    kind, key = d["kind"], d["key"]
+    kind, key = d.kind, d.key
     if kind == api.DecisionKind.APPROVAL:
         return _approval(host, task, key)
     if kind in {api.DecisionKind.RECONCILE, api.DecisionKind.CONFLICT}:

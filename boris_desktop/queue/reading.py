@@ -4,10 +4,13 @@ and the task filter's items, so that the GUI thread only tells its views (`Queue
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from boris_desktop.queue.rows import Decision, decision_id
+from boris_desktop.queue.rows import decision_id
 from boris_desktop.ui import keyed_rows
+
+if TYPE_CHECKING:
+    from store.api import Decision, QueueCounts, QueuePageKey
 
 #: The database's filters of a paged queue: (kind, task), None for all.
 SqlFilters = tuple[str | None, str | None]
@@ -20,8 +23,8 @@ class Paging:
 
     reading: int
     filters: SqlFilters
-    next_key: Any  # the store's page key (store.reads.queue_pages), None after the last
-    counts: dict[str, int]  # total, approvals, matching (store.reads.queue_pages.counts)
+    next_key: QueuePageKey | None  # None after the last page
+    counts: QueueCounts | None
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class QueueRead:
 
 def tasks_of(rows: list[Decision]) -> list[tuple[str, str]]:
     """(title, id) of the tasks these rows are about, sorted."""
-    return sorted({(r["task_title"], r["task_id"]) for r in rows})
+    return sorted({(r.task_title, r.task_id) for r in rows})
 
 
 def read_queue(
@@ -56,12 +59,13 @@ def read_queue(
         paging = None
         if paged is not None:
             reading, (kind, task), limit = paged
-            result = decision_page(store, kind=kind, task=task, limit=limit)
-            paging = Paging(reading, (kind, task), result["key"], result["counts"])
+            page = decision_page(store, kind=kind, task=task, limit=limit)
+            paging = Paging(reading, (kind, task), page.key, page.counts)
+            rows, now = page.decisions, page.now
         else:
-            result = decisions(store)
-        rows = result["decisions"]
+            whole = decisions(store)
+            rows, now = whole.decisions, whole.now
         planned = None
         if shown is not None:
             planned = (shown[0], keyed_rows.plan(shown[1], rows, decision_id))
-        return QueueRead(rows, result["now"], tasks_of(rows), planned, paging)
+        return QueueRead(rows, now, tasks_of(rows), planned, paging)

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -32,9 +32,12 @@ from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeC
 from boris_desktop.ui.icons import icon
 from store import api
 
+if TYPE_CHECKING:
+    # Named in annotations only: importing the read's module loads SQLAlchemy, which the
+    # staged start-up keeps off the GUI thread until the first page is peeked at.
+    from store.api import Decision
+
 Index = QModelIndex | QPersistentModelIndex
-#: An open decision as the store reads it (store.reads.decisions).
-Decision = dict[str, Any]
 
 KIND, TASK, WHAT, WHY, WAITING, EXPIRES = range(6)
 COLUMNS = ("Decision", "Task", "What", "Why it needs a person", "Waiting", "Expires in")
@@ -63,7 +66,7 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def decision_id(row: Decision) -> str:
-    return str(row["id"])
+    return str(row.id)
 
 
 def may_decide(d: Decision, reviewer_id: str | None) -> bool:
@@ -71,7 +74,8 @@ def may_decide(d: Decision, reviewer_id: str | None) -> bool:
     (`store.rules.may_decide`), which `boris decisions --mine` asks too."""
     if reviewer_id is None:
         return False
-    return api.may_decide(d["kind"], d.get("requester"), "person", reviewer_id)
+    requester = None if d.requester is None else d.requester.to_json()
+    return api.may_decide(d.kind, requester, "person", reviewer_id)
 
 
 def waited(since: str | None, now: str) -> str:
@@ -86,7 +90,7 @@ def expires_in(at: str | None, now: str) -> str:
     return t.duration((t.parse(at) - t.parse(now)).total_seconds())
 
 
-class DecisionModel(ListedRows[Decision], CellsInOneCall, FlatIndex, QAbstractTableModel):
+class DecisionModel(ListedRows["Decision"], CellsInOneCall, FlatIndex, QAbstractTableModel):
     """The open decisions, kept by id: a read changes only the rows that changed (rows gone
     removed, new ones inserted at their place in the store's order, changed ones redrawn), so
     the selection stays and the view never asks for every row again. Many new rows (the
@@ -131,8 +135,8 @@ class DecisionModel(ListedRows[Decision], CellsInOneCall, FlatIndex, QAbstractTa
 
     def append(self, rows: list[Decision]) -> None:
         """A further page's rows, after those held (the ones held already left out)."""
-        held = {r["id"] for r in self.rows}
-        rows = [r for r in rows if r["id"] not in held]
+        held = {r.id for r in self.rows}
+        rows = [r for r in rows if r.id not in held]
         if not rows:
             return
         first = len(self.rows)
@@ -205,7 +209,7 @@ class DecisionModel(ListedRows[Decision], CellsInOneCall, FlatIndex, QAbstractTa
 
     def row_of(self, decision_id: str | None) -> int:
         for i, r in enumerate(self.rows):
-            if r["id"] == decision_id:
+            if r.id == decision_id:
                 return i
         return -1
 
@@ -216,25 +220,25 @@ class DecisionModel(ListedRows[Decision], CellsInOneCall, FlatIndex, QAbstractTa
         r, col = cell
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return (
-                KIND_WORDS.get(r["kind"], r["kind"]),
-                r["task_title"],
-                r["what"],
-                r["why"],
-                waited(r["since"], self.now),
-                expires_in(r["expires_at"], self.now),
+                KIND_WORDS.get(r.kind, r.kind),
+                r.task_title,
+                r.what,
+                r.why,
+                waited(r.since, self.now),
+                expires_in(r.expires_at, self.now),
             )[col]
         if role == Qt.ItemDataRole.DecorationRole and col == KIND:
-            return icon(KIND_ICON.get(r["kind"], "attention"))
+            return icon(KIND_ICON.get(r.kind, "attention"))
         if role == Qt.ItemDataRole.ToolTipRole:
             return t.tip(
-                f"{KIND_WORDS.get(r['kind'], r['kind'])} {r['key']} in {r['task_title']} "
-                f"({r['task_id']}, owner {r['owner']})\n{r['what']}\n{r['why']}"
+                f"{KIND_WORDS.get(r.kind, r.kind)} {r.key} in {r.task_title} "
+                f"({r.task_id}, owner {r.owner})\n{r.what}\n{r.why}"
             )
         if role == ID_ROLE:
-            return r["id"]
+            return r.id
         if role == FILTER_ROLE:
             mine = may_decide(r, self.reviewer_id)
-            return f"{r['kind']}\x1f{r['task_id']}\x1f{int(mine)}"
+            return f"{r.kind}\x1f{r.task_id}\x1f{int(mine)}"
         return None
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
@@ -36,6 +36,9 @@ from boris_desktop.runtime.freedesktop import plain_body
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
 from store import api
+
+if TYPE_CHECKING:
+    from store.api import Decision
 
 #: A burst is over when no new decision arrived for this long.
 COALESCE_MS = 2000
@@ -112,11 +115,11 @@ class Notifier(QObject):
         self.store_key = ""  # whose approvals `warned` holds (settings.warned_expiries)
         self._own: dict[str, QElapsedTimer] = {}  # task id -> since the reviewer wrote to it
         self._markup: bool | None = None  # whether the service reads markup; asked once
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Decision] = []
         self._now = ""
         self._since_now = QElapsedTimer()
-        self._arrived: list[dict[str, Any]] = []
-        self._expiring: list[dict[str, Any]] = []
+        self._arrived: list[Decision] = []
+        self._expiring: list[Decision] = []
         self._target = ""  # what a click on the last notification opens
         self._burst = QElapsedTimer()
         self._flush = QTimer(self)
@@ -167,30 +170,28 @@ class Notifier(QObject):
         since.start()
         self._own[task_id] = since
 
-    def _theirs(self, row: dict[str, Any]) -> bool:
+    def _theirs(self, row: Decision) -> bool:
         # A person's write opens a resume (their Stop), a judgement (their evidence or a
         # criterion made stale) or a conflict (their verdict); an approval is an agent's
         # request, news even on a task the reviewer just wrote to.
-        if row["kind"] == api.DecisionKind.APPROVAL:
+        if row.kind == api.DecisionKind.APPROVAL:
             return False
-        since = self._own.get(row["task_id"])
+        since = self._own.get(row.task_id)
         return since is not None and since.elapsed() < OWN_WRITE_MS
 
     # --- the queue's reads ---------------------------------------------------------------
 
-    def update(self, rows: list[dict[str, Any]], now: str) -> None:
+    def update(self, rows: list[Decision], now: str) -> None:
         """The open decisions as just read, with the database clock."""
         self.rows, self._now = rows, now
         self._since_now.start()
         self._count(len(rows))
-        ids = {r["id"] for r in rows}
+        ids = {r.id for r in rows}
         if self.known is None:
             self.known = ids
         else:
             new = [
-                r
-                for r in rows
-                if r["id"] not in self.known and self._mine(r) and not self._theirs(r)
+                r for r in rows if r.id not in self.known and self._mine(r) and not self._theirs(r)
             ]
             # What is open now: a decision that closed and opens again (a new reconcile
             # after a new attempt) is news again.
@@ -200,7 +201,7 @@ class Notifier(QObject):
                 self._gather()
         self._check_expiry()
 
-    def _mine(self, row: dict[str, Any]) -> bool:
+    def _mine(self, row: Decision) -> bool:
         """Tell a reviewer of what they may decide (everything, before they said who)."""
         who = settings.reviewer()
         return who is None or may_decide(row, who[1])
@@ -227,19 +228,19 @@ class Notifier(QObject):
         later: str | None = None  # the soonest expiry not yet within the warning time
         warned = len(self.warned)
         for r in self.rows:
-            at = r.get("expires_at")
-            if r["kind"] != api.DecisionKind.APPROVAL or not at or at <= now_s:
+            at = r.expires_at
+            if r.kind != api.DecisionKind.APPROVAL or not at or at <= now_s:
                 continue
             if at > edge:
                 later = at if later is None or at < later else later
-            elif r["id"] not in self.warned:
-                self.warned.add(r["id"])
+            elif r.id not in self.warned:
+                self.warned.add(r.id)
                 if self._mine(r):
                     self._expiring.append(r)
                     self._gather()
         if len(self.warned) != warned and self.store_key:
             # Kept only while still open: an approval decided or expired is not warned again.
-            live = {r["id"] for r in self.rows if r["kind"] == api.DecisionKind.APPROVAL}
+            live = {r.id for r in self.rows if r.kind == api.DecisionKind.APPROVAL}
             self.warned &= live
             settings.set_warned_expiries(self.store_key, self.warned)
         if later is not None:
@@ -266,9 +267,9 @@ class Notifier(QObject):
         self._flush.stop()
         arrived, expiring = self._arrived, self._expiring
         self._arrived, self._expiring = [], []
-        live = {r["id"] for r in self.rows}
-        arrived = [r for r in arrived if r["id"] in live]  # decided meanwhile: no news
-        expiring = [r for r in expiring if r["id"] in live]
+        live = {r.id for r in self.rows}
+        arrived = [r for r in arrived if r.id in live]  # decided meanwhile: no news
+        expiring = [r for r in expiring if r.id in live]
         if not (arrived or expiring) or self.silenced():
             return
         title, body, target = self.compose(arrived, expiring)
@@ -286,9 +287,7 @@ class Notifier(QObject):
         sent = plain_body(body) if self._markup else body
         self.tray.showMessage(title, sent, icon("approval"), 15_000)
 
-    def compose(
-        self, arrived: list[dict[str, Any]], expiring: list[dict[str, Any]]
-    ) -> tuple[str, str, str]:
+    def compose(self, arrived: list[Decision], expiring: list[Decision]) -> tuple[str, str, str]:
         """(title, body, what a click opens: a decision's id, or "" for the queue)."""
         now = self.now()
         parts = []
@@ -297,19 +296,19 @@ class Notifier(QObject):
         if expiring:
             parts.append(t.count(len(expiring), "approval expires soon", "approvals expire soon"))
         title = ", ".join(parts)
-        soon = {r["id"] for r in expiring}
-        only = list({r["id"]: r for r in arrived + expiring}.values())  # one line each
+        soon = {r.id for r in expiring}
+        only = list({r.id: r for r in arrived + expiring}.values())  # one line each
         lines = []
         for r in only[:NAMED]:
-            line = f"{KIND_WORDS.get(r['kind'], r['kind'])}: {r['what']} ({r['task_title']})"
-            if r["id"] in soon and now is not None:
-                left = (_parse(r["expires_at"]) - now).total_seconds()
+            line = f"{KIND_WORDS.get(r.kind, r.kind)}: {r.what} ({r.task_title})"
+            if r.id in soon and now is not None and r.expires_at:
+                left = (_parse(r.expires_at) - now).total_seconds()
                 line += f", expires in {t.duration(left)}"
             lines.append(line)
         more = len(only) - NAMED
         if more > 0:
             lines.append(f"and {more} more in the decision queue")
-        target = only[0]["id"] if len(only) == 1 else ""
+        target = only[0].id if len(only) == 1 else ""
         return title, "\n".join(lines), target
 
     def clicked(self) -> None:

@@ -177,6 +177,49 @@ _WHERE: dict[str, str] = {
     # the decision queue in pages (issue 36 part B)
     "decision_page": "store.reads.queue_pages",
     "QueuePageKey": "store.reads.queue_pages",
+    # read models (issue 41): the task's state, its checkpoints, waits, events
+    "TaskState": "store.reads.state_models",
+    "ShownTask": "store.reads.state_models",
+    "TaskSignatures": "store.reads.state_models",
+    "SignedWrite": "store.reads.state_models",
+    "ObjectiveRevision": "store.reads.state_models",
+    "Criterion": "store.reads.state_models",
+    "Evidence": "store.reads.state_models",
+    "Artifact": "store.reads.state_models",
+    "ArtifactVersion": "store.reads.state_models",
+    "Producer": "store.reads.state_models",
+    "Phase": "store.reads.state_models",
+    "PhaseInput": "store.reads.state_models",
+    "PhaseResult": "store.reads.state_models",
+    "PhaseHistoryEntry": "store.reads.state_models",
+    "Budget": "store.reads.state_models",
+    "Effect": "store.reads.state_models",
+    "Intent": "store.reads.state_models",
+    "TargetState": "store.reads.state_models",
+    "Attempt": "store.reads.state_models",
+    "AttemptInputs": "store.reads.state_models",
+    "Observation": "store.reads.state_models",
+    "Reconciliation": "store.reads.state_models",
+    "Approval": "store.reads.state_models",
+    "Problem": "store.reads.state_models",
+    "ArtifactVersionOwner": "store.reads.state_models",
+    "EvidenceOwner": "store.reads.state_models",
+    "Checkpoint": "store.reads.checkpoints",
+    "Checkpoints": "store.reads.checkpoints",
+    "Wait": "store.reads.waits",
+    "WaitReservation": "store.reads.waits",
+    "WaitCondition": "store.reads.waits",
+    "TaskWaits": "store.reads.waits",
+    "LateChanges": "store.reads.late",
+    "LateFact": "store.reads.late",
+    "LateAnswer": "store.reads.late",
+    "TaskOrigin": "store.reads.late",
+    "Tombstone": "store.reads.retention",
+    "RetiredItem": "store.reads.retention",
+    "RetentionItem": "store.reads.retention",
+    "Retention": "store.reads.retention",
+    "EventRow": "store.reads.queries",
+    "EventFacets": "store.reads.queries",
     # read models (issue 41): the queue, the inbox, history and signatures, as attributes
     "ActorRef": "store.reads.actors",
     "TaskRow": "store.reads.inbox",
@@ -269,6 +312,10 @@ if TYPE_CHECKING:
         read_blob_range,
         write_diff,
     )
+    from store.reads.checkpoints import (  # issue 41
+        Checkpoint,
+        Checkpoints,
+    )
     from store.reads.decision_views import ApprovalDecision, ApprovalVerdict
     from store.reads.decisions import Decision, DecisionKind, Decisions, decisions
     from store.reads.effect_views import CancelEffectView, RevokedApproval, cancel_effect_view
@@ -286,7 +333,13 @@ if TYPE_CHECKING:
         JudgeDecision,
         VersionChange,
     )
-    from store.reads.late import late_view  # part L
+    from store.reads.late import (  # issue 41
+        LateAnswer,
+        LateChanges,
+        LateFact,
+        TaskOrigin,
+        late_view,  # part L
+    )
     from store.reads.manifests import (
         ConfigurationRead,
         ConfigurationTransition,
@@ -302,12 +355,22 @@ if TYPE_CHECKING:
     )
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
-    from store.reads.queries import inbox_fetcher  # part W
+    from store.reads.queries import (  # issue 41
+        EventFacets,
+        EventRow,
+        inbox_fetcher,  # part W
+    )
     from store.reads.queue_pages import (  # part B
         DecisionPage,
         QueueCounts,
         QueuePageKey,
         decision_page,
+    )
+    from store.reads.retention import (  # issue 41
+        Retention,
+        RetentionItem,
+        RetiredItem,
+        Tombstone,
     )
     from store.reads.signers import (
         DecisionSigners,
@@ -317,6 +380,40 @@ if TYPE_CHECKING:
         Signer,
         decision_signers,
         signers,
+    )
+    from store.reads.state_models import (  # issue 41
+        Approval,
+        Artifact,
+        ArtifactVersion,
+        ArtifactVersionOwner,
+        Attempt,
+        AttemptInputs,
+        Budget,
+        Criterion,
+        Effect,
+        Evidence,
+        EvidenceOwner,
+        Intent,
+        ObjectiveRevision,
+        Observation,
+        Phase,
+        PhaseHistoryEntry,
+        PhaseInput,
+        PhaseResult,
+        Problem,
+        Producer,
+        Reconciliation,
+        ShownTask,
+        SignedWrite,
+        TargetState,
+        TaskSignatures,
+        TaskState,
+    )
+    from store.reads.waits import (  # issue 41
+        TaskWaits,
+        Wait,
+        WaitCondition,
+        WaitReservation,
     )
     from store.rules import (
         BUDGET_AT_LIMIT,
@@ -397,13 +494,20 @@ __all__ = [
     "ActorRef",  # issue 41
     "AddCriterion",
     "AmendObjective",
+    "Approval",  # issue 41
     "ApprovalDecision",
     "ApprovalState",
     "ApprovalVerdict",
+    "Artifact",  # issue 41
     "ArtifactOffered",
+    "ArtifactVersion",  # issue 41
+    "ArtifactVersionOwner",  # issue 41
     "AttachEvidence",
+    "Attempt",  # issue 41
+    "AttemptInputs",  # issue 41
     "AuthorityRefused",
     "BlobProblem",
+    "Budget",  # issue 41
     "BudgetChange",
     "BudgetStanding",
     "BudgetView",
@@ -412,6 +516,8 @@ __all__ = [
     "CancelWait",
     "Change",
     "ChangeCriterion",
+    "Checkpoint",  # issue 41
+    "Checkpoints",  # issue 41
     "CloseTask",
     "CommandRejected",
     "CompletePhase",
@@ -422,6 +528,7 @@ __all__ = [
     "Content",
     "ContextItem",  # issue 41
     "CounterLine",
+    "Criterion",  # issue 41
     "CriterionState",
     "DecideApproval",
     "Decision",  # issue 41
@@ -432,39 +539,60 @@ __all__ = [
     "Decisions",  # issue 41
     "Delete",
     "DeletionPlan",  # part D
+    "Effect",  # issue 41
     "EffectStage",
+    "EventFacets",  # issue 41
+    "EventRow",  # issue 41
+    "Evidence",  # issue 41
     "EvidenceOffered",
     "EvidenceOrigin",
+    "EvidenceOwner",  # issue 41
     "EvidenceTarget",
     "FileState",
     "ForkOpen",
     "InboxPageKey",  # part W
+    "Intent",  # issue 41
     "JudgeCriterion",
     "JudgeDecision",
     "LastSignature",  # issue 41
+    "LateAnswer",  # issue 41
+    "LateChanges",  # issue 41
+    "LateFact",  # issue 41
     "Lease",  # issue 41
     "LeaseStanding",
     "LedTo",  # issue 41
     "Manifest",  # issue 41
     "ModelSaw",  # issue 41
     "ModelUsed",  # issue 41
+    "ObjectiveRevision",  # issue 41
+    "Observation",  # issue 41
     "ObserveEffect",
     "OlderEvidence",
     "Opaque",
     "OpenFollowup",  # part L
     "PagedInbox",  # part W
     "PastDecision",  # issue 41
+    "Phase",  # issue 41
     "PhaseBlocked",
     "PhaseCompletion",
+    "PhaseHistoryEntry",  # issue 41
+    "PhaseInput",  # issue 41
     "PhaseInputView",
     "PhaseOutcome",
     "PhaseReadiness",
+    "PhaseResult",  # issue 41
+    "Problem",  # issue 41
+    "Producer",  # issue 41
     "QueueCounts",  # issue 41
     "QueuePageKey",  # part B
     "ReconcileEffect",
+    "Reconciliation",  # issue 41
     "RecordArtifact",
     "ReleaseBudget",
     "Replace",
+    "Retention",  # issue 41
+    "RetentionItem",  # issue 41
+    "RetiredItem",  # issue 41
     "RetiredWeight",  # part R
     "RevokedApproval",
     "RunStatus",
@@ -472,8 +600,10 @@ __all__ = [
     "Send",
     "SetBudget",
     "SetStatus",
+    "ShownTask",  # issue 41
     "SignatureState",
     "SignatureSummary",  # issue 41
+    "SignedWrite",  # issue 41
     "Signer",  # issue 41
     "State",
     "StopPlan",
@@ -482,9 +612,15 @@ __all__ = [
     "StoreError",
     "TakeOver",
     "TargetChanged",
+    "TargetState",  # issue 41
     "TaskDeleted",  # part D
     "TaskNeeds",  # issue 41
+    "TaskOrigin",  # issue 41
     "TaskRow",  # issue 41
+    "TaskSignatures",  # issue 41
+    "TaskState",  # issue 41
+    "TaskWaits",  # issue 41
+    "Tombstone",  # issue 41
     "ToolDrift",  # issue 41
     "ToolUsed",  # issue 41
     "UnknownApproval",
@@ -492,6 +628,9 @@ __all__ = [
     "Verdict",
     "VerdictNeeds",
     "VersionChange",
+    "Wait",  # issue 41
+    "WaitCondition",  # issue 41
+    "WaitReservation",  # issue 41
     "WaitState",
     "Write",
     "WriteCheckpoint",

@@ -42,10 +42,14 @@ from .signing.seal import Policy, check_signer, seal
 from .tx import Guesses, StateMemo, Tx
 
 if TYPE_CHECKING:
+    from .reads.checkpoints import Checkpoint
     from .reads.decision_views import ApprovalDecision
     from .reads.evidence_views import EvidenceTarget
+    from .reads.inbox import TaskRow
     from .reads.judging import JudgeDecision
     from .reads.phase_views import PhaseCompletion
+    from .reads.queries import EventFacets, EventRow
+    from .reads.state_models import TaskState
 
 # Writers colliding on a server (store.db.write_conflict) retry after a jittered, growing
 # pause, so that they do not collide again in step, for up to _RETRY_FOR_S: a busy server can
@@ -450,11 +454,13 @@ class Store:
         with self.read() as conn:
             return db.database_now(conn)
 
-    def tasks(self) -> list[dict[str, Any]]:
+    def tasks(self) -> list[TaskRow]:
+        """Every task with what needs the reviewer, most in need first."""
         with self.read() as conn:
             return queries.list_tasks(conn, db.database_now(conn), self.blobs.has)
 
-    def task(self, task_id: str) -> dict[str, Any]:
+    def task(self, task_id: str) -> TaskState:
+        """The task's whole current state, read now (store.reads.state)."""
         from .reads.state import task_state
 
         with self.read() as conn:
@@ -492,7 +498,7 @@ class Store:
         with self.read() as conn:
             return evidence_target(conn, task_id, criterion_id)
 
-    def events(self, task_id: str, **kw: Any) -> list[dict[str, Any]]:
+    def events(self, task_id: str, **kw: Any) -> list[EventRow]:
         with self.read() as conn:
             queries.task_row(conn, task_id)
             return queries.events(conn, task_id, **kw)
@@ -501,7 +507,7 @@ class Store:
         with self.read() as conn:
             return queries.event_type_counts(conn, task_id, after_seq)
 
-    def event_facets(self, task_id: str) -> dict[str, Any]:
+    def event_facets(self, task_id: str) -> EventFacets:
         with self.read() as conn:
             return queries.event_facets(conn, task_id)
 
@@ -522,7 +528,7 @@ class Store:
             return None
         return notify.Listener(self.location.url, retry_s=retry_s)
 
-    def head_checkpoint(self, task_id: str) -> dict[str, Any] | None:
+    def head_checkpoint(self, task_id: str) -> Checkpoint | None:
         """The newest head checkpoint of a task (None before the first); with a fork, the
         newest of the heads: `checkpoints()` tells whether there is a fork."""
         if db.is_sqlite(self.engine):

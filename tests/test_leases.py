@@ -24,6 +24,7 @@ import pytest
 from store import Actor, Store
 from store import commands as c
 from store.errors import AuthorityRefused, CommandRejected, LeaseHeld, LeaseLost
+from store.reads.inbox import Lease
 from store.services import answers
 from store.services.resume import brief_markdown, resume_brief
 
@@ -78,7 +79,7 @@ def test_racing_sessions_one_wins(open_store: Callable[..., Store]) -> None:
                 th.start()
             for th in threads:
                 th.join(60)
-            won = [v for v in outcome.values() if isinstance(v, dict)]
+            won = [v for v in outcome.values() if isinstance(v, Lease)]
             lost = [v for v in outcome.values() if isinstance(v, LeaseHeld)]
             assert len(won) == 1 and len(lost) == 1, outcome
             assert won[0]["token"] == round_no + 1  # one more than any before
@@ -246,7 +247,9 @@ def test_rebuild_equals_incremental_for_lease_events(store: Store) -> None:
     assert store.projection_dump(task) == incremental
     assert incremental["leases"], "the leases projection is compared"
     # The heartbeat is outside the projections: the rebuilt lease reads the same.
-    assert store.task(task)["lease"] == {**read, "standing": store.task(task)["lease"]["standing"]}
+    again = store.task(task).lease
+    assert read is not None and again is not None
+    assert again.to_json() == {**read.to_json(), "standing": again.standing.value}
     assert store.task(task)["lease"]["expires_at"] == read["expires_at"] > three["expires_at"]
     from store.services.verify import verify
 

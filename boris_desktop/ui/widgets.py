@@ -206,7 +206,13 @@ def heading(text: str) -> QLabel:
 
 
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_as_json)
+
+
+def _as_json(value: Any) -> Any:
+    """A store read model as the JSON it prints (its `to_json`); anything else as text."""
+    to_json = getattr(value, "to_json", None)
+    return to_json() if callable(to_json) else str(value)
 
 
 def hline() -> QFrame:

@@ -839,7 +839,7 @@ def graph_checkpoints(store: Store, task_id: str) -> list[dict[str, Any]]:
     `config` that opens the graph there (`graph.get_state(config)`, `graph.invoke(..., config)`)."""
     kept = []
     for event in store.events(task_id, types=["checkpoint.written"]):
-        external = event["payload"].get("external") or {}
+        external = event.payload.get("external") or {}
         if external.get("framework") != "langgraph":
             continue
         configurable = {
@@ -849,8 +849,8 @@ def graph_checkpoints(store: Store, task_id: str) -> list[dict[str, Any]]:
         }
         kept.append(
             {
-                "checkpoint_id": event["payload"]["checkpoint_id"],
-                "seq": event["seq"],
+                "checkpoint_id": event.payload["checkpoint_id"],
+                "seq": event.seq,
                 "external": external,
                 "config": {"configurable": configurable},
             }

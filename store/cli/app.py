@@ -82,41 +82,47 @@ def cmd_demo(store: Store, args: argparse.Namespace) -> None:
 
 def cmd_tasks(store: Store, args: argparse.Namespace) -> None:
     rows = store.tasks()
-    lines = [f"{r['id']:<22} {r['status']:<18} {r['title']}" for r in rows] or ["(no tasks)"]
+    lines = [f"{r.id:<22} {r.status:<18} {r.title}" for r in rows] or ["(no tasks)"]
     _print(args, rows, "\n".join(lines))
 
 
 def cmd_show(store: Store, args: argparse.Namespace) -> None:
+    from ..reads.state_models import ShownTask
     from ..signing.check import task_signatures
 
-    s = store.task(args.task)
+    state = store.task(args.task)
     with store.read() as conn:
         sigs = task_signatures(conn, args.task)
-    s["signatures"] = {
-        "signed": sigs["signed"],
-        "required": sigs["required"],
-        "unsigned_after": sigs["unsigned_after"],
-        "signed_seqs": {str(k): v for k, v in sigs["signatures"].items()},
-    }
+    s = ShownTask.model_validate(
+        {
+            **dict(state),
+            "signatures": {
+                "signed": sigs["signed"],
+                "required": sigs["required"],
+                "unsigned_after": sigs["unsigned_after"],
+                "signed_seqs": {str(k): v for k, v in sigs["signatures"].items()},
+            },
+        }
+    )
     if args.json:
         _print(args, s, "")
         return
-    out = [f"{s['title']}  [{s['status']}]  id {s['id']}  owner {s['owner']}"]
-    out.append(f"objective (rev {s['objective']['rev']}): {s['objective']['text']}")
-    for cr in s["criteria"]:
-        against = (
-            f" against {cr['artifact_id']} v{cr['artifact_version']}" if cr["artifact_id"] else ""
-        )
-        out.append(f"  criterion {cr['criterion_id']}: {cr['status']}{against} — {cr['text']}")
-    for a in s["artifacts"]:
-        cur = a["current"]
-        out.append(
-            f"  artifact {a['artifact_id']} v{a['current_version']} {cur['digest'][:19]} {cur['size']} B"
-        )
-    for b in s["budgets"]:
-        out.append(f"  budget {b['counter']}: {_budget(b['used'], b['limit_value'])}")
-    for p in s["problems"]:
-        out.append(f"  PROBLEM {p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}")
+    out = [f"{s.title}  [{s.status}]  id {s.id}  owner {s.owner}"]
+    if s.objective is not None:
+        out.append(f"objective (rev {s.objective.rev}): {s.objective.text}")
+    for cr in s.criteria:
+        against = f" against {cr.artifact_id} v{cr.artifact_version}" if cr.artifact_id else ""
+        out.append(f"  criterion {cr.criterion_id}: {cr.status}{against} — {cr.text}")
+    for a in s.artifacts:
+        cur = a.current
+        if cur is not None:
+            out.append(
+                f"  artifact {a.artifact_id} v{a.current_version} {cur.digest[:19]} {cur.size} B"
+            )
+    for b in s.budgets:
+        out.append(f"  budget {b.counter}: {_budget(b.used, b.limit_value)}")
+    for p in s.problems:
+        out.append(f"  PROBLEM {p.kind} {p.id}: blob {p.digest} is {p.problem}")
     out.append(_signature_line(sigs))
     print("\n".join(out))
 
@@ -151,24 +157,23 @@ def cmd_events(store: Store, args: argparse.Namespace) -> None:
     _print(
         args,
         rows,
-        "\n".join(
-            f"{r['seq']:>6} {r['at']} {r['type']:<28} {r['actor']['kind']}:{r['actor']['id']}"
-            for r in rows
-        ),
+        "\n".join(f"{r.seq:>6} {r.at} {r.type:<28} {r.actor.kind}:{r.actor.id}" for r in rows),
     )
 
 
 def cmd_schema(store: Store | None, args: argparse.Namespace) -> None:
     """Every command's JSON Schema, and under `x-authority` who may run each one (actor
     kinds, and the cases that are a person's), from `store.rules.AUTHORITY`; under
-    `x-outputs` the `--json` result of the reads programs rely on (store.cli.shapes)."""
+    `x-outputs` the `--json` result of the reads programs rely on (store.cli.shapes, and
+    the task's state and its parts: store.cli.state_shapes)."""
     from .. import rules
+    from . import state_shapes
     from .shapes import output_schemas
 
     schema = _command_adapter().json_schema()
     types = sorted(str(cls.model_fields["type"].default) for cls in c.command_classes())
     schema["x-authority"] = {t: rules.authority_of(t).as_json() for t in types}
-    schema["x-outputs"] = output_schemas()
+    schema["x-outputs"] = {**output_schemas(), **state_shapes.output_schemas()}
     print(json.dumps(schema, indent=2, sort_keys=True))
 
 

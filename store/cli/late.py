@@ -25,13 +25,13 @@ _THROUGH = "the seq of the newest late fact you saw (boris late TASK); a newer o
 
 def cmd_late(store: Store, args: argparse.Namespace) -> None:
     read = late_view(store, args.task)
-    if not read["count"]:
+    if not read.count:
         lines = ["nothing changed after completion that a person has not answered"]
     else:
-        lines = [f"{read['words']} (acknowledge through #{read['last_seq']})"]
-        lines += [f"#{f['seq']} {f['at']} {f['by']}: {f['what']}" for f in read["facts"]]
-    if read["origin"]:
-        lines.append(f"a follow-up of {read['origin']['task_id']}")
+        lines = [f"{read.words} (acknowledge through #{read.last_seq})"]
+        lines += [f"#{f.seq} {f.at} {f.by}: {f.what}" for f in read.facts]
+    if read.origin:
+        lines.append(f"a follow-up of {read.origin.task_id}")
     _print(args, read, "\n".join(lines))
 
 

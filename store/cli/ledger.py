@@ -11,13 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import commands as c
-from .. import db
+from .. import db, rules
 from ..commands import approvals as ap
 from ..commands import checkpoints as ck
 from ..commands import effects as lg
 from ..commands import policies
 from ..events import FileState
 from ..reads import queries, state
+from ..reads.checkpoints import checkpoints
+from ..reads.state_models import Approval
 from ..rules import is_destination, quorum_words
 from ..services.answers import UsageError
 from ..store import Store
@@ -113,10 +115,10 @@ def cmd_effects(store: Store, args: argparse.Namespace) -> None:
         rows = state.effects(conn, args.task)
     lines = []
     for e in rows:
-        n = len(e["attempts"])
+        n = len(e.attempts)
         lines.append(
-            f"{e['id']:<14} {e['kind']:<10} {e['stage']:<10} {e['outcome'] or '-':<9} "
-            f"{n} attempt{'s' if n != 1 else ''}  {e['target']}  — {e['consequence']}"
+            f"{e.id:<14} {e.kind:<10} {e.stage:<10} {e.outcome or '-':<9} "
+            f"{n} attempt{'s' if n != 1 else ''}  {e.target}  — {e.consequence}"
         )
     _print(args, rows, "\n".join(lines) or "(no effects)")
 
@@ -136,12 +138,12 @@ def _decide(a: argparse.Namespace, decision: str) -> c.Command:
     )
 
 
-def _quorum(r: dict[str, Any]) -> str:
+def _quorum(r: Approval) -> str:
     """Where several people must approve a pending request: " (1 of 2 approved by maria)"."""
-    if r["state"] != "pending" or int(r.get("approvers") or 1) <= 1:
+    if r.state != rules.ApprovalState.PENDING or r.approvers <= 1:
         return ""
-    people = [str(x.get("id")) for x in (r.get("approved_by") or [])]
-    return f" ({quorum_words(people, int(r['approvers']))})"
+    people = [x.id for x in r.approved_by]
+    return f" ({quorum_words(people, r.approvers)})"
 
 
 def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
@@ -150,10 +152,10 @@ def cmd_approvals(store: Store, args: argparse.Namespace) -> None:
             queries.task_row(conn, args.task)
         rows = state.approvals(conn, args.task, db.database_now(conn))
     lines = [
-        f"{r['id']:<14} {r['task_id']:<14} {r['state']:<9} expires {r['expires_at']}  "
-        + (f"effect {r['effect_id']}  " if r["effect_id"] else "")
-        + f"— {r['consequence']}"
-        + (f" (sent back: “{r['note']}”)" if r["state"] == "sent_back" else "")
+        f"{r.id:<14} {r.task_id:<14} {r.state:<9} expires {r.expires_at}  "
+        + (f"effect {r.effect_id}  " if r.effect_id else "")
+        + f"— {r.consequence}"
+        + (f" (sent back: “{r.note}”)" if r.state == rules.ApprovalState.SENT_BACK else "")
         + _quorum(r)
         for r in rows
     ]
@@ -200,18 +202,18 @@ def _register_policy(add: Add) -> None:
 def cmd_checkpoints(store: Store, args: argparse.Namespace) -> None:
     with store.read() as conn:
         queries.task_row(conn, args.task)
-        value = state.checkpoints(conn, args.task)
+        value = checkpoints(conn, args.task)
     lines = []
-    for r in value["checkpoints"]:
+    for r in value.checkpoints:
         lines.append(
-            f"{r['id']:<14} {r['reason']:<9} seq {r['seq']:<5} "
-            + (f"supersedes {', '.join(r['supersedes'])}  " if r["supersedes"] else "")
-            + (f"merged {', '.join(r['merged'])}  " if r["merged"] else "")
-            + ("superseded" if r["superseded"] else "head")
+            f"{r.id:<14} {r.reason:<9} seq {r.seq:<5} "
+            + (f"supersedes {', '.join(r.supersedes)}  " if r.supersedes else "")
+            + (f"merged {', '.join(r.merged)}  " if r.merged else "")
+            + ("superseded" if r.superseded else "head")
         )
     if not lines:
         lines.append("(no checkpoints)")
-    for fork in value["forks"]:
+    for fork in value.forks:
         lines.append(
             f"FORK: heads {', '.join(fork)} (name the head to continue from, merge the others)"
         )

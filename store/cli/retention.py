@@ -50,16 +50,16 @@ def cmd_expire(store: Store, args: argparse.Namespace) -> None:
 
 def cmd_retention(store: Store, args: argparse.Namespace) -> None:
     read = retention(store, args.task)
-    lines = [f"database clock {read['now']}"]
-    for x in read["items"]:
-        if x["state"] == "retired":
-            when = f"{x['tombstone']['words']} [{x['weight']}]"
-        elif x["due_at"] is None:
-            when = "not due" if x["retain"] == "keep" else "due after completion"
+    lines = [f"database clock {read.now}"]
+    for x in read.items:
+        if x.tombstone is not None:
+            when = f"{x.tombstone.words} [{x.weight}]"
+        elif x.due_at is None:
+            when = "not due" if x.retain == "keep" else "due after completion"
         else:
-            when = ("due since " if x["due"] else "due at ") + x["due_at"]
-        lines.append(f"{x['item_kind']:<17} {x['item_id']:<24} {x['retain']:<22} {when}")
-    if not read["items"]:
+            when = ("due since " if x.due else "due at ") + x.due_at
+        lines.append(f"{x.item_kind:<17} {x.item_id:<24} {x.retain:<22} {when}")
+    if not read.items:
         lines.append("(every item is kept: none was given a retention class)")
     _print(args, read, "\n".join(lines))
 

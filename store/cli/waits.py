@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import commands as c
-from ..reads.waits import waits
+from .. import rules
+from ..reads.waits import Wait, waits
 from ..services import answers
 from ..store import Store
 from .output import TASK_HELP, _print, _write
@@ -67,27 +68,27 @@ def _cancel(a: argparse.Namespace) -> c.CancelWait:
 
 def cmd_waits(store: Store, args: argparse.Namespace) -> None:
     read = waits(store, args.task)
-    _print(args, read, _table(read["waits"], read["now"]))
+    _print(args, read, _table(read.waits, read.now))
 
 
-def _table(rows: list[dict[str, Any]], now: str) -> str:
+def _table(rows: list[Wait], now: str) -> str:
     if not rows:
         return f"(no waits; database clock {now})"
     lines = [f"database clock {now}"]
     for w in rows:
-        when = ("due since " if w["due"] else "consider at ") + w["not_before"]
-        if w["state"] != "open":
-            when = f"{w['state']}" + (f": {w['end_reason']}" if w["end_reason"] else "")
+        when = ("due since " if w.due else "consider at ") + w.not_before
+        if w.state != rules.WaitState.OPEN:
+            when = f"{w.state}" + (f": {w.end_reason}" if w.end_reason else "")
         extra = []
-        if w["reservation"]:
-            r = w["reservation"]
-            extra.append(f"reserves {r['amount']:g} {r['counter']}")
-        if w["condition"]:
-            extra.append(w["condition"]["words"])
-        if w["needs_person"]:
-            extra.append(f"needs a person: {w['needs_person']}")
+        if w.reservation:
+            r = w.reservation
+            extra.append(f"reserves {r.amount:g} {r.counter}")
+        if w.condition:
+            extra.append(w.condition.words)
+        if w.needs_person:
+            extra.append(f"needs a person: {w.needs_person}")
         lines.append(
-            f"{w['wait_id']:<20} {w['waiting_for']:<32} {when}"
+            f"{w.wait_id:<20} {w.waiting_for:<32} {when}"
             + ("".join(f"\n{'':<21}{x}" for x in extra))
         )
     return "\n".join(lines)

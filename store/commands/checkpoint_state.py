@@ -151,9 +151,9 @@ def task_checkpoint_state(tx: Tx, task_id: str) -> dict[str, Any]:
     # `wait_state` rule, by store.reads.waits); times left out, so the state holds as the
     # clock moves and only events change it.
     state["open_waits"] = [
-        {"id": w["wait_id"], "kind": w["kind"], "ref": w["ref"]}
+        {"id": w.wait_id, "kind": str(w.kind), "ref": w.ref}
         for w in task_waits(tx.conn, task_id, tx.now)
-        if w["state"] == rules.WaitState.OPEN
+        if w.state == rules.WaitState.OPEN
     ]
     state["pending_work"] = pending_work(state)
     return state

@@ -393,7 +393,7 @@ def judge_lease(row: Any, now: str, task_id: str, token: int | None, actor: Acto
     refusal = rules.fence_refusal(actor.kind, token, view)
     if refusal is None:
         return
-    holder = None if row is None else leases.lease_answer(row, now)["holder"]
+    holder = None if row is None else leases.lease_fields(row, now)["holder"]
     current = None if row is None else int(row.token)
     if refusal.lost:
         raise LeaseLost(

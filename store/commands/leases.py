@@ -29,7 +29,8 @@ from .. import rules
 from .. import schema as t
 from ..errors import CommandRejected, LeaseHeld, LeaseLost
 from ..model import Actor
-from ..reads.leases import current, expires_at_of, lease_answer, lease_view
+from ..reads.inbox import Lease
+from ..reads.leases import current, expires_at_of, lease_answer, lease_fields, lease_view
 from ..tx import Tx
 from .approvals import _plus_seconds
 from .core import TaskCommand, _require_writable, fence, handles
@@ -75,7 +76,7 @@ class TakeOver(TaskCommand):
 
 
 def _holder(row: Any) -> dict[str, Any]:
-    holder: dict[str, Any] = lease_answer(row, "")["holder"]
+    holder: dict[str, Any] = lease_fields(row, "")["holder"]
     return holder
 
 
@@ -108,7 +109,7 @@ def _current(tx: Tx, task_id: str) -> Any:
 
 
 @handles(AcquireLease)
-def _acquire(tx: Tx, cmd: AcquireLease, actor: Actor) -> dict[str, Any]:
+def _acquire(tx: Tx, cmd: AcquireLease, actor: Actor) -> Lease:
     _require_writable(tx, cmd.task_id)
     row = _current(tx, cmd.task_id)
     if row is not None:
@@ -178,7 +179,7 @@ def _held_by(tx: Tx, cmd: TaskCommand, actor: Actor, doing: str) -> Any:
 
 
 @handles(RenewLease)
-def _renew(tx: Tx, cmd: RenewLease, actor: Actor) -> dict[str, Any]:
+def _renew(tx: Tx, cmd: RenewLease, actor: Actor) -> Lease:
     row = _held_by(tx, cmd, actor, "renew")
     ttl = cmd.ttl_seconds or row.ttl_seconds
     if ttl is None:
@@ -188,7 +189,7 @@ def _renew(tx: Tx, cmd: RenewLease, actor: Actor) -> dict[str, Any]:
 
 
 @handles(ReleaseLease)
-def _release(tx: Tx, cmd: ReleaseLease, actor: Actor) -> dict[str, Any]:
+def _release(tx: Tx, cmd: ReleaseLease, actor: Actor) -> Lease:
     row = _held_by(tx, cmd, actor, "release")
     tx.emit(cmd.task_id, ev.LeaseReleased(token=int(row.token), note=cmd.note), actor)
     return lease_answer(current(tx.conn, cmd.task_id), tx.now)
@@ -208,7 +209,7 @@ def end_agent_lease(tx: Tx, task_id: str, reason: str, actor: Actor) -> int | No
 
 
 @handles(TakeOver)
-def _take_over(tx: Tx, cmd: TakeOver, actor: Actor) -> dict[str, Any]:
+def _take_over(tx: Tx, cmd: TakeOver, actor: Actor) -> Lease:
     _require_writable(tx, cmd.task_id)
     row = _current(tx, cmd.task_id)
     if row is not None and row.ended_at is None:

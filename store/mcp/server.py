@@ -241,12 +241,12 @@ class BorisServer:
     def resource_list(self) -> list[types.Resource]:
         out = []
         for task in self.store.tasks():
-            tid = str(task["id"])
+            tid = task.id
             out.append(
                 types.Resource(
                     uri=TASK_URI.format(task_id=tid),
                     name=f"{tid} state",
-                    title=f"{task['title']} — state",
+                    title=f"{task.title} — state",
                     mime_type="application/json",
                 )
             )
@@ -254,7 +254,7 @@ class BorisServer:
                 types.Resource(
                     uri=BRIEF_URI.format(task_id=tid),
                     name=f"{tid} brief",
-                    title=f"{task['title']} — resume brief",
+                    title=f"{task.title} — resume brief",
                     mime_type="application/json",
                 )
             )
@@ -284,13 +284,14 @@ class BorisServer:
         rest = uri[len(prefix) :]
         brief = rest.endswith("/brief")
         task_id = unquote(rest[: -len("/brief")] if brief else rest)
+        value: Any
         if brief:
             from ..services.resume import resume_brief
 
             value = resume_brief(self.store, task_id)
         else:
             value = self.store.task(task_id)
-        return json.dumps(value, default=str, sort_keys=True)
+        return json.dumps(answers.jsonable(value), default=str, sort_keys=True)
 
     # --- the SDK's server ----------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 The state is stored once, in the `checkpoint.written` event; the checkpoints row holds the
 lineage and where that event is, and `tasks.checkpoint_heads` says which checkpoints are
-heads. Readers get one dict per checkpoint with the row's columns, its `state` and whether it
-is `superseded`: the shape `boris checkpoints --json`, archives and the desktop have always
-used.
+heads. Readers get one `Checkpoint` per checkpoint with the row's columns, its `state` and
+whether it is `superseded`: the shape `boris checkpoints --json`, archives and the desktop have
+always used.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from sqlalchemy.engine import Connection
 
 from .. import db
 from .. import schema as t
+from .actors import ActorRef
+from .read_model import ReadModel
 
 _ck, _ev = t.checkpoints, t.events
 #: The row's own columns as readers see them (where its event is, is ours to know).
@@ -37,6 +39,39 @@ _ONE = db.Prepared(
 )
 
 
+class Checkpoint(ReadModel):
+    """A checkpoint: its lineage row and the state its `checkpoint.written` event holds.
+
+    `state` stays the document the writer recorded (store.commands.checkpoint_state): its
+    shape is the one of the store version that wrote it, so it is read as JSON, not a
+    model."""
+
+    task_id: str
+    checkpoint_id: str
+    #: The stable name every read uses; `checkpoint_id` stays for existing readers.
+    id: str
+    reason: str
+    supersedes: list[str]
+    merged: list[str]
+    seq: int
+    chain_hash: str
+    state_digest: str
+    author: ActorRef
+    note: str
+    at: str
+    state: dict[str, Any]
+    superseded: bool
+
+
+class Checkpoints(ReadModel):
+    """A task's checkpoints in the order they were written, its heads (oldest first) and its
+    forks (the heads, when more than one is open)."""
+
+    checkpoints: list[Checkpoint]
+    heads: list[str]
+    forks: list[list[str]]
+
+
 def decode_json(value: Any) -> Any:
     """A JSON column as read on the driver: text on SQLite, decoded already on PostgreSQL."""
     return json.loads(value) if isinstance(value, str) else value
@@ -44,16 +79,17 @@ def decode_json(value: Any) -> Any:
 
 def as_reader_row(
     values: tuple[Any, ...], superseded: bool, *, state_only: bool = False
-) -> dict[str, Any]:
-    """A row of `_WITH_STATE` (columns, then the event's payload) as a reader's dict;
+) -> Checkpoint:
+    """A row of `_WITH_STATE` (columns, then the event's payload) as a reader's checkpoint;
     `state_only`: the last value is the state's JSON alone (store.reads extracts it)."""
     *columns, last = values
     row = dict(zip(ROW_COLUMNS, columns, strict=True))
     for name in _JSON_COLUMNS:
         row[name] = decode_json(row[name])
+    row["id"] = row["checkpoint_id"]
     row["state"] = decode_json(last) if state_only else decode_json(last)["state"]
     row["superseded"] = superseded
-    return row
+    return Checkpoint.model_validate(row)
 
 
 def heads(conn: Connection, task_id: str) -> list[str]:
@@ -62,7 +98,7 @@ def heads(conn: Connection, task_id: str) -> list[str]:
     return list(decode_json(rows[0][0])) if rows else []
 
 
-def checkpoint_rows(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+def checkpoint_rows(conn: Connection, task_id: str) -> list[Checkpoint]:
     """Every checkpoint of the task with its state, in the order they were written."""
     current = set(heads(conn, task_id))
     q = _WITH_STATE.where(_ck.c.task_id == task_id).order_by(
@@ -71,10 +107,17 @@ def checkpoint_rows(conn: Connection, task_id: str) -> list[dict[str, Any]]:
     return [as_reader_row(tuple(r), r.checkpoint_id not in current) for r in conn.execute(q)]
 
 
-def head_checkpoint(conn: Connection, task_id: str) -> dict[str, Any] | None:
+def head_checkpoint(conn: Connection, task_id: str) -> Checkpoint | None:
     """The newest head with its state; with a fork, the newest of the heads."""
     current = heads(conn, task_id)
     if not current:
         return None
     rows = _ONE.run(conn, {"task_id": task_id, "checkpoint_id": current[-1]})
     return as_reader_row(rows[0], False) if rows else None
+
+
+def checkpoints(conn: Connection, task_id: str) -> Checkpoints:
+    """The task's checkpoints, heads and forks (`boris checkpoints`, the task's state)."""
+    rows = checkpoint_rows(conn, task_id)
+    heads = [r.checkpoint_id for r in rows if not r.superseded]
+    return Checkpoints(checkpoints=rows, heads=heads, forks=[heads] if len(heads) > 1 else [])

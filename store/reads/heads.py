@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from .. import db
 from .. import schema as t
-from .checkpoints import ROW_COLUMNS, as_reader_row
+from .checkpoints import ROW_COLUMNS, Checkpoint, as_reader_row
 
 
 class HasEngine(Protocol):
@@ -89,7 +89,7 @@ class HeadReader:
         # Store.close() disposes of the engine; the kept connection goes with it.
         event.listen(engine, "engine_disposed", self._on_dispose)
 
-    def head_checkpoint(self, task_id: str) -> dict[str, Any] | None:
+    def head_checkpoint(self, task_id: str) -> Checkpoint | None:
         with self._lock:
             conn = self._conn
             if conn is None or conn.closed or conn.invalidated:
@@ -109,10 +109,10 @@ class HeadReader:
             except BaseException:
                 self._drop()
                 raise
-        # Decoded on every call: each caller gets its own dict to keep or change.
+        # Decoded on every call: a frozen checkpoint each caller may keep.
         return None if row is None else as_reader_row(row, False, state_only=True)
 
-    def head_on_writer(self, writer: Connection, task_id: str) -> dict[str, Any] | None:
+    def head_on_writer(self, writer: Connection, task_id: str) -> Checkpoint | None:
         """The same read on the store's writer connection, which the caller holds idle.
 
         Right after this process wrote, the writer's page cache holds the pages it just

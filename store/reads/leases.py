@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from .. import db, rules
 from .. import schema as t
+from .inbox import Lease
 from .inbox import decoded as _json
 from .inbox import lease_fields as answer
 
@@ -70,8 +71,13 @@ def lease_view(row: Any, now: str) -> rules.LeaseView:
     )
 
 
-def lease_answer(row: Any, now: str) -> dict[str, Any]:
+def lease_answer(row: Any, now: str) -> Lease:
     """`answer` of a row `current` read."""
+    return Lease.of(lease_fields(row, now))
+
+
+def lease_fields(row: Any, now: str) -> dict[str, Any]:
+    """The lease's fields as JSON-ready data, of a row `current` read."""
     return answer(
         token=int(row.token),
         holder=row.holder,
@@ -90,7 +96,7 @@ def lease_answer(row: Any, now: str) -> dict[str, Any]:
     )
 
 
-def lease_of(conn: Connection, task_id: str, now: str) -> dict[str, Any] | None:
+def lease_of(conn: Connection, task_id: str, now: str) -> Lease | None:
     """The task's current (or last) lease, or None when it never had one."""
     row = current(conn, task_id)
     return None if row is None else lease_answer(row, now)

@@ -205,13 +205,14 @@ def phase_completion(
 ) -> PhaseCompletion:
     """The completion of one phase as the store would record it, read now."""
     from .state import pending_of, task_state
+    from .state_models import Phase
 
     state = task_state(conn, blobs, task_id, now)
     rows = _phase_rows(conn, task_id)
     by_id = {r["phase_id"]: r for r in rows}
     if phase_id not in by_id:
         raise CommandRejected(f"task {task_id} has no phase {phase_id!r}")
-    artifacts = {a["artifact_id"]: a["current_version"] for a in state["artifacts"]}
+    artifacts = {a.artifact_id: a.current_version for a in state.artifacts}
     approvals = {r["approval_id"]: r["state"] for r in queries._rows(conn, t.approvals, task_id)}
     before = queries.readiness_of(rows, artifacts, approvals)
     phase = before[phase_id]
@@ -230,7 +231,7 @@ def phase_completion(
         inputs.append(
             PhaseInputView(i["kind"], i["ref"], phase["input_identities"].get(key), reason)
         )
-    final_now = tuple(state["pending_work"])
+    final_now = tuple(state.pending_work)
     outcomes = []
     for ok in (True, False):
         after, retired = _after(rows, artifacts, approvals, phase_id, ok, phase["input_identities"])
@@ -251,7 +252,7 @@ def phase_completion(
             for p in users
             if p["readiness"] == rules.PhaseReadiness.BLOCKED
         )
-        final = tuple(pending_of({**state, "phases": list(after.values())}))
+        final = tuple(pending_of(state, [Phase.model_validate(p) for p in after.values()]))
         outcomes.append(PhaseOutcome(ok, ready, still, tuple(retired), final))
     result = phase["result"]
     said = None

@@ -1,7 +1,8 @@
 """Reads: what the CLI prints with --json and what the desktop app shows.
 
-Every function takes a connection and returns plain JSON-able values, so the same shapes
-serve `boris show --json`, the Qt models and the tests.
+Every function takes a connection. What the store's face answers is a read model (its
+`to_json()` the shape `boris ... --json` prints); the rows the reads assemble from are
+plain dicts, internal to store.reads.
 """
 
 from __future__ import annotations
@@ -16,6 +17,32 @@ from sqlalchemy.engine import Connection
 from .. import rules
 from .. import schema as t
 from . import inbox
+from .actors import ActorRef
+from .inbox import TaskRow
+from .read_model import ReadModel
+
+
+class EventRow(ReadModel):
+    """One event of a task's chain as a reader sees it: its payload decoded, its actor.
+    What the database filled (the row id, the role that wrote it) is left out."""
+
+    task_id: str
+    seq: int
+    type: str
+    format: int
+    #: What the event's writer recorded: its shape is the event type's (store.events).
+    payload: dict[str, Any]
+    at: str
+    prev_hash: str
+    hash: str
+    actor: ActorRef
+
+
+class EventFacets(ReadModel):
+    """What a task's events can be filtered by: their types and actors, each once."""
+
+    types: list[str]
+    actors: list[ActorRef]
 
 
 def _rows(conn: Connection, table: sa.Table, task_id: str, *order: Any) -> list[dict[str, Any]]:
@@ -100,7 +127,7 @@ def task_row(conn: Connection, task_id: str) -> dict[str, Any]:
 
 def list_tasks(
     conn: Connection, now: str, blob_exists: Callable[[str], bool] | None = None
-) -> list[dict[str, Any]]:
+) -> list[TaskRow]:
     """Every task with what needs the reviewer (store.reads.inbox), most in need first."""
     return inbox.list_tasks(
         lambda sql, params: conn.execute(sa.text(sql), dict(params)), now, blob_exists
@@ -140,7 +167,7 @@ def events(
     newest_first: bool = False,
     before_seq: int | None = None,
     actor: tuple[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EventRow]:
     """The task's events in seq order (or newest first), optionally a page of them: those
     after `after_seq` and before `before_seq`, of `types`, by `actor` (kind, id)."""
     q = sa.select(t.events).where(t.events.c.task_id == task_id, t.events.c.seq > after_seq)
@@ -166,7 +193,7 @@ def events(
             "id": d.pop("actor_id"),
             "name": d.pop("actor_name"),
         }
-        out.append(d)
+        out.append(EventRow.model_validate(d))
     return out
 
 
@@ -175,7 +202,7 @@ def event_count(conn: Connection, task_id: str) -> int:
     return int(conn.execute(q).scalar_one())
 
 
-def event_facets(conn: Connection, task_id: str) -> dict[str, Any]:
+def event_facets(conn: Connection, task_id: str) -> EventFacets:
     """What a task's events can be filtered by: their types and actors, each once."""
     ev = t.events.c
     types = conn.execute(
@@ -187,10 +214,10 @@ def event_facets(conn: Connection, task_id: str) -> dict[str, Any]:
         .distinct()
         .order_by(ev.actor_kind, ev.actor_id, ev.actor_name)
     )
-    return {
-        "types": [r[0] for r in types],
-        "actors": [{"kind": k, "id": i, "name": n} for k, i, n in actors],
-    }
+    return EventFacets(
+        types=[r[0] for r in types],
+        actors=[ActorRef(kind=k, id=i, name=n) for k, i, n in actors],
+    )
 
 
 def event_type_counts(conn: Connection, task_id: str, after_seq: int = 0) -> dict[str, int]:

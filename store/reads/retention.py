@@ -15,8 +15,61 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from .actors import ActorRef
+from .read_model import ReadModel
 
 _R = t.retention
+
+
+class Tombstone(ReadModel):
+    """What stays of retired content: when and by whom, its digest, size, media type and
+    class, what it proved, and the words the window and the brief say in its place."""
+
+    retired_at: str
+    retired_by: ActorRef | None
+    digest: str
+    size: int
+    media_type: str
+    retain: str
+    proved: list[str]
+    words: str
+
+
+class RetiredItem(Tombstone):
+    """A retired item weighed for the next actor: `blocking` while something still rests on
+    it (`required_by`), `degraded` when only optional content went."""
+
+    kind: str
+    id: str
+    weight: rules.RetiredWeight
+    required_by: list[str]
+
+
+class RetentionItem(ReadModel):
+    """An item with a retention class, as `boris retention TASK` prints it."""
+
+    item_kind: str
+    item_id: str
+    retain: str
+    due_at: str | None
+    due: bool
+    digest: str
+    size: int
+    media_type: str
+    written_by: ActorRef
+    set_by: ActorRef
+    state: str
+    tombstone: Tombstone | None
+    weight: rules.RetiredWeight | None
+    required_by: list[str]
+
+
+class Retention(ReadModel):
+    """`boris retention TASK`: the items with a class, read at `now` (database clock)."""
+
+    task_id: str
+    now: str
+    items: list[RetentionItem]
 
 
 #: An artifact version's item id: `report@2` (the rules name items so too).
@@ -52,23 +105,33 @@ def rows(conn: Connection, task_id: str) -> list[Any]:
     return list(conn.execute(q))
 
 
-def retired_items(conn: Connection, task_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+def retired_items(conn: Connection, task_id: str) -> dict[tuple[str, str], Tombstone]:
     """(item kind, item id) -> its tombstone: when, by whom, digest, size, media type, class."""
     q = sa.select(_R).where(_R.c.task_id == task_id, _R.c.retired_at.is_not(None))
     return {(str(r.item_kind), str(r.item_id)): tombstone(r) for r in conn.execute(q)}
 
 
-def tombstone(row: Any) -> dict[str, Any]:
+def tombstone(row: Any) -> Tombstone:
+    return Tombstone.model_validate(tombstone_fields(row))
+
+
+def tombstone_fields(row: Any) -> dict[str, Any]:
+    """A retired row's tombstone as JSON-ready data."""
     return {
         "retired_at": row.retired_at,
-        "retired_by": row.retired_by,
+        "retired_by": _decoded(row.retired_by),
         "digest": row.digest,
         "size": int(row.size),
         "media_type": row.media_type,
         "retain": row.retain,
-        "proved": list(row.proved or []),
+        "proved": list(_decoded(row.proved) or []),
         "words": retired_words(row.retired_at, row.digest, int(row.size), str(row.media_type)),
     }
+
+
+def _decoded(value: Any) -> Any:
+    """A JSON column as the driver gives it: text on some paths, decoded on others."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def retired_words(at: str, digest: str, size: int, media_type: str) -> str:
@@ -140,7 +203,7 @@ def required_by(conn: Connection, task_id: str, item_kind: str, item_id: str) ->
     return out
 
 
-def item_rows(conn: Connection, task_id: str, now: str) -> list[dict[str, Any]]:
+def item_rows(conn: Connection, task_id: str, now: str) -> list[RetentionItem]:
     """Every item with a class, as `boris retention TASK` prints it."""
     completed = completed_at(conn, task_id)
     out = []
@@ -149,47 +212,49 @@ def item_rows(conn: Connection, task_id: str, now: str) -> list[dict[str, Any]]:
         retired = r.retired_at is not None
         need = [] if not retired else required_by(conn, task_id, r.item_kind, r.item_id)
         out.append(
-            {
-                "item_kind": r.item_kind,
-                "item_id": r.item_id,
-                "retain": r.retain,
-                "due_at": due,
-                "due": bool(due is not None and not retired and due <= now),
-                "digest": r.digest,
-                "size": int(r.size),
-                "media_type": r.media_type,
-                "written_by": r.written_by,
-                "set_by": r.set_by,
-                "state": "retired" if retired else "live",
-                "tombstone": tombstone(r) if retired else None,
-                "weight": str(rules.retired_weight(r.item_kind, need)) if retired else None,
-                "required_by": need,
-            }
+            RetentionItem.model_validate(
+                {
+                    "item_kind": r.item_kind,
+                    "item_id": r.item_id,
+                    "retain": r.retain,
+                    "due_at": due,
+                    "due": bool(due is not None and not retired and due <= now),
+                    "digest": r.digest,
+                    "size": int(r.size),
+                    "media_type": r.media_type,
+                    "written_by": r.written_by,
+                    "set_by": r.set_by,
+                    "state": "retired" if retired else "live",
+                    "tombstone": tombstone(r) if retired else None,
+                    "weight": str(rules.retired_weight(r.item_kind, need)) if retired else None,
+                    "required_by": need,
+                }
+            )
         )
     return out
 
 
-def retention(store: Any, task_id: str) -> dict[str, Any]:
+def retention(store: Any, task_id: str) -> Retention:
     """`boris retention TASK`: the items with a class, their due times and tombstones."""
     with store.read() as conn:
         store.task(task_id)
         now = store.now()
-        return {"task_id": task_id, "now": now, "items": item_rows(conn, task_id, now)}
+        return Retention(task_id=task_id, now=now, items=item_rows(conn, task_id, now))
 
 
-def retired_problems(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+def retired_problems(conn: Connection, task_id: str) -> list[RetiredItem]:
     """Each retired item, weighed for the next actor: blocking when something still rests on
     it, degraded when only optional content went (rules.retired_weight)."""
     out = []
     for (kind, item_id), stone in retired_items(conn, task_id).items():
         need = required_by(conn, task_id, kind, item_id)
         out.append(
-            {
-                "kind": kind,
-                "id": item_id,
-                "weight": str(rules.retired_weight(kind, need)),
-                "required_by": need,
-                **stone,
-            }
+            RetiredItem(
+                kind=kind,
+                id=item_id,
+                weight=rules.retired_weight(kind, need),
+                required_by=need,
+                **dict(stone),
+            )
         )
     return out

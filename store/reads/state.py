@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,8 +15,24 @@ from .. import schema as t
 from ..blob_db import ServerBlobStore
 from ..blobs import BlobStore
 from . import queries, retention
+from .checkpoints import checkpoints
 from .late import late_changes  # issue 35 part L
 from .leases import lease_of
+from .retention import RetiredItem, Tombstone
+from .state_models import (
+    Approval,
+    Artifact,
+    ArtifactVersionOwner,
+    Budget,
+    Criterion,
+    Effect,
+    Evidence,
+    EvidenceOwner,
+    ObjectiveRevision,
+    Phase,
+    Problem,
+    TaskState,
+)
 from .waits import task_waits
 
 
@@ -59,24 +76,32 @@ def blob_problem(blobs: BlobStore, digest: str) -> str | None:
 _blob_problem = blob_problem
 
 
-def effects(conn: Connection, task_id: str) -> list[dict[str, Any]]:
+def effects(conn: Connection, task_id: str) -> list[Effect]:
     effs = queries._rows(conn, t.effects, task_id, t.effects.c.position)
     atts = queries._rows(conn, t.attempts, task_id, t.attempts.c.effect_id, t.attempts.c.attempt_no)
     obs = queries._rows(conn, t.observations, task_id, t.observations.c.seq)
+    out = []
     for e in effs:
-        # `id` is the stable name every read uses; `effect_id` stays for existing readers.
-        e["id"] = e["effect_id"]
-        e["attempts"] = [a for a in atts if a["effect_id"] == e["effect_id"]]
-        e["observations"] = [o for o in obs if o["effect_id"] == e["effect_id"]]
-        e["unresolved"] = rules.effect_unresolved(e["stage"], e["outcome"])
         rec = e["reconciliation"] or {}
-        e["conflict_undecided"] = rules.conflict_undecided(
-            e["stage"], e["outcome"], rec.get("verdict")
+        out.append(
+            Effect.model_validate(
+                {
+                    **e,
+                    # `id` is the stable name every read uses; `effect_id` stays too.
+                    "id": e["effect_id"],
+                    "attempts": [a for a in atts if a["effect_id"] == e["effect_id"]],
+                    "observations": [o for o in obs if o["effect_id"] == e["effect_id"]],
+                    "unresolved": rules.effect_unresolved(e["stage"], e["outcome"]),
+                    "conflict_undecided": rules.conflict_undecided(
+                        e["stage"], e["outcome"], rec.get("verdict")
+                    ),
+                }
+            )
         )
-    return effs
+    return out
 
 
-def approvals(conn: Connection, task_id: str | None, now: str) -> list[dict[str, Any]]:
+def approvals(conn: Connection, task_id: str | None, now: str) -> list[Approval]:
     q = sa.select(t.approvals).order_by(t.approvals.c.requested_at)
     if task_id is not None:
         q = q.where(t.approvals.c.task_id == task_id)
@@ -85,83 +110,27 @@ def approvals(conn: Connection, task_id: str | None, now: str) -> list[dict[str,
         d = dict(r._mapping)
         d["id"] = d["approval_id"]
         d["state"] = approval_state(d, now)
-        out.append(d)
+        out.append(Approval.model_validate(d))
     return out
 
 
-def checkpoints(conn: Connection, task_id: str) -> dict[str, Any]:
-    from .checkpoints import checkpoint_rows
-
-    rows = checkpoint_rows(conn, task_id)
-    for r in rows:
-        r["id"] = r["checkpoint_id"]
-    heads = [r["checkpoint_id"] for r in rows if not r["superseded"]]
-    return {
-        "checkpoints": rows,
-        "heads": heads,
-        "forks": [heads] if len(heads) > 1 else [],
-    }
-
-
-def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> dict[str, Any]:
+def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> TaskState:
     task = queries.task_row(conn, task_id)
-    arts = queries.artifacts(conn, task_id)
-    crits = queries._rows(conn, t.criteria, task_id, t.criteria.c.position)
-    evid = queries._rows(conn, t.evidence, task_id, t.evidence.c.at)
-    problems: list[dict[str, Any]] = []
     # Retired content is a typed absence (store.reads.retention), never a missing blob.
     # Each with its tombstone and weight: blocking or degraded, and what rests on it.
     retired_list = retention.retired_problems(conn, task_id)
-    retired = {(r["kind"], r["id"]): r for r in retired_list}
-    for a in arts:
-        for v in a["versions"]:
-            stone = retired.get(
-                ("artifact_version", retention.artifact_item(a["artifact_id"], v["version"]))
-            )
-            v["retired"] = stone
-            p = "retired" if stone else _blob_problem(blobs, v["digest"])
-            v["blob_problem"] = p
-            if p and not stone:
-                problems.append(
-                    {
-                        "kind": "artifact_version",
-                        "id": f"{a['artifact_id']} v{v['version']}",
-                        "digest": v["digest"],
-                        "problem": p,
-                        "owner": {"artifact_id": a["artifact_id"], "version": v["version"]},
-                    }
-                )
-    for e in evid:
-        stone = retired.get(("evidence", e["evidence_id"]))
-        e["retired"] = stone
-        p = "retired" if stone else _blob_problem(blobs, e["digest"])
-        e["blob_problem"] = p
-        if p and not stone:
-            problems.append(
-                {
-                    "kind": "evidence",
-                    "id": e["evidence_id"],
-                    "digest": e["digest"],
-                    "problem": p,
-                    "owner": {"criterion_id": e["criterion_id"], "evidence_id": e["evidence_id"]},
-                }
-            )
-    by_crit: dict[str, list[dict[str, Any]]] = {}
-    for e in evid:
-        by_crit.setdefault(e["criterion_id"], []).append(e)
-    for c in crits:
-        c["evidence"] = by_crit.get(c["criterion_id"], [])
-        # What the criterion counts as now: satisfied only while each item of its evidence
-        # can be read and none was retired (its blob_problem says which), item by item.
-        c["state"] = str(
-            rules.criterion_state(c["status"], c["evidence"], lambda e: not e["blob_problem"])
+    retired = {(r.kind, r.id): Tombstone(**_tombstone_of(r)) for r in retired_list}
+    problems: list[Problem] = []
+    arts = _artifacts(conn, blobs, task_id, retired, problems)
+    evidence = _evidence(conn, blobs, task_id, retired, problems)
+    revisions = [ObjectiveRevision.model_validate(r) for r in queries.objective(conn, task_id)]
+    budgets = [
+        Budget.model_validate(
+            {**b, "exhausted": rules.budget_exhausted(b["used"], b["limit_value"])}
         )
-        c["evidence_missing"] = [e["evidence_id"] for e in c["evidence"] if e["blob_problem"]]
-    revisions = queries.objective(conn, task_id)
-    budgets = queries._rows(conn, t.budgets, task_id, t.budgets.c.counter)
-    for b in budgets:
-        b["exhausted"] = rules.budget_exhausted(b["used"], b["limit_value"])
-    state = {
+        for b in queries._rows(conn, t.budgets, task_id, t.budgets.c.counter)
+    ]
+    fields: dict[str, Any] = {
         "id": task["task_id"],
         "title": task["title"],
         "owner": task["owner"],
@@ -174,26 +143,108 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> di
         "head_hash": task["head_hash"],
         "objective": revisions[-1] if revisions else None,
         "objective_revisions": revisions,
-        "criteria": crits,
+        "criteria": _criteria(conn, task_id, evidence),
         "artifacts": arts,
-        "phases": list(queries.derive_phases(conn, task_id).values()),
+        "phases": [Phase.model_validate(p) for p in queries.derive_phases(conn, task_id).values()],
         "budgets": budgets,
         "effects": effects(conn, task_id),
         "approvals": approvals(conn, task_id, now),
         "checkpoints": checkpoints(conn, task_id),
-        # Who works on the task now (store.reads.leases): None when it was never leased.
         "lease": lease_of(conn, task_id, now),
-        # Scheduled waits, judged at `now` (store.reads.waits).
         "waits": task_waits(conn, task_id, now),
         "problems": problems,
-        # Retired items, each blocking or degraded (store.reads.retention.retired_problems).
         "retired": retired_list,
-        # What changed after completion, not yet answered by a person (store.reads.late).
         "late": late_changes(conn, task_id),
         "now": now,
+        "pending_work": [],
     }
-    state["pending_work"] = pending_of(state)
-    return state
+    # Its parts were each validated as they were read: validating the whole only checks
+    # that each is the model it should be. Its pending work is then said over them.
+    state = TaskState.model_validate(fields)
+    return state.model_copy(update={"pending_work": pending_of(state)})
+
+
+def _tombstone_of(item: RetiredItem) -> dict[str, Any]:
+    return {name: getattr(item, name) for name in Tombstone.model_fields}
+
+
+def _artifacts(
+    conn: Connection,
+    blobs: BlobStore,
+    task_id: str,
+    retired: dict[tuple[str, str], Tombstone],
+    problems: list[Problem],
+) -> list[Artifact]:
+    """The task's artifacts, each version with its tombstone or the problem of its blob."""
+    arts = queries.artifacts(conn, task_id)
+    for a in arts:
+        for v in a["versions"]:
+            stone = retired.get(
+                ("artifact_version", retention.artifact_item(a["artifact_id"], v["version"]))
+            )
+            v["retired"] = stone
+            p = "retired" if stone else _blob_problem(blobs, v["digest"])
+            v["blob_problem"] = p
+            if p and not stone:
+                problems.append(
+                    Problem(
+                        kind="artifact_version",
+                        id=f"{a['artifact_id']} v{v['version']}",
+                        digest=v["digest"],
+                        problem=p,
+                        owner=ArtifactVersionOwner(
+                            artifact_id=a["artifact_id"], version=v["version"]
+                        ),
+                    )
+                )
+    return [Artifact.model_validate(a) for a in arts]
+
+
+def _evidence(
+    conn: Connection,
+    blobs: BlobStore,
+    task_id: str,
+    retired: dict[tuple[str, str], Tombstone],
+    problems: list[Problem],
+) -> list[Evidence]:
+    """The task's evidence, each item with its tombstone or the problem of its blob."""
+    out = []
+    for e in queries._rows(conn, t.evidence, task_id, t.evidence.c.at):
+        stone = retired.get(("evidence", e["evidence_id"]))
+        p = "retired" if stone else _blob_problem(blobs, e["digest"])
+        if p and not stone:
+            problems.append(
+                Problem(
+                    kind="evidence",
+                    id=e["evidence_id"],
+                    digest=e["digest"],
+                    problem=p,
+                    owner=EvidenceOwner(
+                        criterion_id=e["criterion_id"], evidence_id=e["evidence_id"]
+                    ),
+                )
+            )
+        out.append(Evidence.model_validate({**e, "retired": stone, "blob_problem": p}))
+    return out
+
+
+def _criteria(conn: Connection, task_id: str, evidence: list[Evidence]) -> list[Criterion]:
+    by_crit: dict[str, list[Evidence]] = {}
+    for e in evidence:
+        by_crit.setdefault(e.criterion_id, []).append(e)
+    out = []
+    for c in queries._rows(conn, t.criteria, task_id, t.criteria.c.position):
+        items = by_crit.get(c["criterion_id"], [])
+        # What the criterion counts as now: satisfied only while each item of its evidence
+        # can be read and none was retired (its blob_problem says which), item by item.
+        state = rules.criterion_state(c["status"], items, lambda e: not e.blob_problem)
+        missing = [e.evidence_id for e in items if e.blob_problem]
+        out.append(
+            Criterion.model_validate(
+                {**c, "evidence": items, "state": state, "evidence_missing": missing}
+            )
+        )
+    return out
 
 
 #: Approval states that still count as open work: decided but unused, or waiting.
@@ -202,41 +253,37 @@ _OPEN_APPROVALS = frozenset(
 )
 
 
-def pending_of(task: dict[str, Any]) -> list[str]:
-    """The task's pending work (`rules.pending_work`) over the state this read assembled:
-    what a final checkpoint may not leave behind, said once for the window and the brief."""
+def pending_of(task: TaskState, phases: Sequence[Phase] | None = None) -> list[str]:
+    """The task's pending work (`rules.pending_work`) over the state this read assembled
+    (with `phases` in place of its own, to say what it would be after a change): what a
+    final checkpoint may not leave behind, said once for the window and the brief."""
     return rules.pending_work(
         {
-            "criteria": [
-                {"id": c["criterion_id"], "status": c.get("state") or c["status"]}
-                for c in task["criteria"]
-            ],
+            "criteria": [{"id": c.criterion_id, "status": c.state} for c in task.criteria],
             "unresolved_effects": [
                 {
-                    "id": e["effect_id"],
-                    "stage": e["stage"],
-                    "outcome": e["outcome"],
-                    "safe_recovery": rules.recovery(
-                        e["stage"], e["outcome"], bool(e.get("requires_approval"))
-                    ),
+                    "id": e.effect_id,
+                    "stage": e.stage,
+                    "outcome": e.outcome,
+                    "safe_recovery": rules.recovery(e.stage, e.outcome, e.requires_approval),
                 }
-                for e in task["effects"]
-                if rules.effect_unresolved(e["stage"], e["outcome"])
+                for e in task.effects
+                if rules.effect_unresolved(e.stage, e.outcome)
             ],
             "open_approvals": [
-                {"id": a["approval_id"], "state": a["state"]}
-                for a in task["approvals"]
-                if a["state"] in _OPEN_APPROVALS
+                {"id": a.approval_id, "state": a.state}
+                for a in task.approvals
+                if a.state in _OPEN_APPROVALS
             ],
             "pending_phases": [
-                {"id": p["phase_id"], "status": p["readiness"]}
-                for p in task.get("phases", [])
-                if p.get("readiness") != rules.PhaseReadiness.DONE
+                {"id": p.phase_id, "status": p.readiness}
+                for p in (task.phases if phases is None else phases)
+                if p.readiness != rules.PhaseReadiness.DONE
             ],
             "open_waits": [
-                {"id": w["wait_id"], "kind": w["kind"]}
-                for w in task.get("waits", [])
-                if w["state"] == rules.WaitState.OPEN
+                {"id": w.wait_id, "kind": w.kind}
+                for w in task.waits
+                if w.state == rules.WaitState.OPEN
             ],
         }
     )

@@ -14,8 +14,63 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from .actors import ActorRef
+from .read_model import ReadModel
 
 _W = t.waits
+
+
+class WaitReservation(ReadModel):
+    """What the wait holds of a budget: `held` until the wait's end is written."""
+
+    counter: str
+    amount: float
+    held: bool
+
+
+class WaitCondition(ReadModel):
+    """What cancels the wait (store.events.WaitCondition), in `words`, and why it holds now
+    (`met`; None: it does not, or it is text only a reader can judge)."""
+
+    kind: str
+    ref: str = ""
+    text: str = ""
+    words: str
+    met: str | None
+
+
+class Wait(ReadModel):
+    """A scheduled wait judged at the read: its `state`, whether it is `due`, and why it is
+    a person's decision now (`needs_person`; None: it is not)."""
+
+    id: str
+    wait_id: str
+    task_id: str
+    kind: rules.WaitKind
+    ref: str
+    waiting_for: str
+    not_before: str
+    clock: str
+    due: bool
+    state: rules.WaitState
+    reservation: WaitReservation | None
+    condition: WaitCondition | None
+    note: str
+    recorded_by: ActorRef
+    recorded_at: str
+    considered: int
+    ended_at: str | None
+    ended_by: ActorRef | None
+    end_reason: str | None
+    needs_person: str | None
+
+
+class TaskWaits(ReadModel):
+    """A task's waits with the database clock they were read at: `boris waits`."""
+
+    task_id: str
+    now: str
+    waits: list[Wait]
 
 
 def waiting_for(kind: str, ref: str) -> str:
@@ -25,7 +80,7 @@ def waiting_for(kind: str, ref: str) -> str:
 
 def wait_rows(
     conn: Connection, now: str, task_ids: Collection[str] | None = None, *, open_only: bool = False
-) -> list[dict[str, Any]]:
+) -> list[Wait]:
     """The waits of `task_ids` (every task's when None), in each task's order, as read at
     `now`. `open_only`: only waits still open as written (the decision queue's)."""
     q = (
@@ -73,7 +128,7 @@ def _shape(
     approvals: dict[str, dict[str, str]],
     effects: dict[str, dict[str, str]],
     exhausted: set[tuple[str, str]],
-) -> dict[str, Any]:
+) -> Wait:
     task_id, stored = r["task_id"], str(r["state"])
     met = None
     if stored == rules.WaitState.OPEN:
@@ -87,49 +142,53 @@ def _shape(
     end_reason = r["end_reason"]
     if state != stored:
         end_reason = met or f"the task's record is closed ({r['task_status']})"
-    return {
-        "id": r["wait_id"],
-        "wait_id": r["wait_id"],
-        "task_id": task_id,
-        "kind": r["kind"],
-        "ref": r["ref"],
-        "waiting_for": waiting_for(r["kind"], r["ref"]),
-        "not_before": r["not_before"],
-        "clock": r["clock"],
-        "due": state == rules.WaitState.OPEN and rules.wait_due(r["not_before"], now),
-        "state": str(state),
-        "reservation": (
-            {
-                "counter": counter,
-                "amount": r["reserve_amount"],
-                # Held by the budget until the wait's end is written (a stop, a cancel, …).
-                "held": stored == rules.WaitState.OPEN,
-            }
-            if counter is not None
-            else None
-        ),
-        "condition": (
-            {**r["cancel_if"], "words": rules.wait_condition_words(r["cancel_if"]), "met": met}
-            if r["cancel_if"]
-            else None
-        ),
-        "note": r["note"],
-        "recorded_by": r["recorded_by"],
-        "recorded_at": r["recorded_at"],
-        "considered": r["considered"],
-        "ended_at": r["ended_at"],
-        "ended_by": r["ended_by"],
-        "end_reason": end_reason,
-        "needs_person": rules.wait_needs_person(r["kind"], str(state), r["not_before"], now, spent),
-    }
+    return Wait.model_validate(
+        {
+            "id": r["wait_id"],
+            "wait_id": r["wait_id"],
+            "task_id": task_id,
+            "kind": r["kind"],
+            "ref": r["ref"],
+            "waiting_for": waiting_for(r["kind"], r["ref"]),
+            "not_before": r["not_before"],
+            "clock": r["clock"],
+            "due": state == rules.WaitState.OPEN and rules.wait_due(r["not_before"], now),
+            "state": str(state),
+            "reservation": (
+                {
+                    "counter": counter,
+                    "amount": r["reserve_amount"],
+                    # Held by the budget until the wait's end is written (a stop, a cancel, …).
+                    "held": stored == rules.WaitState.OPEN,
+                }
+                if counter is not None
+                else None
+            ),
+            "condition": (
+                {**r["cancel_if"], "words": rules.wait_condition_words(r["cancel_if"]), "met": met}
+                if r["cancel_if"]
+                else None
+            ),
+            "note": r["note"],
+            "recorded_by": r["recorded_by"],
+            "recorded_at": r["recorded_at"],
+            "considered": r["considered"],
+            "ended_at": r["ended_at"],
+            "ended_by": r["ended_by"],
+            "end_reason": end_reason,
+            "needs_person": rules.wait_needs_person(
+                r["kind"], str(state), r["not_before"], now, spent
+            ),
+        }
+    )
 
 
-def task_waits(conn: Connection, task_id: str, now: str) -> list[dict[str, Any]]:
+def task_waits(conn: Connection, task_id: str, now: str) -> list[Wait]:
     """One task's waits, in the order they were recorded."""
     return wait_rows(conn, now, (task_id,))
 
 
-def waits(store: Any, task_id: str) -> dict[str, Any]:
+def waits(store: Any, task_id: str) -> TaskWaits:
     """A task's waits with the database clock they were read at (`now`): `boris waits`,
     the MCP tool `list_waits`."""
     from .. import db
@@ -138,4 +197,4 @@ def waits(store: Any, task_id: str) -> dict[str, Any]:
     with store.read() as conn:
         task_row(conn, task_id)  # an unknown task is refused, not an empty list
         now = db.database_now(conn)
-        return {"task_id": task_id, "now": now, "waits": task_waits(conn, task_id, now)}
+        return TaskWaits(task_id=task_id, now=now, waits=task_waits(conn, task_id, now))

@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from ..errors import StoreError
 from ..limits import not_utf8
+from ..reads.read_model import ReadModel
+from ..reads.read_row import ReadRow
 
 if TYPE_CHECKING:
     from ..commands import Command
@@ -74,7 +76,19 @@ class UsageError(StoreError):
 
 def ok(value: Any, **extra: Any) -> dict[str, Any]:
     """A result: always an object, with what the command returned under `result`."""
-    return {"ok": True, "result": value, **extra}
+    return {"ok": True, "result": jsonable(value), **jsonable(extra)}
+
+
+def jsonable(value: Any) -> Any:
+    """The value as JSON-ready data: a read model (or row) as its `to_json()` (the shape
+    `boris schema` documents), inside lists, tuples and dicts too; anything else as it is."""
+    if isinstance(value, ReadModel | ReadRow):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
 
 
 def refusal(exc: BaseException) -> dict[str, Any]:

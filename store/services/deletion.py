@@ -218,10 +218,10 @@ def _plan(
     live = None
     if (
         lease is not None
-        and lease["standing"] == rules.LeaseStanding.ALIVE
-        and lease["holder"]["kind"] != rules.ActorKind.PERSON
+        and lease.standing == rules.LeaseStanding.ALIVE
+        and lease.holder.kind != rules.ActorKind.PERSON
     ):
-        live = f"{lease['holder']['kind']}:{lease['holder']['id']}"
+        live = f"{lease.holder.kind}:{lease.holder.id}"
     doubt = [
         str(r.effect_id)
         for r in conn.execute(

@@ -18,10 +18,11 @@ from ..store import Store
 
 def narratives(store: Store, task_id: str) -> list[dict[str, Any]]:
     """Every narrative of the task with its discrepancies against the current record."""
-    state = store.task(task_id)
+    # As JSON until the narratives read the state's attributes (issue 41).
+    state = store.task(task_id).to_json()
     criteria = {cr["criterion_id"]: cr for cr in state["criteria"]}
     out = []
-    for e in store.events(task_id, types=["narrative.recorded"]):
+    for e in (r.to_json() for r in store.events(task_id, types=["narrative.recorded"])):
         p = e["payload"]
         problem: str | None = None
         try:
@@ -82,7 +83,7 @@ def discrepancies(
 
 def summary_markdown(store: Store, task_id: str) -> str:
     """A human account generated from the record alone, with its provenance."""
-    s = store.task(task_id)
+    s = store.task(task_id).to_json()  # as JSON until it reads attributes (issue 41)
     lineage = s["checkpoints"]
     head = max(
         (x for x in lineage["checkpoints"] if x["checkpoint_id"] in lineage["heads"]),

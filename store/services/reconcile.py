@@ -35,19 +35,19 @@ def observe_and_judge(store: Store, actor: Actor, task_id: str, effect_id: str) 
     obs_id = store.execute(
         ObserveEffect(task_id=task_id, effect_id=effect_id, purpose="reconcile"), actor
     )
-    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
-    obs = next(o for o in eff["observations"] if o["observation_id"] == obs_id)
-    state = ev.FileState(exists=bool(obs["exists"]), digest=obs["digest"], size=obs["size"])
-    responses = [a["response"] for a in eff["attempts"] if a.get("response")]
-    verdict, reasons = compute_verdict(eff["intent"], state, responses, eff["target"])
+    eff = next(e for e in store.task(task_id).effects if e.effect_id == effect_id)
+    obs = next(o for o in eff.observations if o.observation_id == obs_id)
+    state = ev.FileState(exists=obs.exists, digest=obs.digest, size=obs.size)
+    responses = [a.response for a in eff.attempts if a.response]
+    verdict, reasons = compute_verdict(eff.intent.to_json(), state, responses, eff.target)
     return Observed(
         obs_id,
-        obs.get("at"),
-        eff["target"],
+        obs.at,
+        eff.target,
         state,
         verdict,
         tuple(reasons),
-        (eff["intent"].get("intended") or {}).get("digest"),
+        eff.intent.intended.digest,
     )
 
 
@@ -65,14 +65,16 @@ def reconcile_by_hand(
     found is recorded as the observation first — the intended content for present, the
     state before for absent, something else for conflict — so the verdict names one."""
     store.sign_as(actor)
-    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
-    observations = eff.get("observations") or []
-    obs_id = observations[-1]["observation_id"] if observations else None
+    eff = next(e for e in store.task(task_id).effects if e.effect_id == effect_id)
+    observations = eff.observations
+    obs_id = observations[-1].observation_id if observations else None
     if obs_id is None:
-        intent = eff["intent"]
+        intent = eff.intent
         found = {
-            rules.Verdict.PRESENT: intent.get("intended"),
-            rules.Verdict.ABSENT: intent.get("pre_state") or {"exists": False},
+            rules.Verdict.PRESENT: intent.intended.to_json(),
+            rules.Verdict.ABSENT: (
+                intent.pre_state.to_json() if intent.pre_state else {"exists": False}
+            ),
         }.get(decision) or {"exists": True, "digest": None}
         obs_id = store.execute(
             ObserveEffect(

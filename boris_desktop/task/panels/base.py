@@ -103,6 +103,8 @@ def scalar_text(v: Any) -> str:
 def form_nodes(value: Any, path: str = "") -> list[Node]:
     """Rows of (field, value); a nested record becomes a row with the record's fields
     under it, a list of records a row per item."""
+    if callable(getattr(value, "to_json", None)):
+        value = value.to_json()  # a store read model: its fields as the JSON it prints
     if isinstance(value, dict):
         items: list[tuple[str, str, Any]] = [
             (k, _label(k), v) for k, v in value.items() if k not in _NOISE

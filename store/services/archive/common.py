@@ -225,5 +225,5 @@ def checkpoint_rows_json(conn: Connection, task_id: str) -> list[dict[str, Any]]
     """The task's checkpoint rows as JSON values, in a stable order."""
     from ...reads.checkpoints import checkpoint_rows
 
-    out: list[dict[str, Any]] = json.loads(json.dumps(checkpoint_rows(conn, task_id)))
-    return out
+    # Without the read's `id` (the same as `checkpoint_id`): the rows an archive has always held.
+    return [r.model_dump(mode="json", exclude={"id"}) for r in checkpoint_rows(conn, task_id)]

@@ -7,9 +7,12 @@ dialog can be built in a test or a benchmark over any object with these members.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from boris_desktop.runtime.loader import Loader
+
+if TYPE_CHECKING:
+    from store.api import TaskState
 
 
 class Host(Protocol):
@@ -37,7 +40,7 @@ class Window(Host, Protocol):
     """What the Actions menu needs of the window it acts in: the task on screen, the row
     selected in a part of it, and its menu bar (the shortcuts are read from the menus)."""
 
-    def shown_task(self) -> dict[str, Any] | None:
+    def shown_task(self) -> TaskState | None:
         """The record on screen, when it is the selected task's (else None)."""
 
     def current_key(self, part: str) -> Any:

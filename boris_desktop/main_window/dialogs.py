@@ -12,6 +12,7 @@ from boris_desktop import settings
 
 if TYPE_CHECKING:
     from boris_desktop.main_window.face import Window
+    from store.api import TaskState
 
 
 class Dialogs(QObject):
@@ -63,7 +64,7 @@ class Dialogs(QObject):
 
     # --- what the Actions menu asks of the window (host.Window) ---------------------------
 
-    def shown_task(self) -> dict[str, Any] | None:
+    def shown_task(self) -> TaskState | None:
         tv = self.w._task_view
         if tv is None or tv.bundle is None or tv.task_id != self.w.selected:
             return None

@@ -132,7 +132,7 @@ class StoreFollower(QObject):
             return
         result = jobs.refresh(w.store, w.selected, None)
         if w.selected is None and isinstance(result, InboxRead) and result.tasks:
-            w.selected = result.tasks[0]["id"]  # list_tasks sorts by need of attention
+            w.selected = result.tasks[0].id  # list_tasks sorts by need of attention
             result = jobs.refresh(w.store, w.selected, None)
         self.loaded(result)
         if w.selected:
@@ -189,7 +189,7 @@ class StoreFollower(QObject):
 
         w = self.w
         top = w.proxy.index(0, 0)
-        w.selected = top.data(ID_ROLE) if top.isValid() else w.inbox.rows[0]["id"]
+        w.selected = top.data(ID_ROLE) if top.isValid() else w.inbox.rows[0].id
         w.select_row()
         # Only that task: the inbox was just read (ten thousand tasks read again, on a
         # worker, would make every call the GUI thread makes into Python wait its turn).

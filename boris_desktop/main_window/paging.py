@@ -154,7 +154,7 @@ class Paging(QObject):
 
         w = self.w
         top = w.proxy.index(0, 0)
-        w.selected = top.data(ID_ROLE) if top.isValid() else model.rows[0]["id"]
+        w.selected = top.data(ID_ROLE) if top.isValid() else model.rows[0].id
         w.select_row()
         if w.selected is not None:
             w.load_task(w.selected)

@@ -4,7 +4,7 @@ or (the Decisions tab in front) the selected decision's task on the part it conc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject
 
@@ -13,6 +13,7 @@ from boris_desktop.main_window.frame import NO_DECISION, TASK
 if TYPE_CHECKING:
     from boris_desktop.main_window.face import Window
     from boris_desktop.task.bundle import TaskBundle
+    from store.api import Decision, TaskState
 
 
 class Selection(QObject):
@@ -24,7 +25,7 @@ class Selection(QObject):
         # The decision's part is still to be brought to the front, and what waits for its
         # task's record (Enter's dialog). (The decision itself: `w.pane_for`.)
         self.part_due = False
-        self.then: Callable[[dict[str, Any]], None] | None = None
+        self.then: Callable[[TaskState], None] | None = None
 
     # --- the inbox's selection -----------------------------------------------------------
 
@@ -153,12 +154,12 @@ class Selection(QObject):
 
     # --- the decision the pane shows -----------------------------------------------------
 
-    def decision_selected(self, d: dict[str, Any] | None) -> None:
+    def decision_selected(self, d: Decision | None) -> None:
         if self.queue_in_front():
             self.show_decision(d)
 
     def show_decision(
-        self, d: dict[str, Any] | None, then: Callable[[dict[str, Any]], None] | None = None
+        self, d: Decision | None, then: Callable[[TaskState], None] | None = None
     ) -> None:
         """The pane shows decision `d`'s task, on the part `d` concerns with its row current.
         `then` is called with the task's record once the pane shows it, read afresh for it
@@ -176,8 +177,8 @@ class Selection(QObject):
             then is None
             and d is not None
             and w.pane_for is not None
-            and w.pane_for["id"] == d["id"]
-            and w.selected == d["task_id"]
+            and w.pane_for.id == d.id
+            and w.selected == d.task_id
             and w.loader.busy("load")
         )
         w.pane_for, self.then = d, then
@@ -187,8 +188,8 @@ class Selection(QObject):
         if d is None:
             self._show_no_decision()
             return
-        self.part_due = d["kind"] in KIND_PART
-        self._show_decision_task(d["task_id"], fresh=then is not None)
+        self.part_due = d.kind in KIND_PART
+        self._show_decision_task(d.task_id, fresh=then is not None)
 
     def _show_no_decision(self) -> None:
         w = self.w
@@ -233,20 +234,20 @@ class Selection(QObject):
         """The task view shows `bundle`: if it is the decision's task, its part in front."""
         w = self.w
         d = w.pane_for
-        if d is None or bundle.task["id"] != d["task_id"] or not self.queue_in_front():
+        if d is None or bundle.task.id != d.task_id or not self.queue_in_front():
             return
         from boris_desktop.queue.decisions import KIND_PART
 
         self.show_task_page()
         if self.part_due:
             self.part_due = False
-            w.task_view.show_part(KIND_PART[d["kind"]], d["key"])
+            w.task_view.show_part(KIND_PART[d.kind], d.key)
         w.menu_actions.update()
         if self.then is not None:
             then, self.then = self.then, None
             then(bundle.task)
 
-    def queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
+    def queue_updated(self, rows: list[Decision], now: str) -> None:
         n = self.w.queue.total()  # paged: the database's count, not the rows read
         self.w.views.setTabText(1, f"&Decisions ({n})" if n else "&Decisions")
         self.say_no_decision()

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from boris_desktop.runtime.task_watch import TaskFileWatcher
     from boris_desktop.task.bundle import TaskBundle
     from boris_desktop.task.view import TaskView
-    from store.api import Store
+    from store.api import Decision, Store, TaskState
 
 
 class MainWindow(QMainWindow):
@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         self.paged = False
         self.sizing = False  # the tasks are counted (PAGED_FROM): no inbox read meanwhile
         #: The decision the pane shows (the queue in front), or None.
-        self.pane_for: dict[str, Any] | None = None
+        self.pane_for: Decision | None = None
         self._built = False
         self._task_view: TaskView | None = None
         self.staged = staged
@@ -335,12 +335,12 @@ class MainWindow(QMainWindow):
         self.selection.open_decision(decision_id)
 
     def show_decision(
-        self, d: dict[str, Any] | None, then: Callable[[dict[str, Any]], None] | None = None
+        self, d: Decision | None, then: Callable[[TaskState], None] | None = None
     ) -> None:
         """The pane shows decision `d`'s task (see `Selection.show_decision`)."""
         self.selection.show_decision(d, then)
 
-    def decision_selected(self, d: dict[str, Any] | None) -> None:
+    def decision_selected(self, d: Decision | None) -> None:
         self.selection.decision_selected(d)
 
     def view_changed(self, index: int) -> None:
@@ -352,7 +352,7 @@ class MainWindow(QMainWindow):
     def pane_shows(self, bundle: TaskBundle) -> None:
         self.selection.pane_shows(bundle)
 
-    def queue_updated(self, rows: list[dict[str, Any]], now: str) -> None:
+    def queue_updated(self, rows: list[Decision], now: str) -> None:
         self.selection.queue_updated(rows, now)
 
     def own_write(self, task_id: str) -> None:
@@ -399,7 +399,7 @@ class MainWindow(QMainWindow):
     def _about(self) -> Any:
         return self.dialogs.about
 
-    def shown_task(self) -> dict[str, Any] | None:
+    def shown_task(self) -> TaskState | None:
         return self.dialogs.shown_task()
 
     def current_key(self, part: str) -> Any:

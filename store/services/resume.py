@@ -9,7 +9,7 @@ approval is history unless it is valid at this moment.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import rules
 from ..commands.effects import observe_file
@@ -19,6 +19,23 @@ from ..rules import effect_unresolved, is_destination
 from ..scope import resolve_path
 from ..status import allowed as st_allowed
 from ..store import Store
+
+if TYPE_CHECKING:
+    from ..reads.checkpoints import Checkpoint, Checkpoints
+    from ..reads.inbox import Lease
+    from ..reads.late import LateChanges
+    from ..reads.retention import RetiredItem
+    from ..reads.state_models import (
+        Approval,
+        Artifact,
+        Budget,
+        Criterion,
+        Effect,
+        Problem,
+        Reconciliation,
+        TaskState,
+    )
+    from ..reads.waits import Wait
 
 
 def _cmd(ctype: str, task_id: str, **payload: Any) -> dict[str, Any]:
@@ -51,17 +68,17 @@ def _observe(scope: Scope, path: str) -> dict[str, Any]:
     return {"path": str(real), "readable": True, **state.model_dump(), "mtime_ns": mtime}
 
 
-def _valid_now(a: dict[str, Any], effects: dict[str, dict[str, Any]]) -> bool:
+def _valid_now(a: Approval, effects: dict[str, Effect]) -> bool:
     """Authorizes something now: approved, not expired (state says), unused, payload as is."""
-    if a["state"] != "approved":
+    if a.state != "approved":
         return False
-    e = effects.get(a["effect_id"] or "")
-    return e is None or e["intent"]["prepared_digest"] == a["payload_digest"]
+    e = effects.get(a.effect_id or "")
+    return e is None or e.intent.prepared_digest == a.payload_digest
 
 
-def _head(checkpoints: dict[str, Any]) -> dict[str, Any] | None:
-    rows = [c for c in checkpoints["checkpoints"] if c["checkpoint_id"] in checkpoints["heads"]]
-    return max(rows, key=lambda c: (c["seq"], c["at"])) if rows else None
+def _head(checkpoints: Checkpoints) -> Checkpoint | None:
+    rows = [c for c in checkpoints.checkpoints if c.checkpoint_id in checkpoints.heads]
+    return max(rows, key=lambda c: (c.seq, c.at)) if rows else None
 
 
 @dataclass
@@ -79,29 +96,28 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
     cannot be read or was retired, each criterion, approval and effect, the run's status,
     tool drift, completion, due waits, late changes, the lineage and who holds the task.
     The parts are asked in this order, which is the order their blockers and actions read."""
-    # As JSON until the brief reads the state's attributes (issue 41).
-    state = store.task(task_id).to_json()
-    scope = Scope.model_validate(state["scope"])
-    head = _head(state["checkpoints"])
-    after = store.event_type_counts(task_id, after_seq=head["seq"] if head else 0)
-    effects = {e["effect_id"]: e for e in state["effects"]}
-    status_now = str(state["status"])
-    ctx = _Run(task_id, status_now, status_now in rules.CLOSED, state["budgets"])
+    state = store.task(task_id)
+    scope = Scope.model_validate(state.scope)
+    head = _head(state.checkpoints)
+    after = store.event_type_counts(task_id, after_seq=head.seq if head else 0)
+    effects = {e.effect_id: e for e in state.effects}
+    status_now = str(state.status)
+    ctx = _Run(task_id, status_now, status_now in rules.CLOSED, state.budgets)
     said = _Said()
-    artifacts = _artifacts(state["artifacts"], scope, said)
-    _blob_problems(state["problems"], said)
-    degraded = _retired(state.get("retired", []), said)
-    criteria = [_criterion(ctx, cr, artifacts, said) for cr in state["criteria"]]
-    approvals = _approvals(state["approvals"], effects, said)
-    _sent_back(task_id, state["approvals"], effects, said)
+    artifacts = _artifacts(state.artifacts, scope, said)
+    _blob_problems(state.problems, said)
+    degraded = _retired(state.retired, said)
+    criteria = [_criterion(ctx, cr, artifacts, said) for cr in state.criteria]
+    approvals = _approvals(state.approvals, effects, said)
+    _sent_back(task_id, state.approvals, effects, said)
     _run_status(ctx, said)
-    effect_briefs = [_effect_brief(ctx, e, scope, approvals, said) for e in state["effects"]]
+    effect_briefs = [_effect_brief(ctx, e, scope, approvals, said) for e in state.effects]
     _tool_drift(store, task_id, effect_briefs, said)
     _completion(ctx, state, said)
-    re_evaluate = _due_waits(task_id, state.get("waits", []))
-    late = _late(task_id, state.get("late"), said)
-    _lineage(task_id, state["checkpoints"], head, said)
-    lease = _lease_brief(state.get("lease"))
+    re_evaluate = _due_waits(task_id, state.waits)
+    late = _late(task_id, state.late, said)
+    _lineage(task_id, state.checkpoints, head, said)
+    lease = _lease_brief(state.lease)
     _taken_over(lease, said)
     return {
         **_standing(task_id, state, lease, head, after),
@@ -114,40 +130,40 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
         "forbidden": said.forbidden,
         # Scheduled waits (store.reads.waits) and, apart from the next actions, the due ones:
         # each is to be considered again under current policy and the world as it is now.
-        "waits": [_wait_brief(w) for w in state.get("waits", []) if w["state"] == "open"],
+        "waits": [_wait_brief(w) for w in state.waits if w.state == "open"],
         "re_evaluate": re_evaluate,
         # Retired optional content (a note, diagnostics): resume goes on without it.
         "degraded": degraded,
         # What changed after completion, not answered yet (store.reads.late); None: nothing.
         "late_changes": late,
-        "observed_at": state["now"],
+        "observed_at": state.now,
     }
 
 
 def _standing(
     task_id: str,
-    state: dict[str, Any],
+    state: TaskState,
     lease: dict[str, Any] | None,
-    head: dict[str, Any] | None,
+    head: Checkpoint | None,
     after: dict[str, int],
 ) -> dict[str, Any]:
     """Where the task stands: its title and status, who holds it, its objective, the
     checkpoint the brief starts from and the events written after it."""
-    obj = state["objective"]
+    obj = state.objective
     return {
         "task_id": task_id,
-        "title": state["title"],
-        "status": state["status"],
+        "title": state.title,
+        "status": state.status,
         # Who holds the task now (store.reads.leases), None when nobody ever leased it.
         "lease": lease,
-        "objective": {"rev": obj["rev"], "text": obj["text"]} if obj else None,
+        "objective": {"rev": obj.rev, "text": obj.text} if obj else None,
         "checkpoint": (
             {
-                "id": head["checkpoint_id"],
-                "reason": head["reason"],
-                "seq": head["seq"],
-                "chain_hash": head["chain_hash"],
-                "note": head["note"],
+                "id": head.checkpoint_id,
+                "reason": head.reason,
+                "seq": head.seq,
+                "chain_hash": head.chain_hash,
+                "note": head.note,
             }
             if head
             else None
@@ -155,54 +171,54 @@ def _standing(
         "events_after_checkpoint": {
             "count": sum(after.values()),
             "types": after,
-            "last_seq": state["last_seq"],
-            "head_hash": state["head_hash"],
+            "last_seq": state.last_seq,
+            "head_hash": state.head_hash,
         },
     }
 
 
-def _artifacts(rows: list[dict[str, Any]], scope: Scope, said: _Said) -> dict[str, dict[str, Any]]:
+def _artifacts(rows: list[Artifact], scope: Scope, said: _Said) -> dict[str, dict[str, Any]]:
     """Each artifact's current version, its file observed now (hashed fresh): a file that is
     missing or unreadable blocks, one changed on disk makes what was checked against it stale."""
     artifacts: dict[str, dict[str, Any]] = {}
     for a in rows:
-        cur = a["current"]
+        cur = a.current
         entry: dict[str, Any] = {
-            "artifact_id": a["artifact_id"],
-            "name": a["name"],
-            "version": a["current_version"],
-            "digest": cur["digest"] if cur else None,
-            "blob_problem": cur["blob_problem"] if cur else "no version",
+            "artifact_id": a.artifact_id,
+            "name": a.name,
+            "version": a.current_version,
+            "digest": cur.digest if cur else None,
+            "blob_problem": cur.blob_problem if cur else "no version",
         }
-        if cur and cur["path"]:
-            obs = _observe(scope, cur["path"])
+        if cur and cur.path:
+            obs = _observe(scope, cur.path)
             entry["observed"] = obs
-            entry["changed_on_disk"] = obs["readable"] and obs.get("digest") != cur["digest"]
+            entry["changed_on_disk"] = obs["readable"] and obs.get("digest") != cur.digest
             if not obs["readable"] or not obs.get("exists"):
                 said.blockers.append(
                     {
                         "kind": "artifact_file_missing",
-                        "artifact_id": a["artifact_id"],
-                        "version": a["current_version"],
-                        "path": cur["path"],
-                        "message": f"the file of {a['artifact_id']} v{a['current_version']} "
-                        f"({cur['path']}) is missing or unreadable: "
+                        "artifact_id": a.artifact_id,
+                        "version": a.current_version,
+                        "path": cur.path,
+                        "message": f"the file of {a.artifact_id} v{a.current_version} "
+                        f"({cur.path}) is missing or unreadable: "
                         f"{obs.get('problem', 'missing')}",
                     }
                 )
-        artifacts[a["artifact_id"]] = entry
+        artifacts[a.artifact_id] = entry
     return artifacts
 
 
-def _blob_problems(problems: list[dict[str, Any]], said: _Said) -> None:
+def _blob_problems(problems: list[Problem], said: _Said) -> None:
     """Content the record names that cannot be read now: never evidence, never resumed from."""
     for p in problems:
         said.blockers.append(
             {
-                "kind": f"{p['kind']}_blob_{p['problem']}",
-                "id": p["id"],
-                "digest": p["digest"],
-                "message": f"{p['kind']} {p['id']}: blob {p['digest']} is {p['problem']}; "
+                "kind": f"{p.kind}_blob_{p.problem}",
+                "id": p.id,
+                "digest": p.digest,
+                "message": f"{p.kind} {p.id}: blob {p.digest} is {p.problem}; "
                 "it cannot be used as evidence or resumed from",
             }
         )
@@ -212,17 +228,17 @@ def _blob_problems(problems: list[dict[str, Any]], said: _Said) -> None:
 
 
 def _criterion(
-    ctx: _Run, cr: dict[str, Any], artifacts: dict[str, dict[str, Any]], said: _Said
+    ctx: _Run, cr: Criterion, artifacts: dict[str, dict[str, Any]], said: _Said
 ) -> dict[str, Any]:
     """A criterion as it counts now, and what it leaves to do: evidence to attach again, a
     stale judgement to re-check, an unverified or failed one to verify. Waiving it is never
     an agent's."""
-    art = artifacts.get(cr["artifact_id"] or "")
+    art = artifacts.get(cr.artifact_id or "")
     status, reason = _criterion_now(cr, art)
     evidence = [
-        {"kind": "evidence", "id": e["evidence_id"], "digest": e["digest"]}
-        for e in cr["evidence"]
-        if not e["blob_problem"]
+        {"kind": "evidence", "id": e.evidence_id, "digest": e.digest}
+        for e in cr.evidence
+        if not e.blob_problem
     ]
     target = (
         {
@@ -234,36 +250,35 @@ def _criterion(
         else None
     )
     if not rules.criterion_done(status):
-        said.forbidden.append(_waiver_forbidden(ctx.task_id, cr["criterion_id"]))
+        said.forbidden.append(_waiver_forbidden(ctx.task_id, cr.criterion_id))
     if status == rules.CriterionState.EVIDENCE_MISSING:
         _evidence_missing(ctx, cr, reason, target, evidence, said)
     elif status == "stale":
         _stale_criterion(ctx, cr, reason, art, target, evidence, said)
     elif status in {"unverified", "failed"}:
         _criterion_to_verify(ctx, cr, status, target, evidence, said)
-    return {"id": cr["criterion_id"], "status": status, "reason": reason}
+    return {"id": cr.criterion_id, "status": status, "reason": reason}
 
 
-def _criterion_now(cr: dict[str, Any], art: dict[str, Any] | None) -> tuple[str, str]:
+def _criterion_now(cr: Criterion, art: dict[str, Any] | None) -> tuple[str, str]:
     """What the criterion counts as now, and why: its evidence missing, or stale because
     the file it was checked against changed on disk or a newer version was recorded."""
-    status = cr["state"]
+    status: str = cr.state
     reason = ""
     if status == rules.CriterionState.EVIDENCE_MISSING:
         reason = "; ".join(
-            f"evidence {e['evidence_id']} (blob {e['digest']}) is {e['blob_problem']}"
-            for e in cr["evidence"]
-            if e["blob_problem"]
+            f"evidence {e.evidence_id} (blob {e.digest}) is {e.blob_problem}"
+            for e in cr.evidence
+            if e.blob_problem
         )
     if status == "satisfied" and art is not None and art.get("changed_on_disk"):
         status = "stale"
         reason = (
-            f"the file of {cr['artifact_id']} changed on disk since "
-            f"v{cr['artifact_version']} was checked"
+            f"the file of {cr.artifact_id} changed on disk since v{cr.artifact_version} was checked"
         )
-    if cr["status"] == "stale":
+    if cr.status == "stale":
         reason = (
-            f"satisfied against {cr['artifact_id']} v{cr['artifact_version']}; "
+            f"satisfied against {cr.artifact_id} v{cr.artifact_version}; "
             f"the current version is v{art['version'] if art else '?'}"
         )
     return status, reason
@@ -295,7 +310,7 @@ def _waiver_forbidden(task_id: str, criterion_id: str) -> dict[str, Any]:
 
 def _evidence_missing(
     ctx: _Run,
-    cr: dict[str, Any],
+    cr: Criterion,
     reason: str,
     target: dict[str, Any] | None,
     evidence: list[dict[str, Any]],
@@ -306,29 +321,29 @@ def _evidence_missing(
     said.blockers.append(
         {
             "kind": "evidence_missing",
-            "criterion_id": cr["criterion_id"],
+            "criterion_id": cr.criterion_id,
             "evidence": [
                 {
-                    "id": e["evidence_id"],
-                    "digest": e["digest"],
-                    "problem": e["blob_problem"],
+                    "id": e.evidence_id,
+                    "digest": e.digest,
+                    "problem": e.blob_problem,
                 }
-                for e in cr["evidence"]
-                if e["blob_problem"]
+                for e in cr.evidence
+                if e.blob_problem
             ],
-            "message": f"criterion {cr['criterion_id']} was judged satisfied but its "
+            "message": f"criterion {cr.criterion_id} was judged satisfied but its "
             f"evidence is missing: {reason}; it does not count until evidence is "
             "attached again",
         }
     )
     if not ctx.closed:
-        attach = _attach(ctx.task_id, cr["criterion_id"])
+        attach = _attach(ctx.task_id, cr.criterion_id)
         said.actions.append({**attach, "evidence": [x for x in (target,) if x] + evidence})
 
 
 def _stale_criterion(
     ctx: _Run,
-    cr: dict[str, Any],
+    cr: Criterion,
     reason: str,
     art: dict[str, Any] | None,
     target: dict[str, Any] | None,
@@ -340,18 +355,18 @@ def _stale_criterion(
     said.blockers.append(
         {
             "kind": "stale_criterion",
-            "criterion_id": cr["criterion_id"],
-            "message": f"criterion {cr['criterion_id']} is stale: {reason}",
+            "criterion_id": cr.criterion_id,
+            "message": f"criterion {cr.criterion_id} is stale: {reason}",
         }
     )
-    text = f"re-check criterion {cr['criterion_id']} against " + (
+    text = f"re-check criterion {cr.criterion_id} against " + (
         f"{target['id']} ({target['digest']})" if target else "the artifact"
     )
     if art is not None and target is not None and evidence and not ctx.closed:
         judge = _cmd(
             "judge_criterion",
             ctx.task_id,
-            criterion_id=cr["criterion_id"],
+            criterion_id=cr.criterion_id,
             status="satisfied",
             artifact_id=art["artifact_id"],
             artifact_version=art["version"],
@@ -361,7 +376,7 @@ def _stale_criterion(
             _item(text, rules.ActorKind.AGENT, judge, (), evidence=[target, *evidence])
         )
     elif not ctx.closed:
-        attach = _attach(ctx.task_id, cr["criterion_id"])
+        attach = _attach(ctx.task_id, cr.criterion_id)
         said.actions.append(
             {**attach, "action": text, "evidence": [x for x in (target,) if x] + evidence}
         )
@@ -369,7 +384,7 @@ def _stale_criterion(
 
 def _criterion_to_verify(
     ctx: _Run,
-    cr: dict[str, Any],
+    cr: Criterion,
     status: str,
     target: dict[str, Any] | None,
     evidence: list[dict[str, Any]],
@@ -377,22 +392,20 @@ def _criterion_to_verify(
 ) -> None:
     """Unverified or failed: evidence to attach, naming any that went missing."""
     # Retired evidence is a typed absence, weighed in `_retired`, not missing.
-    missing_ev = [
-        e["evidence_id"] for e in cr["evidence"] if e["blob_problem"] and not e.get("retired")
-    ]
+    missing_ev = [e.evidence_id for e in cr.evidence if e.blob_problem and not e.retired]
     if missing_ev:
         said.blockers.append(
             {
                 "kind": "missing_evidence",
-                "criterion_id": cr["criterion_id"],
-                "message": f"criterion {cr['criterion_id']}: evidence {', '.join(missing_ev)} is missing",
+                "criterion_id": cr.criterion_id,
+                "message": f"criterion {cr.criterion_id}: evidence {', '.join(missing_ev)} is missing",
             }
         )
     if not ctx.closed:
         said.actions.append(
             {
-                **_attach(ctx.task_id, cr["criterion_id"]),
-                "action": f"verify criterion {cr['criterion_id']} ({status}): {cr['text']}",
+                **_attach(ctx.task_id, cr.criterion_id),
+                "action": f"verify criterion {cr.criterion_id} ({status}): {cr.text}",
                 "evidence": [x for x in (target,) if x] + evidence,
             }
         )
@@ -402,7 +415,7 @@ def _criterion_to_verify(
 
 
 def _approvals(
-    rows: list[dict[str, Any]], effects: dict[str, dict[str, Any]], said: _Said
+    rows: list[Approval], effects: dict[str, Effect], said: _Said
 ) -> list[dict[str, Any]]:
     """Each approval as history, `authorizes_now` only while it is valid at this moment; an
     expired or stale one on an effect not yet sent blocks it (a new request is needed)."""
@@ -410,35 +423,33 @@ def _approvals(
     for a in rows:
         approvals.append(
             {
-                "id": a["approval_id"],
-                "effect_id": a["effect_id"],
-                "state": a["state"],
-                "payload_digest": a["payload_digest"],
-                "expires_at": a["expires_at"],
+                "id": a.approval_id,
+                "effect_id": a.effect_id,
+                "state": a.state,
+                "payload_digest": a.payload_digest,
+                "expires_at": a.expires_at,
                 "authorizes_now": _valid_now(a, effects),
             }
         )
-        if a["state"] in {"expired", "stale"} and a["effect_id"] in effects:
-            e = effects[a["effect_id"]]
-            if e["stage"] in {"planned", "approved"}:
+        if a.state in {"expired", "stale"} and a.effect_id in effects:
+            e = effects[a.effect_id]
+            if e.stage in {"planned", "approved"}:
                 said.blockers.append(
                     {
-                        "kind": f"{a['state']}_approval",
-                        "approval_id": a["approval_id"],
-                        "effect_id": a["effect_id"],
-                        "message": f"approval {a['approval_id']} for effect {a['effect_id']} is "
-                        f"{a['state']}: it authorizes nothing; request a new one",
+                        "kind": f"{a.state}_approval",
+                        "approval_id": a.approval_id,
+                        "effect_id": a.effect_id,
+                        "message": f"approval {a.approval_id} for effect {a.effect_id} is "
+                        f"{a.state}: it authorizes nothing; request a new one",
                     }
                 )
     return approvals
 
 
-def _lineage(
-    task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None, said: _Said
-) -> None:
+def _lineage(task_id: str, lineage: Checkpoints, head: Checkpoint | None, said: _Said) -> None:
     """A forked lineage is a person's choice to make; a task with no checkpoint says the
     brief rests on the whole log."""
-    if len(lineage["heads"]) > 1:
+    if len(lineage.heads) > 1:
         said.blockers.append(_fork(task_id, lineage, head))
         said.actions.append(_choose_head(task_id, lineage))
     if head is None:
@@ -464,19 +475,19 @@ def _taken_over(lease: dict[str, Any] | None, said: _Said) -> None:
         )
 
 
-def _late(task_id: str, late: dict[str, Any] | None, said: _Said) -> dict[str, Any] | None:
+def _late(task_id: str, late: LateChanges, said: _Said) -> dict[str, Any] | None:
     """A completed task changed after completion (issue 35 part L): said as a blocker (the
     record no longer says only what was known at completion) and a person's next action.
     It never reopens the task: nobody resumes a completed one; a person decides."""
-    if not late or not late["count"]:
+    if not late.count:
         return None
     said.blockers.append(
         {
             "kind": "changed_after_completion",
-            "count": late["count"],
-            "since_seq": late["since_seq"],
-            "message": f"{late['words']} (#{late['since_seq']}..#{late['last_seq']}): "
-            + "; ".join(f["what"] for f in late["facts"])
+            "count": late.count,
+            "since_seq": late.since_seq,
+            "message": f"{late.words} (#{late.since_seq}..#{late.last_seq}): "
+            + "; ".join(f.what for f in late.facts)
             + "; the task stays completed until a person acknowledges them or opens a "
             "follow-up task",
         }
@@ -490,17 +501,17 @@ def _late(task_id: str, late: dict[str, Any] | None, said: _Said) -> dict[str, A
             _item(
                 text,
                 rules.ActorKind.PERSON,
-                _cmd(ctype, task_id, through_seq=late["last_seq"], **extra),
+                _cmd(ctype, task_id, through_seq=late.last_seq, **extra),
                 ("title",) if extra else (),
                 evidence=[],
             )
         )
     return {
-        "count": late["count"],
-        "since_seq": late["since_seq"],
-        "since_at": late["since_at"],
-        "last_seq": late["last_seq"],
-        "facts": late["facts"],
+        "count": late.count,
+        "since_seq": late.since_seq,
+        "since_at": late.since_at,
+        "last_seq": late.last_seq,
+        "facts": [f.to_json() for f in late.facts],
     }
 
 
@@ -572,26 +583,26 @@ def _tool_drift(
         )
 
 
-def _retired(retired: list[dict[str, Any]], said: _Said) -> list[dict[str, Any]]:
+def _retired(retired: list[RetiredItem], said: _Said) -> list[dict[str, Any]]:
     """Retired content (store.reads.retention), a typed absence: what something still rests
     on blocks (the brief never infers it from a summary), optional content only degrades.
     Returns the degraded ones; the blocking ones join the blockers."""
     degraded = []
     for r in retired:
         entry = {
-            "kind": "retired_required" if r["weight"] == "blocking" else "retired_optional",
-            "item_kind": r["kind"],
-            "id": r["id"],
-            "digest": r["digest"],
-            "size": r["size"],
-            "media_type": r["media_type"],
-            "retired_at": r["retired_at"],
-            "required_by": r["required_by"],
+            "kind": "retired_required" if r.weight == "blocking" else "retired_optional",
+            "item_kind": r.kind,
+            "id": r.id,
+            "digest": r.digest,
+            "size": r.size,
+            "media_type": r.media_type,
+            "retired_at": r.retired_at,
+            "required_by": r.required_by,
         }
-        what = f"{r['kind'].replace('_', ' ')} {r['id']} was {r['words']}"
-        if r["weight"] == "blocking":
+        what = f"{r.kind.replace('_', ' ')} {r.id} was {r.words}"
+        if r.weight == "blocking":
             entry["message"] = (
-                f"{what}, and {'; '.join(r['required_by'])}: it is not there to resume from; "
+                f"{what}, and {'; '.join(r.required_by)}: it is not there to resume from; "
                 "retrieve it again under current policy, or a person decides without it"
             )
             said.blockers.append(entry)
@@ -601,21 +612,21 @@ def _retired(retired: list[dict[str, Any]], said: _Said) -> list[dict[str, Any]]
     return degraded
 
 
-def _lease_brief(lease: dict[str, Any] | None) -> dict[str, Any] | None:
+def _lease_brief(lease: Lease | None) -> dict[str, Any] | None:
     """Who holds the task: a lease controls who works now, never what happened remotely."""
     if lease is None:
         return None
-    holder = lease["holder"]
+    holder = lease.holder
     return {
-        "holder": f"{holder['kind']}:{holder['id']}",
-        "holder_kind": holder["kind"],
-        "session_id": lease["session_id"],
-        "token": lease["token"],
-        "since": lease["since"],
-        "last_heartbeat_at": lease["last_heartbeat_at"],
-        "expires_at": lease["expires_at"],
-        "standing": lease["standing"],
-        "reason": lease["reason"],
+        "holder": f"{holder.kind}:{holder.id}",
+        "holder_kind": holder.kind,
+        "session_id": lease.session_id,
+        "token": lease.token,
+        "since": lease.since,
+        "last_heartbeat_at": lease.last_heartbeat_at,
+        "expires_at": lease.expires_at,
+        "standing": lease.standing,
+        "reason": lease.reason,
     }
 
 
@@ -631,21 +642,21 @@ def _lease_words(lease: dict[str, Any] | None) -> str:
     )
 
 
-def _wait_brief(w: dict[str, Any]) -> dict[str, Any]:
+def _wait_brief(w: Wait) -> dict[str, Any]:
     return {
-        "id": w["wait_id"],
-        "kind": w["kind"],
-        "ref": w["ref"],
-        "waiting_for": w["waiting_for"],
-        "not_before": w["not_before"],
-        "clock": w["clock"],
-        "due": w["due"],
-        "reservation": w["reservation"],
-        "condition": (w["condition"] or {}).get("words") or None,
+        "id": w.wait_id,
+        "kind": w.kind,
+        "ref": w.ref,
+        "waiting_for": w.waiting_for,
+        "not_before": w.not_before,
+        "clock": w.clock,
+        "due": w.due,
+        "reservation": w.reservation.to_json() if w.reservation else None,
+        "condition": (w.condition.words if w.condition else None) or None,
     }
 
 
-def _due_waits(task_id: str, waits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _due_waits(task_id: str, waits: list[Wait]) -> list[dict[str, Any]]:
     """Each open wait whose time has come on the database's clock, as something to
     re-evaluate: being due says only that it is time to look again. Whatever it leads to is
     decided then, by current policy, budgets and approvals, through the command layer (a
@@ -653,44 +664,44 @@ def _due_waits(task_id: str, waits: list[dict[str, Any]]) -> list[dict[str, Any]
     to carry out here, only the wait to settle or schedule again."""
     out = []
     for w in waits:
-        if not w["due"]:
+        if not w.due:
             continue
-        cond = (w["condition"] or {}).get("words")
+        cond = w.condition.words if w.condition else None
         out.append(
             _item(
-                f"re-evaluate wait {w['wait_id']} ({w['waiting_for']}), due since "
-                f"{w['not_before']}: check current policy and the world again, then settle "
+                f"re-evaluate wait {w.wait_id} ({w.waiting_for}), due since "
+                f"{w.not_before}: check current policy and the world again, then settle "
                 "the wait or schedule it again" + (f"; {cond}" if cond else ""),
                 rules.ActorKind.AGENT,
-                _cmd("settle_wait", task_id, wait_id=w["wait_id"]),
+                _cmd("settle_wait", task_id, wait_id=w.wait_id),
                 ("result", "not_before", "after_seconds", "note"),
                 evidence=[],
-                wait_id=w["wait_id"],
-                reservation=w["reservation"],
+                wait_id=w.wait_id,
+                reservation=w.reservation,
             )
         )
     return out
 
 
-def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) -> dict[str, Any]:
+def _fork(task_id: str, lineage: Checkpoints, head: Checkpoint | None) -> dict[str, Any]:
     """The fork as a blocker. Which head the work continues from is a person's choice: the
     brief names the heads and, when a stop left them unchosen, says so; it picks none."""
-    heads = lineage["heads"]
+    heads = lineage.heads
     left_open: tuple[str, ...] = ()
-    if head is not None and head["reason"] == "stopped":
+    if head is not None and head.reason == "stopped":
         left_open = rules.fork_left_open(
-            ((c["checkpoint_id"], c["supersedes"], c["merged"]) for c in lineage["checkpoints"]),
-            head["checkpoint_id"],
+            ((c.checkpoint_id, c.supersedes, c.merged) for c in lineage.checkpoints),
+            head.checkpoint_id,
         )
     unchosen = (
-        f"stopped checkpoint {head['checkpoint_id']} chose none of heads {', '.join(left_open)}; "
+        f"stopped checkpoint {head.checkpoint_id} chose none of heads {', '.join(left_open)}; "
         if head is not None and left_open
         else ""
     )
     return {
         "kind": "fork",
         "heads": heads,
-        "left_open_by": head["checkpoint_id"] if head is not None and left_open else None,
+        "left_open_by": head.checkpoint_id if head is not None and left_open else None,
         "unchosen": list(left_open),
         "message": f"the checkpoint lineage has forked (heads {', '.join(heads)}): {unchosen}"
         "a person must choose the head to continue from, and whether to merge the others, "
@@ -698,8 +709,8 @@ def _fork(task_id: str, lineage: dict[str, Any], head: dict[str, Any] | None) ->
     }
 
 
-def _choose_head(task_id: str, lineage: dict[str, Any]) -> dict[str, Any]:
-    heads = lineage["heads"]
+def _choose_head(task_id: str, lineage: Checkpoints) -> dict[str, Any]:
+    heads = lineage.heads
     return _item(
         f"choose the head to continue from (one of {', '.join(heads)}): write a checkpoint "
         "that supersedes it, merging another head only if you mean to",
@@ -708,9 +719,9 @@ def _choose_head(task_id: str, lineage: dict[str, Any]) -> dict[str, Any]:
         ("supersedes", "merge", "note"),
         # Each head by the event boundary it was taken at.
         evidence=[
-            {"kind": "checkpoint", "id": c["checkpoint_id"], "digest": c["chain_hash"]}
-            for c in lineage["checkpoints"]
-            if c["checkpoint_id"] in heads
+            {"kind": "checkpoint", "id": c.checkpoint_id, "digest": c.chain_hash}
+            for c in lineage.checkpoints
+            if c.checkpoint_id in heads
         ],
     )
 
@@ -722,11 +733,11 @@ class _Run:
     task_id: str
     status: str
     closed: bool
-    budgets: list[dict[str, Any]]
+    budgets: list[Budget]
 
     @property
     def exhausted(self) -> list[str]:
-        return rules.exhausted_counters(self.budgets)
+        return rules.exhausted_counters(b.to_json() for b in self.budgets)
 
     @property
     def may_dispatch(self) -> bool:
@@ -782,7 +793,7 @@ def _run_status(ctx: _Run, said: _Said) -> None:
     said.actions.append(_item(f"resume the run (it is {status})", who, resume, evidence=[]))
 
 
-def _completion(ctx: _Run, state: dict[str, Any], said: _Said) -> None:
+def _completion(ctx: _Run, state: TaskState, said: _Said) -> None:
     """Completing the task: the agent's next action when nothing blocks it, else forbidden
     with the blockers as the rules name them."""
     if ctx.closed:
@@ -791,22 +802,17 @@ def _completion(ctx: _Run, state: dict[str, Any], said: _Said) -> None:
     # counts, and a blob counts while it reads, whichever item names it.
     views = [
         rules.CriterionView(
-            c["criterion_id"],
-            c["status"],
-            tuple((e["evidence_id"], e["digest"]) for e in c["evidence"]),
-            frozenset(e["evidence_id"] for e in c["evidence"] if e["retired"]),
+            c.criterion_id,
+            c.status,
+            tuple((e.evidence_id, e.digest) for e in c.evidence),
+            frozenset(e.evidence_id for e in c.evidence if e.retired),
         )
-        for c in state["criteria"]
+        for c in state.criteria
     ]
-    bad = {
-        e["digest"]
-        for c in state["criteria"]
-        for e in c["evidence"]
-        if e["blob_problem"] and not e["retired"]
-    }
+    bad = {e.digest for c in state.criteria for e in c.evidence if e.blob_problem and not e.retired}
     blockers = rules.completion_blockers(
         views,
-        [(e["effect_id"], e["stage"], e["outcome"]) for e in state["effects"]],
+        [(e.effect_id, e.stage, e.outcome) for e in state.effects],
         lambda d: d not in bad,
     )
     complete = _cmd("set_status", ctx.task_id, status=rules.RunStatus.COMPLETED, reason="done")
@@ -829,29 +835,29 @@ class _EffectCase:
     the brief shows for it (each case adds its meaning), and what the brief says."""
 
     ctx: _Run
-    e: dict[str, Any]
+    e: Effect
     brief: dict[str, Any]
     said: _Said
 
     @property
     def eid(self) -> str:
-        return str(self.e["effect_id"])
+        return str(self.e.effect_id)
 
     @property
     def target(self) -> str:
-        return str(self.e["target"])
+        return str(self.e.target)
 
     @property
-    def rec(self) -> dict[str, Any]:
-        return self.e["reconciliation"] or {}
+    def rec(self) -> Reconciliation | None:
+        return self.e.reconciliation
 
     @property
     def attempts(self) -> int:
-        return len(self.e["attempts"])
+        return len(self.e.attempts)
 
     @property
     def intent_ref(self) -> dict[str, Any]:
-        return {"kind": "intent", "id": self.eid, "digest": self.e["intent"]["prepared_digest"]}
+        return {"kind": "intent", "id": self.eid, "digest": self.e.intent.prepared_digest}
 
     @property
     def dispatch(self) -> dict[str, Any]:
@@ -865,7 +871,7 @@ class _EffectCase:
 
 def _effect_brief(
     ctx: _Run,
-    e: dict[str, Any],
+    e: Effect,
     scope: Scope,
     approvals: list[dict[str, Any]],
     said: _Said,
@@ -875,49 +881,49 @@ def _effect_brief(
     reconciled, or never dispatched / known not to have happened (dispatch it, with a valid
     approval where its policy needs one)."""
     case = _EffectCase(ctx, e, _effect_entry(e, scope), said)
-    if not effect_unresolved(e["stage"], e["outcome"]):
+    if not effect_unresolved(e.stage, e.outcome):
         _effect_settled(case)
-    elif rules.conflict_undecided(e["stage"], e["outcome"], case.rec.get("verdict")):
+    elif rules.conflict_undecided(e.stage, e.outcome, case.rec.verdict if case.rec else None):
         _effect_conflict(case)
-    elif e["outcome"] in {"unknown", "partial"}:
+    elif e.outcome in {"unknown", "partial"}:
         _effect_uncertain(case)
-    elif e["stage"] == "observed" and e["outcome"] not in {"failed", "absent"}:
+    elif e.stage == "observed" and e.outcome not in {"failed", "absent"}:
         _effect_unreconciled(case)
     else:
         _effect_to_dispatch(case, approvals)
     return case.brief
 
 
-def _effect_entry(e: dict[str, Any], scope: Scope) -> dict[str, Any]:
+def _effect_entry(e: Effect, scope: Scope) -> dict[str, Any]:
     """What the brief shows of an effect: its stage and outcome, its attempts, its target
     observed now (a file, hashed fresh; a destination is not read), and an override's
     decision beside what the observation said."""
-    target = e["target"]
-    atts = e["attempts"]
+    target = e.target
+    atts = e.attempts
     brief: dict[str, Any] = {
-        "id": e["effect_id"],
-        "kind": e["kind"],
+        "id": e.effect_id,
+        "kind": e.kind,
         "target": target,
-        "stage": e["stage"],
-        "outcome": e["outcome"],
+        "stage": e.stage,
+        "outcome": e.outcome,
         "attempts": len(atts),
         "dispatched": bool(atts),
         "observed_now": None if is_destination(target) else _observe(scope, target),
     }
-    rec = e["reconciliation"] or {}
-    if rec.get("overrode"):
+    rec = e.reconciliation
+    if rec is not None and rec.overrode:
         brief["override"] = {
-            "decision": rec["verdict"],
-            "observation_said": rec["overrode"],
-            "by": rec.get("by"),
-            "reason": rec.get("note", ""),
+            "decision": rec.verdict,
+            "observation_said": rec.overrode,
+            "by": rec.by.to_json(),
+            "reason": rec.note,
         }
     return brief
 
 
 def _effect_settled(case: _EffectCase) -> None:
     """Cancelled (nothing was sent) or done and reconciled: never dispatched again."""
-    cancelled = case.e["stage"] == "cancelled"
+    cancelled = case.e.stage == "cancelled"
     case.brief["meaning"] = "cancelled: nothing was sent" if cancelled else "done and reconciled"
     if not cancelled:
         case.refuse_dispatch(
@@ -932,7 +938,7 @@ def _effect_conflict(case: _EffectCase) -> None:
         f"dispatched ({case.attempts} attempt(s)); reconciling found a conflict: "
         "a person must decide it"
     )
-    obs = e["observations"][-1]["observation_id"] if e["observations"] else None
+    obs = e.observations[-1].observation_id if e.observations else None
     case.said.blockers.append(
         {
             "kind": "conflict_undecided",
@@ -941,7 +947,7 @@ def _effect_conflict(case: _EffectCase) -> None:
             "inspect": target,
             "decided_by": rules.ActorKind.PERSON,
             "message": f"effect {eid}: reconciling found a conflict "
-            f"({'; '.join(rec.get('reasons', []))}); a person must decide it "
+            f"({'; '.join(rec.reasons if rec else [])}); a person must decide it "
             "(present, absent or conflict) after inspecting " + target,
         }
     )
@@ -973,7 +979,7 @@ def _effect_uncertain(case: _EffectCase) -> None:
     eid, target, e = case.eid, case.target, case.e
     task_id = case.ctx.task_id
     case.brief["meaning"] = (
-        f"already dispatched ({case.attempts} attempt(s)); the last outcome is {e['outcome']}: "
+        f"already dispatched ({case.attempts} attempt(s)); the last outcome is {e.outcome}: "
         "inspect the destination before anything else"
     )
     case.said.blockers.append(
@@ -983,7 +989,7 @@ def _effect_uncertain(case: _EffectCase) -> None:
             "target": target,
             "inspect": target,
             "message": f"reconcile effect {eid}: inspect {target} and compare it with the intended "
-            f"{e['intent']['intended'].get('digest')}",
+            f"{e.intent.intended.digest}",
         }
     )
     if is_destination(target):
@@ -1007,7 +1013,7 @@ def _effect_uncertain(case: _EffectCase) -> None:
         )
     case.refuse_dispatch(
         f"dispatch effect {eid} again",
-        f"the last attempt's outcome is {e['outcome']}; inspect {target} first",
+        f"the last attempt's outcome is {e.outcome}; inspect {target} first",
     )
 
 
@@ -1022,7 +1028,7 @@ def _effect_unreconciled(case: _EffectCase) -> None:
             "target": target,
             "inspect": target,
             "message": f"effect {eid} waits for a reconciliation"
-            + (f" ({rec.get('verdict')}: {'; '.join(rec.get('reasons', []))})" if rec else ""),
+            + (f" ({rec.verdict}: {'; '.join(rec.reasons)})" if rec else ""),
         }
     )
     case.refuse_dispatch(f"dispatch effect {eid} again", "it is not reconciled")
@@ -1036,21 +1042,19 @@ def _effect_to_dispatch(case: _EffectCase, approvals: list[dict[str, Any]]) -> N
     valid = [a for a in approvals if a["effect_id"] == eid and a["authorizes_now"]]
     evidence = [case.intent_ref]
     if case.attempts:
-        case.brief["meaning"] = f"dispatched before and known not to have happened ({e['outcome']})"
+        case.brief["meaning"] = f"dispatched before and known not to have happened ({e.outcome})"
         text = (
             f"retry effect {eid} as attempt {case.attempts + 1} under idempotency key "
-            f"{e['idempotency_key']}, or cancel it"
+            f"{e.idempotency_key}, or cancel it"
         )
-        if e["observations"]:
-            o = e["observations"][-1]
-            evidence.append(
-                {"kind": "observation", "id": o["observation_id"], "digest": o["digest"]}
-            )
+        if e.observations:
+            o = e.observations[-1]
+            evidence.append({"kind": "observation", "id": o.observation_id, "digest": o.digest})
     else:
         # Only planned: nothing has left the building.
         case.brief["meaning"] = "only planned: never dispatched, nothing was sent"
-        text = f"dispatch effect {eid} ({e['consequence']})"
-    if e["requires_approval"] and not valid:
+        text = f"dispatch effect {eid} ({e.consequence})"
+    if e.requires_approval and not valid:
         _approval_needed(case, approvals)
         return
     if not case.ctx.may_dispatch:
@@ -1087,8 +1091,7 @@ def _approval_needed(case: _EffectCase, approvals: list[dict[str, Any]]) -> None
         )
         case.said.actions.append(
             _item(
-                f"a person decides approval {pending[0]['id']} for effect {eid}: "
-                f"{e['consequence']}",
+                f"a person decides approval {pending[0]['id']} for effect {eid}: {e.consequence}",
                 rules.ActorKind.PERSON,
                 _cmd(
                     "decide_approval",
@@ -1103,13 +1106,14 @@ def _approval_needed(case: _EffectCase, approvals: list[dict[str, Any]]) -> None
     elif not ctx.closed and ctx.status not in {"stopped", "failed"}:
         case.said.actions.append(
             _item(
-                f"request an approval for effect {eid}: {e['consequence']}",
+                f"request an approval for effect {eid}: {e.consequence}",
                 rules.ActorKind.AGENT,
                 _cmd(
                     "request_approval",
                     ctx.task_id,
                     effect_id=eid,
-                    policy=e.get("policy") or "review",
+                    # The effect's row names no policy of its own: the request asks for review.
+                    policy="review",
                 ),
                 evidence=[case.intent_ref],
             )
@@ -1120,42 +1124,41 @@ def _approval_needed(case: _EffectCase, approvals: list[dict[str, Any]]) -> None
     )
 
 
-def _sent_back(
-    task_id: str, rows: list[dict[str, Any]], effects: dict[str, dict[str, Any]], said: _Said
-) -> None:
+def _sent_back(task_id: str, rows: list[Approval], effects: dict[str, Effect], said: _Said) -> None:
     """A request a person sent back, not yet asked again: what they asked for, in their
     words, and the next step (revise the object, then ask under the new digest)."""
     for i, a in enumerate(rows):
-        if a["state"] != rules.ApprovalState.SENT_BACK:
+        if a.state != rules.ApprovalState.SENT_BACK:
             continue
-        eid = a["effect_id"]
+        eid = a.effect_id
         # Asked again already (a later request for the same effect): that one is the news.
-        if eid is not None and any(later["effect_id"] == eid for later in rows[i + 1 :]):
+        if eid is not None and any(later.effect_id == eid for later in rows[i + 1 :]):
             continue
-        if eid is not None and effects.get(eid, {}).get("stage") not in {"planned", "approved"}:
+        sent = effects.get(eid) if eid is not None else None
+        if eid is not None and (sent.stage if sent else None) not in {"planned", "approved"}:
             continue
-        who = (a.get("decided_by") or {}).get("id", "a person")
+        who = a.decided_by.id if a.decided_by else "a person"
         what = f"effect {eid}" if eid is not None else "the payload"
         said.blockers.append(
             {
                 "kind": "changes_requested",
-                "approval_id": a["approval_id"],
+                "approval_id": a.approval_id,
                 "effect_id": eid,
-                "note": a.get("note") or "",
-                "message": f"approval {a['approval_id']} was sent back by {who} with changes "
-                f"requested: “{a.get('note') or ''}”; revise {what}, then request a new approval",
+                "note": a.note or "",
+                "message": f"approval {a.approval_id} was sent back by {who} with changes "
+                f"requested: “{a.note or ''}”; revise {what}, then request a new approval",
             }
         )
         if eid is not None:
             said.actions.append(
                 _item(
-                    f"revise effect {eid} as {who} asked (“{a.get('note') or ''}”), then "
+                    f"revise effect {eid} as {who} asked (“{a.note or ''}”), then "
                     "request a new approval for the revised object",
                     rules.ActorKind.AGENT,
-                    _cmd("revise_effect", task_id, effect_id=eid, reason=a.get("note") or ""),
+                    _cmd("revise_effect", task_id, effect_id=eid, reason=a.note or ""),
                     ("prepared",),
                     evidence=[
-                        {"kind": "approval", "id": a["approval_id"], "digest": a["payload_digest"]}
+                        {"kind": "approval", "id": a.approval_id, "digest": a.payload_digest}
                     ],
                 )
             )

@@ -235,6 +235,9 @@ _WHERE: dict[str, str] = {
     "LastSignature": "store.reads.signers",
     "SignatureSummary": "store.reads.signers",
     "DecisionSigners": "store.reads.signers",
+    "Narrative": "store.services.narratives",
+    "NarrativeClaim": "store.services.narratives",
+    "Discrepancy": "store.services.narratives",
     "Manifest": "store.reads.manifests",
     "ContextItem": "store.reads.manifests",
     "LedTo": "store.reads.manifests",
@@ -461,7 +464,13 @@ if TYPE_CHECKING:
     from store.scope import is_store_file
     from store.services.deletion import DeletionPlan, delete_task, plan_deletion
     from store.services.demo import fill_demo, fill_demo_store
-    from store.services.narratives import narratives, summary_markdown
+    from store.services.narratives import (
+        Discrepancy,
+        Narrative,
+        NarrativeClaim,
+        narratives,
+        summary_markdown,
+    )
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
     from store.services.resume import brief_markdown, resume_brief
     from store.signing import keyring
@@ -539,6 +548,7 @@ __all__ = [
     "Decisions",  # issue 41
     "Delete",
     "DeletionPlan",  # part D
+    "Discrepancy",  # issue 41
     "Effect",  # issue 41
     "EffectStage",
     "EventFacets",  # issue 41
@@ -564,6 +574,8 @@ __all__ = [
     "Manifest",  # issue 41
     "ModelSaw",  # issue 41
     "ModelUsed",  # issue 41
+    "Narrative",  # issue 41
+    "NarrativeClaim",  # issue 41
     "ObjectiveRevision",  # issue 41
     "Observation",  # issue 41
     "ObserveEffect",

@@ -33,6 +33,7 @@ from ..store import Store
 from .output import _actor as parse
 from .output import _print, here
 from .parser import global_options
+from .shapes import KeyLine, KeyNew, KeyringEntry, KeyringProblem, KeysExport, KeysList, KeyTrusted
 
 Add = Callable[[str, Any], argparse.ArgumentParser]
 
@@ -74,15 +75,15 @@ def init_signatures(store: Store, args: argparse.Namespace) -> bool:
     return True
 
 
-def _binding_json(b: keyring.Binding) -> dict[str, Any]:
-    return {
-        "key_id": b.key_id,
-        "actor": b.actor,
-        "public_key": encode_public(b.public_raw),
-        "revoked_at": b.revoked_at,
-        "imported_at": b.imported_at,
-        "line": b.line(),
-    }
+def _key_line(b: keyring.Binding) -> KeyLine:
+    return KeyLine(
+        key_id=b.key_id,
+        actor=b.actor,
+        public_key=encode_public(b.public_raw),
+        revoked_at=b.revoked_at,
+        imported_at=b.imported_at,
+        line=b.line(),
+    )
 
 
 def cmd_keys_list(store: Store, args: argparse.Namespace) -> None:
@@ -90,20 +91,21 @@ def cmd_keys_list(store: Store, args: argparse.Namespace) -> None:
         ring = keyring.load(conn)
         entries = keyring.rows(conn)
         required = keyring.required(conn)
-    value = {
-        "signatures_required": required,
-        "entries": entries,
-        "problems": [{"seq": s, "message": m} for s, m in ring.problems],
-    }
+    value = KeysList(
+        signatures_required=required,
+        entries=[KeyringEntry.model_validate(e) for e in entries],
+        problems=[KeyringProblem(seq=s, message=m) for s, m in ring.problems],
+    )
     lines = []
-    for e in entries:
-        succ = f" succeeds {e['succeeds']}" if e["succeeds"] else ""
+    for e in value.entries:
+        succ = f" succeeds {e.succeeds}" if e.succeeds else ""
         lines.append(
-            f"{e['seq']:>4} {e['at']} {e['action']:<8} {e['key_id']} "
-            f"{e['actor_kind']}:{e['actor_id']}{succ} (signed by {e['signer_key_id']})"
+            f"{e.seq:>4} {e.at} {e.action:<8} {e.key_id} "
+            f"{e.actor_kind}:{e.actor_id}{succ} (signed by {e.signer_key_id})"
         )
     lines += [f"PROBLEM keyring entry {s}: {m}" for s, m in ring.problems]
-    _print(args, value, "\n".join(lines) if entries else "(no keys: this store is unsigned)")
+    human = "\n".join(lines) if entries else "(no keys: this store is unsigned)"
+    _print(args, value.to_json(), human)
 
 
 def cmd_keys_export(store: Store, args: argparse.Namespace) -> None:
@@ -116,20 +118,16 @@ def cmd_keys_export(store: Store, args: argparse.Namespace) -> None:
     else:
         actor, signer = _person_signer(store, args)
         bindings = [keyring.Binding(signer.key_id, signer.public_raw, actor.kind, actor.id)]
-    _print(
-        args, {"keys": [_binding_json(b) for b in bindings]}, "\n".join(b.line() for b in bindings)
-    )
+    listed = KeysExport(keys=[_key_line(b) for b in bindings])
+    _print(args, listed.to_json(), "\n".join(b.line() for b in bindings))
 
 
 def cmd_keys_new(store: Store | None, args: argparse.Namespace) -> None:
     """Create a key file (an agent's), mode 0600; print its keys-file line for `add`.
     Needs no store: it only makes the file."""
     key = load_or_create(Path(args.path))
-    _print(
-        args,
-        {"key_id": key.key_id, "public_key": key.public_text, "path": str(key.path)},
-        f"{key.key_id} {key.public_text}",
-    )
+    made = KeyNew(key_id=key.key_id, public_key=key.public_text, path=str(key.path))
+    _print(args, made.to_json(), f"{key.key_id} {key.public_text}")
 
 
 def _public_key(given: str) -> bytes:
@@ -152,15 +150,15 @@ def cmd_keys_add(store: Store, args: argparse.Namespace) -> None:
     raw = _public_key(args.public)
     _, signer = _person_signer(store, args)
     who = Actor.parse(args.actor_for)
-    row = add_key(store, signer, raw, who)
-    succ = f", succeeding {row['succeeds']}" if row["succeeds"] else ""
-    _print(args, row, f"{row['key_id']} bound to {who.kind}:{who.id}{succ}")
+    row = KeyringEntry.model_validate(add_key(store, signer, raw, who))
+    succ = f", succeeding {row.succeeds}" if row.succeeds else ""
+    _print(args, row.to_json(), f"{row.key_id} bound to {who.kind}:{who.id}{succ}")
 
 
 def cmd_keys_revoke(store: Store, args: argparse.Namespace) -> None:
     _, signer = _person_signer(store, args)
-    row = revoke_key(store, signer, args.key_id)
-    _print(args, row, f"{row['key_id']} revoked at {row['at']}")
+    row = KeyringEntry.model_validate(revoke_key(store, signer, args.key_id))
+    _print(args, row.to_json(), f"{row.key_id} revoked at {row.at}")
 
 
 def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
@@ -170,11 +168,10 @@ def cmd_keys_trust(store: Store, args: argparse.Namespace) -> None:
         require(store, signer, actor)
     else:
         trust_root(store, signer, actor)
-    _print(
-        args,
-        {"key_id": signer.key_id, "actor": f"{actor.kind}:{actor.id}", "required": args.require},
-        f"{signer.key_id} trusted as {actor.kind}:{actor.id}",
+    trusted = KeyTrusted(
+        key_id=signer.key_id, actor=f"{actor.kind}:{actor.id}", required=args.require
     )
+    _print(args, trusted.to_json(), f"{signer.key_id} trusted as {actor.kind}:{actor.id}")
 
 
 def register(add: Add) -> None:

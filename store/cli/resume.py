@@ -58,9 +58,9 @@ def cmd_narrative(store: Store, args: argparse.Namespace) -> None:
             _dump(found)
             return
         for n in found:
-            print(f"{n['id']} seq {n['seq']} by {n['actor']['kind']}:{n['actor']['id']}")
-            for d in n["discrepancies"]:
-                print(f"  DISAGREES: {d['message']}")
+            print(f"{n.id} seq {n.seq} by {n.actor.kind}:{n.actor.id}")
+            for d in n.discrepancies:
+                print(f"  DISAGREES: {d.message}")
         return
     actor: Actor = _actor(args.actor)  # never guessed
     nid = execute(

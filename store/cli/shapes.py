@@ -10,16 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, TypeAdapter
 
 from ..reads.decisions import Decision, Decisions
+from ..reads.inbox import TaskRow
+from ..reads.manifests import ConfigurationRead, Manifest
+from ..reads.read_model import ReadModel
+from ..services.narratives import Narrative
 from ..services.verify_codes import ProblemCode
 
-__all__ = ["OUTPUTS", "Decision", "Decisions", "output_schemas"]
+__all__ = [
+    "OUTPUTS",
+    "ConfigurationRead",
+    "Decision",
+    "Decisions",
+    "Manifest",
+    "Narrative",
+    "TaskRow",
+    "output_schemas",
+]
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Shape(ReadModel):
+    """A command's answer: frozen, no field it does not declare, printed as `to_json()`."""
 
 
 class Problem(_Shape):
@@ -122,8 +135,13 @@ class KeyTrusted(_Shape):
     required: bool = Field(description="whether unsigned writes are refused from now on")
 
 
-OUTPUTS: dict[str, type[BaseModel]] = {
+#: command -> the type of its `--json` result: a read's model (or a list of them), or a shape.
+OUTPUTS: dict[str, Any] = {
     "decisions": Decisions,
+    "tasks": list[TaskRow],
+    "narrative": list[Narrative],
+    "manifests": list[Manifest],
+    "configuration": ConfigurationRead,
     "verify": VerifyReport,
     "verify-package": VerifyReport,
     "keys": KeysList,
@@ -137,4 +155,4 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 
 
 def output_schemas() -> dict[str, dict[str, Any]]:
-    return {name: model.model_json_schema() for name, model in OUTPUTS.items()}
+    return {name: TypeAdapter(kind).json_schema() for name, kind in OUTPUTS.items()}

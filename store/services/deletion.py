@@ -271,27 +271,19 @@ def delete_task(store: Store, task_id: str, actor: Actor, *, confirm: str, reaso
         plan = _plan(store, conn, task_id, actor.kind, confirm, reason)
         if plan.refusal is not None:
             raise DeletionRefused(plan.refusal.message, rule=plan.refusal.rule)
-        counts = plan.counts
         who = {"kind": str(actor.kind), "id": actor.id, "name": actor.name}
         body = receipt_body(
             task_id,
             title_digest(plan.title),
             plan.head_seq,
             plan.head_hash,
-            counts,
+            plan.counts,
             who,
             tx.now,
             reason.strip(),
         )
         digest = body_hash(body)
-        key_id = signature = None
-        policy = Policy(where=store.location)
-        policy.refresh(conn)
-        if policy.signed or store.signer is not None:
-            binding = check_signer(policy, store.signer, {(actor.kind, actor.id)}, tx.now)
-            if binding is not None and store.signer is not None:
-                key_id = store.signer.key_id
-                signature = encode_signature(store.signer.sign(RECEIPT_DOMAIN + digest.encode()))
+        key_id, signature = _receipt_signature(store, conn, actor, digest, tx.now)
         inserted = conn.execute(
             t.deletion_receipts.insert().values(
                 format=RECEIPT_FORMAT,
@@ -313,19 +305,7 @@ def delete_task(store: Store, task_id: str, actor: Actor, *, confirm: str, reaso
         receipt_id = int((inserted.inserted_primary_key or (0,))[0])
         # The receipt first: the events' guard lets an event go only when a receipt of its
         # task names a head at or after it (migration 0015).
-        sqlite = conn.dialect.name == "sqlite"
-        if sqlite:
-            # Freed pages zeroed as they are freed: the file keeps no copy of what went.
-            conn.exec_driver_sql("PRAGMA secure_delete = ON")
-        try:
-            removed = rows.remove_rows(conn, task_id)
-        finally:
-            if sqlite:
-                conn.exec_driver_sql("PRAGMA secure_delete = OFF")
-        if removed != plan.tables:
-            raise DeletionRefused(
-                f"task {task_id} changed while it was being deleted; nothing was removed"
-            )
+        _remove_task_rows(conn, plan)
         notify.announce(conn, [task_id])
     # Committed. What this process kept of the task's head goes with it.
     heads.wrote(store, {})
@@ -347,6 +327,40 @@ def delete_task(store: Store, task_id: str, actor: Actor, *, confirm: str, reaso
     )
     receipt.blobs_left = _remove_blobs(store, task_id, plan.blobs)
     return receipt
+
+
+def _receipt_signature(
+    store: Store, conn: Connection, actor: Actor, digest: str, now: str
+) -> tuple[str | None, str | None]:
+    """(key id, signature) of the receipt's body, by the person's key, where the store is
+    signed or a signer is given (check_signer refuses a key that is not the person's);
+    (None, None) on an unsigned store."""
+    policy = Policy(where=store.location)
+    policy.refresh(conn)
+    if policy.signed or store.signer is not None:
+        binding = check_signer(policy, store.signer, {(actor.kind, actor.id)}, now)
+        if binding is not None and store.signer is not None:
+            signature = encode_signature(store.signer.sign(RECEIPT_DOMAIN + digest.encode()))
+            return store.signer.key_id, signature
+    return None, None
+
+
+def _remove_task_rows(conn: Connection, plan: DeletionPlan) -> None:
+    """Every row of the task, from every table; on SQLite with its freed pages zeroed. A
+    count other than the plan's means a writer got in between: nothing is removed."""
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        # Freed pages zeroed as they are freed: the file keeps no copy of what went.
+        conn.exec_driver_sql("PRAGMA secure_delete = ON")
+    try:
+        removed = rows.remove_rows(conn, plan.task_id)
+    finally:
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA secure_delete = OFF")
+    if removed != plan.tables:
+        raise DeletionRefused(
+            f"task {plan.task_id} changed while it was being deleted; nothing was removed"
+        )
 
 
 def _truncate_wal(store: Store) -> None:

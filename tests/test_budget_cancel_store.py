@@ -98,7 +98,7 @@ def test_a_raise_that_leaves_another_counter_exhausted_keeps_the_run_stopped(
     s.execute(c.SetStatus(task_id=tid, status="running", reason="go on"), RITA)
     s.execute(c.ChargeBudget(task_id=tid, counter="model_calls", amount=5), AGENT)
     assert s.task(tid)["status"] == RunStatus.BUDGET_EXHAUSTED
-    assert most_pressing_counter(s.task(tid)["budgets"]) in {"model_calls", "tool_calls"}
+    assert most_pressing_counter(s.task(tid).budgets) in {"model_calls", "tool_calls"}
     plan = budget_change(budget_view(s, tid, "tool_calls"), set_limit=True, limit=100)
     assert plan.status_after == RunStatus.BUDGET_EXHAUSTED
     assert "still at its limit: model_calls" in plan.lines[-1]

@@ -485,7 +485,7 @@ def _conflict(
         changed_by=change.by,
         changed_at=change.at,
         change=change.what,
-        actor=change.actor,
+        actor=change.actor.to_json(),
     )
 
 

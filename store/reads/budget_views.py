@@ -12,8 +12,9 @@ window renders both and adds no rule.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -24,6 +25,9 @@ from ..errors import CommandRejected
 from ..limits import MAX_NUMBER
 from ..model import BUDGET_COUNTERS
 from .judging import VersionChange, budget_limit_rev, change_at
+
+if TYPE_CHECKING:
+    from .state_models import Budget
 
 
 @dataclass(frozen=True)
@@ -259,13 +263,13 @@ def budget_view(store: Any, task_id: str, counter: str) -> BudgetView:
         return read_budget_view(conn, task_id, counter, db.database_now(conn))
 
 
-def most_pressing_counter(budgets: list[dict[str, Any]]) -> str | None:
-    """Of a task's budget rows (its state's `budgets`), the counter that asks most of a
-    person (exhausted first): the one a budget change is about when none is chosen."""
+def most_pressing_counter(budgets: Sequence[Budget]) -> str | None:
+    """Of a task's budgets (its state's `budgets`), the counter that asks most of a person
+    (exhausted first): the one a budget change is about when none is chosen."""
     best: tuple[int, str] | None = None
     for b in budgets:
-        standing = rules.budget_standing(b["used"], b["reserved"], b["limit_value"])
+        standing = rules.budget_standing(b.used, b.reserved, b.limit_value)
         rank = rules.BUDGET_PRESSING.index(standing)
         if best is None or rank > best[0]:
-            best = (rank, str(b["counter"]))
+            best = (rank, b.counter)
     return None if best is None else best[1]

@@ -21,6 +21,8 @@ from .. import rules
 from .. import schema as t
 from ..errors import CommandRejected
 from ..model import Actor
+from ..rules import ActorKind
+from .actors import ActorRef
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class VersionChange:
     by: str  # the actor's label
     at: str
     what: str
-    actor: dict[str, Any]  # the actor as events store it (kind, id, name)
+    actor: ActorRef  # who made it
     # Why, in their words: the event's note, reason or summary ("" when it gives none).
     why: str = ""
 
@@ -83,7 +85,7 @@ def change_at(conn: Connection, task_id: str, seq: int) -> VersionChange:
         actor.label(),
         row.at,
         _describe(row.type, payload),
-        actor.model_dump(mode="json"),
+        ActorRef(ActorKind(row.actor_kind), row.actor_id, row.actor_name or ""),
         str(payload.get("note") or payload.get("reason") or payload.get("summary") or ""),
     )
 

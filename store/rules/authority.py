@@ -20,8 +20,6 @@ from .run import is_reopening
 from .states import ActorKind, ApprovalState, CriterionState, Refusal
 
 _ANYONE = frozenset(ActorKind)
-
-
 _PERSON = frozenset({ActorKind.PERSON})
 
 

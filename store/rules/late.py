@@ -16,8 +16,6 @@ from .states import ActorKind, EffectStage, Refusal, RunStatus
 LATE_FACT_COMMANDS: frozenset[str] = frozenset(
     {"observe_effect", "reconcile_effect", "judge_criterion", "record_artifact"}
 )
-
-
 #: The events such a command records that count as "changed after completion".
 LATE_FACT_EVENTS: frozenset[str] = frozenset(
     {
@@ -27,8 +25,6 @@ LATE_FACT_EVENTS: frozenset[str] = frozenset(
         "artifact.version_recorded",
     }
 )
-
-
 #: A person's decisions about late facts: the only writes, besides late facts, that a
 #: completed record takes (and the only ones that clear "changed after completion").
 LATE_DECISIONS: frozenset[str] = frozenset({"acknowledge_late_changes", "open_followup"})

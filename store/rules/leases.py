@@ -27,8 +27,6 @@ class LeaseStanding(StrEnum):
 
 #: How long a lease lasts without a heartbeat when the acquirer names no time, and the bounds.
 LEASE_TTL_DEFAULT = 60
-
-
 LEASE_TTL_MAX = 86400
 
 

@@ -18,11 +18,7 @@ from .states import ApprovalState, RunStatus
 #: What an import appends in the store's name (store.services.archive): the package's open
 #: approvals revoked as history, and its open lease ended (live authority never travels).
 IMPORT_RETIRE_REASON = "imported from an archive: approvals are history here"
-
-
 IMPORT_LEASE_NOTE = "imported: a lease is not carried to another store"
-
-
 #: The artifact the summary the store generates is kept as (store.services.narratives).
 SUMMARY_ARTIFACT = "summary"
 
@@ -180,7 +176,6 @@ _FOLDS: dict[str, Callable[[LogState, LogEvent], None]] = {
     "content.retired": _fold_content_retired,
     "wait.recorded": _fold_wait,
 }
-
 
 #: The event types that change a `LogState` (others leave it as it is).
 LOG_STATE_EVENTS: frozenset[str] = frozenset(_FOLDS)

@@ -18,7 +18,6 @@ from .times import store_time_after
 #: sooner than the run (an artifact version, an evidence item, a note kept as content).
 RETAINED_KINDS: tuple[str, ...] = ("artifact_version", "evidence", "note")
 
-
 _RETAIN = re.compile(
     r"^(?:(?P<keep>keep)|(?P<after>until-completion)(?:\+(?P<an>\d{1,5})(?P<au>[dh]))?|(?P<n>\d{1,5})(?P<u>[dh]))$"
 )

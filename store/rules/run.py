@@ -12,8 +12,6 @@ from .states import RunStatus
 
 #: Statuses a run was put in by policy (a budget) or by its owner (stop): only a person reopens it.
 STOPPED_BY_POLICY: frozenset[str] = frozenset({RunStatus.BUDGET_EXHAUSTED, RunStatus.STOPPED})
-
-
 #: Statuses in which the record is closed: nothing more is written to it.
 CLOSED: frozenset[str] = frozenset({RunStatus.COMPLETED, RunStatus.SUPERSEDED})
 
@@ -28,8 +26,6 @@ def record_open(status: str) -> bool:
 DISPATCHING: frozenset[str] = frozenset(
     {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.OUTCOME_UNKNOWN}
 )
-
-
 TERMINAL: frozenset[str] = frozenset(
     {RunStatus.STOPPED, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.SUPERSEDED}
 )

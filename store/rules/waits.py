@@ -39,16 +39,11 @@ class WaitState(StrEnum):
 #: The one clock a wait is scheduled on: the database's, which every process and machine
 #: sharing the store reads alike (a process's own clock, or a browser timer, governs nothing).
 WAIT_CLOCK = "database"
-
-
 #: The longest a wait may be scheduled ahead (as an approval's expiry).
 MAX_WAIT_SECONDS = 366 * 86400
-
-
 #: An open wait this long past its time has had nobody re-evaluate it: no process is awake
 #: for it, so it goes to a person's queue (cancel it, or see why the agent is gone).
 WAIT_OVERDUE_SECONDS = 3600.0
-
 
 #: How `--cancel-if` names the conditions the store checks itself; anything else is text.
 _CONDITION_PREFIXES = {

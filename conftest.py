@@ -21,7 +21,8 @@ conventions a page is written to:
   the code) run like visible ones but are not shown: what stands in for what the reader
   brings (a scripted model in place of theirs, a person deciding "in another terminal").
 - A document's blocks are one sequence: the suite runs with `--dist loadfile` (pyproject's
-  addopts), so under xdist a document goes to one worker, in order.
+  addopts), so under xdist a document goes to one worker, in order; the documents go first
+  (`pytest_collection_modifyitems` below).
 - ```text, ```console-output and other blocks are shown, not run; tests/test_docs.py checks
   that every fence is tagged with a language it knows.
 """
@@ -39,6 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sybil import Document, Example, Region, Sybil
 from sybil.evaluators.python import PythonEvaluator
 from sybil.parsers.markdown import CodeBlockParser, SkipParser
@@ -193,3 +195,23 @@ pytest_collect_file = Sybil(
     patterns=["*.md"],
     teardown=_teardown,
 ).pytest()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files are handed to xdist's workers (`--dist loadfile`) longest first, as far as is
+    known before they run: the documents (the suite's longest sequences), then the test
+    modules marked `early` (a long sequence of processes, such as each part of
+    tests/test_cli_table.py's command table), then the rest by their number of tests (xdist's
+    own order; `--no-loadscope-reorder` in pyproject leaves the order to this). A long file
+    started last keeps one worker busy while the other has nothing left to do. Each file's
+    own tests keep their order."""
+    files: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.path, []).append(item)
+
+    def rank(path: Path) -> tuple[int, int]:
+        first = files[path][0]
+        kind = 0 if path.suffix == ".md" else 1 if first.get_closest_marker("early") else 2
+        return kind, -len(files[path])
+
+    items[:] = [item for path in sorted(files, key=rank) for item in files[path]]

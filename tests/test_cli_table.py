@@ -3,7 +3,9 @@
 The table's rows are synopses (`TASK`, `[--json]`, `a|b`), so `TABLE` gives each one the
 concrete commands that run for it, in table order, from a fresh store in a temporary
 directory, whose options are the row's own; a row added to the table without one fails here,
-as does a stale entry. The page's shell blocks themselves run through Sybil (conftest.py).
+as does a stale entry. The table runs in `PARTS`, each from a fresh store of its own after the
+rows it stands on, each in a test file of its own (test_cli_table_*.py), so that the parts run
+side by side. The page's shell blocks themselves run through Sybil (conftest.py).
 
 Also: `boris init` and `boris demo` run bare act as the person logged in, and a reader
 that stops reading (`boris … | head`) ends `boris` quietly.
@@ -18,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.early
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_PAGE = ROOT / "docs" / "cli.md"
@@ -428,7 +432,54 @@ def test_every_table_row_has_commands_with_its_own_options() -> None:
             assert not extra, f"{line}: {extra} is not in the table's {synopsis!r}"
 
 
-def test_the_command_table_runs_in_order_from_a_fresh_store(tmp_path: Path) -> None:
+def _row(synopsis: str) -> int:
+    """The index in TABLE of the row of this command (its synopsis's first words)."""
+    found = [i for i, (key, _) in enumerate(TABLE) if f"{key} ".startswith(f"{synopsis} ")]
+    assert len(found) == 1, (synopsis, found)
+    return found[0]
+
+
+def _rows(first: str, last: str) -> list[int]:
+    return list(range(_row(first), _row(last) + 1))
+
+
+#: What every part stands on: the store, the demo's tasks and keys, and the task.
+STORE = [_row("boris init"), _row("boris demo")]
+TASK = [*STORE, _row("boris create-task")]
+
+#: The table in parts, each run in table order from a fresh store: the rows it stands on (run
+#: and checked as in the whole table), then its own. Together they run every row.
+PARTS: dict[str, tuple[list[int], list[int]]] = {
+    "store-and-task": ([], _rows("boris init", "boris set-status")),
+    "effects-and-approvals": (TASK, _rows("boris plan-effect", "boris checkpoint")),
+    "manifests-close-and-stop": (TASK, _rows("boris record-manifest", "boris stop")),
+    # A criterion and an artifact's first version: the narrative claims the one, retain keeps
+    # the other for 0h.
+    "reads-and-archive": (
+        [*TASK, _row("boris add-criterion"), _row("boris record-artifact")],
+        _rows("boris resume", "boris note"),
+    ),
+    "deletion-and-late": (STORE, _rows("boris delete-task", "boris mcp")),
+}
+
+
+def test_the_parts_run_every_row_once_as_their_own() -> None:
+    own = [i for _, rows in PARTS.values() for i in rows]
+    assert own == list(range(len(TABLE)))
+    for stands_on, rows in PARTS.values():
+        assert stands_on == sorted(stands_on) and all(i < rows[0] for i in stands_on)
+    # Each part runs in one test file of its own (this one and test_cli_table_*.py), so
+    # that the parts run on both workers.
+    run = [
+        m
+        for path in sorted(Path(__file__).parent.glob("test_cli_table*.py"))
+        for m in re.findall(r'run_part\(tmp_path, "([\w-]+)"\)', path.read_text())
+    ]
+    assert sorted(run) == sorted(PARTS)
+
+
+def run_part(tmp_path: Path, part: str) -> None:
+    """One of PARTS in table order, from a fresh store in `tmp_path`."""
     env = _env(tmp_path)
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -444,7 +495,8 @@ def test_the_command_table_runs_in_order_from_a_fresh_store(tmp_path: Path) -> N
         AGENT: {"BORIS_ACTOR": "agent:drafter-7", "BORIS_KEY": str(keys / "agent-drafter-7.pem")},
     }
     ids: dict[str, str] = {}
-    for synopsis, runs in TABLE:
+    stands_on, rows = PARTS[part]
+    for synopsis, runs in (TABLE[i] for i in [*stands_on, *rows]):
         for actor, line in runs:
             command = line.format(**ids)
             done = _run(command, tmp_path, {**env, **who[actor]})
@@ -453,6 +505,10 @@ def test_the_command_table_runs_in_order_from_a_fresh_store(tmp_path: Path) -> N
             )
             if synopsis.startswith("boris create-task"):
                 ids["task"] = done.stdout.strip()
+
+
+def test_the_store_and_a_task_run_in_order_from_a_fresh_store(tmp_path: Path) -> None:
+    run_part(tmp_path, "store-and-task")
 
 
 def test_init_and_demo_run_bare_act_as_the_person_logged_in(tmp_path: Path) -> None:

@@ -42,5 +42,9 @@ if have_pg && [ -z "${BORIS_TEST_PG_URL:-}" ]; then
   echo "PostgreSQL for the tests: $BORIS_TEST_PG_URL"
 fi
 
+# The checkout's bytecode, compiled once: where PYTHONDONTWRITEBYTECODE is set (some CI images;
+# the documents' workspaces, conftest.py) no process writes it, and every `boris` process the
+# suite starts would compile the store from source again (0.3 s of CPU each).
+.venv/bin/python -m compileall -q store boris_desktop >/dev/null || true
 # The 25 slowest tests are listed at the end, so a slow one is seen the day it lands.
 QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n 2 --durations=25 "$@"

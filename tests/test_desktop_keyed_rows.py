@@ -198,16 +198,25 @@ def _id(r: dict[str, Any]) -> Any:
     return r["id"]
 
 
-def _task(n: int, attention: int, title: str = "") -> dict[str, Any]:
-    return {
-        "id": f"t{n}",
-        "title": title or f"Task {n}",
-        "owner": "o",
-        "status": "running",
-        "attention": attention,
-        "updated_at": f"2026-12-04T10:00:{n:02d}.000000Z",
-        "needs": {"budget_use": 0.1, "heads": 1, "pending_approvals": 1 if attention else 0},
-    }
+def task_row(task_id: str, *, title: str = "", attention: int = 0, n: int = 0) -> Any:
+    """An inbox row as the store reads it (store.api.TaskRow)."""
+    from store.api import RunStatus, TaskNeeds, TaskRow
+    from store.rules import BudgetStanding
+
+    needs = TaskNeeds(
+        pending_approvals=1 if attention else 0, unresolved_effects=0, effects_to_reconcile=0,
+        stale_criteria=0, failed_criteria=0, open_criteria=0, heads=1, budget_use=0.1,
+        budget=BudgetStanding.WITHIN, missing_blobs=0, late_changes=0,
+    )  # fmt: skip
+    return TaskRow(
+        id=task_id, title=title or task_id, owner="o", status=RunStatus.RUNNING,
+        updated_at=f"2026-12-04T10:00:{n:02d}.000000Z", last_seq=n, needs=needs,
+        forked=False, attention=attention, lease=None,
+    )  # fmt: skip
+
+
+def _task(n: int, attention: int, title: str = "") -> Any:
+    return task_row(f"t{n}", title=title or f"Task {n}", attention=attention, n=n)
 
 
 def test_the_inbox_takes_a_reread_in_place_and_a_moved_task_keeps_its_selection(qtbot) -> None:

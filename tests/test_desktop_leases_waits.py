@@ -293,18 +293,27 @@ def test_the_queues_wait_opens_the_cancel_wait_dialog(
 
 
 def test_working_now_words() -> None:
+    from dataclasses import replace
+
     from boris_desktop.ui import holder
+    from store.api import ActorRef, Lease, LeaseStanding
+    from store.rules import ActorKind
 
     now = "2026-12-06T14:30:00.000000Z"
-    lease = {
-        "holder": {"kind": "agent", "id": "drafter-7"},
-        "standing": "alive",
-        "expires_at": "2026-12-06T14:31:00.000000Z",
-        "ended_at": None,
-        "last_heartbeat_at": "2026-12-06T14:29:48.000000Z",
-        "token": 3,
-        "since": "2026-12-06T14:00:00.000000Z",
-    }
+    lease = Lease(
+        token=3,
+        holder=ActorRef(ActorKind.AGENT, "drafter-7"),
+        session_id="s1",
+        since="2026-12-06T14:00:00.000000Z",
+        ttl_seconds=60,
+        expires_at="2026-12-06T14:31:00.000000Z",
+        last_heartbeat_at="2026-12-06T14:29:48.000000Z",
+        standing=LeaseStanding.ALIVE,
+        ended_at=None,
+        ended_by=None,
+        end_reason=None,
+        reason="",
+    )
     assert holder.working_now(lease, "2026-12-06T14:20:00Z", now, "rita") == "drafter-7 · 12 s ago"
     later = "2026-12-06T14:32:00.000000Z"  # no heartbeat since: expired, judged at the read
     assert holder.working_now(lease, "2026-12-06T14:20:00Z", later, "rita").startswith(
@@ -312,5 +321,5 @@ def test_working_now_words() -> None:
     )
     two_days = "2026-12-08T15:00:00.000000Z"
     assert holder.working_now(lease, "2026-12-06T14:20:00Z", two_days, "rita") == "idle 2 d"
-    mine = {**lease, "holder": {"kind": "person", "id": "rita"}, "expires_at": None}
+    mine = replace(lease, holder=ActorRef(ActorKind.PERSON, "rita"), expires_at=None)
     assert holder.working_now(mine, None, now, "rita") == "you"

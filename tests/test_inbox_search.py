@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from test_desktop_actions import WAIT_MS
+from test_desktop_keyed_rows import task_row
 
 from store import Actor, Store
 from store import commands as c
@@ -35,7 +36,7 @@ def test_a_searchs_changes_are_keyed_rows_plan_in_one_walk() -> None:
     from boris_desktop.ui.keyed_rows import plan
 
     rnd = random.Random(32)
-    every = [{"id": f"t{i}", "title": str(i)} for i in range(300)]
+    every = [task_row(f"t{i}", title=str(i)) for i in range(300)]
     for _ in range(200):
         held = [r for r in every if rnd.random() < rnd.random()]
         showing = [r for r in every if rnd.random() < rnd.random()]
@@ -52,7 +53,7 @@ def test_a_searchs_changes_are_keyed_rows_plan_in_one_walk() -> None:
 def test_rows_not_picked_from_every_in_its_order_get_the_full_plan() -> None:
     from boris_desktop.inbox.table import narrowing_plan
 
-    every = [{"id": f"t{i}"} for i in range(5)]
+    every = [task_row(f"t{i}") for i in range(5)]
     held = [every[3], every[1]]  # a reload sorted them anew meanwhile
     p = narrowing_plan(every, held, [every[1], every[3]])
     assert p.moved and p.where == {"t1": 0, "t3": 1}

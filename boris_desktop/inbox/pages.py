@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QLineEdit, QTableView
@@ -33,12 +33,15 @@ from boris_desktop.inbox.table import (
     task_key,
 )
 from boris_desktop.runtime import jobs
-from boris_desktop.runtime.job_results import FirstPage, TaskRow
+from boris_desktop.runtime.job_results import FirstPage
 from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.runtime.loader import Loader
 from boris_desktop.ui import keyed_rows
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import words as status_words
+
+if TYPE_CHECKING:
+    from store.api import TaskRow
 
 Index = QModelIndex | QPersistentModelIndex
 #: Rows a worker reads at a time: a few screens' worth.
@@ -153,14 +156,14 @@ class PagedInboxModel(InboxModel):
         self.counts = InboxCounts(result.total, result.total, result.needy)
         rows = result.rows
         self.all_rows = rows
-        self._ids = {r["id"] for r in rows}
+        self._ids = {r.id for r in rows}
         plan = None if result.fresh else keyed_rows.plan(self.rows, rows, task_key)
         if plan is None or len(plan.gone) + len(plan.inserts) > 32:
             # A new search, filter or order, or rows all over the list changed: one reset
             # (no comparison of thousands of rows on the GUI thread); the window reselects.
             self.beginResetModel()
             self.rows = list(rows)
-            self._pos = {r["id"]: i for i, r in enumerate(rows)}
+            self._pos = {r.id: i for i, r in enumerate(rows)}
             self.revision += 1
             self.endResetModel()
         else:
@@ -197,7 +200,7 @@ class PagedInboxModel(InboxModel):
         reading, (rows, key) = result
         if reading != self._reading:
             return  # a page of a reading no longer shown
-        rows = [r for r in rows if r["id"] not in self._ids]
+        rows = [r for r in rows if r.id not in self._ids]
         self.next_key = key
         if rows:
             first = len(self.rows)
@@ -205,8 +208,8 @@ class PagedInboxModel(InboxModel):
             self.rows.extend(rows)
             self.endInsertRows()
             for i, r in enumerate(rows, first):
-                self._pos[r["id"]] = i
-                self._ids.add(r["id"])
+                self._pos[r.id] = i
+                self._ids.add(r.id)
             self.all_rows = self.rows
             self.revision += 1
         self.paged.emit()
@@ -222,18 +225,18 @@ class PagedInboxModel(InboxModel):
         if second != self._texts_at:
             self._texts.clear()
             self._texts_at = second
-        held = self._texts.get(r["id"])
+        held = self._texts.get(r.id)
         if held is None or held[0] is not r:
-            n = r["needs"]
+            n = r.needs
             texts = (
-                r["title"],
-                status_words(r["status"]),
-                needs_text(n, r["status"]),
-                budget_text(n["budget_use"], n.get("budget")),
-                activity_text(r["updated_at"]),
+                r.title,
+                status_words(r.status),
+                needs_text(n, r.status),
+                budget_text(n.budget_use, n.budget),
+                activity_text(r.updated_at),
                 self.working_now(r),
             )
-            held = self._texts[r["id"]] = (r, texts)
+            held = self._texts[r.id] = (r, texts)
         return held[1][col]
 
     # --- what the window sets ------------------------------------------------------------
@@ -328,8 +331,8 @@ class PagedInbox(QObject):
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         cell = self.model.row_at(current)
-        if cell is not None and cell[0]["id"] != self.selected:
-            self.selected = cell[0]["id"]
+        if cell is not None and cell[0].id != self.selected:
+            self.selected = cell[0].id
             self.selected_changed.emit(self.selected)
 
     def select(self, task_id: str) -> None:

@@ -23,7 +23,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 
-from boris_desktop.runtime.job_results import TaskRow
 from boris_desktop.ui import holder, keyed_rows
 from boris_desktop.ui import text as t
 from boris_desktop.ui.cells import CellsInOneCall, FlatIndex, ListedRows, WholeCellsThrough
@@ -33,6 +32,7 @@ from store import api
 
 if TYPE_CHECKING:
     from boris_desktop.runtime.job_results import InboxPlan
+    from store.api import TaskNeeds, TaskRow
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Title", "Status", "Needs you", "Budget", "Last activity", "Working now")
@@ -51,25 +51,25 @@ def exhausted_brush() -> QBrush:
     return QBrush(QColor("#ff8a80" if dark else "#c62828"))
 
 
-def needs_text(n: dict[str, Any], status: str = "") -> str:
+def needs_text(n: TaskNeeds, status: str = "") -> str:
     """What needs the reviewer, in words, most blocking first."""
     parts = []
-    to_reconcile = n.get("effects_to_reconcile", n.get("unresolved_effects", 0))
+    to_reconcile = n.effects_to_reconcile
     for count, one, many in (
-        (n.get("pending_approvals"), "approval pending", "approvals pending"),
+        (n.pending_approvals, "approval pending", "approvals pending"),
         (to_reconcile, "effect to reconcile", "effects to reconcile"),
-        (n.get("missing_blobs"), "missing blob", "missing blobs"),
-        (n.get("stale_criteria"), "stale criterion", "stale criteria"),
-        (n.get("failed_criteria"), "failed criterion", "failed criteria"),
+        (n.missing_blobs, "missing blob", "missing blobs"),
+        (n.stale_criteria, "stale criterion", "stale criteria"),
+        (n.failed_criteria, "failed criterion", "failed criteria"),
     ):
         if count:
             parts.append(t.count(count, one, many))
-    if n.get("heads", 0) > 1:
+    if n.heads > 1:
         parts.append("forked lineage")
-    if n.get("late_changes"):
+    if n.late_changes:
         # Facts that came after completion, not answered yet (issue 35 part L).
-        parts.append("changed after completion" + f" ({n['late_changes']})")
-    standing = n.get("budget")
+        parts.append("changed after completion" + f" ({n.late_changes})")
+    standing = n.budget
     if budget_exhausted(n, status):
         parts.append("budget exhausted")
     elif standing == api.BudgetStanding.FULLY_RESERVED:
@@ -81,11 +81,9 @@ def needs_text(n: dict[str, Any], status: str = "") -> str:
     return " · ".join(parts) or "—"
 
 
-def budget_exhausted(n: dict[str, Any], status: str = "") -> bool:
+def budget_exhausted(n: TaskNeeds, status: str = "") -> bool:
     """`budget`: how the task's most pressing counter stands (store.reads.inbox)."""
-    return (
-        status == api.RunStatus.BUDGET_EXHAUSTED or n.get("budget") == api.BudgetStanding.EXHAUSTED
-    )
+    return status == api.RunStatus.BUDGET_EXHAUSTED or n.budget == api.BudgetStanding.EXHAUSTED
 
 
 #: A standing's words after the share used, as the Budgets tab says them.
@@ -107,11 +105,9 @@ def activity_text(at: str) -> str:
     return at[:16].replace("T", " ")
 
 
-def filter_text(r: dict[str, Any]) -> str:
-    hay = " ".join(
-        (r["title"], r["id"], r["owner"], words(r["status"]), needs_text(r["needs"], r["status"]))
-    )
-    return f"{r['status']}\x1f{int(r['attention'] > 0)}\x1f{hay.casefold()}"
+def filter_text(r: TaskRow) -> str:
+    hay = " ".join((r.title, r.id, r.owner, words(r.status), needs_text(r.needs, r.status)))
+    return f"{r.status}\x1f{int(r.attention > 0)}\x1f{hay.casefold()}"
 
 
 #: Above this many runs of rows taken out or put back, a search resets the model instead.
@@ -120,19 +116,19 @@ SEARCH_EDITS = 32
 #: Each task's filter text, with the row it was made of, kept by a worker so a search never
 #: builds it on the GUI thread: the store's rows are frozen (read models), so it is kept
 #: beside them, one entry a task, not on them.
-_HAYSTACKS: dict[str, tuple[Any, str]] = {}
+_HAYSTACKS: dict[str, tuple[TaskRow, str]] = {}
 
 
-def haystack(r: Any) -> str:
+def haystack(r: TaskRow) -> str:
     """The row's filter text: as a worker made it for this very row, else made now."""
-    held = _HAYSTACKS.get(r["id"])
+    held = _HAYSTACKS.get(r.id)
     return held[1] if held is not None and held[0] is r else filter_text(r)
 
 
-def with_haystack(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_haystack(rows: list[TaskRow]) -> list[TaskRow]:
     """Fresh rows (a worker's own, not yet shown) with their filter text kept for them."""
     for r in rows:
-        _HAYSTACKS[r["id"]] = (r, filter_text(r))
+        _HAYSTACKS[r.id] = (r, filter_text(r))
     return rows
 
 
@@ -140,7 +136,7 @@ def search_words(text: str) -> tuple[str, ...]:
     return tuple(text.casefold().split())
 
 
-def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[str, Any]]:
+def matching(rows: list[TaskRow], words_: tuple[str, ...]) -> list[TaskRow]:
     """The rows whose title, id, owner, status or needs hold every word, in their order.
     Pure Python on plain rows: run on a worker (jobs.search) while the reviewer types."""
     if not words_:
@@ -154,7 +150,7 @@ def matching(rows: list[dict[str, Any]], words_: tuple[str, ...]) -> list[dict[s
 
 
 def narrowing_plan(
-    every: list[dict[str, Any]], held: list[dict[str, Any]], showing: list[dict[str, Any]]
+    every: list[TaskRow], held: list[TaskRow], showing: list[TaskRow]
 ) -> keyed_rows.Plan[TaskRow]:
     """The changes from the rows shown (`held`) to `showing`, when both are picks of
     `every` in its order (as a search makes them): one walk down `every`, comparing rows by
@@ -162,7 +158,7 @@ def narrowing_plan(
     key calls were most of a search's time on 10,000 rows (bench_search.py). Rows picked
     otherwise (a reload sorted them anew meanwhile) get keyed_rows.plan."""
     gone: list[int] = []
-    inserts: list[tuple[int, list[dict[str, Any]]]] = []
+    inserts: list[tuple[int, list[TaskRow]]] = []
     i = j = 0
     nh, ns = len(held), len(showing)
     for r in every:
@@ -182,38 +178,38 @@ def narrowing_plan(
     if i != nh or j != ns:
         return keyed_rows.plan(held, showing, task_key)
     runs = keyed_rows.runs_of(gone)
-    where: dict[Hashable, int] = {r["id"]: at for at, r in enumerate(showing)}
+    where: dict[Hashable, int] = {r.id: at for at, r in enumerate(showing)}
     added = [r for _, new in inserts for r in new]
     return keyed_rows.Plan(runs, inserts, [], False, runs, added, where)
 
 
-def ordered(rows: list[dict[str, Any]], column: int, descending: bool) -> list[dict[str, Any]]:
+def ordered(rows: list[TaskRow], column: int, descending: bool) -> list[TaskRow]:
     """The rows in the inbox's order. Ascending: by the column, ties newest first;
     descending is its exact reverse, so among equals the task that has waited longest comes
     first. Pure Python on plain rows: a worker sorts a fresh read (see jobs.refresh)."""
-    out = sorted(rows, key=lambda r: r["updated_at"], reverse=True)
+    out = sorted(rows, key=lambda r: r.updated_at, reverse=True)
     out.sort(key=lambda r: sort_key(r, column))
     if descending:
         out.reverse()
     return out
 
 
-def sort_key(r: dict[str, Any], column: int) -> Any:
+def sort_key(r: TaskRow, column: int) -> Any:
     if column == TITLE:
-        return r["title"].casefold()
+        return r.title.casefold()
     if column == STATUS:
-        return r["status"]
+        return r.status
     if column == NEEDS:
-        return r["attention"]
+        return r.attention
     if column == BUDGET:
-        return r["needs"]["budget_use"]
+        return r.needs.budget_use
     if column == WORKING:
         # Last heard from: a heartbeat, a lease's end, or the task's last write.
-        return holder.last_touched(r.get("lease"), r["updated_at"]) or ""
-    return r["updated_at"]
+        return holder.last_touched(r.lease, r.updated_at) or ""
+    return r.updated_at
 
 
-class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableModel):
+class InboxModel(ListedRows["TaskRow"], CellsInOneCall, FlatIndex, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
 
@@ -221,11 +217,11 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.rows: list[dict[str, Any]] = []  # the rows shown: those matching `search`
+        self.rows: list[TaskRow] = []  # the rows shown: those matching `search`
         #: Every task, in the same order: the search picks `rows` from them (`show_matching`)
         #: here, in the model, rather than in a proxy that would ask Python about each of
         #: ten thousand rows on the GUI thread at every keystroke (bench_search.py).
-        self.all_rows: list[dict[str, Any]] = []
+        self.all_rows: list[TaskRow] = []
         self.search: tuple[str, ...] = ()
         self._ids: set[Hashable] = set()  # every task's id, shown or not
         self._pos: dict[Hashable, int] = {}  # a task id -> its row
@@ -244,7 +240,7 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
 
     def set_rows(
         self,
-        rows: list[dict[str, Any]],
+        rows: list[TaskRow],
         order: tuple[int, bool] | None = None,
         planned: InboxPlan | None = None,
     ) -> None:
@@ -255,7 +251,7 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
         if order != self.order:
             rows, planned = ordered(rows, *self.order), None
         self.all_rows = rows
-        self._ids = {r["id"] for r in rows}
+        self._ids = {r.id for r in rows}
         if planned is not None and planned.revision == self.revision:
             # Worked out on a worker for the rows held now, so for the search in force.
             self._show(planned.showing, planned.plan)
@@ -312,7 +308,7 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
             self.endInsertRows()
         self.layoutAboutToBeChanged.emit()
         before = self.persistentIndexList()
-        kept = [(self.rows[ix.row()]["id"], ix.column()) for ix in before]
+        kept = [(self.rows[ix.row()].id, ix.column()) for ix in before]
         self.rows = list(rows)
         where = plan.where
         self.changePersistentIndexList(before, [self.index(where[t], col) for t, col in kept])
@@ -330,11 +326,11 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
             return
         self.layoutAboutToBeChanged.emit()
         before = self.persistentIndexList()
-        held = [(self.rows[ix.row()]["id"], ix.column()) for ix in before]
+        held = [(self.rows[ix.row()].id, ix.column()) for ix in before]
         self.rows = ordered(self.rows, *self.order)
         self.all_rows = ordered(self.all_rows, *self.order)
         self.revision += 1
-        self._pos = {r["id"]: i for i, r in enumerate(self.rows)}
+        self._pos = {r.id: i for i, r in enumerate(self.rows)}
         self.changePersistentIndexList(
             before, [self.index(self._pos[task_id], col) for task_id, col in held]
         )
@@ -344,63 +340,59 @@ class InboxModel(ListedRows[TaskRow], CellsInOneCall, FlatIndex, QAbstractTableM
         if task_id is None:
             return -1
         i = self._pos.get(task_id, -1)
-        if 0 <= i < len(self.rows) and self.rows[i]["id"] == task_id:
+        if 0 <= i < len(self.rows) and self.rows[i].id == task_id:
             return i
-        return next((i for i, r in enumerate(self.rows) if r["id"] == task_id), -1)
+        return next((i for i, r in enumerate(self.rows) if r.id == task_id), -1)
 
-    def working_now(self, r: dict[str, Any]) -> str:
+    def working_now(self, r: TaskRow) -> str:
         """Who works on the task now, judged at the clock's reading now."""
-        return holder.working_now(
-            r.get("lease"), r["updated_at"], self.clock.now(), self.reviewer_id
-        )
+        return holder.working_now(r.lease, r.updated_at, self.clock.now(), self.reviewer_id)
 
     def data(self, index: Index, role: int = 0) -> Any:
         cell = self.row_at(index)
         if cell is None:
             return None
         r, col = cell
-        n = r["needs"]
+        n = r.needs
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return (
-                r["title"],
-                words(r["status"]),
-                needs_text(n, r["status"]),
-                budget_text(n["budget_use"], n.get("budget")),
-                activity_text(r["updated_at"]),
+                r.title,
+                words(r.status),
+                needs_text(n, r.status),
+                budget_text(n.budget_use, n.budget),
+                activity_text(r.updated_at),
                 self.working_now(r),
             )[col]
         if role == Qt.ItemDataRole.DecorationRole:
             if col == STATUS:
-                return status_icon(r["status"])
-            if col == NEEDS and r["attention"] > 0:
-                return icon("fork" if n["heads"] > 1 and r["attention"] <= 60 else "attention")
-            if col == BUDGET and budget_exhausted(n, r["status"]):
+                return status_icon(r.status)
+            if col == NEEDS and r.attention > 0:
+                return icon("fork" if n.heads > 1 and r.attention <= 60 else "attention")
+            if col == BUDGET and budget_exhausted(n, r.status):
                 return icon("failed")  # not by colour alone
             return None
         if role == Qt.ItemDataRole.ForegroundRole:
-            if col == BUDGET and budget_exhausted(n, r["status"]):
+            if col == BUDGET and budget_exhausted(n, r.status):
                 return exhausted_brush()
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == TITLE:
-                return tip(f"{r['title']}\nid {r['id']} · owner {r['owner']}")
+                return tip(f"{r.title}\nid {r.id} · owner {r.owner}")
             if col == BUDGET:
                 return (
                     "the most used budget counter, against its limit (reservations count toward it)"
                 )
             if col == NEEDS:
-                return f"{needs_text(n, r['status'])}\nattention score {r['attention']}"
+                return f"{needs_text(n, r.status)}\nattention score {r.attention}"
             if col == WORKING:
-                return holder.holder_line(
-                    r.get("lease"), r["updated_at"], self.clock.now(), self.reviewer_id
-                )
+                return holder.holder_line(r.lease, r.updated_at, self.clock.now(), self.reviewer_id)
             return None
         if role == SORT_ROLE:
             return sort_key(r, col)
         if role == ID_ROLE:
-            return r["id"]
+            return r.id
         if role == ATTENTION_ROLE:
-            return r["attention"]
+            return r.attention
         if role == FILTER_ROLE:
             return haystack(r)
         return None
@@ -452,5 +444,5 @@ class InboxFilter(WholeCellsThrough, QSortFilterProxyModel):
         self.endFilterChange()
 
 
-def task_key(row: dict[str, Any]) -> str:
-    return str(row["id"])
+def task_key(row: TaskRow) -> str:
+    return str(row.id)

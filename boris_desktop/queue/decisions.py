@@ -55,10 +55,7 @@ from boris_desktop.ui.icons import icon
 from store import api
 
 if TYPE_CHECKING:
-    from store.api import Decision, DecisionPage, QueueCounts
-
-#: A task's record as Store.task reads it.
-TaskState = dict[str, Any]
+    from store.api import Decision, DecisionPage, QueueCounts, TaskState
 
 # The names the window and the tests import from here (and KIND_PART, made on first use).
 __all__ = [
@@ -83,7 +80,7 @@ __all__ = [
 ]
 
 #: Shows a decision's task, then calls back with the task's record (see DecisionQueue.pane).
-Pane = Callable[["Decision", Callable[[TaskState], None]], None]
+Pane = Callable[["Decision", Callable[["TaskState"], None]], None]
 
 
 #: The part of the task view each kind of decision is about: the pane below the queue shows

@@ -8,14 +8,15 @@ While the window's parts move to attributes, a result still answers a string key
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.ui.keyed_rows import Plan
 
-#: A task as the inbox lists it (Store.tasks, store.reads.peek).
-TaskRow = dict[str, Any]
+if TYPE_CHECKING:
+    # A task as the inbox lists it (Store.tasks, store.reads.peek, the paged inbox).
+    from store.api import TaskRow
 #: The inbox's order: (column, descending).
 Order = tuple[int, bool]
 

@@ -6,7 +6,7 @@ imported inside them so that SQLAlchemy loads after the window's first paint.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boris_desktop.runtime.job_results import (
     FirstPage,
@@ -17,14 +17,16 @@ from boris_desktop.runtime.job_results import (
     PagedRead,
     PublicKey,
     TaskRead,
-    TaskRow,
     Unchanged,
 )
 from boris_desktop.task.bundle import TaskBrief, TaskBundle, TimelineEvent, TimelinePage
 
+if TYPE_CHECKING:
+    from store.api import EventRow, TaskRow
+
 #: What the inbox holds, for a worker to read against: its order, the rows it shows, its
 #: revision and its search words (see `as_shown`).
-Shown = tuple[Order, list[TaskRow], int, tuple[str, ...]]
+Shown = tuple[Order, list["TaskRow"], int, tuple[str, ...]]
 
 
 def open_store(directory: str | None) -> Any:
@@ -120,7 +122,7 @@ def timeline_page(
     words: store.reads.signers); `more` says whether older ones remain."""
     import json
 
-    events = store.events(
+    events: list[EventRow] = store.events(
         task_id,
         before_seq=before_seq,
         types=[event_type] if event_type else None,
@@ -136,9 +138,9 @@ def timeline_page(
         signed_by = signers(conn, task_id, events)
     rows = []
     for e in events:
-        text = json.dumps(e["payload"], ensure_ascii=False, sort_keys=True, default=str)
+        text = json.dumps(e.payload, ensure_ascii=False, sort_keys=True, default=str)
         gist = text if len(text) <= 160 else text[:157] + "…"
-        rows.append(TimelineEvent(e, signed_by[e["seq"]], gist))
+        rows.append(TimelineEvent(e, signed_by[e.seq], gist))
     return TimelinePage(task_id, (event_type, actor), before_seq, tuple(rows), more)
 
 
@@ -178,7 +180,7 @@ def refresh(
         if shown is not None:
             tasks, order, planned = as_shown(tasks, shown)
     bundle = None
-    if task_id and any(t["id"] == task_id for t in tasks):
+    if task_id and any(t.id == task_id for t in tasks):
         bundle = task_bundle(store, task_id)
     return InboxRead(
         version=version,
@@ -189,8 +191,8 @@ def refresh(
         planned=planned,
         # What the status bar and the status filter say, counted here rather than by two
         # loops over ten thousand rows on the GUI thread.
-        needy=sum(t["attention"] > 0 for t in tasks),
-        statuses=sorted({t["status"] for t in tasks}),
+        needy=sum(t.attention > 0 for t in tasks),
+        statuses=sorted({t.status for t in tasks}),
         bundle=bundle,
     )
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
@@ -36,6 +36,9 @@ from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
 from boris_desktop.ui.text import tip as plain_tip
+
+if TYPE_CHECKING:
+    from store.api import Observation, TargetState, TaskState
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +95,11 @@ class Mark(Keyed):
     now: DiskState
 
 
-def _state(s: Any) -> DiskState | None:
+def _state(s: Observation | TargetState | None) -> DiskState | None:
     """An observation's or an intent's state (the store's record), if any."""
-    if not s:
+    if s is None:
         return None
-    return DiskState(bool(s.get("exists")), s.get("digest"))
+    return DiskState(s.exists, s.digest)
 
 
 def same(a: DiskState | None, b: DiskState | None) -> bool:
@@ -108,33 +111,32 @@ def same(a: DiskState | None, b: DiskState | None) -> bool:
     return api.same_state(api.State(a.exists, a.digest), api.State(b.exists, b.digest))
 
 
-def watched_files(task: dict[str, Any]) -> dict[str, list[Watched]]:
+def watched_files(task: TaskState) -> dict[str, list[Watched]]:
     """Each watched path and what in the record rests on it."""
     out: dict[str, list[Watched]] = {}
-    for a in task.get("artifacts", []):
-        cur = a.get("current")
-        if cur and cur.get("path"):
-            expected = (DiskState(True, cur["digest"]),)
-            out.setdefault(os.path.abspath(cur["path"]), []).append(
-                Watched("artifact", a["artifact_id"], expected)
+    for a in task.artifacts:
+        cur = a.current
+        if cur is not None and cur.path:
+            expected = (DiskState(True, cur.digest),)
+            out.setdefault(os.path.abspath(cur.path), []).append(
+                Watched("artifact", a.artifact_id, expected)
             )
-    for e in task.get("effects", []):
-        if not is_file_target(e.get("target", "")):
+    for e in task.effects:
+        if not is_file_target(e.target):
             continue
-        obs = e.get("observations") or []
-        before_watch = [o for o in obs if o.get("purpose") != "watch"]
+        obs = e.observations
+        before_watch = [o for o in obs if o.purpose != "watch"]
         if before_watch:
             states = [_state(before_watch[-1])]
         else:
-            intent = e.get("intent") or {}
-            states = [_state(intent.get("pre_state")), _state(intent.get("intended"))]
-        out.setdefault(os.path.abspath(e["target"]), []).append(
+            states = [_state(e.intent.pre_state), _state(e.intent.intended)]
+        out.setdefault(os.path.abspath(e.target), []).append(
             Watched(
                 "effect",
-                e["effect_id"],
+                e.effect_id,
                 tuple(x for x in states if x is not None),
                 _state(obs[-1]) if obs else None,
-                bool(e.get("unresolved")),
+                e.unresolved,
             )
         )
     return out
@@ -165,10 +167,10 @@ def record_watch(
     from boris_desktop.decide.content_view import file_state
     from store.api import Actor, ObserveEffect
 
-    eff = next(e for e in store.task(task_id)["effects"] if e["effect_id"] == effect_id)
-    if eff["observations"]:
-        now = file_state(eff["target"])
-        if same(DiskState(now.exists, now.digest), _state(eff["observations"][-1])):
+    eff = next(e for e in store.task(task_id).effects if e.effect_id == effect_id)
+    if eff.observations:
+        now = file_state(eff.target)
+        if same(DiskState(now.exists, now.digest), _state(eff.observations[-1])):
             return None
     if who is None:
         actor = Actor(kind="system", id=WATCH_ACTOR_ID)
@@ -233,19 +235,19 @@ class TaskFileWatcher(QObject):
 
     # --- what is watched -----------------------------------------------------------------
 
-    def set_task(self, store: Any, task: dict[str, Any]) -> None:
+    def set_task(self, store: Any, task: TaskState) -> None:
         """The task on screen loaded: watch its files; compare them once when they changed."""
         self._guard(self._set_task, store, task)
 
-    def _set_task(self, store: Any, task: dict[str, Any]) -> None:
+    def _set_task(self, store: Any, task: TaskState) -> None:
         files = watched_files(task)
-        new_task = task["id"] != self.task_id or store is not self.store
+        new_task = task.id != self.task_id or store is not self.store
         if not new_task and files == self.files:
             return
         if new_task:
             self.marks, self._recorded = {}, {}
             self.marks_changed.emit()
-        self.store, self.task_id, self.files = store, task["id"], files
+        self.store, self.task_id, self.files = store, task.id, files
         self._watch()
         if files:
             self._check(list(files), "loaded", "watch:load")
@@ -375,21 +377,21 @@ class TaskFileWatcher(QObject):
 
     # --- what the task view shows --------------------------------------------------------
 
-    def disk_marks(self, task: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    def disk_marks(self, task: TaskState | None) -> dict[str, dict[str, Any]]:
         """Marks by record: {"artifacts": {id: mark}, "effects": {id: mark},
         "criteria": {id: why}}; a mark is {"state", "what", "at"}."""
         out: dict[str, dict[str, Any]] = {"artifacts": {}, "effects": {}, "criteria": {}}
-        if task is None or task.get("id") != self.task_id:
+        if task is None or task.id != self.task_id:
             return out
         for path, mark in self.marks.items():
             for e in self.files.get(path, []):
                 out["artifacts" if e.kind == "artifact" else "effects"][e.id] = mark
         from store import api
 
-        for c in task.get("criteria", []):
-            m = out["artifacts"].get(c.get("artifact_id") or "")
-            if api.criterion_stales_on_change(c["status"]) and m and m.state != MarkState.SAME:
-                out["criteria"][c["criterion_id"]] = (
-                    f"{c['artifact_id']} {m.state} on disk ({m.what} at {m.at})"
+        for c in task.criteria:
+            m = out["artifacts"].get(c.artifact_id or "")
+            if api.criterion_stales_on_change(c.status) and m and m.state != MarkState.SAME:
+                out["criteria"][c.criterion_id] = (
+                    f"{c.artifact_id} {m.state} on disk ({m.what} at {m.at})"
                 )
         return out

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Union, overload
 
 from PySide6.QtGui import Qt
+
+if TYPE_CHECKING:
+    from store.api import ActorRef
 
 
 @overload
@@ -28,17 +32,29 @@ def count(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-def actor(a: dict[str, Any] | None) -> str:
-    if not a:
-        return "—"
-    name = a.get("name") or a.get("id")
-    return f"{name} ({a.get('kind')} {a.get('id')})" if a.get("name") else f"{a.get('kind')} {name}"
+#: An actor as a read names it (store.api.ActorRef), or as an event's free-form JSON holds one.
+Named = Union["ActorRef", Mapping[str, Any], None]
 
 
-def actor_short(a: dict[str, Any] | None) -> str:
+def _actor_fields(a: ActorRef | Mapping[str, Any]) -> tuple[str, str, str]:
+    """(kind, id, name) of an actor."""
+    if isinstance(a, Mapping):  # agent or tool JSON, which the store does not type
+        return str(a.get("kind") or ""), str(a.get("id") or ""), str(a.get("name") or "")
+    return str(a.kind), a.id, a.name
+
+
+def actor(a: Named) -> str:
     if not a:
         return "—"
-    return str(a.get("name") or a.get("id"))
+    kind, id_, name = _actor_fields(a)
+    return f"{name} ({kind} {id_})" if name else f"{kind} {id_}"
+
+
+def actor_short(a: Named) -> str:
+    if not a:
+        return "—"
+    _kind, id_, name = _actor_fields(a)
+    return name or id_
 
 
 def digest(d: str | None, n: int = 12) -> str:

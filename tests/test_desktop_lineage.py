@@ -31,9 +31,7 @@ def _panel(qtbot, w):
 
 
 def _row_of(graph, checkpoint_id: str) -> int:
-    return next(
-        i for i, r in enumerate(graph.rows) if r.checkpoint["checkpoint_id"] == checkpoint_id
-    )
+    return next(i for i, r in enumerate(graph.rows) if r.checkpoint.checkpoint_id == checkpoint_id)
 
 
 def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
@@ -45,9 +43,9 @@ def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
     assert sorted(heads) == ["ckpt-handoff", "ckpt-milestone"]
     assert sorted(g.heads) == sorted(heads)
     # Two heads side by side: each in a lane of its own, both lines ending on the initial one.
-    lanes = {r.checkpoint["checkpoint_id"]: r.lane for r in g.rows}
+    lanes = {r.checkpoint.checkpoint_id: r.lane for r in g.rows}
     assert lanes["ckpt-handoff"] != lanes["ckpt-milestone"]
-    assert g.rows[-1].checkpoint["checkpoint_id"] == "ckpt-initial"
+    assert g.rows[-1].checkpoint.checkpoint_id == "ckpt-initial"
     assert g.lanes() == 2
     into_initial = [seg for seg in g.rows[-2].down if seg[1] == lanes["ckpt-initial"]]
     assert len(into_initial) == 2  # the fork: two lines converge on the initial checkpoint
@@ -73,10 +71,10 @@ def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
         other.close()
     qtbot.waitUntil(lambda: g.heads == ["ckpt-merge"], timeout=WAIT_MS)
     top = g.rows[0]
-    assert top.checkpoint["checkpoint_id"] == "ckpt-merge"
+    assert top.checkpoint.checkpoint_id == "ckpt-merge"
     # The merge node has a line down to each of the two it joins.
     assert len(top.down) == 2
-    lanes = {r.checkpoint["checkpoint_id"]: r.lane for r in g.rows}
+    lanes = {r.checkpoint.checkpoint_id: r.lane for r in g.rows}
     assert {b for _a, b in top.down} == {lanes["ckpt-handoff"], lanes["ckpt-milestone"]}
     assert all(a == top.lane for a, _b in top.down)
     # The selection survives the update.
@@ -85,11 +83,16 @@ def test_the_fork_shows_two_heads_and_a_merge_one(qtbot, store: Store) -> None:
 
 def test_layout_of_a_straight_line_is_one_lane() -> None:
     from boris_desktop.task.panels.lineage import layout
+    from store.api import ActorKind, ActorRef, Checkpoint
 
-    def c(cid: str, seq: int, *sup: str) -> dict:
-        return {"checkpoint_id": cid, "seq": seq, "at": "", "supersedes": list(sup)}
+    def c(cid: str, seq: int, *sup: str) -> Checkpoint:
+        return Checkpoint(
+            task_id="t", checkpoint_id=cid, id=cid, reason="milestone", supersedes=list(sup),
+            merged=[], seq=seq, chain_hash="", state_digest="", note="", at="", state={},
+            author=ActorRef(ActorKind.AGENT, "a"), superseded=False,
+        )  # fmt: skip
 
     rows = layout([c("a", 1), c("b", 2, "a"), c("c", 3, "b")])
-    assert [r.checkpoint["checkpoint_id"] for r in rows] == ["c", "b", "a"]
+    assert [r.checkpoint.checkpoint_id for r in rows] == ["c", "b", "a"]
     assert {r.lane for r in rows} == {0}
     assert [r.down for r in rows] == [[(0, 0)], [(0, 0)], []]

@@ -10,41 +10,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from boris_desktop.runtime.keyed import Keyed
+
+if TYPE_CHECKING:
+    from store.api import (
+        DecisionSigners,
+        EventFacets,
+        EventRow,
+        ModelSaw,
+        Narrative,
+        Signer,
+        TaskState,
+    )
+
 #: A timeline filter: (event type, (actor kind, actor id)); None is "all".
 Filter = tuple[str | None, tuple[str, str] | None]
 
 
-class _Keyed:
-    """Run time only, as the store's read models (store.reads.read_model): tests written
-    against the bundle's old JSON shape still read `bundle["task"]`. The type checker sees
-    attributes only, so the window cannot subscript these."""
-
-    if not TYPE_CHECKING:
-
-        def __getitem__(self, key: str) -> Any:
-            if key not in self.__dataclass_fields__:
-                raise KeyError(key)
-            return getattr(self, key)
-
-        def get(self, key: str, default: Any = None) -> Any:
-            return getattr(self, key) if key in self.__dataclass_fields__ else default
-
-        def __contains__(self, key: object) -> bool:
-            return key in self.__dataclass_fields__
-
-
 @dataclass(frozen=True)
-class TimelineEvent(_Keyed):
+class TimelineEvent(Keyed):
     """An event as the timeline lists it: who signed it (the store's signer words,
     store.reads.signers) and its payload's one-line gist, both made on the worker."""
 
-    event: dict[str, Any]
-    signer: dict[str, Any] | None
+    event: EventRow
+    signer: Signer | None
     gist: str
 
 
 @dataclass(frozen=True)
-class TimelinePage(_Keyed):
+class TimelinePage(Keyed):
     """One page of a task's events, newest first; `more`: older ones remain."""
 
     task_id: str
@@ -55,19 +49,19 @@ class TimelinePage(_Keyed):
 
 
 @dataclass(frozen=True)
-class TaskBundle(_Keyed):
+class TaskBundle(Keyed):
     """A task's record and what the panels show beside it, read in one go."""
 
-    task: dict[str, Any]  # Store.task
-    signing: dict[str, Any] | None  # who signed its decisions and checkpoints
+    task: TaskState
+    signing: DecisionSigners  # who signed its decisions and checkpoints
     timeline: TimelinePage  # its newest events
-    event_facets: dict[str, Any]  # the types and actors its events have (the filters)
-    narratives: list[dict[str, Any]]  # the agent's claims, checked against the record
-    model_saw: dict[str, Any] | None  # what the model saw and ran under (issue 35 part M)
+    event_facets: EventFacets  # the types and actors its events have (the filters)
+    narratives: list[Narrative]  # the agent's claims, checked against the record
+    model_saw: ModelSaw  # what the model saw and ran under (issue 35 part M)
 
 
 @dataclass(frozen=True)
-class TaskBrief(_Keyed):
+class TaskBrief(Keyed):
     """The resume brief and the summary: they observe the task's files, so they come on
     their own worker after the record."""
 

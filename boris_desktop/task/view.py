@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
@@ -22,8 +22,10 @@ from boris_desktop.task.panels.header import Header
 from boris_desktop.task.panels.phases import PhasesPanel
 from boris_desktop.task.panels.timeline import TimelinePanel
 from boris_desktop.task.panels.waits import WaitsPanel
-from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import hline
+
+if TYPE_CHECKING:
+    from store.api import Store, TaskState
 
 PANELS: tuple[type[Panel], ...] = (
     CriteriaPanel,
@@ -71,7 +73,7 @@ class TaskView(QWidget):
         self._fill_timer.timeout.connect(self._fill_next)
         self.tabs.currentChanged.connect(lambda i: self._fill(self.tabs.widget(i)))
 
-    def set_store(self, store: Any) -> None:
+    def set_store(self, store: Store | None) -> None:
         for p in self.panels.values():
             p.store = store
 
@@ -123,14 +125,14 @@ class TaskView(QWidget):
             return  # nothing new: leave every widget as it is
         clock_only = same_record(self.bundle, bundle)
         self.bundle = bundle
-        self.task_id = bundle.task["id"]
+        self.task_id = bundle.task.id
         if clock_only:
             # Read again because something else in the store changed: redrawing every panel
             # for it was 20-50 ms of the GUI thread on each write anywhere (bench_queue.py).
             for title, panel in self.panels.items():
                 if title not in self._unfilled:  # the others are shown with this bundle
                     panel.show_clock(bundle)
-            self.header.show_clock(bundle.task.get("now"))
+            self.header.show_clock(bundle.task.now)
             return
         self.header.show_task(bundle.task)
         self.header.show_signing(bundle.signing)
@@ -143,52 +145,11 @@ class TaskView(QWidget):
         self._fill(self.tabs.currentWidget())
         self._fill_timer.start()
 
-    @staticmethod
-    def tab_notes(task: dict[str, Any]) -> dict[str, str]:
-        """What needs the reviewer in each part, said with what the number counts."""
-        from boris_desktop.task.panels.next_steps import effect_to_reconcile
-        from store import api
-
-        # The store's judgement of each criterion (`state`): one judged satisfied whose
-        # evidence can no longer be read counts as open again.
-        open_criteria = sum(not api.criterion_done(c["state"]) for c in task["criteria"])
-        pending = sum(
-            a["state"] == api.ApprovalState.PENDING for a in task["approvals"]
-        )  # expiry judged
-        to_reconcile = sum(effect_to_reconcile(e) for e in task["effects"])
-        blocked = sum(p["readiness"] == api.PhaseReadiness.BLOCKED for p in task["phases"])
-        problems = sum(p["kind"].startswith("artifact") for p in task["problems"])
-        standings = [
-            api.budget_standing(b["used"], b["reserved"], b["limit_value"]) for b in task["budgets"]
-        ]
-        exhausted = standings.count(api.BudgetStanding.EXHAUSTED)
-        reserved = standings.count(api.BudgetStanding.FULLY_RESERVED)
-        at_limit = ", ".join(
-            f"{n} {said}"
-            for n, said in ((exhausted, "exhausted"), (reserved, "fully reserved"))
-            if n
-        )
-        heads = len(task["checkpoints"]["heads"])
-        waiting = sum(w["state"] == api.WaitState.OPEN for w in task.get("waits") or [])
-        notes = {
-            "Criteria": f"{open_criteria} to check" if open_criteria else "",
-            "Approvals": f"{pending} pending" if pending else "",
-            "Effects": f"{to_reconcile} to reconcile" if to_reconcile else "",
-            "Dependencies": f"{blocked} blocked" if blocked else "",
-            "Artifacts": ", ".join(
-                x
-                for x in (
-                    t.count(problems, "problem", "problems") if problems else "",
-                    _retired_note(task),
-                )
-                if x
-            ),
-            "Budgets": at_limit
-            or ("exhausted" if task["status"] == api.RunStatus.BUDGET_EXHAUSTED else ""),
-            "Checkpoints": "forked" if heads > 1 else "",
-            "Waits": f"{waiting} open" if waiting else "",
-        }
-        return {k: v for k, v in notes.items() if v}
+    def tab_notes(self, task: TaskState) -> dict[str, str]:
+        """What needs the reviewer in each part (by its title), said with what the number
+        counts; a part that needs nothing is left out."""
+        notes = {title: panel.tab_note(task) for title, panel in self.panels.items()}
+        return {title: note for title, note in notes.items() if note}
 
     def show_brief(self, brief: TaskBrief) -> None:
         if brief.task_id != self.task_id:
@@ -208,18 +169,6 @@ def same_record(shown: TaskBundle | None, fresh: TaskBundle) -> bool:
     return replace(shown, task=_timeless(shown.task)) == replace(fresh, task=_timeless(fresh.task))
 
 
-def _timeless(task: dict[str, Any]) -> dict[str, Any]:
+def _timeless(task: TaskState) -> TaskState:
     """The task as read, without the clock's reading it was read at."""
-    return {**task, "now": None}
-
-
-def _retired_note(task: dict[str, Any]) -> str:
-    """Retired artifact versions (issue 35 part R), by weight: blocking before degraded
-    (retired evidence is shown, and counted as open, under its criterion)."""
-    retired = task.get("retired") or []
-    weights = [r["weight"] for r in retired if r["kind"] == "artifact_version"]
-    from store import api
-
-    order = (api.RetiredWeight.BLOCKING, api.RetiredWeight.DEGRADED)
-    said = [f"{weights.count(w)} retired {w}" for w in order if w in weights]
-    return ", ".join(said)
+    return task.model_copy(update={"now": ""})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFormLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -20,6 +20,9 @@ from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import elided_label, plain_label, pretty_json
 from store import api
+
+if TYPE_CHECKING:
+    from store.api import Approval, Signer, TaskState
 
 LIVE = api.EXPIRING  # whose expiry is counted down
 SIGNER = 6  # the column that says who signed the decision
@@ -59,11 +62,11 @@ class ApprovalsPanel(TreePanel):
 
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
-        self._approvals: list[dict[str, Any]] = []
+        self._approvals: list[Approval] = []
         #: Who signed each decision (approval id -> the store's signer words).
-        self._signers: dict[str, dict[str, Any]] = {}
+        self._signers: dict[str, Signer] = {}
         self._clock: tuple[float, float] | None = None  # (database now, local monotonic)
-        self._current: dict[str, Any] | None = None
+        self._current: Approval | None = None
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 4)
         self.fields = ApprovalFields(
@@ -105,37 +108,40 @@ class ApprovalsPanel(TreePanel):
         db_now, at = self._clock
         return db_now + (time.monotonic() - at)
 
-    def remaining(self, a: dict[str, Any]) -> float:
-        return t.parse(a["expires_at"]).timestamp() - self.now()
+    def remaining(self, a: Approval) -> float:
+        return t.parse(a.expires_at).timestamp() - self.now()
 
-    def expiry_text(self, a: dict[str, Any]) -> str:
+    def expiry_text(self, a: Approval) -> str:
         left = self.remaining(a)
-        if a["state"] == api.ApprovalState.APPROVED and left > 0:
+        if a.state == api.ApprovalState.APPROVED and left > 0:
             # Approved: the expiry now only bounds when the dispatch may start.
             return f"approved: to be used within {t.duration(left)}"
-        if a.get("consumed_by"):
-            return f"no longer matters: used by {a['consumed_by']}"
-        if a["state"] in LIVE and left > 0:
+        if a.consumed_by:
+            return f"no longer matters: used by {a.consumed_by}"
+        if a.state in LIVE and left > 0:
             return f"in {t.duration(left)}"
-        if a["state"] in LIVE or a["state"] == api.ApprovalState.EXPIRED:
+        if a.state in LIVE or a.state == api.ApprovalState.EXPIRED:
             return f"expired {t.duration(left)} ago"
-        return f"— ({words(a['state'])})"
+        return f"— ({words(a.state)})"
+
+    def tab_note(self, task: TaskState) -> str:
+        n = sum(a.state == api.ApprovalState.PENDING for a in task.approvals)  # expiry judged
+        return f"{n} pending" if n else ""
 
     def summary(self, bundle: TaskBundle) -> str:
-        aps = bundle.task["approvals"]
-        pending = sum(a["state"] == api.ApprovalState.PENDING for a in aps)
+        aps = bundle.task.approvals
+        pending = sum(a.state == api.ApprovalState.PENDING for a in aps)
         if not aps:
             return "No approvals requested."
         return f"{t.count(len(aps), 'approval', 'approvals')}, {pending} waiting for a decision."
 
     def show_clock(self, bundle: TaskBundle) -> None:
-        self._clock = (t.parse(bundle.task["now"]).timestamp(), time.monotonic())
+        self._clock = (t.parse(bundle.task.now).timestamp(), time.monotonic())
 
     def show_task(self, bundle: TaskBundle) -> None:
-        task = bundle.task
         self.show_clock(bundle)
-        self._approvals = task["approvals"]
-        self._signers = (bundle.signing or {}).get("approvals", {})
+        self._approvals = bundle.task.approvals
+        self._signers = bundle.signing.approvals
         super().show_task(bundle)
 
     def nodes(self, bundle: TaskBundle) -> list[Node]:
@@ -144,26 +150,26 @@ class ApprovalsPanel(TreePanel):
     def _nodes(self) -> list[Node]:
         return [self._node(a) for a in self._approvals]
 
-    def _node(self, a: dict[str, Any]) -> Node:
-        signed, mark, why = signer_words(self._signers.get(a["approval_id"]))
+    def _node(self, a: Approval) -> Node:
+        signed, mark, why = signer_words(self._signers.get(a.approval_id))
         return Node(
-            key=a["approval_id"],
+            key=a.approval_id,
             cells=(
-                a["approval_id"],
-                words(a["state"]),
+                a.approval_id,
+                words(a.state),
                 self.expiry_text(a),
-                a["consequence"],
-                t.actor_short(a["requester"]),
+                a.consequence,
+                t.actor_short(a.requester),
                 self.next_step(a) or "—",
                 signed,
             ),
-            status=a["state"],
+            status=a.state,
             cell_icons=((SIGNER, mark),) if mark else (),
             cell_tips=((SIGNER, why),) if why else (),
             detail=a,
         )
 
-    def next_step(self, a: dict[str, Any]) -> str:
+    def next_step(self, a: Approval) -> str:
         return approval_next(a, expired=self.remaining(a) <= 0)
 
     def _tick(self) -> None:
@@ -173,12 +179,12 @@ class ApprovalsPanel(TreePanel):
                 self.fields.expiry.setText(self._expiry_line(self._current))
                 self.fields.next.setText(self.next_step(self._current) or "nothing")
 
-    def _expiry_line(self, a: dict[str, Any]) -> str:
-        if a.get("consumed_by"):
-            return f"{self.expiry_text(a)} (was due {t.when(a['expires_at'])})"
-        if a["state"] not in LIVE and a["state"] != api.ApprovalState.EXPIRED:
-            return f"was due {t.when(a['expires_at'])}; no longer counts: {words(a['state'])}"
-        return f"{self.expiry_text(a)} — at {t.when(a['expires_at'])} (database clock)"
+    def _expiry_line(self, a: Approval) -> str:
+        if a.consumed_by:
+            return f"{self.expiry_text(a)} (was due {t.when(a.expires_at)})"
+        if a.state not in LIVE and a.state != api.ApprovalState.EXPIRED:
+            return f"was due {t.when(a.expires_at)}; no longer counts: {words(a.state)}"
+        return f"{self.expiry_text(a)} — at {t.when(a.expires_at)} (database clock)"
 
     def clear_detail(self) -> None:
         super().clear_detail()
@@ -187,28 +193,28 @@ class ApprovalsPanel(TreePanel):
             label.setText("")
 
     def show_detail(self, node: Node) -> None:
-        a = node.detail
+        a: Approval = node.detail
         self._current = a
         f = self.fields
         f.next.setText(self.next_step(a) or "nothing")
-        f.state.setText(words(a["state"]))
+        f.state.setText(words(a.state))
         f.expiry.setText(self._expiry_line(a))
-        f.consequence.setText(a["consequence"])
-        f.policy.setText(a["policy"])
+        f.consequence.setText(a.consequence)
+        f.policy.setText(a.policy)
         f.requester.setText(
-            f"{t.actor(a['requester'])} at {t.when(a['requested_at'])}"
-            + (f" for effect {a['effect_id']}" if a.get("effect_id") else "")
+            f"{t.actor(a.requester)} at {t.when(a.requested_at)}"
+            + (f" for effect {a.effect_id}" if a.effect_id else "")
         )
         decision = "not decided"
-        if a.get("decided_by"):
-            decision = f"by {t.actor(a['decided_by'])} at {t.when(a['decided_at'])}"
-            if a.get("note"):
-                decision += f": {a['note']}"
-        if a.get("consumed_at"):
-            decision += f"; used by {a['consumed_by']} at {t.when(a['consumed_at'])}"
+        if a.decided_by:
+            decision = f"by {t.actor(a.decided_by)} at {t.when(a.decided_at)}"
+            if a.note:
+                decision += f": {a.note}"
+        if a.consumed_at:
+            decision += f"; used by {a.consumed_by} at {t.when(a.consumed_at)}"
         f.decision.setText(decision)
-        mark = self._signers.get(a["approval_id"])
+        mark = self._signers.get(a.approval_id)
         signed, _, why = signer_words(mark)
         f.signed.setText(f"{signed} — {why}" if mark else "not decided")
-        f.digest.setText(a["payload_digest"])
-        self.detail.show_text(pretty_json(a["payload"]), "json")
+        f.digest.setText(a.payload_digest)
+        self.detail.show_text(pretty_json(a.payload), "json")

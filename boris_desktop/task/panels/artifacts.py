@@ -4,26 +4,31 @@ marks; a highlighted preview of the selected version and a diff between two vers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
-from boris_desktop.runtime.preview import diff, preview
+from boris_desktop.runtime.preview import Preview, diff, preview
+from boris_desktop.runtime.task_watch import Mark, MarkState
 from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.task.panels import retired
 from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import elided_label, plain_label
+from store import api
+
+if TYPE_CHECKING:
+    from store.api import Artifact, ArtifactVersion, RetiredItem, TaskState
 
 
-def producer(v: dict[str, Any]) -> str:
-    p = v.get("producer") or {}
-    who = t.actor_short(p.get("actor"))
-    if p.get("effect_id"):
-        who += f" via {p['effect_id']}#{p.get('attempt_no')}"
+def producer(v: ArtifactVersion) -> str:
+    p = v.producer
+    who = t.actor_short(p.actor)
+    if p.effect_id:
+        who += f" via {p.effect_id}#{p.attempt_no}"
     return who
 
 
@@ -31,8 +36,8 @@ def producer(v: dict[str, Any]) -> str:
 class VersionRow:
     """A version's row: the artifact and the version it shows (previewed when selected)."""
 
-    artifact: dict[str, Any]
-    version: dict[str, Any]
+    artifact: Artifact
+    version: ArtifactVersion
 
 
 class ArtifactsPanel(TreePanel):
@@ -44,6 +49,8 @@ class ArtifactsPanel(TreePanel):
         super().__init__(loader)
         self.brief_artifacts: dict[str, dict[str, Any]] = {}
         self._bundle: TaskBundle | None = None
+        #: The task's retired items: a version's tombstone and weight.
+        self._retired: dict[retired.ItemKey, RetiredItem] = {}
         self._selected: VersionRow | None = None
         self.split.setOrientation(Qt.Orientation.Horizontal)
         self.what = plain_label(name="Previewed version")
@@ -69,9 +76,19 @@ class ArtifactsPanel(TreePanel):
         self.split.setSizes([700, 560])
         self.detail.setPlaceholderText("Select a version to preview it.")
 
+    def tab_note(self, task: TaskState) -> str:
+        problems = sum(p.kind.startswith("artifact") for p in task.problems)
+        said = [t.count(problems, "problem", "problems")] if problems else []
+        # Retired versions by weight, blocking before degraded (retired evidence is shown,
+        # and counted as open, under its criterion).
+        weights = [r.weight for r in task.retired if r.kind == "artifact_version"]
+        order = (api.RetiredWeight.BLOCKING, api.RetiredWeight.DEGRADED)
+        said += [f"{weights.count(w)} retired {w}" for w in order if w in weights]
+        return ", ".join(said)
+
     def summary(self, bundle: TaskBundle) -> str:
-        arts = bundle.task["artifacts"]
-        n = sum(len(a["versions"]) for a in arts)
+        arts = bundle.task.artifacts
+        n = sum(len(a.versions) for a in arts)
         bad = sum(1 for a in arts if self._worst(a))
         problems = (
             f"; {t.count(bad, 'has a problem', 'have problems')}, listed first" if bad else ""
@@ -81,14 +98,15 @@ class ArtifactsPanel(TreePanel):
             f"{problems}. Select a version to preview it."
         )
 
-    def _worst(self, a: dict[str, Any]) -> str | None:
-        return next((s for v in a["versions"] if (s := self._marks(a, v)[1])), None)
+    def _worst(self, a: Artifact) -> str | None:
+        return next((s for v in a.versions if (s := self._marks(a, v)[1])), None)
 
     def show_task(self, bundle: TaskBundle) -> None:
-        if self._bundle is not None and self._bundle.task["id"] != bundle.task["id"]:
+        if self._bundle is not None and self._bundle.task.id != bundle.task.id:
             # Another task: the last one's observations of its files are not this one's.
             self.brief_artifacts = {}
         self._bundle = bundle
+        self._retired = retired.items(bundle.task)
         super().show_task(bundle)
 
     def clear_detail(self) -> None:
@@ -106,23 +124,29 @@ class ArtifactsPanel(TreePanel):
             self.tree.set_nodes(self.nodes(self._bundle), expand_all=False)
         self._show_identity()
 
-    def _marks(self, a: dict[str, Any], v: dict[str, Any]) -> tuple[str, str | None]:
+    def _gone(self, a: Artifact, v: ArtifactVersion) -> RetiredItem | None:
+        """The version's retired item (its tombstone and weight), if it was retired."""
+        return self._retired.get(retired.version_key(a.artifact_id, v.version))
+
+    def _marks(self, a: Artifact, v: ArtifactVersion) -> tuple[str, str | None]:
         marks, status = [], None
-        if v.get("retired"):  # a typed absence by its retention class, not a missing blob
-            word, status = retired.mark(v["retired"])
+        gone = self._gone(a, v)
+        if gone:  # a typed absence by its retention class, not a missing blob
+            word, status = retired.mark(gone)
             marks.append(word)
-        elif v.get("blob_problem"):
-            marks.append(f"blob {v['blob_problem']}")
+        elif v.blob_problem:
+            marks.append(f"blob {v.blob_problem}")
             status = "missing"
-        if v["version"] == a["current_version"]:
-            seen = self.brief_artifacts.get(a["artifact_id"], {})
+        if v.version == a.current_version:
+            # The resume brief's observation of the file (store data the brief reads).
+            seen = self.brief_artifacts.get(a.artifact_id, {})
             obs = seen.get("observed")
-            watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
+            watched = self._watched(a)
             if watched is not None:  # the watcher's fresh hash is newer than the brief's
-                if watched["state"] == "changed":
+                if watched.state == MarkState.CHANGED:
                     marks.append("changed on disk")
                     status = "changed"
-                elif watched["state"] == "missing":
+                elif watched.state == MarkState.MISSING:
                     marks.append("missing on disk")
                     status = "missing"
             elif seen.get("changed_on_disk"):
@@ -134,60 +158,64 @@ class ArtifactsPanel(TreePanel):
             marks.insert(0, "current")
         return ", ".join(marks) or "—", status
 
-    def _disk_tip(self, a: dict[str, Any], v: dict[str, Any]) -> str:
-        watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
-        if watched is None or v["version"] != a["current_version"] or watched["state"] == "same":
+    def _watched(self, a: Artifact) -> Mark | None:
+        """What the file watcher found of the artifact's file, if it watches it."""
+        watched: Mark | None = self.disk.get("artifacts", {}).get(a.artifact_id)
+        return watched
+
+    def _disk_tip(self, a: Artifact, v: ArtifactVersion) -> str:
+        watched = self._watched(a)
+        if watched is None or v.version != a.current_version or watched.state == MarkState.SAME:
             return ""
-        return f"\nwatcher: {watched['state']} on disk ({watched['what']} at {watched['at']})"
+        return f"\nwatcher: {watched.state} on disk ({watched.what} at {watched.at})"
 
     def nodes(self, bundle: TaskBundle) -> list[Node]:
-        out = []
-        for a in bundle.task["artifacts"]:
-            kids = []
-            worst = None
-            for v in reversed(a["versions"]):
-                marks, status = self._marks(a, v)
-                worst = worst or status
-                kids.append(
-                    Node(
-                        key=f"v{v['version']}",
-                        cells=(
-                            f"v{v['version']}",
-                            marks,
-                            t.digest(v["digest"]),
-                            t.size(v["size"]),
-                            producer(v),
-                            v.get("note") or "",
-                        ),
-                        status=status,
-                        icon_name=None if status else "ok",
-                        tip=f"{v['digest']}\n{v['media_type']}\n{v.get('path') or 'no file path'}"
-                        + self._disk_tip(a, v),
-                        detail=VersionRow(a, v),
-                    )
-                )
-            cur = a["current"]
-            out.append(
-                Node(
-                    key=a["artifact_id"],
-                    cells=(
-                        a["name"],
-                        f"{a['role']}, {t.count(len(a['versions']), 'version', 'versions')}"
-                        + (f"; {self._marks(a, cur)[0]}" if cur and worst else ""),
-                        t.digest(cur["digest"]) if cur else "—",
-                        t.size(cur["size"]) if cur else "—",
-                        producer(cur) if cur else "—",
-                        f"current v{a['current_version']}",
-                    ),
-                    status=worst,
-                    icon_name=None if worst else "ok",
-                    detail=VersionRow(a, cur) if cur else None,
-                    children=kids,
-                )
-            )
+        out = [self._artifact(a) for a in bundle.task.artifacts]
         # Problems first: a missing blob or a changed file is what the reviewer looks for.
         out.sort(key=lambda n: n.status is None)
         return out
+
+    def _artifact(self, a: Artifact) -> Node:
+        kids = []
+        worst = None
+        for v in reversed(a.versions):
+            marks, status = self._marks(a, v)
+            worst = worst or status
+            kids.append(
+                Node(
+                    key=f"v{v.version}",
+                    cells=(
+                        f"v{v.version}",
+                        marks,
+                        t.digest(v.digest),
+                        t.size(v.size),
+                        producer(v),
+                        v.note,
+                    ),
+                    status=status,
+                    icon_name=None if status else "ok",
+                    tip=f"{v.digest}\n{v.media_type}\n{v.path or 'no file path'}"
+                    + self._disk_tip(a, v),
+                    detail=VersionRow(a, v),
+                )
+            )
+        cur = a.current
+        return Node(
+            key=a.artifact_id,
+            cells=(
+                a.name,
+                f"{a.role}, {t.count(len(a.versions), 'version', 'versions')}"
+                + (f"; {self._marks(a, cur)[0]}" if cur and worst else ""),
+                t.digest(cur.digest) if cur else "—",
+                t.size(cur.size) if cur else "—",
+                producer(cur) if cur else "—",
+                f"current v{a.current_version}",
+            ),
+            status=worst,
+            icon_name=None if worst else "ok",
+            detail=VersionRow(a, cur) if cur else None,
+            children=kids,
+        )
 
     def _show_identity(self) -> None:
         if self._selected is not None:
@@ -197,21 +225,21 @@ class ArtifactsPanel(TreePanel):
         """Which file this version is, and for the current one what is on disk now: the
         watcher's fresh hash when it has one, else the brief's observation."""
         a, v = row.artifact, row.version
-        path = v.get("path")
-        if v["version"] != a["current_version"]:
+        path = v.path
+        if v.version != a.current_version:
             return f"file when recorded: {path}" if path else "recorded without a file"
         if not path:
             return "recorded without a file: the digest is its only identity"
-        watched = self.disk.get("artifacts", {}).get(a["artifact_id"])
-        if watched is not None and watched["state"] != "same":
-            return f"file: {path} · on disk now: {watched['state']} ({watched['what']} at {watched['at']})"
-        obs = self.brief_artifacts.get(a["artifact_id"], {}).get("observed")
+        watched = self._watched(a)
+        if watched is not None and watched.state != MarkState.SAME:
+            return f"file: {path} · on disk now: {watched.state} ({watched.what} at {watched.at})"
+        obs = self.brief_artifacts.get(a.artifact_id, {}).get("observed")
         if obs is None:
             return f"file: {path} · on disk: not observed yet"
         if not obs.get("readable") or not obs.get("exists"):
             return f"file: {path} · on disk now: {obs.get('problem') or 'missing'}"
-        if obs.get("digest") == v["digest"]:
-            return f"file: {path} · on disk now: the same bytes as v{v['version']}"
+        if obs.get("digest") == v.digest:
+            return f"file: {path} · on disk now: the same bytes as v{v.version}"
         return (
             f"file: {path} · on disk now: different bytes "
             f"({t.digest(obs.get('digest') or '')}, {t.size(obs.get('size') or 0)})"
@@ -228,9 +256,9 @@ class ArtifactsPanel(TreePanel):
             self.compare.blockSignals(True)
             self.compare.clear()
             self.compare.addItem("(none: preview)", None)
-            for other in a["versions"]:
-                if other["version"] != v["version"]:
-                    self.compare.addItem(f"v{other['version']}", other["version"])
+            for other in a.versions:
+                if other.version != v.version:
+                    self.compare.addItem(f"v{other.version}", other.version)
             self.compare.blockSignals(False)
         self._refresh_content()
 
@@ -239,39 +267,39 @@ class ArtifactsPanel(TreePanel):
             return
         a, v = self._selected.artifact, self._selected.version
         store = self.store
-        head = f"{a['name']} v{v['version']} · {v['media_type']} · {t.size(v['size'])}"
+        head = f"{a.name} v{v.version} · {v.media_type} · {t.size(v.size)}"
         other_no = self.compare.currentData()
-        other_v = next((x for x in a["versions"] if x["version"] == other_no), None)
-        gone = v if v.get("retired") else other_v if other_v and other_v.get("retired") else None
-        if gone is not None:  # retired: the tombstone's words, the blob is never asked for
-            self.what.setText(head)
-            self._show_identity()
-            label = f"{a['name']} v{gone['version']}"
-            self.detail.show_text(retired.detail(label, gone["retired"]), keep=False)
-            return
-        if v.get("blob_problem"):
+        other = next((x for x in a.versions if x.version == other_no), None)
+        for shown in (v, other):
+            gone = self._gone(a, shown) if shown else None
+            if shown and gone:  # retired: the tombstone's words, the blob is never asked for
+                self.what.setText(head)
+                self._show_identity()
+                label = f"{a.name} v{shown.version}"
+                self.detail.show_text(retired.detail(label, gone), keep=False)
+                return
+        if v.blob_problem:
             self.what.setText(head)
             self._show_identity()
             self.detail.show_text(
-                f"The retained copy of {a['name']} v{v['version']} is {v['blob_problem']}.\n"
-                f"digest {v['digest']}\nNothing can be accepted on the strength of this version.",
+                f"The retained copy of {a.name} v{v.version} is {v.blob_problem}.\n"
+                f"digest {v.digest}\nNothing can be accepted on the strength of this version.",
                 keep=False,
             )
             return
-        if other_no is None:
-            job = lambda: preview(store, v["digest"], v["media_type"], a["name"])  # noqa: E731
+        if other is None:
+            job = lambda: preview(store, v.digest, v.media_type, a.name)  # noqa: E731
         else:
-            other = next(x for x in a["versions"] if x["version"] == other_no)
-            old, new = sorted((other, v), key=lambda x: x["version"])
-            job = lambda: diff(store, old, new, a["name"])  # noqa: E731
+            old, new = sorted((other, v), key=lambda x: x.version)
+            job = lambda: diff(store, old.to_json(), new.to_json(), a.name)  # noqa: E731
         self.what.setText(head + " · loading…")
         self._show_identity()
         self.loader.submit(self.detail_job, job, lambda r: self._content(head, r))
 
-    def _content(self, head: str, r: dict[str, Any]) -> None:
-        self.what.setText(f"{head} · {r.get('note') or ''}")
+    def _content(self, head: str, r: Preview) -> None:
+        self.what.setText(f"{head} · {r.note}")
         self._show_identity()
-        if r.get("problem"):
-            self.detail.show_text(r["problem"], keep=False)
+        if r.problem:
+            self.detail.show_text(r.problem, keep=False)
         else:
-            self.detail.show_text(r["text"], r.get("media_type"), r.get("name"), keep=False)
+            self.detail.show_text(r.text, r.media_type, r.name, keep=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (
@@ -23,6 +23,9 @@ from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTable, RecordTree
 from boris_desktop.ui.widgets import TextPane, plain_label, pretty_json
 
+if TYPE_CHECKING:
+    from store.api import Store, TaskState
+
 
 class Panel(QWidget):
     title = ""
@@ -31,7 +34,7 @@ class Panel(QWidget):
     def __init__(self, loader: Loader) -> None:
         super().__init__()
         self.loader = loader
-        self.store: Any = None  # set by the task view; read only on workers
+        self.store: Store | None = None  # set by the task view; read only on workers
         # The file watcher's marks ({"artifacts", "effects", "criteria"}), set by the view.
         self.disk: dict[str, dict[str, Any]] = {}
         self.setAccessibleName(self.title)
@@ -39,6 +42,10 @@ class Panel(QWidget):
     def show_task(self, bundle: TaskBundle) -> None:
         """Show the task's record. Every panel defines it (a test checks)."""
         raise NotImplementedError(f"{type(self).__name__} does not show a task")
+
+    def tab_note(self, task: TaskState) -> str:
+        """What in this part needs the reviewer, in a few words for its tab ("" nothing)."""
+        return ""
 
     def show_brief(self, brief: TaskBrief) -> None:
         """The resume brief arrived (it observes files, so it comes after the record)."""

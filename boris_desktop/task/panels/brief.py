@@ -3,9 +3,9 @@ their discrepancies against the record marked."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QSplitter, QTabWidget, QTextEdit, QVBoxLayout, QWidget
 
@@ -16,6 +16,9 @@ from boris_desktop.task.panels.header import Banner
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTree
 from boris_desktop.ui.widgets import TextPane, heading
+
+if TYPE_CHECKING:
+    from store.api import Narrative
 
 
 class BriefPanel(Panel):
@@ -35,7 +38,7 @@ class BriefPanel(Panel):
         self.narrative_text.setPlaceholderText("No narrative selected.")
         self.discrepancies = Banner("attention", "Discrepancies with the record")
         self.discrepancies.hide()
-        self._narr: list[dict[str, Any]] = []
+        self._narr: list[Narrative] = []
         self._task_id: str | None = None
 
         left = QWidget()
@@ -69,10 +72,10 @@ class BriefPanel(Panel):
         self.summary.show_text(brief.summary, "markdown")
 
     def show_task(self, bundle: TaskBundle) -> None:
-        if bundle.task["id"] != self._task_id:
+        if bundle.task.id != self._task_id:
             # Another task: its brief is on its way (it observes files); the last task's is
             # not shown meanwhile, only the placeholder saying it is being computed.
-            self._task_id = bundle.task["id"]
+            self._task_id = bundle.task.id
             self.brief.show_text("")
             self.summary.show_text("")
         self._narr = bundle.narratives
@@ -81,28 +84,28 @@ class BriefPanel(Panel):
         for n in self._narr:
             kids = [
                 Node(
-                    key=f"d:{d['criterion_id']}",
+                    key=f"d:{d.criterion_id}",
                     cells=(
-                        f"claims {d['criterion_id']} is {d['claimed']}",
-                        f"{d['record'] or 'no such criterion'}",
+                        f"claims {d.criterion_id} is {d.claimed}",
+                        f"{d.record or 'no such criterion'}",
                         "",
                     ),
                     icon_name="attention",
-                    tip=d["message"],
+                    tip=d.message,
                     detail=n,
                 )
-                for d in n["discrepancies"]
+                for d in n.discrepancies
             ]
             found += len(kids)
             nodes.append(
                 Node(
-                    key=n["id"],
+                    key=n.id,
                     cells=(
-                        f"{n['id']} (seq {n['seq']})",
+                        f"{n.id} (seq {n.seq})",
                         t.count(len(kids), "discrepancy", "discrepancies")
                         if kids
                         else "agrees with the record",
-                        f"{t.actor_short(n['actor'])}, {t.when(n['at'])}",
+                        f"{t.actor_short(n.actor)}, {t.when(n.at)}",
                     ),
                     icon_name="attention" if kids else "ok",
                     detail=n,
@@ -124,25 +127,25 @@ class BriefPanel(Panel):
         elif nodes:
             self.narratives.setCurrentIndex(self.narratives.records.index(0, 0))
 
-    def _narrative_selected(self, current: Any, _previous: Any) -> None:
+    def _narrative_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
         node = self.narratives.records.node(current)
         if node is not None:
             self._show_narrative(node.detail)
 
-    def _show_narrative(self, n: dict[str, Any]) -> None:
+    def _show_narrative(self, n: Narrative) -> None:
         lines = []
-        if n.get("blob_problem"):
-            lines.append(f"The narrative's text cannot be read: {n['blob_problem']}\n")
-        for d in n["discrepancies"]:
-            lines.append(f"✗ {d['message']}")
-        if n["discrepancies"]:
+        if n.blob_problem:
+            lines.append(f"The narrative's text cannot be read: {n.blob_problem}\n")
+        for d in n.discrepancies:
+            lines.append(f"✗ {d.message}")
+        if n.discrepancies:
             lines.append("")
         lines.append("─" * 40 + " the narrative, as written " + "─" * 8)
-        lines.append(n["text"])
+        lines.append(n.text)
         self.narrative_text.show_text("\n".join(lines))
         self._mark(n)
 
-    def _mark(self, n: dict[str, Any]) -> None:
+    def _mark(self, n: Narrative) -> None:
         """Underline and tint every mention of a criterion the narrative gets wrong."""
         doc = self.narrative_text.document()
         fmt = QTextCharFormat()
@@ -152,11 +155,11 @@ class BriefPanel(Panel):
         hi.setAlpha(60)
         fmt.setBackground(hi)
         marks = []
-        for d in n["discrepancies"]:
+        for d in n.discrepancies:
             cursor = QTextCursor(doc)
             while True:
                 cursor = doc.find(
-                    d["criterion_id"], cursor, QTextDocument.FindFlag.FindCaseSensitively
+                    d.criterion_id, cursor, QTextDocument.FindFlag.FindCaseSensitively
                 )
                 if cursor.isNull():
                     break

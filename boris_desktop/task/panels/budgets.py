@@ -5,7 +5,7 @@ Budget is about the selected counter (`current_key`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QPalette
@@ -19,11 +19,14 @@ from boris_desktop.ui.icons import icon
 from boris_desktop.ui.widgets import heading, is_dark, plain_label
 from store import api
 
+if TYPE_CHECKING:
+    from store.api import Budget, TaskState
+
 STEPS = 1000
 
 
-def standing(b: dict[str, Any]) -> api.BudgetStanding:
-    return api.budget_standing(b["used"], b["reserved"], b["limit_value"])
+def standing(b: Budget) -> api.BudgetStanding:
+    return api.budget_standing(b.used, b.reserved, b.limit_value)
 
 
 #: What each standing adds to the counter's sentence, and its icon.
@@ -35,9 +38,9 @@ SAID = {
 }
 
 
-def budget_words(b: dict[str, Any]) -> tuple[str, str]:
+def budget_words(b: Budget) -> tuple[str, str]:
     """(sentence, icon name) for one counter."""
-    used, reserved, limit = b["used"], b["reserved"], b["limit_value"]
+    used, reserved, limit = b.used, b.reserved, b.limit_value
     if limit is None:
         return f"{t.number(used)} used, {t.number(reserved)} reserved; no limit", "running"
     left = max(api.budget_left(used, reserved, limit), 0)
@@ -74,10 +77,22 @@ class BudgetsPanel(Panel):
         layout.addWidget(self.empty)
         layout.addWidget(scroll, 1)
 
+    def tab_note(self, task: TaskState) -> str:
+        standings = [standing(b) for b in task.budgets]
+        at_limit = ", ".join(
+            f"{n} {said}"
+            for n, said in (
+                (standings.count(api.BudgetStanding.EXHAUSTED), "exhausted"),
+                (standings.count(api.BudgetStanding.FULLY_RESERVED), "fully reserved"),
+            )
+            if n
+        )
+        return at_limit or ("exhausted" if task.status == api.RunStatus.BUDGET_EXHAUSTED else "")
+
     def show_task(self, bundle: TaskBundle) -> None:
-        budgets = bundle.task["budgets"]
+        budgets = bundle.task.budgets
         self.empty.setVisible(not budgets)
-        names = [b["counter"] for b in budgets]
+        names = [b.counter for b in budgets]
         if list(self.rows) != names:
             while self.grid.count():
                 item = self.grid.takeAt(0)
@@ -107,19 +122,19 @@ class BudgetsPanel(Panel):
             self.grid.setRowStretch(2 * len(names), 1)
             self._mark()
         for b in budgets:
-            mark, bar, words_, _ = self.rows[b["counter"]]
+            mark, bar, words_, _ = self.rows[b.counter]
             sentence, icon_name = budget_words(b)
-            limit = b["limit_value"]
+            limit = b.limit_value
             self._alarm(bar, words_, standing(b) in api.BUDGET_AT_LIMIT)
             if limit:
-                frac = (b["used"] + b["reserved"]) / limit
+                frac = (b.used + b.reserved) / limit
                 bar.setEnabled(True)
                 bar.setValue(round(min(frac, 1.0) * STEPS))
-                bar.setFormat(f"{t.number(b['used'])} / {t.number(limit)}  ({frac * 100:.0f}%)")
+                bar.setFormat(f"{t.number(b.used)} / {t.number(limit)}  ({frac * 100:.0f}%)")
             else:
                 bar.setEnabled(False)
                 bar.setValue(0)
-                bar.setFormat(f"{t.number(b['used'])} (no limit)")
+                bar.setFormat(f"{t.number(b.used)} (no limit)")
             bar.setAccessibleDescription(sentence)
             words_.setText(sentence)
             mark.setPixmap(icon(icon_name).pixmap(16, 16))

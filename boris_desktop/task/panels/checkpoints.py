@@ -3,7 +3,7 @@ and a diff of the state between two checkpoints."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
 from PySide6.QtWidgets import (
@@ -25,8 +25,11 @@ from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import plain_label
 
+if TYPE_CHECKING:
+    from store.api import Checkpoint, Signer, TaskState
 
-def state_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
+
+def state_diff(old: Checkpoint, new: Checkpoint) -> str:
     """A unified diff of two checkpoints' states, as indented JSON (run on a worker)."""
     import difflib
     import json
@@ -34,14 +37,14 @@ def state_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     from boris_desktop.runtime.interpreter import paused
     from boris_desktop.runtime.preview import capped
 
-    def lines(c: dict[str, Any]) -> list[str]:
-        return json.dumps(c["state"], indent=2, sort_keys=True).splitlines(keepends=True)
+    def lines(c: Checkpoint) -> list[str]:
+        return json.dumps(c.state, indent=2, sort_keys=True).splitlines(keepends=True)
 
     with paused():  # difflib makes a container per line: see runtime
         text = "".join(
             x if x.endswith("\n") else x + "\n"
             for x in difflib.unified_diff(
-                lines(old), lines(new), old["checkpoint_id"], new["checkpoint_id"]
+                lines(old), lines(new), old.checkpoint_id, new.checkpoint_id
             )
         )
     text, cut = capped(text)
@@ -77,9 +80,9 @@ class CheckpointsPanel(TreePanel):
         self.compare.setAccessibleName("Compare the state with checkpoint")
         self.compare.setToolTip("Show how the task's state changed between two checkpoints")
         self.compare.currentIndexChanged.connect(self._refresh_detail)
-        self._rows: dict[str, dict[str, Any]] = {}
+        self._rows: dict[str, Checkpoint] = {}
         #: Who signed each checkpoint (checkpoint id -> the store's signer words).
-        self._signers: dict[str, dict[str, Any]] = {}
+        self._signers: dict[str, Signer] = {}
         self._selected: str | None = None
         self._bundle: TaskBundle | None = None
 
@@ -109,9 +112,9 @@ class CheckpointsPanel(TreePanel):
         layout.addLayout(bar)
 
     def show_task(self, bundle: TaskBundle) -> None:
-        rows = bundle.task["checkpoints"]["checkpoints"]
-        self._rows = {c["checkpoint_id"]: c for c in rows}
-        self.graph.set_lineage(rows, bundle.task["checkpoints"]["heads"])
+        rows = bundle.task.checkpoints.checkpoints
+        self._rows = {c.checkpoint_id: c for c in rows}
+        self.graph.set_lineage(rows, bundle.task.checkpoints.heads)
         # Up to GRAPH_ROWS rows, then it scrolls. It asks for no minimum of its own: the task
         # view's least height decides how much of the window the inbox keeps (test_desktop_room),
         # so in a short window the graph gives way to the list below rather than to the inbox.
@@ -124,7 +127,7 @@ class CheckpointsPanel(TreePanel):
         self.graph_box.setMinimumHeight(least)
         self._graph_wanted = shown
         self.graph_box.setVisible(bool(rows))
-        self._signers = (bundle.signing or {}).get("checkpoints", {})
+        self._signers = bundle.signing.checkpoints
         self._bundle = bundle
         super().show_task(bundle)
         self._size_graph()
@@ -213,71 +216,73 @@ class CheckpointsPanel(TreePanel):
             return
         other = self._rows.get(self.compare.currentData() or "")
         if other is None:
-            shown = {k: v for k, v in chosen.items() if k != "task_id"}
-            signed, _, why = signer_words(self._signers.get(chosen["checkpoint_id"]))
+            shown = chosen.model_dump(mode="json", exclude={"task_id"})
+            signed, _, why = signer_words(self._signers.get(chosen.checkpoint_id))
             shown["signed_by"] = f"{signed} — {why}" if why else signed
             # What the model saw and ran under at this checkpoint (issue 35 part M).
             # First: the checkpoint's state below it runs long.
-            shown = manifest.section(self._bundle, "checkpoint", chosen["checkpoint_id"]) | shown
+            shown = manifest.section(self._bundle, "checkpoint", chosen.checkpoint_id) | shown
             self.show_form(form_detail(shown))
             return
-        old, new = sorted((other, chosen), key=lambda c: (c["seq"], c["at"]))
+        old, new = sorted((other, chosen), key=lambda c: (c.seq, c.at))
         self.loader.submit(
             self.detail_job,
             lambda: state_diff(old, new),
             lambda text: self.show_plain(text, "diff"),
         )
 
+    def tab_note(self, task: TaskState) -> str:
+        return "forked" if len(task.checkpoints.heads) > 1 else ""
+
     def summary(self, bundle: TaskBundle) -> str:
-        cps = bundle.task["checkpoints"]
-        if not cps["checkpoints"]:
+        cps = bundle.task.checkpoints
+        if not cps.checkpoints:
             return "No checkpoints yet."
-        heads = cps["heads"]
+        heads = cps.heads
         if len(heads) > 1:
             return (
                 f"Forked lineage: {len(heads)} heads ({', '.join(heads)}). "
                 "Each branch is shown under the checkpoint it supersedes; neither is picked."
             )
-        n = t.count(len(cps["checkpoints"]), "checkpoint", "checkpoints")
+        n = t.count(len(cps.checkpoints), "checkpoint", "checkpoints")
         return f"{n}; head {heads[0] if heads else '—'}."
 
     def nodes(self, bundle: TaskBundle) -> list[Node]:
-        cps = bundle.task["checkpoints"]
-        rows = cps["checkpoints"]
-        heads = set(cps["heads"])
+        cps = bundle.task.checkpoints
+        rows = cps.checkpoints
+        heads = set(cps.heads)
         forked = len(heads) > 1
-        by_id = {c["checkpoint_id"]: c for c in rows}
-        children: dict[str, list[dict[str, Any]]] = {}
+        by_id = {c.checkpoint_id: c for c in rows}
+        children: dict[str, list[Checkpoint]] = {}
         roots = []
         for c in rows:
-            parents = [p for p in c["supersedes"] if p in by_id]
+            parents = [p for p in c.supersedes if p in by_id]
             if parents:
                 # A merge supersedes several: shown under the first, its others named.
                 children.setdefault(parents[0], []).append(c)
             else:
                 roots.append(c)
 
-        def node(c: dict[str, Any]) -> Node:
-            cid = c["checkpoint_id"]
+        def node(c: Checkpoint) -> Node:
+            cid = c.checkpoint_id
             is_head = cid in heads
-            also = [p for p in c["supersedes"][1:]] + list(c.get("merged") or [])
+            also = c.supersedes[1:] + c.merged
             head_word = ("head (fork)" if forked else "head") if is_head else ""
             signed, mark, why = signer_words(self._signers.get(cid))
             return Node(
                 key=cid,
                 cells=(
                     cid,
-                    c["reason"],
+                    c.reason,
                     head_word,
-                    t.actor_short(c["author"]),
+                    t.actor_short(c.author),
                     signed,
-                    str(c["seq"]),
-                    t.when(c["at"]),
-                    (c.get("note") or "")
-                    + (f" (also supersedes {', '.join(also)})" if also else ""),
+                    str(c.seq),
+                    t.when(c.at),
+                    c.note + (f" (also supersedes {', '.join(also)})" if also else ""),
                 ),
                 icon_name=("fork" if forked else "ok") if is_head else "stopped",
-                tip=f"chain hash {c['chain_hash']}\nstate digest {c['state_digest']}",
+                tip=f"chain hash {c.chain_hash}\nstate digest {c.state_digest}",
                 cell_icons=((SIGNER, mark),) if mark else (),
                 cell_tips=((SIGNER, why),) if why else (),
                 detail=None,  # shown by show_detail: in full, or diffed with another

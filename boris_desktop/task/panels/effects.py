@@ -3,8 +3,9 @@ the observations, and the reconciliation."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from boris_desktop.runtime.task_watch import Mark, MarkState
 from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels import manifest
 from boris_desktop.task.panels.base import FormDetail, TreePanel, form_detail
@@ -14,23 +15,34 @@ from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
 from store import api
 
+if TYPE_CHECKING:
+    from store.api import (
+        Approval,
+        Attempt,
+        Effect,
+        Observation,
+        Reconciliation,
+        TargetState,
+        TaskState,
+    )
 
-def _state(s: dict[str, Any] | None) -> str:
+
+def _state(s: TargetState | Observation | None) -> str:
     if not s:
         return "—"
-    if not s.get("exists"):
+    if not s.exists:
         return "absent"
-    return f"{t.digest(s.get('digest'))}, {t.size(s.get('size'))}"
+    return f"{t.digest(s.digest)}, {t.size(s.size)}"
 
 
-def outcome_words(e: dict[str, Any]) -> str:
+def outcome_words(e: Effect) -> str:
     """The effect's outcome; where it has none, why, by its stage: a cancelled effect was
     never sent (nothing is to be known of it), a planned or approved one not yet."""
-    if e["outcome"]:
-        return words(e["outcome"])
-    stage = e["stage"]
+    if e.outcome:
+        return words(e.outcome)
+    stage = e.stage
     if stage == api.EffectStage.CANCELLED:
-        return "never dispatched" if not e.get("attempts") else "none: cancelled"
+        return "never dispatched" if not e.attempts else "none: cancelled"
     if stage in (api.EffectStage.PLANNED, api.EffectStage.APPROVED):
         return "not dispatched yet"
     return "not known yet"
@@ -49,8 +61,12 @@ class EffectsPanel(TreePanel):
     headers = ("Effect / record", "Stage", "Outcome", "What", "When", "What you can do")
     forms = True
 
+    def tab_note(self, task: TaskState) -> str:
+        n = sum(effect_to_reconcile(e) for e in task.effects)
+        return f"{n} to reconcile" if n else ""
+
     def summary(self, bundle: TaskBundle) -> str:
-        effs = bundle.task["effects"]
+        effs = bundle.task.effects
         if not effs:
             return "No effects planned."
         n = sum(effect_to_reconcile(e) for e in effs)
@@ -60,51 +76,48 @@ class EffectsPanel(TreePanel):
         )
 
     def nodes(self, bundle: TaskBundle) -> list[Node]:
-        approvals = bundle.task["approvals"]
-        return [self._effect(bundle, e, approvals) for e in bundle.task["effects"]]
+        approvals = bundle.task.approvals
+        return [self._effect(bundle, e, approvals) for e in bundle.task.effects]
 
-    def _effect(
-        self, bundle: TaskBundle, e: dict[str, Any], approvals: list[dict[str, Any]]
-    ) -> Node:
+    def _effect(self, bundle: TaskBundle, e: Effect, approvals: list[Approval]) -> Node:
         """The effect's row, with its intent, attempts, observations, what the model saw
         and its reconciliation under it."""
         step = effect_next(e, approvals)
         kids = [_intent(e)]
-        kids += [_attempt(a) for a in e["attempts"]]
-        kids += [_observation(o) for o in e["observations"]]
+        kids += [_attempt(a) for a in e.attempts]
+        kids += [_observation(o) for o in e.observations]
         # What the model saw when it chose this effect (issue 35 part M).
-        kids += manifest.nodes(bundle, "effect", e["effect_id"])
-        drift = manifest.tool_drift(bundle, e["effect_id"])
-        watched = self.disk.get("effects", {}).get(e["effect_id"])
-        if watched is not None and watched["state"] == "same":
+        kids += manifest.nodes(bundle, "effect", e.effect_id)
+        drift = manifest.tool_drift(bundle, e.effect_id)
+        watched: Mark | None = self.disk.get("effects", {}).get(e.effect_id)
+        if watched is not None and watched.state == MarkState.SAME:
             watched = None
-        if e.get("reconciliation"):
-            kids.append(_reconciliation(e["reconciliation"]))
+        if e.reconciliation:
+            kids.append(_reconciliation(e.reconciliation))
         return Node(
-            key=e["effect_id"],
+            key=e.effect_id,
             cells=(
-                e["effect_id"],
-                words(e["stage"]),
+                e.effect_id,
+                words(e.stage),
                 outcome_words(e),
-                f"{e['kind']} → {e['target']}"
-                + (f" · target {watched['state']}" if watched else ""),
-                t.when(e["updated_at"]),
+                f"{e.kind} → {e.target}" + (f" · target {watched.state}" if watched else ""),
+                t.when(e.updated_at),
                 step or ("tool changed: migrate or re-plan" if drift else "—"),
             ),
             # Attention only where a person is needed: an approved effect waits
             # for the agent, not for the reviewer.
-            status=watched["state"] if watched else e["stage"],
+            status=watched.state if watched else e.stage,
             icon_name=None if watched else "attention" if step else None,
-            tip=e["consequence"]
+            tip=e.consequence
             + (
-                f"\nthe target {watched['state']} on disk ({watched['what']} at {watched['at']})"
+                f"\nthe target {watched.state} on disk ({watched.what} at {watched.at})"
                 if watched
                 else ""
             ),
             detail=_with_model_saw(
                 form_detail(
-                    {k: v for k, v in e.items() if k not in {"attempts", "observations"}}
-                    | manifest.section(bundle, "effect", e["effect_id"]),
+                    e.model_dump(mode="json", exclude={"attempts", "observations"})
+                    | manifest.section(bundle, "effect", e.effect_id),
                     step,
                 ),
                 drift,
@@ -113,72 +126,65 @@ class EffectsPanel(TreePanel):
         )
 
 
-def _intent(e: dict[str, Any]) -> Node:
-    intent = e["intent"]
+def _intent(e: Effect) -> Node:
+    intent = e.intent
     return Node(
         key="intent",
         cells=(
             "intent",
             "",
             "",
-            f"from {_state(intent.get('pre_state'))} to {_state(intent.get('intended'))}",
-            t.when(e["created_at"]),
+            f"from {_state(intent.pre_state)} to {_state(intent.intended)}",
+            t.when(e.created_at),
         ),
         icon_name="pending",
         detail=form_detail(
             {
-                "consequence": e["consequence"],
-                "idempotency_key": e["idempotency_key"],
-                "requires_approval": e["requires_approval"],
-                **intent,
+                "consequence": e.consequence,
+                "idempotency_key": e.idempotency_key,
+                "requires_approval": e.requires_approval,
+                **intent.to_json(),
             }
         ),
     )
 
 
-def _attempt(a: dict[str, Any]) -> Node:
-    said = (a.get("response") or {}).get("reported") or (
-        "error" if a.get("error") else "no response"
-    )
+def _attempt(a: Attempt) -> Node:
+    # What the executor reported: a key of the executor's own JSON (its response).
+    said = (a.response or {}).get("reported") or ("error" if a.error else "no response")
     return Node(
-        key=f"attempt:{a['attempt_no']}",
+        key=f"attempt:{a.attempt_no}",
         cells=(
-            f"attempt {a['attempt_no']}",
-            f"by {a['executor']}",
-            words(a.get("outcome")),
-            f"executor said: {words(said)}" + (f" — {a['error']}" if a.get("error") else ""),
-            t.when(a["started_at"]),
+            f"attempt {a.attempt_no}",
+            f"by {a.executor}",
+            words(a.outcome),
+            f"executor said: {words(said)}" + (f" — {a.error}" if a.error else ""),
+            t.when(a.started_at),
         ),
-        status=a.get("outcome") or "unknown",  # no outcome recorded: the unknown icon
-        detail=form_detail(a),
+        status=a.outcome or "unknown",  # no outcome recorded: the unknown icon
+        detail=form_detail(a.to_json()),
     )
 
 
-def _observation(o: dict[str, Any]) -> Node:
+def _observation(o: Observation) -> Node:
     return Node(
-        key=f"observation:{o['observation_id']}",
+        key=f"observation:{o.observation_id}",
         cells=(
-            f"observation {o['observation_id']}",
-            o.get("purpose") or "",
+            f"observation {o.observation_id}",
+            o.purpose,
             "",
             f"target {_state(o)}",
-            t.when(o.get("at")),
+            t.when(o.at),
         ),
         icon_name="running",
-        detail=form_detail(o),
+        detail=form_detail(o.to_json()),
     )
 
 
-def _reconciliation(r: dict[str, Any]) -> Node:
+def _reconciliation(r: Reconciliation) -> Node:
     return Node(
         key="reconciliation",
-        cells=(
-            "reconciliation",
-            "",
-            words(r.get("verdict")),
-            "; ".join(r.get("reasons", [])),
-            "",
-        ),
-        status=r.get("verdict"),
-        detail=form_detail(r),
+        cells=("reconciliation", "", words(r.verdict), "; ".join(r.reasons), ""),
+        status=r.verdict,
+        detail=form_detail(r.to_json()),
     )

@@ -3,7 +3,7 @@ and how the record is signed."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
@@ -25,10 +25,13 @@ from boris_desktop.ui.icons import icon, status_icon, words
 from boris_desktop.ui.widgets import elided_label, heading, plain_label
 from store import api
 
+if TYPE_CHECKING:
+    from store.api import Checkpoint, Checkpoints, DecisionSigners, LateChanges, TaskState
 
-def head_checkpoint(cps: dict[str, Any]) -> dict[str, Any] | None:
-    rows = [c for c in cps["checkpoints"] if c["checkpoint_id"] in cps["heads"]]
-    return max(rows, key=lambda c: (c["seq"], c["at"])) if rows else None
+
+def head_checkpoint(cps: Checkpoints) -> Checkpoint | None:
+    rows = [c for c in cps.checkpoints if c.checkpoint_id in cps.heads]
+    return max(rows, key=lambda c: (c.seq, c.at)) if rows else None
 
 
 class Banner(QWidget):
@@ -67,7 +70,7 @@ class Header(QWidget):
         # clock as it moves on between reads (a lease that runs out reads as idle at once).
         self.working = plain_label(name="Working now")
         self.clock = holder.Clock()
-        self._task: dict[str, Any] | None = None
+        self._task: TaskState | None = None
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._show_working)
@@ -143,9 +146,9 @@ class Header(QWidget):
         grid.setColumnStretch(1, 1)
         return grid
 
-    def show_signing(self, signing: dict[str, Any] | None) -> None:
+    def show_signing(self, signing: DecisionSigners | None) -> None:
         """Whether the store signs its records, who signed last, and any unsigned tail."""
-        line, alarm = summary_words((signing or {}).get("summary"))
+        line, alarm = summary_words(signing.summary if signing else None)
         self.signatures.setText(line)
         self.unsigned.say(alarm)
 
@@ -164,24 +167,20 @@ class Header(QWidget):
         now = self.clock.now()
         reviewer = settings.reviewer()
         held = holder.holder_line(
-            task.get("lease"), task.get("updated_at"), now, reviewer[1] if reviewer else None
+            task.lease, task.updated_at, now, reviewer[1] if reviewer else None
         )
-        self.working.setText(
-            f"{held}   ·   Waits: {holder.waits_line(task.get('waits') or [], now)}"
-        )
+        self.working.setText(f"{held}   ·   Waits: {holder.waits_line(task.waits, now)}")
         if not self._ticker.isActive():
             self._ticker.start()
 
-    def show_task(self, task: dict[str, Any]) -> None:
+    def show_task(self, task: TaskState) -> None:
         self._task = task
-        self.show_clock(task.get("now"))
-        self.title.setText(task["title"])
-        obj = task["objective"]
-        revs = task["objective_revisions"]
+        self.show_clock(task.now)
+        self.title.setText(task.title)
+        obj = task.objective
+        revs = task.objective_revisions
         self.objective.setText(
-            f"Objective (revision {obj['rev']} of {len(revs)}): {obj['text']}"
-            if obj
-            else "No objective"
+            f"Objective (revision {obj.rev} of {len(revs)}): {obj.text}" if obj else "No objective"
         )
         self.history_button.setText(
             t.count(len(revs) - 1, "amendment", "amendments") if len(revs) > 1 else "History"
@@ -189,25 +188,39 @@ class Header(QWidget):
         self.history_button.setEnabled(len(revs) > 1)
         self.history.setPlainText(
             "\n\n".join(
-                f"Revision {r['rev']} — {t.when(r['at'])} by {t.actor(r['actor'])}\n"
-                f"Why: {r['reason']}\n{r['text']}"
+                f"Revision {r.rev} — {t.when(r.at)} by {t.actor(r.actor)}\n"
+                f"Why: {r.reason}\n{r.text}"
                 for r in reversed(revs)
             )
         )
-        self.status_icon.setPixmap(status_icon(task["status"]).pixmap(16, 16))
+        self.status_icon.setPixmap(status_icon(task.status).pixmap(16, 16))
         self.status.setText(status_line(task))
         self.owner.setText(
-            f"{task['owner']}   ·   task id {task['id']}   ·   last event seq {task['last_seq']}"
+            f"{task.owner}   ·   task id {task.id}   ·   last event seq {task.last_seq}"
         )
-        cps = task["checkpoints"]
+        self._show_lineage(task.checkpoints)
+        self.problems.say(
+            "; ".join(f"{p.kind.replace('_', ' ')} {p.id}: blob {p.problem}" for p in task.problems)
+        )
+        self.late.say(late_line(task.late))
+        origin = task.late.origin
+        self.origin.say(
+            f"A follow-up of {origin.task_id}, opened for what changed after it completed "
+            f"(through #{origin.through_seq})"
+            if origin
+            else ""
+        )
+
+    def _show_lineage(self, cps: Checkpoints) -> None:
+        """The head checkpoint, and the fork's warning when there is more than one."""
         head = head_checkpoint(cps)
         self.head.setText(
-            f"{head['checkpoint_id']} ({head['reason']}, seq {head['seq']}, by "
-            f"{t.actor_short(head['author'])}, {t.when(head['at'])})"
+            f"{head.checkpoint_id} ({head.reason}, seq {head.seq}, by "
+            f"{t.actor_short(head.author)}, {t.when(head.at)})"
             if head
             else "none yet: a resume rests on the whole event log"
         )
-        heads = cps["heads"]
+        heads = cps.heads
         self.fork.say(
             f"The checkpoint lineage has forked: {len(heads)} heads ({', '.join(heads)}). "
             "None is picked: a person chooses which to continue from (and whether to merge "
@@ -215,31 +228,17 @@ class Header(QWidget):
             if len(heads) > 1
             else ""
         )
-        self.problems.say(
-            "; ".join(
-                f"{p['kind'].replace('_', ' ')} {p['id']}: blob {p['problem']}"
-                for p in task["problems"]
-            )
-        )
-        self.late.say(late_line(task.get("late")))
-        origin = (task.get("late") or {}).get("origin")
-        self.origin.say(
-            f"A follow-up of {origin['task_id']}, opened for what changed after it completed "
-            f"(through #{origin['through_seq']})"
-            if origin
-            else ""
-        )
 
 
-def status_line(task: dict[str, Any]) -> str:
+def status_line(task: TaskState) -> str:
     """The run's status and why. Awaiting approval, the approvals pending now by their state
     (the status's stored reason names the request that made it so, which a person may have
     sent back since while another keeps it waiting); a request sent back and not asked again
     is said so, with who sent it back and what they asked."""
-    status = task["status"]
-    why = str(task.get("status_reason") or "")
-    approvals = task.get("approvals") or []
-    pending = [a["approval_id"] for a in approvals if a["state"] == api.ApprovalState.PENDING]
+    status = task.status
+    why = task.status_reason
+    approvals = task.approvals
+    pending = [a.approval_id for a in approvals if a.state == api.ApprovalState.PENDING]
     if status == api.RunStatus.AWAITING_APPROVAL and pending:
         why = (
             f"approval {pending[0]} is pending"
@@ -248,30 +247,30 @@ def status_line(task: dict[str, Any]) -> str:
         )
     parts = [why] if why else []
     for i, a in enumerate(approvals):
-        if a["state"] != api.ApprovalState.SENT_BACK:
+        if a.state != api.ApprovalState.SENT_BACK:
             continue
-        effect = a.get("effect_id")
-        if effect is not None and any(x.get("effect_id") == effect for x in approvals[i + 1 :]):
+        effect = a.effect_id
+        if effect is not None and any(x.effect_id == effect for x in approvals[i + 1 :]):
             continue  # asked again: the newer request is the news
-        who = a.get("decided_by")
-        note = a.get("note") or ""
+        who = a.decided_by
         parts.append(
-            f"approval {a['approval_id']} was sent back"
+            f"approval {a.approval_id} was sent back"
             + (f" by {t.actor(who)}" if who else "")
-            + (f": “{note}”" if note else "")
+            + (f": “{a.note}”" if a.note else "")
         )
     return words(status) + (" — " + "; ".join(parts) if parts else "")
 
 
-def late_line(late: dict[str, Any] | None, shown: int = 3) -> str:
+def late_line(late: LateChanges | None, shown: int = 3) -> str:
     """The banner: "Changed after completion: N facts since <date>" and what changed, newest
     last; the task stays completed until a person answers (the decision queue)."""
-    if not late or not late.get("count"):
+    if not late or not late.count:
         return ""
-    facts = late["facts"]
-    what = "; ".join(f"#{f['seq']} {f['what']}" for f in facts[-shown:])
+    facts = late.facts
+    what = "; ".join(f"#{f.seq} {f.what}" for f in facts[-shown:])
     more = f" (and {len(facts) - shown} earlier)" if len(facts) > shown else ""
+    said = late.words or ""
     return (
-        f"{late['words'][0].upper()}{late['words'][1:]}: {what}{more}. It stays completed: "
+        f"{said[:1].upper()}{said[1:]}: {what}{more}. It stays completed: "
         "acknowledge it or open a follow-up task (Decisions)."
     )

@@ -5,13 +5,16 @@ with lines from both. Heads are ringed and named; a click selects the checkpoint
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from boris_desktop.ui import text as t
+
+if TYPE_CHECKING:
+    from store.api import Checkpoint
 
 #: Lane colours (distinct, readable on light and dark backgrounds); the head is also ringed
 #: and named, never marked by colour alone.
@@ -20,32 +23,32 @@ LANE_COLOURS = ("#2f7ed8", "#d9822b", "#3a9d5d", "#a05ac8", "#c8464b", "#6b8e23"
 
 @dataclass
 class Row:
-    checkpoint: dict[str, Any]
+    checkpoint: Checkpoint
     lane: int
     #: Segments from this row down to the next: (lane here, lane there).
     down: list[tuple[int, int]] = field(default_factory=list)
 
 
-def parents_of(c: dict[str, Any], known: set[str]) -> list[str]:
+def parents_of(c: Checkpoint, known: set[str]) -> list[str]:
     """What a checkpoint continues from: what it supersedes and merges, each once."""
     seen: list[str] = []
-    for p in [*(c.get("supersedes") or ()), *(c.get("merged") or ())]:
+    for p in [*c.supersedes, *c.merged]:
         if p in known and p not in seen:
             seen.append(p)
     return seen
 
 
-def layout(checkpoints: list[dict[str, Any]]) -> list[Row]:
+def layout(checkpoints: list[Checkpoint]) -> list[Row]:
     """Rows newest first with their lanes and the segments joining them (git log --graph's
     walk: a lane waits for the checkpoint it leads to; children of one parent converge
     on it, a merge opens a lane for each further parent)."""
-    order = sorted(checkpoints, key=lambda c: (c["seq"], c["at"]), reverse=True)
-    known = {c["checkpoint_id"] for c in order}
+    order = sorted(checkpoints, key=lambda c: (c.seq, c.at), reverse=True)
+    known = {c.checkpoint_id for c in order}
     lanes: list[str | None] = []  # the checkpoint each lane leads down to
     starts: list[list[int]] = []  # per lane: the lanes in the row above its line starts from
     rows: list[Row] = []
     for c in order:
-        cid = c["checkpoint_id"]
+        cid = c.checkpoint_id
         waiting = [i for i, x in enumerate(lanes) if x == cid]
         if waiting:
             lane = waiting[0]
@@ -101,7 +104,7 @@ class LineageGraph(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(False)
 
-    def set_lineage(self, checkpoints: list[dict[str, Any]], heads: list[str]) -> None:
+    def set_lineage(self, checkpoints: list[Checkpoint], heads: list[str]) -> None:
         self.rows = layout(checkpoints)
         self.heads = list(heads)
         self.setToolTip(
@@ -133,7 +136,7 @@ class LineageGraph(QWidget):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         row = self.row_at(event.position().y())
         if 0 <= row < len(self.rows):
-            cid = self.rows[row].checkpoint["checkpoint_id"]
+            cid = self.rows[row].checkpoint.checkpoint_id
             self.set_current(cid)
             self.selected.emit(cid)
         super().mousePressEvent(event)
@@ -150,7 +153,7 @@ class LineageGraph(QWidget):
         pal = self.palette()
         text_x = self._x(self.lanes()) + 8
         for n, r in enumerate(self.rows):
-            cid = r.checkpoint["checkpoint_id"]
+            cid = r.checkpoint.checkpoint_id
             if cid == self.current:
                 band = QRectF(0, self._y(n) - self.ROW / 2, self.width(), self.ROW)
                 p.fillRect(band, pal.color(QPalette.ColorRole.Highlight).lighter(170))
@@ -171,7 +174,7 @@ class LineageGraph(QWidget):
         fm = self.fontMetrics()
         for n, r in enumerate(self.rows):
             c = r.checkpoint
-            cid = c["checkpoint_id"]
+            cid = c.checkpoint_id
             is_head = cid in self.heads
             centre = QPointF(self._x(r.lane), self._y(n))
             colour = QColor(LANE_COLOURS[r.lane % len(LANE_COLOURS)])
@@ -200,10 +203,10 @@ class LineageGraph(QWidget):
                 x += w + 8
             p.setFont(self.font())
             p.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
-            merged = len(parents_of(c, {x.checkpoint["checkpoint_id"] for x in self.rows})) > 1
-            rest = f"{c['reason']}{' (merge)' if merged else ''} · {t.actor_short(c['author'])}"
-            rest += f" · event {c['seq']} · {t.when(c['at'])}"
-            note = (c.get("note") or "").splitlines()[0] if c.get("note") else ""
+            merged = len(parents_of(c, {x.checkpoint.checkpoint_id for x in self.rows})) > 1
+            rest = f"{c.reason}{' (merge)' if merged else ''} · {t.actor_short(c.author)}"
+            rest += f" · event {c.seq} · {t.when(c.at)}"
+            note = c.note.splitlines()[0] if c.note else ""
             if note:
                 rest += f" · {note}"
             rest = fm.elidedText(

@@ -10,82 +10,79 @@ HTML reads literally.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels.base import FormDetail
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node
 
+if TYPE_CHECKING:
+    from store.api import ContextItem, Manifest
+
 SECTION = "What the model saw"
 
 
-def _saw(bundle: TaskBundle) -> dict[str, Any]:
-    return bundle.model_saw or {"manifests": [], "configuration": [], "drift": []}
-
-
-def leading_to(bundle: TaskBundle, kind: str, ref: str) -> list[dict[str, Any]]:
+def leading_to(bundle: TaskBundle, kind: str, ref: str) -> list[Manifest]:
     """The manifests whose request led to this effect or checkpoint, oldest first."""
     return [
         m
-        for m in _saw(bundle)["manifests"]
-        if any(x["kind"] == kind and x["id"] == ref for x in m["links"])
+        for m in bundle.model_saw.manifests
+        if any(x.kind == kind and x.id == ref for x in m.links)
     ]
 
 
-def _model(m: dict[str, Any]) -> str:
-    model = m["model"]
-    return f"{model['provider']} {model['model']}"
+def _model(m: Manifest) -> str:
+    return f"{m.model.provider} {m.model.model}"
 
 
-def gist(m: dict[str, Any]) -> str:
+def gist(m: Manifest) -> str:
     """One line: the model, how many items it saw, how many were left out and why."""
-    why = sorted({i["reason"] for i in m["omitted"]})
-    left = f", {len(m['omitted'])} left out ({', '.join(why)})" if m["omitted"] else ""
-    return f"{_model(m)}: {t.count(len(m['included']), 'item', 'items')} included{left}"
+    why = sorted({i.reason for i in m.omitted if i.reason})
+    left = f", {len(m.omitted)} left out ({', '.join(why)})" if m.omitted else ""
+    return f"{_model(m)}: {t.count(len(m.included), 'item', 'items')} included{left}"
 
 
-def _item(i: dict[str, Any]) -> dict[str, Any]:
+def _item(i: ContextItem) -> dict[str, Any]:
     """An item as the form shows it: what, by digest, and (if left out) why."""
-    row: dict[str, Any] = {"kind": i["kind"], "ref": i["ref"], "digest": i["digest"]}
-    row["size"] = t.size(i["size"])
-    if i.get("tokens") is not None:
-        row["tokens"] = i["tokens"]
-    if i.get("reason"):
-        row["left_out_because"] = i["reason"]
-    if i.get("note"):
-        row["note"] = i["note"]
+    row: dict[str, Any] = {"kind": i.kind, "ref": i.ref, "digest": i.digest}
+    row["size"] = t.size(i.size)
+    if i.tokens is not None:
+        row["tokens"] = i.tokens
+    if i.reason:
+        row["left_out_because"] = i.reason
+    if i.note:
+        row["note"] = i.note
     return row
 
 
-def manifest_form(m: dict[str, Any]) -> dict[str, Any]:
-    """The manifest as a record for the form: model, what was included, what was not."""
+def manifest_form(m: Manifest) -> dict[str, Any]:
+    """The manifest as a record for the form (its fields are the form's rows, in this
+    order): model, what was included, what was not."""
     return {
-        "id": m["manifest_id"],  # also the row's label in a list of them
+        "id": m.manifest_id,  # also the row's label in a list of them
         "model": _model(m),
-        "parameters_digest": m["model"].get("parameters_digest"),
-        "purpose": m["purpose"] or None,
-        "recorded_by": m["recorded_by"],
-        "recorded_at": m["at"],
-        "included": [_item(i) for i in m["included"]],
-        "omitted": [_item(i) for i in m["omitted"]],
+        "parameters_digest": m.model.parameters_digest,
+        "purpose": m.purpose or None,
+        "recorded_by": m.recorded_by,
+        "recorded_at": m.at,
+        "included": [_item(i) for i in m.included],
+        "omitted": [_item(i) for i in m.omitted],
     }
 
 
 def nodes(bundle: TaskBundle, kind: str, ref: str) -> list[Node]:
     """A row per manifest that led to this effect or checkpoint (under its row)."""
-    out = []
-    for m in leading_to(bundle, kind, ref):
-        out.append(
-            Node(
-                key=f"manifest:{m['manifest_id']}",
-                cells=(SECTION.lower(), m["manifest_id"], "", gist(m), t.when(m["at"])),
-                icon_name="running",
-                tip=f"{SECTION}: {gist(m)}",
-                detail=FormDetail(manifest_form(m)),
-            )
+    return [
+        Node(
+            key=f"manifest:{m.manifest_id}",
+            cells=(SECTION.lower(), m.manifest_id, "", gist(m), t.when(m.at)),
+            icon_name="running",
+            tip=f"{SECTION}: {gist(m)}",
+            detail=FormDetail(manifest_form(m)),
         )
-    return out
+        for m in leading_to(bundle, kind, ref)
+    ]
 
 
 def section(bundle: TaskBundle, kind: str, ref: str) -> dict[str, Any]:
@@ -95,9 +92,9 @@ def section(bundle: TaskBundle, kind: str, ref: str) -> dict[str, Any]:
     if kind == "checkpoint":
         changes = [
             line
-            for c in _saw(bundle)["configuration"]
-            if c["checkpoint_id"] == ref
-            for line in c["changes"]
+            for c in bundle.model_saw.configuration
+            if c.checkpoint_id == ref
+            for line in c.changes
         ]
         if changes:
             out["configuration_changes"] = {f"change {i + 1}": x for i, x in enumerate(changes)}
@@ -109,7 +106,7 @@ def section(bundle: TaskBundle, kind: str, ref: str) -> dict[str, Any]:
 
 def tool_drift(bundle: TaskBundle, effect_id: str) -> str:
     """The words for an intent planned under an older tool definition, or ""."""
-    for d in _saw(bundle)["drift"]:
-        if d["effect_id"] == effect_id:
-            return f"{d['drift']} (pinned {d['tool_digest']}, now {d['current_digest'] or 'none'})"
+    for d in bundle.model_saw.drift:
+        if d.effect_id == effect_id:
+            return f"{d.drift} (pinned {d.tool_digest}, now {d.current_digest or 'none'})"
     return ""

@@ -71,13 +71,12 @@ class TimelinePanel(TreePanel):
     # --- the task's newest page, with the record -----------------------------------------
 
     def show_task(self, bundle: TaskBundle) -> None:
-        task_id = bundle.task["id"]
-        self._total = int(bundle.task["last_seq"])
+        task_id = bundle.task.id
+        self._total = bundle.task.last_seq
         facets = bundle.event_facets
-        self._set_items(self.type_filter, [(x, x) for x in facets["types"]])
+        self._set_items(self.type_filter, [(x, x) for x in facets.types])
         self._set_items(
-            self.actor_filter,
-            [(t.actor_short(a), (a["kind"], a["id"])) for a in facets["actors"]],
+            self.actor_filter, [(t.actor_short(a), (a.kind, a.id)) for a in facets.actors]
         )
         page = bundle.timeline
         if task_id != self._task_id:
@@ -176,8 +175,8 @@ class TimelinePanel(TreePanel):
         self._events = [
             e
             for e in base
-            if event_type in (None, e.event["type"])
-            and actor in (None, (e.event["actor"]["kind"], e.event["actor"]["id"]))
+            if event_type in (None, e.event.type)
+            and actor in (None, (e.event.actor.kind, e.event.actor.id))
         ]
         self._more = more
         self._show()
@@ -214,13 +213,13 @@ class TimelinePanel(TreePanel):
                 key=str(seq),
                 cells=(
                     str(seq),
-                    t.when(e["at"]),
-                    e["type"],
-                    t.actor_short(e["actor"]),
+                    t.when(e.at),
+                    e.type,
+                    t.actor_short(e.actor),
                     signed,
                     row.gist,
                 ),
-                tip=t.actor(e["actor"]),
+                tip=t.actor(e.actor),
                 cell_icons=((SIGNER, mark),) if mark else (),
                 cell_tips=((SIGNER, why),) if why else (),
                 detail=row,
@@ -230,9 +229,9 @@ class TimelinePanel(TreePanel):
     def show_detail(self, node: Node) -> None:
         # The full event as JSON, made when the row is selected: not for every row shown.
         row: TimelineEvent = node.detail
-        self.detail.show_text(pretty_json({**row.event, "signer": row.signer}), "json")
+        signer = row.signer.to_json() if row.signer else None
+        self.detail.show_text(pretty_json({**row.event.to_json(), "signer": signer}), "json")
 
 
 def _seq(row: TimelineEvent) -> int:
-    seq: int = row.event["seq"]
-    return seq
+    return row.event.seq

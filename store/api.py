@@ -235,6 +235,7 @@ _WHERE: dict[str, str] = {
     "LastSignature": "store.reads.signers",
     "SignatureSummary": "store.reads.signers",
     "DecisionSigners": "store.reads.signers",
+    "InboxFirstPage": "store.reads.inbox_pages",
     "Narrative": "store.services.narratives",
     "NarrativeClaim": "store.services.narratives",
     "Discrepancy": "store.services.narratives",
@@ -255,6 +256,7 @@ _AS: dict[str, str] = {
     "HISTORY_FIELDS": "FIELDS",
     "InboxPageKey": "PageKey",
     "peek_inbox_page": "peek_first_page",
+    "InboxFirstPage": "FirstPage",
 }
 
 if TYPE_CHECKING:
@@ -326,6 +328,7 @@ if TYPE_CHECKING:
     from store.reads.history import FIELDS as HISTORY_FIELDS
     from store.reads.history import DecisionHistory, PastDecision, history
     from store.reads.inbox import Lease, TaskNeeds, TaskRow  # issue 41
+    from store.reads.inbox_pages import FirstPage as InboxFirstPage  # issue 41
     from store.reads.inbox_pages import PagedInbox  # part W
     from store.reads.inbox_pages import PageKey as InboxPageKey  # part W
     from store.reads.inbox_pages import peek_first_page as peek_inbox_page  # part W
@@ -560,6 +563,7 @@ __all__ = [
     "EvidenceTarget",
     "FileState",
     "ForkOpen",
+    "InboxFirstPage",  # issue 41
     "InboxPageKey",  # part W
     "Intent",  # issue 41
     "JudgeCriterion",

@@ -30,7 +30,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import rules
 from . import inbox
@@ -276,9 +276,17 @@ class PagedInbox:
         return [by_id[i] for i in ids if i in by_id]
 
 
-def peek_first_page(
-    directory: str | os.PathLike[str] | None, limit: int
-) -> tuple[list[inbox.TaskRow], int, int] | None:
+class FirstPage(NamedTuple):
+    """The paged inbox's first rows read before the Store is open (`peek_first_page`)."""
+
+    rows: list[inbox.TaskRow]
+    #: Every task of the store.
+    total: int
+    #: The tasks that need a person.
+    needing: int
+
+
+def peek_first_page(directory: str | os.PathLike[str] | None, limit: int) -> FirstPage | None:
     """The first `limit` rows of the paged inbox of the SQLite store at `directory`, with
     the counts (every task, those that need a person), read before the Store is open, as
     store.reads.peek reads the whole inbox (the same rules: read-only, this program's
@@ -307,7 +315,7 @@ def peek_first_page(
             blobs = BlobStore(location.blobs)
             view = PagedInbox(conn.execute, system_now(), blob_exists=blobs.has, lists=JSON_EACH)
             rows, _ = view.page(conn.execute, None, limit)
-            return rows, PagedInbox.total(conn.execute), len(view.needing)
+            return FirstPage(rows, PagedInbox.total(conn.execute), len(view.needing))
         finally:
             conn.rollback()
     except (sqlite3.Error, OSError):

@@ -216,9 +216,10 @@ class CheckpointsPanel(TreePanel):
             return
         other = self._rows.get(self.compare.currentData() or "")
         if other is None:
-            shown = chosen.model_dump(mode="json", exclude={"task_id"})
             signed, _, why = signer_words(self._signers.get(chosen.checkpoint_id))
-            shown["signed_by"] = f"{signed} — {why}" if why else signed
+            shown = chosen.model_dump(mode="json", exclude={"task_id"}) | {
+                "signed_by": f"{signed} — {why}" if why else signed
+            }
             # What the model saw and ran under at this checkpoint (issue 35 part M).
             # First: the checkpoint's state below it runs long.
             shown = manifest.section(self._bundle, "checkpoint", chosen.checkpoint_id) | shown

@@ -45,15 +45,10 @@ def gist(m: Manifest) -> str:
 
 def _item(i: ContextItem) -> dict[str, Any]:
     """An item as the form shows it: what, by digest, and (if left out) why."""
-    row: dict[str, Any] = {"kind": i.kind, "ref": i.ref, "digest": i.digest}
-    row["size"] = t.size(i.size)
-    if i.tokens is not None:
-        row["tokens"] = i.tokens
-    if i.reason:
-        row["left_out_because"] = i.reason
-    if i.note:
-        row["note"] = i.note
-    return row
+    known = {"tokens": i.tokens, "left_out_because": i.reason, "note": i.note}
+    return {"kind": i.kind, "ref": i.ref, "digest": i.digest, "size": t.size(i.size)} | {
+        k: v for k, v in known.items() if v is not None and v != ""
+    }
 
 
 def manifest_form(m: Manifest) -> dict[str, Any]:
@@ -88,20 +83,18 @@ def nodes(bundle: TaskBundle, kind: str, ref: str) -> list[Node]:
 def section(bundle: TaskBundle, kind: str, ref: str) -> dict[str, Any]:
     """The form fields an effect's or a checkpoint's detail gains: for a checkpoint, the
     configuration changes there; what the model saw (each manifest that led to it)."""
-    out: dict[str, Any] = {}
-    if kind == "checkpoint":
-        changes = [
-            line
-            for c in bundle.model_saw.configuration
-            if c.checkpoint_id == ref
-            for line in c.changes
-        ]
-        if changes:
-            out["configuration_changes"] = {f"change {i + 1}": x for i, x in enumerate(changes)}
+    changes = [
+        line
+        for c in bundle.model_saw.configuration
+        if kind == "checkpoint" and c.checkpoint_id == ref
+        for line in c.changes
+    ]
     seen = leading_to(bundle, kind, ref)
-    if seen:
-        out["what_the_model_saw"] = [manifest_form(m) for m in seen]
-    return out
+    return (
+        {"configuration_changes": {f"change {i + 1}": x for i, x in enumerate(changes)}}
+        if changes
+        else {}
+    ) | ({"what_the_model_saw": [manifest_form(m) for m in seen]} if seen else {})
 
 
 def tool_drift(bundle: TaskBundle, effect_id: str) -> str:

@@ -22,7 +22,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,6 +93,16 @@ class Mark(Keyed):
     what: str
     at: str  # the wall clock's time of day
     now: DiskState
+
+
+@dataclass(frozen=True)
+class DiskMarks(Keyed):
+    """What the task view shows of the watcher's marks, by record: each artifact's and
+    effect's mark (by id), and why each criterion judged against a changed file is stale."""
+
+    artifacts: dict[str, Mark] = field(default_factory=dict)
+    effects: dict[str, Mark] = field(default_factory=dict)
+    criteria: dict[str, str] = field(default_factory=dict)
 
 
 def _state(s: Observation | TargetState | None) -> DiskState | None:
@@ -377,21 +387,20 @@ class TaskFileWatcher(QObject):
 
     # --- what the task view shows --------------------------------------------------------
 
-    def disk_marks(self, task: TaskState | None) -> dict[str, dict[str, Any]]:
-        """Marks by record: {"artifacts": {id: mark}, "effects": {id: mark},
-        "criteria": {id: why}}; a mark is {"state", "what", "at"}."""
-        out: dict[str, dict[str, Any]] = {"artifacts": {}, "effects": {}, "criteria": {}}
+    def disk_marks(self, task: TaskState | None) -> DiskMarks:
+        """The marks of the task on screen, by record (none for another task)."""
+        out = DiskMarks()
         if task is None or task.id != self.task_id:
             return out
         for path, mark in self.marks.items():
             for e in self.files.get(path, []):
-                out["artifacts" if e.kind == "artifact" else "effects"][e.id] = mark
+                (out.artifacts if e.kind == "artifact" else out.effects)[e.id] = mark
         from store import api
 
         for c in task.criteria:
-            m = out["artifacts"].get(c.artifact_id or "")
+            m = out.artifacts.get(c.artifact_id or "")
             if api.criterion_stales_on_change(c.status) and m and m.state != MarkState.SAME:
-                out["criteria"][c.criterion_id] = (
+                out.criteria[c.criterion_id] = (
                     f"{c.artifact_id} {m.state} on disk ({m.what} at {m.at})"
                 )
         return out

@@ -205,7 +205,6 @@ def phase_completion(
 ) -> PhaseCompletion:
     """The completion of one phase as the store would record it, read now."""
     from .state import pending_of, task_state
-    from .state_models import Phase
 
     state = task_state(conn, blobs, task_id, now)
     rows = _phase_rows(conn, task_id)
@@ -252,7 +251,7 @@ def phase_completion(
             for p in users
             if p["readiness"] == rules.PhaseReadiness.BLOCKED
         )
-        final = tuple(pending_of(state, [Phase.model_validate(p) for p in after.values()]))
+        final = tuple(pending_of(state, [(p["phase_id"], p["readiness"]) for p in after.values()]))
         outcomes.append(PhaseOutcome(ok, ready, still, tuple(retired), final))
     result = phase["result"]
     said = None

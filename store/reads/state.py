@@ -253,10 +253,15 @@ _OPEN_APPROVALS = frozenset(
 )
 
 
-def pending_of(task: TaskState, phases: Sequence[Phase] | None = None) -> list[str]:
+def pending_of(
+    task: TaskState, phases: Sequence[tuple[str, rules.PhaseReadiness]] | None = None
+) -> list[str]:
     """The task's pending work (`rules.pending_work`) over the state this read assembled
-    (with `phases` in place of its own, to say what it would be after a change): what a
-    final checkpoint may not leave behind, said once for the window and the brief."""
+    (with `phases`, each id and readiness, in place of its own: what it would be after a
+    change): what a final checkpoint may not leave behind, said once for the window and
+    the brief."""
+    if phases is None:
+        phases = [(p.phase_id, p.readiness) for p in task.phases]
     return rules.pending_work(
         {
             "criteria": [{"id": c.criterion_id, "status": c.state} for c in task.criteria],
@@ -276,9 +281,9 @@ def pending_of(task: TaskState, phases: Sequence[Phase] | None = None) -> list[s
                 if a.state in _OPEN_APPROVALS
             ],
             "pending_phases": [
-                {"id": p.phase_id, "status": p.readiness}
-                for p in (task.phases if phases is None else phases)
-                if p.readiness != rules.PhaseReadiness.DONE
+                {"id": phase_id, "status": readiness}
+                for phase_id, readiness in phases
+                if readiness != rules.PhaseReadiness.DONE
             ],
             "open_waits": [
                 {"id": w.wait_id, "kind": w.kind}

@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import shiboken6
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
@@ -54,7 +54,8 @@ def _is_environment(exc: Exception) -> bool:
     return isinstance(exc, StoreError)
 
 
-Callback = Callable[[Any], None]
+#: What a job answers, handed to its callback as it is.
+Result = TypeVar("Result")
 #: A failure's callback gets the exception itself (Anki's `CollectionOp.failure`): the store's
 #: refusals by their type, never a message to parse.
 Failure = Callable[[Exception], None]
@@ -126,7 +127,8 @@ class Loader(QObject):
         self._relay = _Relay(self)
         self._relay.finished.connect(self._finished)
         self._latest: dict[str, int] = {}
-        self._callbacks: dict[str, tuple[Callback, Failure | None]] = {}
+        # Each kind's callbacks: typed where `submit` pairs them with their job.
+        self._callbacks: dict[str, tuple[Callable[[Any], object], Failure | None]] = {}
         self._pending: set[str] = set()
         self._counter = 0
         self.pool = QThreadPool.globalInstance()
@@ -138,10 +140,12 @@ class Loader(QObject):
     def submit(
         self,
         kind: str,
-        fn: Callable[[], Any],
-        on_done: Callback,
+        fn: Callable[[], Result],
+        on_done: Callable[[Result], object],
         on_error: Failure | None = None,
     ) -> int:
+        """Run `fn` on the pool; `on_done(its result)` or `on_error(the exception it
+        raised)` on the GUI thread, unless a newer job of the same kind came meanwhile."""
         self._counter += 1
         token = self._counter
         self._latest[kind] = token

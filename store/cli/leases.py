@@ -16,21 +16,19 @@ from typing import Any
 
 from .. import commands as c
 from .. import rules
+from ..reads.inbox import Lease
 from ..store import Store
 from .output import TASK_HELP, _actor, _print, lease_token_of
 
 Add = Callable[[str, Any], argparse.ArgumentParser]
 
 
-def _words(lease: dict[str, Any]) -> str:
-    holder = lease["holder"]
-    if lease["ended_at"]:
-        return f"token {lease['token']} of {holder['kind']}:{holder['id']} {lease['end_reason']}"
-    until = lease["expires_at"] or "released"
-    return (
-        f"{holder['kind']}:{holder['id']} holds token {lease['token']} "
-        f"({lease['standing']}, until {until})"
-    )
+def _words(lease: Lease) -> str:
+    holder = lease.holder
+    if lease.ended_at:
+        return f"token {lease.token} of {holder.kind}:{holder.id} {lease.end_reason}"
+    until = lease.expires_at or "released"
+    return f"{holder.kind}:{holder.id} holds token {lease.token} ({lease.standing}, until {until})"
 
 
 def cmd_lease(store: Store, args: argparse.Namespace) -> None:
@@ -48,16 +46,16 @@ def cmd_lease(store: Store, args: argparse.Namespace) -> None:
         command = c.RenewLease(task_id=args.task, lease_token=token, ttl_seconds=args.ttl)
     else:
         command = c.ReleaseLease(task_id=args.task, lease_token=token, note=args.note)
-    lease = store.execute(command, actor)
+    lease: Lease = store.execute(command, actor)
     # Plain output: the token alone for acquire (TOKEN=$(boris lease acquire …)), else words.
-    human = str(lease["token"]) if args.action == "acquire" else _words(lease)
-    _print(args, lease, human)
+    human = str(lease.token) if args.action == "acquire" else _words(lease)
+    _print(args, lease.to_json(), human)
 
 
 def cmd_take_over(store: Store, args: argparse.Namespace) -> None:
     actor = _actor(args.actor)
-    lease = store.execute(c.TakeOver(task_id=args.task, reason=args.reason), actor)
-    _print(args, lease, _words(lease))
+    lease: Lease = store.execute(c.TakeOver(task_id=args.task, reason=args.reason), actor)
+    _print(args, lease.to_json(), _words(lease))
 
 
 def register(add: Add) -> None:

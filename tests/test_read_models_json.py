@@ -118,6 +118,12 @@ def test_each_read_prints_its_model_as_documented(
     _one_shape("configuration", configured, read_configuration(store, tid), documented)
     assert configured["current"]["model"] == "gpt-a"
 
+    held = _printed(capsys, store, "--actor", "agent:drafter-7", "lease", "acquire", tid)
+    _one_shape("lease", held, store.task(tid).lease, documented)
+    taken = _printed(capsys, store, "--actor", "person:rita", "take-over", tid, "--reason", "mine")
+    _one_shape("take-over", taken, store.task(tid).lease, documented)
+    assert (taken["holder"]["id"], taken["standing"]) == ("rita", "alive")
+
 
 def test_a_field_the_model_does_not_declare_is_refused(store: Store) -> None:
     fill_demo(store)

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, TypeAdapter
 
 from ..reads.decisions import Decision, Decisions
-from ..reads.inbox import TaskRow
+from ..reads.inbox import Lease, TaskRow
 from ..reads.manifests import ConfigurationRead, Manifest
 from ..reads.read_model import ReadModel
 from ..services.narratives import Narrative
@@ -24,6 +24,7 @@ __all__ = [
     "ConfigurationRead",
     "Decision",
     "Decisions",
+    "Lease",
     "Manifest",
     "Narrative",
     "TaskRow",
@@ -142,6 +143,8 @@ OUTPUTS: dict[str, Any] = {
     "narrative": list[Narrative],
     "manifests": list[Manifest],
     "configuration": ConfigurationRead,
+    "lease": Lease,
+    "take-over": Lease,
     "verify": VerifyReport,
     "verify-package": VerifyReport,
     "keys": KeysList,

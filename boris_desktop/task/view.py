@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from boris_desktop.runtime.loader import Loader
+from boris_desktop.runtime.task_watch import DiskMarks
 from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.task.panels.approvals import ApprovalsPanel
 from boris_desktop.task.panels.artifacts import ArtifactsPanel
-from boris_desktop.task.panels.base import Panel
+from boris_desktop.task.panels.base import Panel, TreePanel
 from boris_desktop.task.panels.brief import BriefPanel
 from boris_desktop.task.panels.budgets import BudgetsPanel
 from boris_desktop.task.panels.checkpoints import CheckpointsPanel
@@ -77,7 +78,7 @@ class TaskView(QWidget):
         for p in self.panels.values():
             p.store = store
 
-    def set_disk(self, disk: dict[str, dict[str, Any]]) -> None:
+    def set_disk(self, disk: DiskMarks) -> None:
         """The file watcher's marks changed: the panels that show them are shown again."""
         for title, p in self.panels.items():
             if p.uses_disk and p.disk != disk:
@@ -96,23 +97,21 @@ class TaskView(QWidget):
         (the decision the queue selects: its approval, effect or criterion)."""
         panel = self.panel(title)
         self.tabs.setCurrentWidget(panel)
-        tree = getattr(panel, "tree", None)
-        if key is None or tree is None:
+        if key is None or not isinstance(panel, TreePanel):
             return
-        ix = tree.index_at((key,))
+        ix = panel.tree.index_at((key,))
         if ix.isValid():
-            tree.setCurrentIndex(ix)
-            tree.scrollTo(ix)
+            panel.tree.setCurrentIndex(ix)
+            panel.tree.scrollTo(ix)
 
     def _fill(self, panel: QWidget | None) -> None:
-        title = getattr(panel, "title", None)
-        if title not in self._unfilled or self.bundle is None:
+        bundle = self.bundle
+        if bundle is None or not isinstance(panel, Panel) or panel.title not in self._unfilled:
             return
-        self._unfilled.remove(title)
-        shown = self.panels[title]
-        shown.show_task(self.bundle)
+        self._unfilled.remove(panel.title)
+        panel.show_task(bundle)
         if self._brief is not None:
-            shown.show_brief(self._brief)
+            panel.show_brief(self._brief)
 
     def _fill_next(self) -> None:
         if self._unfilled:

@@ -160,8 +160,7 @@ class ArtifactsPanel(TreePanel):
 
     def _watched(self, a: Artifact) -> Mark | None:
         """What the file watcher found of the artifact's file, if it watches it."""
-        watched: Mark | None = self.disk.get("artifacts", {}).get(a.artifact_id)
-        return watched
+        return self.disk.artifacts.get(a.artifact_id)
 
     def _disk_tip(self, a: Artifact, v: ArtifactVersion) -> str:
         watched = self._watched(a)
@@ -291,7 +290,7 @@ class ArtifactsPanel(TreePanel):
             job = lambda: preview(store, v.digest, v.media_type, a.name)  # noqa: E731
         else:
             old, new = sorted((other, v), key=lambda x: x.version)
-            job = lambda: diff(store, old.to_json(), new.to_json(), a.name)  # noqa: E731
+            job = lambda: diff(store, old, new, a.name)  # noqa: E731
         self.what.setText(head + " · loading…")
         self._show_identity()
         self.loader.submit(self.detail_job, job, lambda r: self._content(head, r))

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from boris_desktop.runtime.loader import Loader
+from boris_desktop.runtime.task_watch import DiskMarks
 from boris_desktop.task.bundle import TaskBrief, TaskBundle
 from boris_desktop.ui import text as t
 from boris_desktop.ui.records import Node, RecordTable, RecordTree
@@ -35,8 +36,8 @@ class Panel(QWidget):
         super().__init__()
         self.loader = loader
         self.store: Store | None = None  # set by the task view; read only on workers
-        # The file watcher's marks ({"artifacts", "effects", "criteria"}), set by the view.
-        self.disk: dict[str, dict[str, Any]] = {}
+        # The file watcher's marks, set by the view.
+        self.disk = DiskMarks()
         self.setAccessibleName(self.title)
 
     def show_task(self, bundle: TaskBundle) -> None:

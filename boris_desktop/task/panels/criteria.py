@@ -75,7 +75,7 @@ class CriteriaPanel(TreePanel):
         ]
         if c.stale_reason:
             lines.append(f"stale because: {c.stale_reason}")
-        on_disk = self.disk.get("criteria", {}).get(c.criterion_id)
+        on_disk = self.disk.criteria.get(c.criterion_id)
         if on_disk:
             lines.append(f"stale on disk: {on_disk}")
         step = criterion_next(c, bool(on_disk))

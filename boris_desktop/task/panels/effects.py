@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from boris_desktop.runtime.task_watch import Mark, MarkState
+from boris_desktop.runtime.task_watch import MarkState
 from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels import manifest
 from boris_desktop.task.panels.base import FormDetail, TreePanel, form_detail
@@ -89,7 +89,7 @@ class EffectsPanel(TreePanel):
         # What the model saw when it chose this effect (issue 35 part M).
         kids += manifest.nodes(bundle, "effect", e.effect_id)
         drift = manifest.tool_drift(bundle, e.effect_id)
-        watched: Mark | None = self.disk.get("effects", {}).get(e.effect_id)
+        watched = self.disk.effects.get(e.effect_id)
         if watched is not None and watched.state == MarkState.SAME:
             watched = None
         if e.reconciliation:

@@ -3,9 +3,10 @@ and a diff of the state between two checkpoints."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QTimer
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -137,7 +138,7 @@ class CheckpointsPanel(TreePanel):
     _graph_wanted = 0
     _graph_dragged = False
 
-    def _graph_moved(self, *_: Any) -> None:
+    def _graph_moved(self, _pos: int, _index: int) -> None:
         self._graph_dragged = True
 
     def keep_graph_height(self) -> None:
@@ -153,11 +154,11 @@ class CheckpointsPanel(TreePanel):
         rest = total - graph
         self.split.setSizes([graph, rest * 3 // 5, rest - rest * 3 // 5])
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._size_graph_soon()
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self._size_graph_soon()
 

@@ -81,7 +81,7 @@ class ArtifactsPanel(TreePanel):
         said = [t.count(problems, "problem", "problems")] if problems else []
         # Retired versions by weight, blocking before degraded (retired evidence is shown,
         # and counted as open, under its criterion).
-        weights = [r.weight for r in task.retired if r.kind == "artifact_version"]
+        weights = [r.weight for r in task.retired if r.kind == retired.VERSION]
         order = (api.RetiredWeight.BLOCKING, api.RetiredWeight.DEGRADED)
         said += [f"{weights.count(w)} retired {w}" for w in order if w in weights]
         return ", ".join(said)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 #: A retired item's name as the store gives it: (item kind, item id).
 ItemKey = tuple[str, str]
+#: The kinds of retired item the panels show in place of content.
+VERSION, EVIDENCE = "artifact_version", "evidence"
 
 
 def items(task: TaskState) -> dict[ItemKey, RetiredItem]:
@@ -28,11 +30,11 @@ def items(task: TaskState) -> dict[ItemKey, RetiredItem]:
 def version_key(artifact_id: str, version: int) -> ItemKey:
     """An artifact version's name among retired items: retention names it `report@2` (as
     `boris retention` lists it)."""
-    return ("artifact_version", f"{artifact_id}@{version}")
+    return (VERSION, f"{artifact_id}@{version}")
 
 
 def evidence_key(evidence_id: str) -> ItemKey:
-    return ("evidence", evidence_id)
+    return (EVIDENCE, evidence_id)
 
 
 def mark(item: RetiredItem) -> tuple[str, str | None]:

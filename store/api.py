@@ -483,14 +483,18 @@ if TYPE_CHECKING:
     from store.version import __version__
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'store.api' has no attribute {name!r}")
-    module = importlib.import_module(where)
-    value = getattr(module, _AS.get(name, name))
-    globals()[name] = value  # looked up once
-    return value
+if not TYPE_CHECKING:
+    # Hidden from the type checker: a module-level __getattr__ would type every name it does
+    # not know as Any, so a misspelled `api.X` in the window would pass mypy. The checker sees
+    # the imports above; the interpreter loads each name here on first use.
+    def __getattr__(name: str) -> Any:
+        where = _WHERE.get(name)
+        if where is None:
+            raise AttributeError(f"module 'store.api' has no attribute {name!r}")
+        module = importlib.import_module(where)
+        value = getattr(module, _AS.get(name, name))
+        globals()[name] = value  # looked up once
+        return value
 
 
 # Spelled out for the type checker and linters; tests/test_architecture.py checks it is _WHERE.

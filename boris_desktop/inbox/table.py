@@ -209,7 +209,13 @@ def sort_key(r: TaskRow, column: int) -> Any:
     return r.updated_at
 
 
-class InboxModel(ListedRows["TaskRow"], CellsInOneCall, FlatIndex, QAbstractTableModel):
+if TYPE_CHECKING:
+    _ListedTasks = ListedRows[TaskRow]
+else:  # the rows' type is the type checker's: the store's modules load after the first paint
+    _ListedTasks = ListedRows
+
+
+class InboxModel(_ListedTasks, CellsInOneCall, FlatIndex, QAbstractTableModel):
     """Rows are `store.tasks()` entries, kept by id: an update never resets the model, and
     the rows stay sorted (by `sort`, most in need of attention first until told otherwise)."""
 

@@ -19,6 +19,7 @@ opens (`queue.dialogs`); this module is the view that puts them together.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,7 @@ def _kind_part() -> dict[str, str]:
 def __getattr__(name: str) -> dict[str, str]:
     if name == "KIND_PART":
         parts: dict[str, str] = _kind_part()
-        globals()["KIND_PART"] = parts
+        setattr(sys.modules[__name__], name, parts)  # made once: asked for again, it is there
         return parts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -90,7 +90,13 @@ def expires_in(at: str | None, now: str) -> str:
     return t.duration((t.parse(at) - t.parse(now)).total_seconds())
 
 
-class DecisionModel(ListedRows["Decision"], CellsInOneCall, FlatIndex, QAbstractTableModel):
+if TYPE_CHECKING:
+    _ListedDecisions = ListedRows[Decision]
+else:  # the rows' type is the type checker's: naming it here would import the read
+    _ListedDecisions = ListedRows
+
+
+class DecisionModel(_ListedDecisions, CellsInOneCall, FlatIndex, QAbstractTableModel):
     """The open decisions, kept by id: a read changes only the rows that changed (rows gone
     removed, new ones inserted at their place in the store's order, changed ones redrawn), so
     the selection stays and the view never asks for every row again. Many new rows (the

@@ -69,7 +69,7 @@ def session_bus_address() -> str | None:
         return str(get_bus("SESSION"))
     except KeyError:
         # No DBUS_SESSION_BUS_ADDRESS (jeepney looks nowhere else): systemd's per-user bus.
-        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        runtime = os.getenv("XDG_RUNTIME_DIR", "")
         bus = os.path.join(runtime, "bus")
         return bus if runtime and os.path.exists(bus) else None
     except (ValueError, RuntimeError):  # malformed, or no transport but TCP and the like
@@ -311,7 +311,7 @@ class NotificationService(QObject):
         the focus only with such a token, which Qt's Wayland plugin reads from
         XDG_ACTIVATION_TOKEN when the window asks to be activated."""
         if notification in self.told and QGuiApplication.platformName().startswith("wayland"):
-            os.environ["XDG_ACTIVATION_TOKEN"] = token
+            os.environ.update(XDG_ACTIVATION_TOKEN=token)
 
     def action_invoked(self, notification: int, action: str) -> None:
         if action == DEFAULT_ACTION and notification in self.told:

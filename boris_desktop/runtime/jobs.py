@@ -22,11 +22,12 @@ from boris_desktop.runtime.job_results import (
 from boris_desktop.task.bundle import TaskBrief, TaskBundle, TimelineEvent, TimelinePage
 
 if TYPE_CHECKING:
+    # Named in annotations only: the store's modules load after the window's first paint.
     from store.api import EventRow, TaskRow
 
-#: What the inbox holds, for a worker to read against: its order, the rows it shows, its
-#: revision and its search words (see `as_shown`).
-Shown = tuple[Order, list["TaskRow"], int, tuple[str, ...]]
+    #: What the inbox holds, for a worker to read against: its order, the rows it shows,
+    #: its revision and its search words (see `as_shown`).
+    Shown = tuple[Order, list[TaskRow], int, tuple[str, ...]]
 
 
 def open_store(directory: str | None) -> Any:

@@ -38,8 +38,16 @@ Named = Union["ActorRef", Mapping[str, Any], None]
 
 def _actor_fields(a: ActorRef | Mapping[str, Any]) -> tuple[str, str, str]:
     """(kind, id, name) of an actor."""
-    if isinstance(a, Mapping):  # agent or tool JSON, which the store does not type
-        return str(a.get("kind") or ""), str(a.get("id") or ""), str(a.get("name") or "")
+    if isinstance(a, Mapping):  # {kind, id, name} JSON: decoded by the store's own rule
+        from store.api import ActorRef
+
+        try:
+            decoded = ActorRef.of(a)
+        except (KeyError, ValueError):  # not an actor as the store writes one
+            decoded = None
+        if decoded is None:
+            return "", "", ""
+        a = decoded
     return str(a.kind), a.id, a.name
 
 

@@ -208,6 +208,13 @@ def test_a_long_text_goes_in_a_piece_at_a_time_and_comes_out_whole(qtbot) -> Non
     assert pane.toPlainText() == "short" and not pane.loading()
 
 
+def _version(digest: str, version: int) -> object:
+    """A version of a file the store holds, as the diff reads one (its digest and number)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(digest=digest, version=version)
+
+
 def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Path) -> None:
     from boris_desktop.runtime.preview import PREVIEW_CAP, diff, preview
 
@@ -217,9 +224,7 @@ def test_a_large_artifact_and_a_long_diff_are_shown_in_part(store: Store, ws: Pa
     shown = preview(store, digests[0], "text/plain", "big.txt")
     assert len(shown["text"]) == PREVIEW_CAP
     assert shown["note"] == f"showing the first 256 KiB of {len(old):,} bytes"
-    d = diff(
-        store, {"digest": digests[0], "version": 1}, {"digest": digests[1], "version": 2}, "big"
-    )
+    d = diff(store, _version(digests[0], 1), _version(digests[1], 2), "big")
     assert len(d["text"]) <= PREVIEW_CAP and d["text"].endswith("\n")
     assert d["text"].startswith("--- big v1\n+++ big v2\n")
     assert "showing the first" in d["note"] and "characters of the diff" in d["note"]
@@ -233,9 +238,7 @@ def test_a_diff_cut_at_its_cap_compares_whole_lines(store: Store, monkeypatch) -
     old = "".join(f"line {i:02d}\n" for i in range(40))  # 8 bytes a line
     new = old.replace("line 03\n", "line three\n")
     digests = [store.blobs.put_bytes(x.encode())[0] for x in (old, new)]
-    d = preview.diff(
-        store, {"digest": digests[0], "version": 1}, {"digest": digests[1], "version": 2}, "f"
-    )
+    d = preview.diff(store, _version(digests[0], 1), _version(digests[1], 2), "f")
     changed = [x for x in d["text"].splitlines() if x[:1] in "+-" and x[:3] not in ("---", "+++")]
     # The real change is there, and no fragment of the line each side was cut in.
     assert changed[:2] == ["-line 03", "+line three"]

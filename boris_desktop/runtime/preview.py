@@ -10,13 +10,22 @@ a side took about a second of a worker's time. Nothing here touches Qt.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from boris_desktop.runtime.keyed import Keyed
 
 PREVIEW_CAP = 256 * 1024
 DIFF_CAP = 1024 * 1024
 HEX_CAP = 4096
+
+
+class BlobVersion(Protocol):
+    """A version of a file whose content the store holds (store.api.ArtifactVersion)."""
+
+    @property
+    def digest(self) -> str: ...
+    @property
+    def version(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -76,25 +85,25 @@ def preview(store: Any, digest: str, media_type: str | None, name: str | None) -
     return Preview(text, media_type, name, note)
 
 
-def diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> Preview:
-    """A unified diff between two versions (each {"digest", "version"})."""
+def diff(store: Any, old: BlobVersion, new: BlobVersion, label: str) -> Preview:
+    """A unified diff between two versions of a file."""
     from boris_desktop.runtime.interpreter import paused
 
     with paused():  # difflib makes a container per line: see runtime
         return _diff(store, old, new, label)
 
 
-def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> Preview:
+def _diff(store: Any, old: BlobVersion, new: BlobVersion, label: str) -> Preview:
     import difflib
 
     texts, partial = [], False
     for v in (old, new):
         try:
-            data, total = _read_head(store, v["digest"], DIFF_CAP)
+            data, total = _read_head(store, v.digest, DIFF_CAP)
         except OSError as exc:
-            return Preview("", problem=f"v{v['version']} cannot be read: {exc}")
+            return Preview("", problem=f"v{v.version} cannot be read: {exc}")
         if _looks_binary(data):
-            return Preview("", problem=f"v{v['version']} is binary: no text diff")
+            return Preview("", problem=f"v{v.version} is binary: no text diff")
         if total > DIFF_CAP:
             # Whole lines only: a line cut at the cap would show as a change it is not.
             data = data[:DIFF_CAP]
@@ -103,12 +112,12 @@ def _diff(store: Any, old: dict[str, Any], new: dict[str, Any], label: str) -> P
         texts.append(data.decode("utf-8", "replace").splitlines(keepends=True))
     lines = list(
         difflib.unified_diff(
-            texts[0], texts[1], f"{label} v{old['version']}", f"{label} v{new['version']}"
+            texts[0], texts[1], f"{label} v{old.version}", f"{label} v{new.version}"
         )
     )
     text = "".join(x if x.endswith("\n") else x + "\n" for x in lines)
     text, cut = capped(text)
-    note = f"changes from v{old['version']} to v{new['version']}{cut}"
+    note = f"changes from v{old.version} to v{new.version}{cut}"
     if partial:
         note += f" (the first {DIFF_CAP // 1024:,} KiB of each version compared)"
     return Preview(text or "(no difference in content)", "diff", note=note)

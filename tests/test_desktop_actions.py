@@ -567,7 +567,7 @@ def test_edit_artifact_text(qtbot, demo: Store) -> None:
     done(qtbot, w, d)
     art = demo.task("note")["artifacts"][0]
     assert art["current_version"] == 2
-    assert art["current"]["producer"]["actor"] == {
+    assert art.current.producer.actor.to_json() == {
         "kind": "person",
         "id": "rita",
         "name": "Rita Reviewer",

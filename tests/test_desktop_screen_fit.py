@@ -24,7 +24,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QPushButton
 from test_desktop_actions import WAIT_MS, open_window, select_task
 
-from store import Actor, Store
+from store import Actor, Store, api
 from store import commands as c
 from store.commands import approvals as ap
 from store.commands import effects as lg
@@ -125,7 +125,7 @@ def _dialogs(w: Any, store: Store) -> list[tuple[str, Any]]:
     ]
 
 
-def _late(task: dict[str, Any]) -> dict[str, Any]:
+def _late(task: api.TaskState) -> api.TaskState:
     """The task as one with five late facts (issue 35 part L): the dialog at its tallest."""
     facts = [
         {"seq": 40 + i, "at": "2026-12-06T12:00:00Z", "by": "agent:evaluator-2",
@@ -135,7 +135,9 @@ def _late(task: dict[str, Any]) -> dict[str, Any]:
     late = {"count": 5, "since_seq": 40, "since_at": "2026-12-06T12:00:00Z", "last_seq": 44,
             "words": "changed after completion: 5 facts since 2026-12-06", "facts": facts,
             "answers": [], "origin": None}  # fmt: skip
-    return {**task, "status": "completed", "late": late}
+    return task.model_copy(
+        update={"status": api.RunStatus.COMPLETED, "late": api.LateChanges.model_validate(late)}
+    )
 
 
 def _outside(d: Any) -> list[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +32,7 @@ from boris_desktop.ui.icons import words
 from boris_desktop.ui.widgets import TextPane, elided_label, plain_label
 from store.api import (
     Actor,
+    Approval,
     ApprovalDecision,
     ApprovalState,
     ApprovalVerdict,
@@ -95,7 +95,7 @@ class ApproveDialog(Following):
     """What the request authorizes, as the reviewer will recognise it (the email, the diff,
     the upload), its digest beside it; the consequence, policy, requester and expiry.
 
-    `approval` is the store's view of it, or the approval's id (a task row naming it is
+    `approval` is the store's view of it, or the approval's id (a task's approval is
     taken for its id alone): the view is then read on a worker, as every later read is when
     the store changes; the verdicts are armed only once it is shown."""
 
@@ -108,15 +108,10 @@ class ApproveDialog(Following):
         self,
         host: Host,
         task_id: str,
-        approval: ApprovalDecision | str | Mapping[str, Any],
+        approval: ApprovalDecision | Approval | str,
         now: str | None = None,
     ) -> None:
-        if isinstance(approval, ApprovalDecision):
-            aid = approval.approval_id
-        elif isinstance(approval, str):
-            aid = approval
-        else:
-            aid = str(approval["approval_id"])
+        aid = approval if isinstance(approval, str) else approval.approval_id
         super().__init__(host, f"Decide approval {aid}", "&Approve")
         self.task_id, self.approval_id = task_id, aid
         self.decision: ApprovalDecision | None = None

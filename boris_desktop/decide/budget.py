@@ -54,12 +54,12 @@ class BudgetDialog(Versioned, Following):
     acting = "changing the limit"
 
     def __init__(
-        self, host: Host, task: dict[str, Any], counter: str, *, raise_limit: bool = False
+        self, host: Host, task: api.TaskState, counter: str, *, raise_limit: bool = False
     ) -> None:
         """`raise_limit`: opened to raise the limit (a run whose budget ran out, from the
         decision queue): "Set a new limit" starts ticked, the person types the number."""
-        super().__init__(host, f"Budget of {task['id']}", "Change the &budget")
-        self.task_id = str(task["id"])
+        super().__init__(host, f"Budget of {task.id}", "Change the &budget")
+        self.task_id = task.id
         self.counter = counter
         self.view: api.BudgetView | None = None
         self.newest: api.BudgetView | None = None
@@ -71,7 +71,7 @@ class BudgetDialog(Versioned, Following):
         self.add(self.changed)
         self.counter_box = QComboBox()
         self.counter_box.setAccessibleName("Budget counter")
-        names = [str(b["counter"]) for b in task["budgets"]]
+        names = [b.counter for b in task.budgets]
         names += [c for c in api.BUDGET_COUNTERS if c not in names]
         for name in names:
             self.counter_box.addItem(_words(name), name)

@@ -52,9 +52,9 @@ class CancelEffectDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any], effect: dict[str, Any]) -> None:
-        super().__init__(host, f"Cancel effect {effect['effect_id']}", "Cancel the &effect")
-        self.task_id, self.effect_id = str(task["id"]), str(effect["effect_id"])
+    def __init__(self, host: Host, task: api.TaskState, effect: api.Effect) -> None:
+        super().__init__(host, f"Cancel effect {effect.effect_id}", "Cancel the &effect")
+        self.task_id, self.effect_id = task.id, effect.effect_id
         keep = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         if keep is not None:
             keep.setText("&Keep it")
@@ -70,7 +70,7 @@ class CancelEffectDialog(Following):
         self.why_not.hide()
         self.add(self.why_not)
         self.add(heading("What it would have done"))
-        self.consequence = plain_label(str(effect.get("consequence") or ""), name="Consequence")
+        self.consequence = plain_label(effect.consequence, name="Consequence")
         self.add(self.consequence)
         self.prepared = elided_label(name="Prepared object")  # it names the target
         self.add(self.prepared)

@@ -19,15 +19,15 @@ from boris_desktop.ui.widgets import heading, notice_banner, plain_label
 from store import api
 
 
-def forked_heads(task: dict[str, Any]) -> list[str]:
+def forked_heads(task: api.TaskState) -> list[str]:
     """The lineage's heads when it is forked (two or more), else none."""
-    heads = list((task.get("checkpoints") or {}).get("heads") or [])
+    heads = list(task.checkpoints.heads)
     return heads if len(heads) > 1 else []
 
 
-def pending_work(task: dict[str, Any]) -> list[str]:
+def pending_work(task: api.TaskState) -> list[str]:
     """The task's pending work, as the store read it with the task (its rule, not ours)."""
-    return list(task.get("pending_work") or [])
+    return list(task.pending_work)
 
 
 #: The kinds of checkpoint a person writes here (a stopped one is the Stop dialog's): the
@@ -51,10 +51,10 @@ class CheckpointDialog(Following):
     REASONS: tuple[Kind, ...] = (FINAL, HANDOFF, MILESTONE)
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Checkpoint {task['id']}", "&Write checkpoint")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Checkpoint {task.id}", "&Write checkpoint")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.pending = pending_work(task)
         self.add(self.changed)
         self.add(heading("Pending work"))
@@ -131,7 +131,7 @@ class CheckpointDialog(Following):
             final.setToolTip("")
             self.final_why.hide()
 
-    def _show_fork(self, task: dict[str, Any]) -> bool:
+    def _show_fork(self, task: api.TaskState) -> bool:
         """Show the fork, if any; True when the head the person had chosen is gone."""
         fork = forked_heads(task)
         for w in (self.fork_heading, self.fork_text, self.heads):
@@ -140,7 +140,7 @@ class CheckpointDialog(Following):
         lost = self.heads.show_heads(fork, lineage_rows(task))
         return lost
 
-    def task_changed(self, task: dict[str, Any]) -> None:
+    def task_changed(self, task: api.TaskState) -> None:
         self.task = task
         before = self.heads.heads
         if self._show_fork(task) or tuple(forked_heads(task)) != before:
@@ -235,7 +235,7 @@ class CheckpointDialog(Following):
         # A fork: only what the person chose. One head: the store continues from it.
         chosen = self.heads.chosen() if self.heads.heads else None
         return WriteCheckpoint(
-            task_id=self.task["id"],
+            task_id=self.task.id,
             reason=self.reason(),
             note=self.note.toPlainText().strip(),
             supersedes=None if chosen is None else [chosen],

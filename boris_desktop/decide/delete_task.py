@@ -45,12 +45,12 @@ class DeleteTaskDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Delete {task['id']}", "&Delete the task")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Delete {task.id}", "&Delete the task")
         self.task = task
         self.plan: Any = None
-        task_id = str(task["id"])
-        self.follow(task_id, task.get("now"), fetch=lambda store: api.plan_deletion(store, task_id))
+        task_id = task.id
+        self.follow(task_id, task.now, fetch=lambda store: api.plan_deletion(store, task_id))
         self.add(self.changed)
         self.add(heading("What deleting will remove"))
         self.what = plain_label("Reading what the store would remove…", name="What will be removed")
@@ -104,13 +104,11 @@ class DeleteTaskDialog(Following):
             self.plan is not None
             and self.plan.refusal is None
             and bool(self.reason.text().strip())
-            and self.confirm.text().strip() == self.task["id"]
+            and self.confirm.text().strip() == self.task.id
         )
 
     def command(self) -> Deletion:
-        return Deletion(
-            str(self.task["id"]), self.confirm.text().strip(), self.reason.text().strip()
-        )
+        return Deletion(self.task.id, self.confirm.text().strip(), self.reason.text().strip())
 
     def act(self) -> None:
         if self.running or not self.can_decide():

@@ -36,14 +36,15 @@ _KEEP = (
 class AmendDialog(Versioned, Following):
     acting = "amending"
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Amend the objective of {task['id']}", "&Amend")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Amend the objective of {task.id}", "&Amend")
         self.task = task
-        self.based_on = int(task["objective"]["rev"])
-        self.follow(task["id"])
+        objective = task.objective
+        self.based_on = objective.rev if objective is not None else 0
+        self.follow(task.id)
         self.keep_versions(*_KEEP)
         self.add(self.changed)
-        self.text = QPlainTextEdit(task["objective"]["text"])
+        self.text = QPlainTextEdit(objective.text if objective is not None else "")
         self.text.setAccessibleName("Objective")
         self.text.setTabChangesFocus(True)
         self.reason = QLineEdit()
@@ -64,19 +65,21 @@ class AmendDialog(Versioned, Following):
             return False
         return bool(self.text.toPlainText().strip() and self.reason.text().strip())
 
-    def task_changed(self, task: Any) -> None:
-        obj = task["objective"]
+    def task_changed(self, task: api.TaskState) -> None:
+        obj = task.objective
+        if obj is None:
+            return
         self.moved(
-            int(obj["rev"]),
-            f"{t.actor(obj['actor'])} amended the objective to revision {obj['rev']} at "
-            f"{t.when(obj['at'])}"
-            + (f" (“{obj['reason']}”)" if obj.get("reason") else "")
-            + f", while this was open: “{obj['text']}”",
+            obj.rev,
+            f"{t.actor(obj.actor)} amended the objective to revision {obj.rev} at "
+            f"{t.when(obj.at)}"
+            + (f" (“{obj.reason}”)" if obj.reason else "")
+            + f", while this was open: “{obj.text}”",
         )
 
     def command(self) -> Any:
         return api.AmendObjective(
-            task_id=self.task["id"],
+            task_id=self.task.id,
             text=self.text.toPlainText().strip(),
             reason=self.reason.text().strip(),
             based_on=self.based_on,
@@ -89,20 +92,20 @@ class CriterionDialog(Versioned, Following):
     acting = "saving"
 
     def __init__(
-        self, host: Host, task: dict[str, Any], criterion: dict[str, Any] | None = None
+        self, host: Host, task: api.TaskState, criterion: api.Criterion | None = None
     ) -> None:
         title = "Change criterion" if criterion else "Add a criterion"
-        super().__init__(host, f"{title} of {task['id']}", "&Save" if criterion else "&Add")
+        super().__init__(host, f"{title} of {task.id}", "&Save" if criterion else "&Add")
         self.task, self.criterion = task, criterion
         if criterion is None:
-            self.follow(task["id"])
+            self.follow(task.id)
         else:
-            cid = str(criterion["criterion_id"])
-            self.based_on = int(criterion["rev"])
-            self.follow(task["id"], fetch=lambda store: store.judge_decision(task["id"], cid))
+            tid, cid = task.id, criterion.criterion_id
+            self.based_on = criterion.rev
+            self.follow(tid, fetch=lambda store: store.judge_decision(tid, cid))
         self.keep_versions(*_KEEP)
         self.add(self.changed)
-        self.text = QLineEdit(criterion["text"] if criterion else "")
+        self.text = QLineEdit(criterion.text if criterion else "")
         self.text.setAccessibleName("Criterion")
         self.text.setPlaceholderText("What must be true for the task to be done")
         self.text.textChanged.connect(self.refresh_buttons)
@@ -134,10 +137,10 @@ class CriterionDialog(Versioned, Following):
 
     def command(self) -> Any:
         if self.criterion is None:
-            return api.AddCriterion(task_id=self.task["id"], text=self.text.text().strip())
+            return api.AddCriterion(task_id=self.task.id, text=self.text.text().strip())
         return api.ChangeCriterion(
-            task_id=self.task["id"],
-            criterion_id=self.criterion["criterion_id"],
+            task_id=self.task.id,
+            criterion_id=self.criterion.criterion_id,
             text=self.text.text().strip(),
             reason=self.reason.text().strip(),
             based_on=self.based_on,
@@ -149,16 +152,16 @@ class EditArtifactDialog(Versioned, Following):
 
     acting = "saving"
 
-    def __init__(
-        self, host: Host, task: dict[str, Any], artifact: dict[str, Any], text: str
-    ) -> None:
-        cur = artifact["current"]
-        super().__init__(
-            host, f"Edit {artifact['name']} (v{cur['version']})", "&Save as a new version"
-        )
+    def __init__(self, host: Host, task: api.TaskState, artifact: api.Artifact, text: str) -> None:
+        cur = artifact.current
+        if cur is None:
+            raise ValueError(f"{artifact.artifact_id} has no version to edit")
+        super().__init__(host, f"Edit {artifact.name} (v{cur.version})", "&Save as a new version")
         self.task, self.artifact, self.original = task, artifact, text
-        self.based_on = int(cur["version"])
-        self.follow(task["id"])
+        self.media_type = cur.media_type
+        self.newest: api.ArtifactVersion | None = None
+        self.based_on = cur.version
+        self.follow(task.id)
         self.keep_versions(*_KEEP)
         self.add(self.changed)
         self.editor = QPlainTextEdit(text)
@@ -167,7 +170,7 @@ class EditArtifactDialog(Versioned, Following):
         self.note.setAccessibleName("Note")
         self.note.setPlaceholderText("What you changed (optional)")
         self.editing = plain_label(
-            f"Editing version {cur['version']} ({t.digest(cur['digest'])}); saving records "
+            f"Editing version {cur.version} ({t.digest(cur.digest)}); saving records "
             "a new version attributed to you.",
             name="Editing",
         )
@@ -186,7 +189,7 @@ class EditArtifactDialog(Versioned, Following):
         #: The version the edit is based on whose text could not be shown (saving waits).
         self.reading: int | None = None
         #: Newer versions' text as read on a worker (or why it could not be), by version.
-        self._read: dict[int, tuple[dict[str, Any], str | Exception]] = {}
+        self._read: dict[int, tuple[api.ArtifactVersion, str | Exception]] = {}
         self._id = next(_serial)
         self.editor.textChanged.connect(self.refresh_buttons)
         self.resize(760, 560)
@@ -203,18 +206,17 @@ class EditArtifactDialog(Versioned, Following):
         )
 
     def task_changed(self, task: Any) -> None:
-        aid = self.artifact["artifact_id"]
-        a = next((x for x in task["artifacts"] if x["artifact_id"] == aid), None)
-        cur = a.get("current") if a else None
-        if a is None or not cur:
+        aid = self.artifact.artifact_id
+        a = next((x for x in task.artifacts if x.artifact_id == aid), None)
+        cur = a.current if a else None
+        if a is None or cur is None:
             return
         self.newest = cur
-        producer = (cur.get("producer") or {}).get("actor")
         self.moved(
-            int(cur["version"]),
-            f"{t.actor(producer)} recorded {a['name']} v{cur['version']} at "
-            f"{t.when(cur['at'])}, while you edited v{self.based_on}"
-            + (f" (“{cur['note']}”)" if cur.get("note") else ""),
+            cur.version,
+            f"{t.actor(cur.producer.actor)} recorded {a.name} v{cur.version} at "
+            f"{t.when(cur.at)}, while you edited v{self.based_on}"
+            + (f" (“{cur.note}”)" if cur.note else ""),
         )
 
     def moved(self, latest: int, what: str, *, beside: bool = False) -> None:
@@ -223,16 +225,16 @@ class EditArtifactDialog(Versioned, Following):
         # so that taking it shows that text at once.
         if self.latest == latest and latest not in self._read:
             self.rebase.hide()
-            cur = getattr(self, "newest", None)
-            if cur and int(cur["version"]) == latest:
+            cur = self.newest
+            if cur is not None and cur.version == latest:
                 self._prefetch(cur)
 
-    def _prefetch(self, cur: dict[str, Any]) -> None:
+    def _prefetch(self, cur: api.ArtifactVersion) -> None:
         store = self.host.store
-        kind = f"theirs:{self._id}:{cur['version']}"
+        kind = f"theirs:{self._id}:{cur.version}"
         if store is None or self.host.loader.busy(kind):
             return
-        digest = str(cur["digest"])
+        digest = cur.digest
         self.host.loader.submit(
             kind,
             lambda: store.blobs.read(digest),
@@ -240,8 +242,8 @@ class EditArtifactDialog(Versioned, Following):
             lambda error: self._fetched(cur, error),
         )
 
-    def _fetched(self, cur: dict[str, Any], text: str | Exception) -> None:
-        version = int(cur["version"])
+    def _fetched(self, cur: api.ArtifactVersion, text: str | Exception) -> None:
+        version = cur.version
         self._read[version] = (cur, text)
         if self.latest == version:
             self.rebase.show()
@@ -261,18 +263,18 @@ class EditArtifactDialog(Versioned, Following):
             # Never saved over a version the person could not see: saving stays refused.
             self.reading = self.based_on
             self.editing.setText(
-                f"Version {cur['version']} cannot be read ({t.failure(text)}): your edit is "
+                f"Version {cur.version} cannot be read ({t.failure(text)}): your edit is "
                 "not saved over a version you have not seen."
             )
             self.refresh_buttons()
             return
-        version = int(cur["version"])
-        who = t.actor((cur.get("producer") or {}).get("actor"))
+        version = cur.version
+        who = t.actor(cur.producer.actor)
         self.theirs_label.setText(
-            f"Version {version}, as {who} recorded it ({t.digest(cur['digest'])}): saving "
+            f"Version {version}, as {who} recorded it ({t.digest(cur.digest)}): saving "
             "replaces it with your text above; bring over what you want to keep."
         )
-        self.theirs.show_text(text, cur.get("media_type"), self.artifact["name"])
+        self.theirs.show_text(text, cur.media_type, self.artifact.name)
         if self.theirs.isHidden():
             self.theirs_label.show()
             self.theirs.show()
@@ -280,9 +282,9 @@ class EditArtifactDialog(Versioned, Following):
             self.resize(self.width(), self.height() + 180)
             self.fit_screen()
         self.original = text  # saving their text unchanged would record nothing new
-        self.setWindowTitle(f"Edit {self.artifact['name']} (v{version})")
+        self.setWindowTitle(f"Edit {self.artifact.name} (v{version})")
         self.editing.setText(
-            f"Your text, as an edit of version {version} ({t.digest(cur['digest'])}); "
+            f"Your text, as an edit of version {version} ({t.digest(cur.digest)}); "
             "saving records a new version attributed to you."
         )
         self.reading = None
@@ -290,12 +292,10 @@ class EditArtifactDialog(Versioned, Following):
 
     def command(self) -> Any:
         return api.RecordArtifact(
-            task_id=self.task["id"],
-            artifact_id=self.artifact["artifact_id"],
-            name=self.artifact["name"],
-            content=api.Content(
-                text=self.editor.toPlainText(), media_type=self.artifact["current"]["media_type"]
-            ),
+            task_id=self.task.id,
+            artifact_id=self.artifact.artifact_id,
+            name=self.artifact.name,
+            content=api.Content(text=self.editor.toPlainText(), media_type=self.media_type),
             note=self.note.text().strip() or "edited by the reviewer",
             based_on=self.based_on,
         )

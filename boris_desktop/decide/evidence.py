@@ -33,11 +33,11 @@ class AttachEvidenceDialog(Versioned, Following):
     acting = "attaching"
 
     def __init__(
-        self, host: Host, task: dict[str, Any], criterion: dict[str, Any], path: str
+        self, host: Host, task: api.TaskState, criterion: api.Criterion, path: str
     ) -> None:
-        cid = str(criterion["criterion_id"])
+        cid = criterion.criterion_id
         super().__init__(host, f"Attach evidence to {cid}", "&Attach")
-        self.task_id, self.criterion_id, self.path = str(task["id"]), cid, path
+        self.task_id, self.criterion_id, self.path = task.id, cid, path
         self.target: api.EvidenceTarget | None = None
         self.newest: api.EvidenceTarget | None = None
         self.follow(self.task_id, fetch=lambda store: store.evidence_target(self.task_id, cid))
@@ -45,7 +45,7 @@ class AttachEvidenceDialog(Versioned, Following):
             "&Look at it now", "Make it on the artifact's newest version; your choices stay"
         )
         self.add(self.changed)
-        self.about = plain_label(f"{cid}: {criterion['text']}", name="Criterion")
+        self.about = plain_label(f"{cid}: {criterion.text}", name="Criterion")
         self.add(self.about)
         # Full-width lines, outside the form, each elided in the middle (whole in its
         # tooltip): a path's length never sets the dialog's width.

@@ -45,8 +45,8 @@ def _bullets(lines: list[str]) -> str:
     return "\n".join(f"• {x}" for x in lines)
 
 
-def revoked_approvals(task: dict[str, Any]) -> list[str]:
-    return [a["approval_id"] for a in task["approvals"] if a["state"] == api.ApprovalState.REVOKED]
+def revoked_approvals(task: api.TaskState) -> list[str]:
+    return [a.approval_id for a in task.approvals if a.state == api.ApprovalState.REVOKED]
 
 
 class CloseDialog(Following):
@@ -56,10 +56,10 @@ class CloseDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Close {task['id']}", "&Close the task")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Close {task.id}", "&Close the task")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.add(self.changed)
         self.add(heading("What closing will do"))
         self.what = plain_label(name="What closing will do")
@@ -77,9 +77,9 @@ class CloseDialog(Following):
         self.reason = self.reason_field("Why it will not be finished (required)")
         self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the task id or close to confirm")
-        self.confirm.setPlaceholderText(f"{task['id']}  or  close")
+        self.confirm.setPlaceholderText(f"{task.id}  or  close")
         self.confirm.textChanged.connect(self.refresh_buttons)
-        self.add(plain_label(f"To confirm, type the task id ({task['id']}) or the word close:"))
+        self.add(plain_label(f"To confirm, type the task id ({task.id}) or the word close:"))
         self.add(self.confirm)
         self.targets: tuple[api.RunStatus, ...] = ()
         self._show_targets(task)
@@ -92,8 +92,8 @@ class CloseDialog(Following):
     def chosen(self) -> api.RunStatus | None:
         return next((s for s, r in self.radios.items() if r.isChecked() and r.isEnabled()), None)
 
-    def _show_targets(self, task: dict[str, Any]) -> None:
-        self.targets = tuple(api.RunStatus(s) for s in api.close_targets(task["status"]))
+    def _show_targets(self, task: api.TaskState) -> None:
+        self.targets = tuple(api.RunStatus(s) for s in api.close_targets(task.status))
         for status, r in self.radios.items():
             r.setEnabled(status in self.targets)
             if status not in self.targets and r.isChecked():
@@ -105,7 +105,7 @@ class CloseDialog(Following):
         self._show_what()
 
     def _show_what(self) -> None:
-        status = self.task["status"]
+        status = self.task.status
         if not self.targets:
             why = (
                 "Stop the run first (Actions › Stop the Run): stopping revokes its approvals "
@@ -130,14 +130,14 @@ class CloseDialog(Following):
         self._show_what()
         self.refresh_buttons()
 
-    def task_changed(self, task: dict[str, Any]) -> None:
-        before = (self.task["status"], self.targets)
+    def task_changed(self, task: api.TaskState) -> None:
+        before = (self.task.status, self.targets)
         self.task = task
         self._show_targets(task)
-        if (task["status"], self.targets) != before:
+        if (task.status, self.targets) != before:
             self.tell_change(
-                f"The run became {words(task['status'])} while this was open"
-                + (f" ({task['status_reason']})" if task.get("status_reason") else "")
+                f"The run became {words(task.status)} while this was open"
+                + (f" ({task.status_reason})" if task.status_reason else "")
                 + "; what closing will do is shown again."
             )
             self.rearm()
@@ -148,7 +148,7 @@ class CloseDialog(Following):
         return (
             self.chosen() is not None
             and bool(self.reason.text().strip())
-            and (typed == self.task["id"] or typed.lower() == "close")
+            and (typed == self.task.id or typed.lower() == "close")
         )
 
     def command(self) -> Any:
@@ -158,7 +158,7 @@ class CloseDialog(Following):
         # validated as the CLI's JSON is: the command's field names its values, not the enum.
         return CloseTask.model_validate(
             {
-                "task_id": self.task["id"],
+                "task_id": self.task.id,
                 "status": self.chosen(),
                 "reason": self.reason.text().strip(),
             }
@@ -169,10 +169,10 @@ class ResumeDialog(Following):
     """Resume a stopped run (or one whose budget ran out): it becomes running again. Nothing
     the stop revoked comes back: the agent asks again for what it still needs."""
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Resume {task['id']}", "&Resume the run")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Resume {task.id}", "&Resume the run")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.add(self.changed)
         self.add(heading("What resuming will do"))
         self.what = plain_label(name="What resuming will do")
@@ -187,20 +187,16 @@ class ResumeDialog(Following):
 
     def _show_what(self) -> None:
         task = self.task
-        status = task["status"]
+        status = task.status
         if not api.can_resume(status):
             self.what.setText(f"A run that is {words(status)} has nothing to resume.")
             return
-        doubt = [
-            e["effect_id"]
-            for e in task["effects"]
-            if api.effect_to_reconcile(e["stage"], e["outcome"])
-        ]
+        doubt = [e.effect_id for e in task.effects if api.effect_to_reconcile(e.stage, e.outcome)]
         # The store settles a resumed run as its ledger has it (`settle_status`).
         after = words(api.RunStatus.OUTCOME_UNKNOWN) if doubt else words(api.RunStatus.RUNNING)
         lines = [f"Status: {words(status)} → {after}"]
-        if task.get("status_reason"):
-            lines.append(f"It was {words(status)}: {task['status_reason']}")
+        if task.status_reason:
+            lines.append(f"It was {words(status)}: {task.status_reason}")
         revoked = revoked_approvals(task)
         lines.append(
             "Approvals revoked stay revoked: "
@@ -212,7 +208,7 @@ class ResumeDialog(Following):
         )
         if doubt:
             lines.append("Still to reconcile before anything is sent again: " + ", ".join(doubt))
-        exhausted = [b["counter"] for b in task["budgets"] if b.get("exhausted")]
+        exhausted = [b.counter for b in task.budgets if b.exhausted]
         if exhausted:
             lines.append(
                 "Still at its limit: "
@@ -221,20 +217,20 @@ class ResumeDialog(Following):
             )
         self.what.setText(_bullets(lines))
 
-    def task_changed(self, task: dict[str, Any]) -> None:
-        before = task["status"] != self.task["status"]
+    def task_changed(self, task: api.TaskState) -> None:
+        before = task.status != self.task.status
         self.task = task
         if before:
             self.tell_change(
-                f"The run became {words(task['status'])} while this was open"
-                + (f" ({task['status_reason']})" if task.get("status_reason") else "")
+                f"The run became {words(task.status)} while this was open"
+                + (f" ({task.status_reason})" if task.status_reason else "")
                 + "."
             )
         self._show_what()
         self.refresh_buttons()
 
     def ready(self) -> bool:
-        return api.can_resume(self.task["status"]) and bool(self.reason.text().strip())
+        return api.can_resume(self.task.status) and bool(self.reason.text().strip())
 
     def command(self) -> Any:
         from store.api import SetStatus
@@ -242,7 +238,7 @@ class ResumeDialog(Following):
         # Validated as the CLI's JSON is: the command's field names the values, not the enum.
         return SetStatus.model_validate(
             {
-                "task_id": self.task["id"],
+                "task_id": self.task.id,
                 "status": api.RunStatus.RUNNING,
                 "reason": self.reason.text().strip(),
             }

@@ -46,7 +46,8 @@ class Following(ActionDialog):
 
     def _guarded(self, task: Any) -> None:
         if self.isVisible() or not self.result():
-            now = task.get("now") if isinstance(task, dict) else getattr(task, "now", None)
+            # The task's state and most decision views are read at a time (`now`).
+            now = getattr(task, "now", None)
             self._now = now or self._now
             self.task_changed(task)
 

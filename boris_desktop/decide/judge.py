@@ -40,10 +40,10 @@ class JudgeDialog(Versioned, Following):
 
     acting = "judging"
 
-    def __init__(self, host: Host, task: dict[str, Any], criterion: dict[str, Any]) -> None:
-        cid = str(criterion["criterion_id"])
+    def __init__(self, host: Host, task: api.TaskState, criterion: api.Criterion) -> None:
+        cid = criterion.criterion_id
         super().__init__(host, f"Judge criterion {cid}", "&Judge")
-        self.task_id, self.criterion_id = str(task["id"]), cid
+        self.task_id, self.criterion_id = task.id, cid
         self.criterion = criterion  # as the window had it when the dialog was opened
         self.decision: api.JudgeDecision | None = None
         self.newest: api.JudgeDecision | None = None
@@ -52,7 +52,7 @@ class JudgeDialog(Versioned, Following):
             "&Look at it now", "Show the criterion as it is now; your note and choices stay"
         )
         self.add(self.changed)
-        self.about = plain_label(criterion["text"], name="Criterion")
+        self.about = plain_label(criterion.text, name="Criterion")
         self.add(self.about)
         self.state = plain_label("Reading the criterion…", name="State")
         self.add(self.state)

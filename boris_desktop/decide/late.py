@@ -20,6 +20,7 @@ from boris_desktop.decide.versioned import Versioned
 from boris_desktop.host import Host
 from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import heading, plain_label
+from store import api
 
 
 class Answer(StrEnum):
@@ -39,10 +40,11 @@ class LateChangesDialog(Versioned, Following):
     irreversible = True
     acting = "deciding"
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Changed after completion — {task['id']}", "&Decide")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Changed after completion — {task.id}", "&Decide")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.newest: api.TaskState | None = None
+        self.follow(task.id, task.now)
         self.keep_versions(
             "Decide on what is &there now",
             "Show the newest late facts; your choice and text are kept",
@@ -69,7 +71,7 @@ class LateChangesDialog(Versioned, Following):
         self.title_field.textChanged.connect(self._choice_changed)
         self.objective = note_edit("Its objective", "Follow-up task objective")
         # The draft: this task's objective as it stands, for the person to edit.
-        self.objective.setPlainText((task.get("objective") or {}).get("text", ""))
+        self.objective.setPlainText(task.objective.text if task.objective else "")
         self.objective.textChanged.connect(self.refresh_buttons)
         self.draft_label = plain_label("The follow-up task (a draft of this one, scope copied):")
         self.objective_label = plain_label("Its objective (this task's, to edit):")
@@ -98,42 +100,40 @@ class LateChangesDialog(Versioned, Following):
 
     # --- what the store says ---------------------------------------------------------------
 
-    def _show(self, task: dict[str, Any]) -> None:
+    def _show(self, task: api.TaskState) -> None:
         self.task = task
-        late = task.get("late") or {}
-        self.based_on = late.get("last_seq")
-        facts = late.get("facts") or []
+        late = task.late
+        self.based_on = late.last_seq
         self.facts.setText(
-            (late.get("words") or "nothing waits: it was answered")
+            (late.words or "nothing waits: it was answered")
             + "\n"
-            + _bullets([f"#{f['seq']} {t.when(f['at'])} by {f['by']}: {f['what']}" for f in facts])
+            + _bullets([f"#{f.seq} {t.when(f.at)} by {f.by}: {f.what}" for f in late.facts])
         )
         self._show_what()
 
-    def task_changed(self, task: Any) -> None:
-        late = task.get("late") or {}
-        latest = late.get("last_seq")
+    def task_changed(self, task: api.TaskState) -> None:
+        late = task.late
+        latest = late.last_seq
         if latest is None or self.based_on is None:
             self._show(task)
             return
-        newest = (late.get("facts") or [{}])[-1]
         if latest != self.based_on:
             self.newest = task
+            newest = late.facts[-1] if late.facts else None
             self.moved(
-                int(latest),
+                latest,
                 f"A newer late fact arrived while this was open: #{latest} "
-                f"{newest.get('what', '')} by {newest.get('by', 'somebody')}",
+                + (f"{newest.what} by {newest.by}" if newest else "by somebody"),
             )
             self.rearm()
-        elif not late.get("count"):
+        elif not late.count:
             self.tell_change("Somebody answered these late facts while this was open.")
             self._show(task)
         self.refresh_buttons()
 
     def rebased(self) -> None:
-        newest = getattr(self, "newest", None)
-        if newest is not None:
-            self._show(newest)
+        if self.newest is not None:
+            self._show(self.newest)
 
     def _choice_changed(self) -> None:
         follow = self.chosen() == Answer.FOLLOW_UP
@@ -148,7 +148,7 @@ class LateChangesDialog(Versioned, Following):
         if self.chosen() == Answer.FOLLOW_UP:
             title = self.title_field.text().strip() or "(its title)"
             lines += [
-                f"A new task “{title}” is created, naming {self.task['id']} as its origin, "
+                f"A new task “{title}” is created, naming {self.task.id} as its origin, "
                 "with the objective above and this task's scope",
                 f"The late facts through {through} count as answered by it",
             ]
@@ -173,10 +173,10 @@ class LateChangesDialog(Versioned, Following):
         assert self.based_on is not None  # ready() said so
         if self.chosen() == Answer.FOLLOW_UP:
             return OpenFollowup(
-                task_id=self.task["id"],
+                task_id=self.task.id,
                 through_seq=self.based_on,
                 title=self.title_field.text().strip(),
                 objective=self.objective.toPlainText().strip(),
                 note=note,
             )
-        return AcknowledgeLateChanges(task_id=self.task["id"], through_seq=self.based_on, note=note)
+        return AcknowledgeLateChanges(task_id=self.task.id, through_seq=self.based_on, note=note)

@@ -8,7 +8,7 @@ from, and separately which other heads to merge. Nothing is merged unless ticked
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
 from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import plain_label
 
+if TYPE_CHECKING:
+    from store.api import Checkpoint, TaskState
+
 _NOTE_CHARS = 90
 _MERGE_PROMPT = "Merge another head into it — only if you mean to (none otherwise):"
 
@@ -31,32 +34,27 @@ def _mnemonic_safe(text: str) -> str:
     return text.replace("&", "&&")
 
 
-def describe_head(row: Mapping[str, Any] | None) -> str:
+def describe_head(row: Checkpoint | None) -> str:
     """One head in words: why it was written, by whom, when, and the start of its note."""
     if row is None:
         return "not loaded yet"
-    words = f"{row['reason']} by {t.actor_short(row.get('author'))}, {t.when(row.get('at'))}"
-    note = " ".join(str(row.get("note") or "").split())
+    words = f"{row.reason} by {t.actor_short(row.author)}, {t.when(row.at)}"
+    note = " ".join(row.note.split())
     if note:
         words += f" — “{note[:_NOTE_CHARS]}{'…' if len(note) > _NOTE_CHARS else ''}”"
     return words
 
 
-def lineage_rows(task: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def lineage_rows(task: TaskState) -> dict[str, Checkpoint]:
     """The task's checkpoints by id, as loaded."""
-    cps = task.get("checkpoints") or {}
-    return {r["checkpoint_id"]: r for r in cps.get("checkpoints") or []}
+    return {r.checkpoint_id: r for r in task.checkpoints.checkpoints}
 
 
-def _who_why(row: Mapping[str, Any] | None) -> str:
-    return (
-        "not loaded yet"
-        if row is None
-        else (f"{row['reason']} by {t.actor_short(row.get('author'))}")
-    )
+def _who_why(row: Checkpoint | None) -> str:
+    return "not loaded yet" if row is None else f"{row.reason} by {t.actor_short(row.author)}"
 
 
-def fork_sentence(heads: Sequence[str], rows: Mapping[str, Mapping[str, Any]]) -> str:
+def fork_sentence(heads: Sequence[str], rows: Mapping[str, Checkpoint]) -> str:
     """'heads A (milestone by …) and B (handoff by …)': each head in short; the choice
     below says more of each."""
     parts = [f"{h} ({_who_why(rows.get(h))})" for h in heads]
@@ -81,7 +79,7 @@ class HeadChoice(QWidget):
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._heads: tuple[str, ...] = ()
-        self._rows: dict[str, Mapping[str, Any]] = {}
+        self._rows: dict[str, Checkpoint] = {}
         self._group = QButtonGroup(self)
         self.radios: dict[str | None, QRadioButton] = {}
         self.merges: dict[str, QCheckBox] = {}
@@ -94,7 +92,7 @@ class HeadChoice(QWidget):
     def heads(self) -> tuple[str, ...]:
         return self._heads
 
-    def show_heads(self, heads: Sequence[str], rows: Mapping[str, Mapping[str, Any]]) -> bool:
+    def show_heads(self, heads: Sequence[str], rows: Mapping[str, Checkpoint]) -> bool:
         """Show these heads. Returns True when a choice the person had made is gone (the head
         is no longer a head): the choice is cleared, never moved to another head."""
         heads = tuple(heads)

@@ -10,7 +10,8 @@ dialog runs the store command on a worker.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
@@ -24,6 +25,8 @@ from store import api
 # module is loaded before the first paint, which needs none of them.
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMenu, QMessageBox
+
+Row = TypeVar("Row")
 
 # (attribute, menu text, shortcut, tooltip, method)
 ACTIONS = (
@@ -99,66 +102,73 @@ class Actions(QObject):
 
     # --- what is selected ----------------------------------------------------------------
 
-    def _task(self) -> dict[str, Any] | None:
+    def _task(self) -> api.TaskState | None:
         return self.window.shown_task()
 
-    def _pick(self, panel: str, rows: list[dict[str, Any]], key: str, want: Any) -> Any:
+    def _pick(
+        self,
+        panel: str,
+        rows: Sequence[Row],
+        key: Callable[[Row], str],
+        want: Callable[[Row], bool] = lambda _row: True,
+    ) -> Row | None:
+        """The row selected in `panel` when it is one `want`s, else the first that is."""
         chosen = self.window.current_key(panel)
         for r in rows:
-            if r[key] == chosen and want(r):
+            if key(r) == chosen and want(r):
                 return r
         return next((r for r in rows if want(r)), None)
 
-    def _pending_approval(self, task: dict[str, Any]) -> Any:
+    def _pending_approval(self, task: api.TaskState) -> api.Approval | None:
         return self._pick(
             "Approvals",
-            task["approvals"],
-            "approval_id",
-            lambda a: a["state"] == api.ApprovalState.PENDING,
+            task.approvals,
+            lambda a: a.approval_id,
+            lambda a: a.state is api.ApprovalState.PENDING,
         )
 
-    def _open_effect(self, task: dict[str, Any]) -> Any:
+    def _open_effect(self, task: api.TaskState) -> api.Effect | None:
         return self._pick(
             "Effects",
-            task["effects"],
-            "effect_id",
-            lambda e: api.effect_reconcilable(e["stage"]),
+            task.effects,
+            lambda e: e.effect_id,
+            lambda e: api.effect_reconcilable(e.stage),
         )
 
-    def _cancellable(self, task: dict[str, Any]) -> Any:
+    def _cancellable(self, task: api.TaskState) -> api.Effect | None:
         return self._pick(
             "Effects",
-            task["effects"],
-            "effect_id",
-            lambda e: api.effect_cancellable(e["stage"], e["outcome"]),
+            task.effects,
+            lambda e: e.effect_id,
+            lambda e: api.effect_cancellable(e.stage, e.outcome),
         )
 
-    def _open_wait(self, task: dict[str, Any]) -> Any:
+    def _open_wait(self, task: api.TaskState) -> api.Wait | None:
         return self._pick(
-            "Waits",
-            task.get("waits") or [],
-            "wait_id",
-            lambda w: w["state"] == api.WaitState.OPEN,
+            "Waits", task.waits, lambda w: w.wait_id, lambda w: w.state is api.WaitState.OPEN
         )
 
-    def _counter(self, task: dict[str, Any]) -> str:
+    def _criterion(self, task: api.TaskState) -> api.Criterion | None:
+        return self._pick("Criteria", task.criteria, lambda c: c.criterion_id)
+
+    def _counter(self, task: api.TaskState) -> str:
         """The counter a budget change is about: the one selected in the Budgets part, else
         the one that asks most of a person (exhausted first), else the first there is."""
         chosen = self.window.current_key("Budgets")
         if chosen in api.BUDGET_COUNTERS:
             return str(chosen)
-        return api.most_pressing_counter(task["budgets"]) or api.BUDGET_COUNTERS[0]
+        return api.most_pressing_counter(task.budgets) or api.BUDGET_COUNTERS[0]
 
     def update(self) -> None:
         task = self._task()
         # The store says what a run in this status still takes: a stopped run is not
         # stopped again, and is still reconciled, edited and handed off.
-        live = task is not None and api.record_open(task["status"])
+        live = task is not None and api.record_open(task.status)
         self.approve_action.setEnabled(bool(task and self._pending_approval(task)))
         self.reconcile_action.setEnabled(bool(task and self._open_effect(task)))
-        self.stop_action.setEnabled(task is not None and api.can_stop(task["status"]))
-        self.resume_action.setEnabled(task is not None and api.can_resume(task["status"]))
-        self.close_action.setEnabled(bool(task and api.close_targets(task["status"])))
+        self.stop_action.setEnabled(task is not None and api.can_stop(task.status))
+        self.resume_action.setEnabled(task is not None and api.can_resume(task.status))
+        self.close_action.setEnabled(bool(task and api.close_targets(task.status)))
         self.budget_action.setEnabled(live)
         self.cancel_effect_action.setEnabled(bool(live and task and self._cancellable(task)))
         self.take_over_action.setEnabled(live)
@@ -172,10 +182,10 @@ class Actions(QObject):
             self.source_action,
         ):
             act.setEnabled(live)
-        self.judge_action.setEnabled(bool(live and task and task["criteria"]))
-        self.evidence_action.setEnabled(bool(live and task and task["criteria"]))
-        self.phase_action.setEnabled(bool(live and task and task["phases"]))
-        self.edit_artifact_action.setEnabled(bool(live and task and task["artifacts"]))
+        self.judge_action.setEnabled(bool(live and task and task.criteria))
+        self.evidence_action.setEnabled(bool(live and task and task.criteria))
+        self.phase_action.setEnabled(bool(live and task and task.phases))
+        self.edit_artifact_action.setEnabled(bool(live and task and task.artifacts))
 
     # --- showing -------------------------------------------------------------------------
 
@@ -230,7 +240,7 @@ class Actions(QObject):
             return self.tell("Approve", "No pending approval in the selected task.")
         from boris_desktop.decide.approve import ApproveDialog
 
-        return self._show(ApproveDialog(self.window, task["id"], a, task.get("now") or ""))
+        return self._show(ApproveDialog(self.window, task.id, a.approval_id, task.now))
 
     def reconcile(self) -> Any:
         task = self._task()
@@ -239,7 +249,7 @@ class Actions(QObject):
             return self.tell("Reconcile", "No dispatched effect waits for reconciliation.")
         from boris_desktop.decide.reconcile import ReconcileDialog
 
-        return self._show(ReconcileDialog(self.window, task["id"], e))
+        return self._show(ReconcileDialog(self.window, task.id, e))
 
     def stop_task(self) -> Any:
         task = self._task()
@@ -335,7 +345,7 @@ class Actions(QObject):
 
     def judge_criterion(self) -> Any:
         task = self._task()
-        c = task and self._pick("Criteria", task["criteria"], "criterion_id", lambda _c: True)
+        c = task and self._criterion(task)
         if not task or not c:
             return None
         from boris_desktop.decide.judge import JudgeDialog
@@ -346,15 +356,15 @@ class Actions(QObject):
         """A file inside the task's scope, attached as evidence for the selected criterion
         on the artifact version the dialog shows (the store refuses a file outside)."""
         task = self._task()
-        c = task and self._pick("Criteria", task["criteria"], "criterion_id", lambda _c: True)
+        c = task and self._criterion(task)
         if not task or not c:
             return self.tell("Attach evidence", "The task has no criterion to attach it to.")
         if path is None:
-            start = (task["scope"].get("paths") or [""])[0]
+            start = _first_scope_path(task)
             from PySide6.QtWidgets import QFileDialog
 
             path, _ = QFileDialog.getOpenFileName(
-                self.widget, f"Evidence for {c['criterion_id']}", start
+                self.widget, f"Evidence for {c.criterion_id}", start
             )
             if not path:
                 return None
@@ -364,12 +374,12 @@ class Actions(QObject):
 
     def complete_phase(self) -> Any:
         task = self._task()
-        p = task and self._pick("Dependencies", task["phases"], "phase_id", lambda _p: True)
+        p = task and self._pick("Dependencies", task.phases, lambda p: p.phase_id)
         if not task or not p:
             return self.tell("Complete phase", "The task has no phase.")
         from boris_desktop.decide.phase import CompletePhaseDialog
 
-        return self._show(CompletePhaseDialog(self.window, task, p["phase_id"]))
+        return self._show(CompletePhaseDialog(self.window, task, p.phase_id))
 
     def supply_source(self, path: str | None = None) -> Any:
         """A file inside the task's scope, recorded as a source by the reviewer."""
@@ -377,7 +387,7 @@ class Actions(QObject):
         if not task:
             return None
         if path is None:
-            start = (task["scope"].get("paths") or [""])[0]
+            start = _first_scope_path(task)
             from PySide6.QtWidgets import QFileDialog
 
             path, _ = QFileDialog.getOpenFileName(self.widget, "Supply a source", start)
@@ -398,7 +408,7 @@ class Actions(QObject):
         run_command(
             self.window,
             lambda: RecordArtifact(
-                task_id=task["id"],
+                task_id=task.id,
                 name=name,
                 role="source",
                 content=Content(path=path),
@@ -412,17 +422,17 @@ class Actions(QObject):
     def edit_artifact(self) -> Any:
         task = self._task()
         a = task and self._pick(
-            "Artifacts", task["artifacts"], "artifact_id", lambda a: a.get("current") is not None
+            "Artifacts", task.artifacts, lambda a: a.artifact_id, lambda a: a.current is not None
         )
-        if not task or not a:
+        if not task or not a or a.current is None:
             return None
-        store, digest = self.window.store, a["current"]["digest"]
+        store, digest = self.window.store, a.current.digest
 
         def opened(data: bytes) -> None:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
-                self.tell("Edit artifact", f"{a['name']} is not text: it cannot be edited here.")
+                self.tell("Edit artifact", f"{a.name} is not text: it cannot be edited here.")
                 return
             from boris_desktop.decide.edits import EditArtifactDialog
 
@@ -438,6 +448,12 @@ class Actions(QObject):
 
     def _cannot_read(self, error: Exception) -> None:
         self.tell("Edit artifact", f"Cannot read it: {failure(error)}")
+
+
+def _first_scope_path(task: api.TaskState) -> str:
+    """Where a file dialog starts: the first path of the task's scope (the agent's JSON)."""
+    paths = task.scope.get("paths") or [""]
+    return str(paths[0])
 
 
 def _plain(text: str) -> str:

@@ -56,14 +56,14 @@ class CompletePhaseDialog(Versioned, Following):
     irreversible = True
     acting = "completing it"
 
-    def __init__(self, host: Host, task: dict[str, Any], phase_id: str) -> None:
+    def __init__(self, host: Host, task: api.TaskState, phase_id: str) -> None:
         super().__init__(host, f"Complete phase {phase_id}", "Co&mplete the phase")
-        self.task_id, self.phase_id = str(task["id"]), phase_id
+        self.task_id, self.phase_id = task.id, phase_id
         self.view: api.PhaseCompletion | None = None
         self.newest: api.PhaseCompletion | None = None
         self.follow(
             self.task_id,
-            task.get("now"),
+            task.now,
             fetch=lambda store: store.phase_completion(self.task_id, phase_id),
         )
         self.keep_versions(

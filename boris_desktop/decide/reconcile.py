@@ -102,41 +102,41 @@ def observe(store: Any, actor: Any, task_id: str, effect_id: str) -> Looked:
     )
 
 
-def what_next(effect: dict[str, Any]) -> str:
+def what_next(effect: api.Effect) -> str:
     """What the reviewer can do about this effect, from the rules the brief uses."""
-    rec = effect.get("reconciliation") or {}
-    stage, outcome = effect["stage"], effect["outcome"]
-    if api.conflict_undecided(stage, outcome, rec.get("verdict")):
-        why = "; ".join(rec.get("reasons") or [])
+    rec = effect.reconciliation
+    stage, outcome = effect.stage, effect.outcome
+    if api.conflict_undecided(stage, outcome, rec.verdict if rec else None):
+        why = "; ".join(rec.reasons if rec else [])
         return (
             "Reconciling found a conflict" + (f" ({why})" if why else "") + ". A person decides "
             "it: inspect the target, then decide Present (the intended content is there), "
             "Absent (it did not happen: a new attempt is allowed) or Conflict (it stays for "
             "someone to sort out), with a note saying what you found."
         )
-    return "Next: " + api.recovery(stage, outcome, bool(effect.get("requires_approval"))) + "."
+    return "Next: " + api.recovery(stage, outcome, effect.requires_approval) + "."
 
 
-def _intent_record(e: dict[str, Any]) -> dict[str, Any]:
+def _intent_json(e: api.Effect) -> str:
     """The effect's intent and attempts as recorded, for the JSON pane."""
-    intent = e["intent"]
-    return {
-        "target": e["target"],
-        "pre_state": intent.get("pre_state"),
-        "intended": intent.get("intended"),
+    intent = e.intent
+    return pretty_json({
+        "target": e.target,
+        "pre_state": intent.pre_state.to_json() if intent.pre_state else None,
+        "intended": intent.intended.to_json(),
         "attempts": [
-            {k: a.get(k) for k in ("attempt_no", "executor", "started_at",
-                                    "ended_at", "response", "error", "outcome")}
-            for a in e["attempts"]
+            a.model_dump(mode="json", include={"attempt_no", "executor", "started_at",
+                                               "ended_at", "response", "error", "outcome"})
+            for a in e.attempts
         ],
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 class ReconcileDialog(ActionDialog):
     irreversible = True
 
-    def __init__(self, host: Host, task_id: str, effect: dict[str, Any]) -> None:
-        super().__init__(host, f"Reconcile effect {effect['effect_id']}", "&Present")
+    def __init__(self, host: Host, task_id: str, effect: api.Effect) -> None:
+        super().__init__(host, f"Reconcile effect {effect.effect_id}", "&Present")
         self.task_id, self.effect = task_id, effect
         # The effect's reconciliation as this reviewer saw it: their verdict is refused as a
         # conflict if another is recorded meanwhile, never written over it.
@@ -146,7 +146,7 @@ class ReconcileDialog(ActionDialog):
         self.gone: str | None = None
         self._hint_since_observe = False
         self._id = next(_serial)
-        self.file_target = not api.is_destination(effect["target"])
+        self.file_target = not api.is_destination(effect.target)
         self._add_effect(effect)
         self._add_observation()
         self._add_decision()
@@ -155,21 +155,21 @@ class ReconcileDialog(ActionDialog):
         self.refresh_buttons()
         self.observe()
 
-    def _add_effect(self, e: dict[str, Any]) -> None:
+    def _add_effect(self, e: api.Effect) -> None:
         """The target, what happens there, what can be done next, and the intent with its
         attempts as recorded."""
         # The target in one line, elided in the middle (the whole of it in the tooltip): a
         # path's length never sets the dialog's width. The sentences below say "the target".
-        self.target_line = elided_label(f"{e['kind']} → {e['target']}", name="Target", bold=True)
+        self.target_line = elided_label(f"{e.kind} → {e.target}", name="Target", bold=True)
         self.add(self.target_line)
-        self.add(plain_label(e["consequence"], name="Consequence"))
+        self.add(plain_label(e.consequence, name="Consequence"))
         self.next_step = plain_label(what_next(e), name="What you can do next")
         self.add(self.next_step)
         self.store_changed = notice_banner("Changed in the store")
         self.store_changed.hide()
         self.add(self.store_changed)
         self.intent = TextPane(self.host.loader, "Intent, attempts and responses")
-        self.intent.show_text(pretty_json(_intent_record(e)), "json")
+        self.intent.show_text(_intent_json(e), "json")
         self.add(self.intent, 2)
 
     def _add_observation(self) -> None:
@@ -224,19 +224,19 @@ class ReconcileDialog(ActionDialog):
             b.clicked.connect(lambda _=False, d=d: self.decide(d))
             self.decide_buttons[d] = b
 
-    def _follow(self, e: dict[str, Any]) -> None:
+    def _follow(self, e: api.Effect) -> None:
         """Follow the target on disk and the task in the store while the dialog is open."""
         self.watcher = FileWatcher(self)
         self.watcher.changed.connect(self._target_changed)
         if self.file_target:
-            self.watcher.watch([e["target"]])
+            self.watcher.watch([e.target])
         self.follower = Follower(self.host, self.task_id, self._task_changed, self)
         self.finished.connect(self._stop_following)
         # The dialog records its own observations of this effect; the window's watcher must
         # not slip one in between the reviewer's observation and decision.
         hold = getattr(getattr(self.host, "file_watch", None), "hold", None)
         if hold is not None:
-            eid = e["effect_id"]
+            eid = e.effect_id
             hold.add(eid)
             self.finished.connect(lambda _r: hold.discard(eid))
 
@@ -276,7 +276,7 @@ class ReconcileDialog(ActionDialog):
         self.progress.show()
         self.obs_label.setText("The store is observing the target…")
         self.refresh_buttons()
-        effect_id, task_id = self.effect["effect_id"], self.task_id
+        effect_id, task_id = self.effect.effect_id, self.task_id
         self.host.loader.submit(
             f"observe:{self._id}",
             lambda: observe(store, actor, task_id, effect_id),
@@ -285,7 +285,7 @@ class ReconcileDialog(ActionDialog):
         )
 
     def _observed_destination(self) -> None:
-        obs = (self.effect.get("observations") or [None])[-1]
+        obs = self.effect.observations[-1] if self.effect.observations else None
         self.progress.hide()
         self.again.hide()
         if obs is None:
@@ -296,10 +296,10 @@ class ReconcileDialog(ActionDialog):
             )
             self.observation = Looked(None)
         else:
-            self.observation = Looked(obs["observation_id"], obs.get("at"))
+            self.observation = Looked(obs.observation_id, obs.at)
             self.obs_label.setText(
-                f"Latest observation {obs['observation_id']} at {t.when(obs.get('at'))}: "
-                + ("absent" if not obs.get("exists") else t.digest(obs.get("digest")))
+                f"Latest observation {obs.observation_id} at {t.when(obs.at)}: "
+                + ("absent" if not obs.exists else t.digest(obs.digest))
                 + ". The store cannot read this destination: decide by hand, with a note."
             )
         self.diff.show_text("(a destination: the store cannot read it, so there is no diff)")
@@ -338,7 +338,7 @@ class ReconcileDialog(ActionDialog):
         self._rehash(what)
 
     def _rehash(self, what: str) -> None:
-        target, shown = self.effect["target"], self.observation
+        target, shown = self.effect.target, self.observation
 
         def fresh(state: FileState) -> None:
             if self.observation is shown and shown is not None and not same(state, shown.state):
@@ -358,33 +358,28 @@ class ReconcileDialog(ActionDialog):
 
     # --- following the store -------------------------------------------------------------
 
-    def _task_changed(self, task: dict[str, Any]) -> None:
-        eid = self.effect["effect_id"]
-        e = next((x for x in task["effects"] if x["effect_id"] == eid), None)
+    def _task_changed(self, task: api.TaskState) -> None:
+        eid = self.effect.effect_id
+        e = next((x for x in task.effects if x.effect_id == eid), None)
         if e is None:
             return
         self.next_step.setText(what_next(e))
-        if not api.effect_reconcilable(e["stage"]):
-            rec = e.get("reconciliation") or {}
-            who = rec.get("by")
-            self.gone = f"it is {words(e['stage'])}" + (
-                f" ({rec.get('verdict')})" if rec.get("verdict") else ""
-            )
+        if not api.effect_reconcilable(e.stage):
+            rec = e.reconciliation
+            self.gone = f"it is {words(e.stage)}" + (f" ({rec.verdict})" if rec else "")
             self.store_changed.setText(
-                f"While this was open the effect became {words(e['stage'])}"
-                + (f", verdict {rec['verdict']}" if rec.get("verdict") else "")
-                + (f", by {t.actor(who)}" if who else "")
+                f"While this was open the effect became {words(e.stage)}"
+                + (f", verdict {rec.verdict}, by {t.actor(rec.by)}" if rec else "")
                 + ": there is nothing left to decide here."
             )
             self.store_changed.show()
         else:
             mine = self.observation.observation_id if self.observation else None
-            obs = e.get("observations") or []
-            latest = obs[-1] if obs else None
-            if mine and latest and latest["observation_id"] != mine and self.file_target:
+            latest = e.observations[-1] if e.observations else None
+            if mine and latest and latest.observation_id != mine and self.file_target:
                 self._mark_changed(
-                    f"a newer observation {latest['observation_id']} was recorded at "
-                    f"{t.when(latest.get('at'))} by {t.actor(latest.get('actor'))}"
+                    f"a newer observation {latest.observation_id} was recorded at "
+                    f"{t.when(latest.at)} by {t.actor(latest.observer)}"
                 )
         self.effect = e if self.gone is None else self.effect
         self.refresh_buttons()
@@ -408,7 +403,7 @@ class ReconcileDialog(ActionDialog):
         override = self.override.isChecked() and self.override.isVisible()
         return (
             api.decision_refusal(
-                self.effect["target"], computed, decision, override,
+                self.effect.target, computed, decision, override,
                 self.note.text(),
             )
             is None
@@ -439,14 +434,12 @@ class ReconcileDialog(ActionDialog):
 
         assert self.observation is not None
         if not self.file_target:
-            return _ByHand(
-                self.task_id, self.effect["effect_id"], decision, self.note.text().strip()
-            )
+            return _ByHand(self.task_id, self.effect.effect_id, decision, self.note.text().strip())
         computed = self.observation.verdict
         return ReconcileEffect.model_validate(
             {
                 "task_id": self.task_id,
-                "effect_id": self.effect["effect_id"],
+                "effect_id": self.effect.effect_id,
                 "observation_id": self.observation.observation_id,
                 "decision": decision.value,
                 "override": bool(self.override.isChecked() and decision != computed),
@@ -498,9 +491,9 @@ class ReconcileDialog(ActionDialog):
             self._mark_changed("the store saw it differ when deciding")
 
 
-def _reconciliation_seq(effect: dict[str, Any]) -> int:
+def _reconciliation_seq(effect: api.Effect) -> int:
     """The version of an effect's reconciliation (the seq of its last verdict; 0: none)."""
-    return int((effect.get("reconciliation") or {}).get("seq") or 0)
+    return effect.reconciliation.seq if effect.reconciliation else 0
 
 
 @dataclass(frozen=True)

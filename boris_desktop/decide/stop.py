@@ -21,15 +21,15 @@ from store.api import can_stop
 
 
 def stop_plan(
-    task: dict[str, Any], continue_from: str | None = None, merge: Sequence[str] = ()
+    task: api.TaskState, continue_from: str | None = None, merge: Sequence[str] = ()
 ) -> api.StopPlan:
     """What StopRun will do, by the store's rule (`api.stop_plan`) over the loaded state,
     with the head the person chose to continue from and the heads they chose to merge."""
-    heads = list((task.get("checkpoints") or {}).get("heads") or [])
+    heads = list(task.checkpoints.heads)
     return api.stop_plan(
-        [(a["approval_id"], a["state"], a["expires_at"]) for a in task["approvals"]],
-        [(e["effect_id"], e["stage"], e["outcome"]) for e in task["effects"]],
-        task.get("now") or "",
+        [(a.approval_id, a.state, a.expires_at) for a in task.approvals],
+        [(e.effect_id, e.stage, e.outcome) for e in task.effects],
+        task.now,
         heads,
         continue_from=continue_from if continue_from in heads else None,
         merge=[m for m in merge if m in heads],
@@ -70,10 +70,10 @@ class StopDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Stop the run of {task['id']}", "&Stop the run")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Stop the run of {task.id}", "&Stop the run")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.plan = stop_plan(task)
         self.add(self.changed)
         # A forked lineage: shown first, and the head chosen only by the person.
@@ -91,9 +91,9 @@ class StopDialog(Following):
         self.reason = self.reason_field("Why you are stopping the run (required)")
         self.confirm = confirmation(QLineEdit())
         self.confirm.setAccessibleName("Type the task id or stop to confirm")
-        self.confirm.setPlaceholderText(f"{task['id']}  or  stop")
+        self.confirm.setPlaceholderText(f"{task.id}  or  stop")
         self.confirm.textChanged.connect(self.refresh_buttons)
-        self.add(plain_label(f"To confirm, type the task id ({task['id']}) or the word stop:"))
+        self.add(plain_label(f"To confirm, type the task id ({task.id}) or the word stop:"))
         self.add(self.confirm)
         self.closed: str | None = None
         self.refresh_buttons()
@@ -105,7 +105,7 @@ class StopDialog(Following):
     def _show_plan(self) -> None:
         self.what.setText("\n".join(f"• {x}" for x in _plan_lines(self.plan)))
 
-    def _show_fork(self, task: dict[str, Any]) -> bool:
+    def _show_fork(self, task: api.TaskState) -> bool:
         """Show the fork the stop plan names (hidden without one). True when the head the
         person had chosen is no longer a head."""
         fork = self.plan.fork
@@ -126,15 +126,15 @@ class StopDialog(Following):
         self._show_plan()
         self.refresh_buttons()
 
-    def task_changed(self, task: dict[str, Any]) -> None:
+    def task_changed(self, task: api.TaskState) -> None:
         self.task = task
         plan = stop_plan(task, self.heads.chosen(), self.heads.merged())
         fork_changed = plan.fork != self.plan.fork
-        if not can_stop(task["status"]):
-            self.closed = f"the run is already {words(task['status'])}"
+        if not can_stop(task.status):
+            self.closed = f"the run is already {words(task.status)}"
             self.tell_change(
-                f"The run became {words(task['status'])} while this was open"
-                + (f" ({task['status_reason']})" if task.get("status_reason") else "")
+                f"The run became {words(task.status)} while this was open"
+                + (f" ({task.status_reason})" if task.status_reason else "")
                 + ": there is nothing to stop."
             )
         elif plan != self.plan:
@@ -160,7 +160,7 @@ class StopDialog(Following):
         return (
             self.closed is None
             and bool(self.reason.text().strip())
-            and (typed == self.task["id"] or typed.lower() == "stop")
+            and (typed == self.task.id or typed.lower() == "stop")
         )
 
     def command(self) -> Any:
@@ -168,7 +168,7 @@ class StopDialog(Following):
 
         # Only what the person chose: a head to continue from, heads to merge; else neither.
         return StopRun(
-            task_id=self.task["id"],
+            task_id=self.task.id,
             reason=self.reason.text().strip(),
             supersedes=self.plan.continue_from if self.plan.fork else None,
             merge=list(self.plan.merge),

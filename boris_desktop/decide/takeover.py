@@ -37,10 +37,10 @@ class TakeOverDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any]) -> None:
-        super().__init__(host, f"Take over {task['id']}", "&Take the task over")
+    def __init__(self, host: Host, task: api.TaskState) -> None:
+        super().__init__(host, f"Take over {task.id}", "&Take the task over")
         self.task = task
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.add(self.changed)
         self.add(heading("Who holds it now"))
         self.holder = plain_label(name="Who holds it now")
@@ -57,23 +57,23 @@ class TakeOverDialog(Following):
         return self.reason
 
     def _held_by_me(self) -> bool:
-        lease = self.task.get("lease")
+        lease = self.task.lease
         return bool(
             lease
             and holder.standing(lease, self._now or "") == api.LeaseStanding.ALIVE
-            and holder.is_reviewer(lease["holder"], _reviewer_id())
+            and holder.is_reviewer(lease.holder, _reviewer_id())
         )
 
     def _show(self) -> None:
         task, now = self.task, self._now or ""
-        lease = task.get("lease")
-        self.holder.setText(holder.holder_line(lease, task.get("updated_at"), now, _reviewer_id()))
+        lease = task.lease
+        self.holder.setText(holder.holder_line(lease, task.updated_at, now, _reviewer_id()))
         if self._held_by_me():
             self.what.setText("You hold this task already: there is nothing to take over.")
             return
-        token = lease["token"] if lease else None
+        token = lease.token if lease else None
         alive = lease is not None and holder.standing(lease, now) == api.LeaseStanding.ALIVE
-        agent = t.actor(lease["holder"]) if lease else "no session"
+        agent = t.actor(lease.holder) if lease else "no session"
         lines = [
             (
                 f"{agent}'s lease ends now: its token {token} stops working. Its next write "
@@ -86,19 +86,18 @@ class TakeOverDialog(Following):
             ),
             f"You hold the task under token {(token or 0) + 1}, with no expiry, until you "
             "hand it back: a handoff checkpoint (Actions › Checkpoint / Handoff…), then "
-            f"`boris lease release {task['id']}`.",
+            f"`boris lease release {task.id}`.",
             "Approvals, effects and waits stay as they are: stop the run to revoke them.",
             "Your reason is recorded with the takeover, under your name.",
         ]
         self.what.setText(_bullets(lines))
 
-    def task_changed(self, task: dict[str, Any]) -> None:
-        before = (self.task.get("lease") or {}).get("token")
+    def task_changed(self, task: api.TaskState) -> None:
+        before = self.task.lease.token if self.task.lease else None
         self.task = task
-        lease = task.get("lease") or {}
-        if lease.get("token") != before:
+        if (task.lease.token if task.lease else None) != before:
             self.tell_change(
-                f"The lease changed while this was open: {holder.holder_line(task.get('lease'), task.get('updated_at'), self._now or '', _reviewer_id())}."
+                f"The lease changed while this was open: {holder.holder_line(task.lease, task.updated_at, self._now or '', _reviewer_id())}."
             )
             self.rearm()
         self._show()
@@ -106,7 +105,7 @@ class TakeOverDialog(Following):
 
     def ready(self) -> bool:
         return (
-            api.record_open(self.task["status"])
+            api.record_open(self.task.status)
             and not self._held_by_me()
             and bool(self.reason.text().strip())
         )
@@ -114,7 +113,7 @@ class TakeOverDialog(Following):
     def command(self) -> Any:
         from store.api import TakeOver
 
-        return TakeOver(task_id=self.task["id"], reason=self.reason.text().strip())
+        return TakeOver(task_id=self.task.id, reason=self.reason.text().strip())
 
 
 class CancelWaitDialog(Following):
@@ -123,10 +122,10 @@ class CancelWaitDialog(Following):
 
     irreversible = True
 
-    def __init__(self, host: Host, task: dict[str, Any], wait: dict[str, Any]) -> None:
-        super().__init__(host, f"Cancel wait {wait['wait_id']} of {task['id']}", "Cancel the &wait")
+    def __init__(self, host: Host, task: api.TaskState, wait: api.Wait) -> None:
+        super().__init__(host, f"Cancel wait {wait.wait_id} of {task.id}", "Cancel the &wait")
         self.task, self.wait = task, wait
-        self.follow(task["id"], task.get("now"))
+        self.follow(task.id, task.now)
         self.add(self.changed)
         self.add(heading("The wait"))
         self.about = plain_label(name="The wait")
@@ -143,7 +142,7 @@ class CancelWaitDialog(Following):
         return self.reason
 
     def _open(self) -> bool:
-        return bool(self.wait["state"] == api.WaitState.OPEN)
+        return self.wait.state is api.WaitState.OPEN
 
     def _show(self) -> None:
         w, now = self.wait, self._now or ""
@@ -152,30 +151,30 @@ class CancelWaitDialog(Following):
         self.about.setText(
             _bullets(
                 [
-                    f"Waiting for {w['waiting_for']}",
+                    f"Waiting for {w.waiting_for}",
                     f"Next consideration: {holder.next_consideration(w, now)} "
-                    f"({t.when(w['not_before'])}, database clock)",
+                    f"({t.when(w.not_before)}, database clock)",
                     f"Reservation: {reservation_text(w)}",
                     f"Condition: {condition_text(w)}",
-                    f"Recorded by {t.actor(w.get('recorded_by'))} at {t.when(w['recorded_at'])}",
-                    f"State: {w['state']}",
+                    f"Recorded by {t.actor(w.recorded_by)} at {t.when(w.recorded_at)}",
+                    f"State: {w.state}",
                 ]
             )
         )
         if not self._open():
             self.what.setText(
-                f"The wait is {w['state']}"
-                + (f" ({w['end_reason']})" if w.get("end_reason") else "")
+                f"The wait is {w.state}"
+                + (f" ({w.end_reason})" if w.end_reason else "")
                 + ": there is nothing to cancel."
             )
             return
-        r = w.get("reservation")
+        r = w.reservation
         self.what.setText(
             _bullets(
                 [
                     "The wait ends as cancelled: no process considers it again, and the "
                     "resume brief no longer lists it to re-evaluate.",
-                    f"Its reservation goes back to the budget: {t.number(r['amount'])} {r['counter']}"
+                    f"Its reservation goes back to the budget: {t.number(r.amount)} {r.counter}"
                     if r
                     else "It holds no budget.",
                     "Your reason is recorded with it, under your name.",
@@ -183,13 +182,11 @@ class CancelWaitDialog(Following):
             )
         )
 
-    def task_changed(self, task: dict[str, Any]) -> None:
+    def task_changed(self, task: api.TaskState) -> None:
         self.task = task
-        fresh = next(
-            (w for w in task.get("waits") or [] if w["wait_id"] == self.wait["wait_id"]), None
-        )
-        if fresh is not None and fresh["state"] != self.wait["state"]:
-            self.tell_change(f"The wait became {fresh['state']} while this was open.")
+        fresh = next((w for w in task.waits if w.wait_id == self.wait.wait_id), None)
+        if fresh is not None and fresh.state != self.wait.state:
+            self.tell_change(f"The wait became {fresh.state} while this was open.")
             self.rearm()
         if fresh is not None:
             self.wait = fresh
@@ -203,5 +200,5 @@ class CancelWaitDialog(Following):
         from store.api import CancelWait
 
         return CancelWait(
-            task_id=self.task["id"], wait_id=self.wait["wait_id"], reason=self.reason.text().strip()
+            task_id=self.task.id, wait_id=self.wait.wait_id, reason=self.reason.text().strip()
         )

@@ -276,7 +276,7 @@ def test_the_mcp_tools_say_the_task_was_deleted(store: Store, doomed: Doomed) ->
 
     anyio.run(scenario)
     last = store.events(OTHER)[-1]
-    assert last["type"] == "note.private" and "only here" not in json.dumps(last)
+    assert last["type"] == "note.private" and "only here" not in json.dumps(last.to_json())
 
 
 # --- refused ----------------------------------------------------------------------------------

@@ -557,7 +557,7 @@ def test_checkpoints_read_the_same_after_schema_0004(tmp_path: Path) -> None:
     with Store.open(store_dir, create=False) as s:
         assert _revision(store_dir / DB_NAME) == migrate.HEAD
         for tid, lineage in expected.items():
-            assert json.loads(json.dumps(s.task(tid)["checkpoints"])) == lineage
+            assert s.task(tid).checkpoints.to_json() == lineage
             head = s.head_checkpoint(tid)
             assert head is not None
             newest = [c for c in lineage["checkpoints"] if not c["superseded"]][-1]

@@ -77,6 +77,8 @@ _blob_problem = blob_problem
 
 
 def effects(conn: Connection, task_id: str) -> list[Effect]:
+    """The task's effects in order, each with its attempts and observations (`boris
+    effects`, the task's state)."""
     effs = queries._rows(conn, t.effects, task_id, t.effects.c.position)
     atts = queries._rows(conn, t.attempts, task_id, t.attempts.c.effect_id, t.attempts.c.attempt_no)
     obs = queries._rows(conn, t.observations, task_id, t.observations.c.seq)
@@ -102,6 +104,8 @@ def effects(conn: Connection, task_id: str) -> list[Effect]:
 
 
 def approvals(conn: Connection, task_id: str | None, now: str) -> list[Approval]:
+    """The task's approvals (every task's when None), oldest request first, their state
+    judged at `now` (`boris approvals`, the task's state)."""
     q = sa.select(t.approvals).order_by(t.approvals.c.requested_at)
     if task_id is not None:
         q = q.where(t.approvals.c.task_id == task_id)
@@ -115,6 +119,7 @@ def approvals(conn: Connection, task_id: str | None, now: str) -> list[Approval]
 
 
 def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> TaskState:
+    """The task's whole current state read at `now` (`Store.task`, `boris show`)."""
     task = queries.task_row(conn, task_id)
     # Retired content is a typed absence (store.reads.retention), never a missing blob.
     # Each with its tombstone and weight: blocking or degraded, and what rests on it.
@@ -165,6 +170,8 @@ def task_state(conn: Connection, blobs: BlobStore, task_id: str, now: str) -> Ta
 
 
 def _tombstone_of(item: RetiredItem) -> dict[str, Any]:
+    """The tombstone's own fields of a retired item (what an evidence item or a version
+    carries as `retired`)."""
     return {name: getattr(item, name) for name in Tombstone.model_fields}
 
 

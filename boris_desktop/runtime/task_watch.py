@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from boris_desktop import settings
 from boris_desktop.runtime.keyed import Keyed
 from boris_desktop.runtime.loader import Loader
-from boris_desktop.runtime.watch import FileWatcher
+from boris_desktop.runtime.watch import FileWatcher, WatchState
 from boris_desktop.ui import text as t
 from boris_desktop.ui.icons import icon
 from boris_desktop.ui.text import tip as plain_tip
@@ -299,12 +299,12 @@ class TaskFileWatcher(QObject):
         state = self.watcher.state
         if self.error is not None:
             text, name = f"watcher stopped: {self.error}", "failed"
-        elif state == "watching":
+        elif state == WatchState.WATCHING:
             text, name = f"watching {files} (inotify)", "ok"
-        elif state.startswith("polling"):
-            why = state.partition("(")[2].rstrip(")")
-            text = f"watching {files} (polling: {why})" if why else f"watching {files} (polling)"
-            name = "attention"
+        elif state == WatchState.POLLING_AT_LIMIT:
+            text, name = f"watching {files} (polling: inotify limit reached)", "attention"
+        elif state == WatchState.POLLING:
+            text, name = f"watching {files} (polling)", "attention"
         elif not n:
             text, name = "not watching: no files on screen", "pending"
         else:

@@ -14,6 +14,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -48,6 +49,16 @@ def _handler(relay: _Relay, paths: set[str]) -> Any:
     return Handler()
 
 
+class WatchState(StrEnum):
+    """How the files are watched: not at all, by the platform's notifications (inotify), or
+    by polling (asked for, or because the inotify limit was reached)."""
+
+    OFF = "off"
+    WATCHING = "watching"
+    POLLING = "polling"
+    POLLING_AT_LIMIT = "polling (inotify limit reached)"
+
+
 class FileWatcher(QObject):
     changed = Signal(str, str)  # path, what happened (debounced)
     state_changed = Signal(str)
@@ -58,7 +69,7 @@ class FileWatcher(QObject):
         self._relay.hint.connect(self._hint)
         self._paths: set[str] = set()
         self._observer: Any = None
-        self.state = "off"
+        self.state = WatchState.OFF
         self.events = 0
         self._seen: dict[str, list[str]] = {}
         self._timer = QTimer(self)
@@ -79,10 +90,10 @@ class FileWatcher(QObject):
         dirs = {d for d in dirs if os.path.isdir(d)}
         try:
             self._observer = self._start(dirs, polling)
-            self._set_state("polling" if polling else "watching")
+            self._set_state(WatchState.POLLING if polling else WatchState.WATCHING)
         except OSError:  # inotify watch or instance limit reached
             self._observer = self._start(dirs, True)
-            self._set_state("polling (inotify limit reached)")
+            self._set_state(WatchState.POLLING_AT_LIMIT)
 
     def _start(self, dirs: set[str], polling: bool) -> Any:
         from watchdog.observers import Observer  # the platform's own (inotify on Linux)
@@ -102,7 +113,7 @@ class FileWatcher(QObject):
             raise
         return obs
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: WatchState) -> None:
         self.state = state
         self.state_changed.emit(state)
 
@@ -114,8 +125,8 @@ class FileWatcher(QObject):
             with contextlib.suppress(Exception):
                 obs.stop()
                 obs.join(timeout=2)
-        if self.state != "off":
-            self._set_state("off")
+        if self.state != WatchState.OFF:
+            self._set_state(WatchState.OFF)
 
     def _hint(self, path: str, kind: str) -> None:
         if path not in self._paths:

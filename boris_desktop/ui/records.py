@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTreeView
@@ -20,6 +20,8 @@ from boris_desktop.ui.text import tip
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+#: What a new set of rows did to the model (RecordTreeModel.set_nodes).
+Change = Literal["same", "extended", "reset"]
 
 
 @dataclass
@@ -58,7 +60,7 @@ class RecordTreeModel(CellsInOneCall, QAbstractItemModel):
 
     # --- updating ------------------------------------------------------------------------
 
-    def set_nodes(self, roots: list[Node]) -> tuple[str, int]:
+    def set_nodes(self, roots: list[Node]) -> tuple[Change, int]:
         """Show `roots`, disturbing the view as little as the change allows. Returns what was
         done: ("same", 0) words swapped in place; ("extended", n) a flat list kept its rows
         and gained n on top and maybe more below (a timeline's newer and older pages);

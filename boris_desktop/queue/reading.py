@@ -4,13 +4,13 @@ and the task filter's items, so that the GUI thread only tells its views (`Queue
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boris_desktop.queue.rows import decision_id
 from boris_desktop.ui import keyed_rows
 
 if TYPE_CHECKING:
-    from store.api import Decision, QueueCounts, QueuePageKey
+    from store.api import Decision, QueueCounts, QueuePageKey, Store
 
 #: The database's filters of a paged queue: (kind, task), None for all.
 SqlFilters = tuple[str | None, str | None]
@@ -46,7 +46,7 @@ def tasks_of(rows: list[Decision]) -> list[tuple[str, str]]:
 
 
 def read_queue(
-    store: Any,
+    store: Store,
     shown: tuple[int, list[Decision]] | None,
     paged: tuple[int, SqlFilters, int] | None,
 ) -> QueueRead:

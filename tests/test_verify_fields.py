@@ -169,8 +169,14 @@ def test_a_clean_packages_signers_are_named_by_key(
 def test_every_kind_verify_writes_has_a_code() -> None:
     """The kinds as the sources write them (verify, signatures, packages, team roles): each
     has its code, so no finding is printed without one."""
+    # verify's checks, one module per domain (store/services/verify_checks).
+    checks = sorted((ROOT / "store/services/verify_checks").glob("*.py"))
     sources = {
-        "store/services/verify.py": r'self\.(?:problem|note)\(\s*"([a-z_]+)"',
+        **{
+            str(p.relative_to(ROOT)): r'\.(?:problem|note)\(\s*"([a-z_]+)"'
+            for p in checks
+            if re.search(r'\.(?:problem|note)\(\s*"', p.read_text())
+        },
         "store/signing/check.py": r'SigFinding\(\s*[\w"]+,\s*"([a-z_]+)"',
         "store/services/archive/offline.py": r'Finding\(\s*[\w.]+,\s*"([a-z_]+)"',
     }

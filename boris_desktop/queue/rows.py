@@ -74,7 +74,10 @@ def may_decide(d: Decision, reviewer_id: str | None) -> bool:
     (`store.rules.may_decide`), which `boris decisions --mine` asks too."""
     if reviewer_id is None:
         return False
-    requester = None if d.requester is None else d.requester.to_json()
+    r = d.requester
+    # The rule reads the requester as the record's JSON; made here by hand, as to_json
+    # took 6 us a row (the filter asks each row when "mine" is on, on the GUI thread).
+    requester = None if r is None else {"kind": r.kind, "id": r.id, "name": r.name}
     return api.may_decide(d.kind, requester, "person", reviewer_id)
 
 

@@ -1,0 +1,227 @@
+"""The official SDK's server over a `BorisServer` (store.mcp.server): its tools and
+resources as the SDK's handlers, and the 2025-11-25 MCP tasks (store.mcp.tasks) a call that
+waits on a person may run as."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from ..version import __version__
+from . import tasks
+from .resources import TEMPLATES, Resources
+from .waits import TASK_TOOLS, Notice, Progress, Waits
+
+#: The protocol revisions the server speaks (the SDK's): through `initialize`, and the
+#: stateless revision through `server/discover`.
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+DESCRIPTION = (
+    "The durable record of an agent's long-running task. Speaks MCP "
+    + ", ".join(reversed(PROTOCOL_VERSIONS))
+    + f"; calls that wait on a person may run as tasks ({tasks.TASKS_VERSION} tasks, "
+    "through initialize)."
+)
+INSTRUCTIONS = (
+    "Boris keeps the durable record of your task. Record an effect's intent (plan_effect) "
+    "before doing anything to the world; when it needs approval, request_approval then "
+    "wait_for_approval; dispatch_effect before you run the executor, record_response with "
+    "what it reported, then observe_effect and reconcile_effect: only an observation settles "
+    "what happened. A refused call is an error whose structured content names the code and "
+    "the rule; nothing was written. Resume from resume_brief, never from your own narrative."
+)
+_Handler = Callable[..., Awaitable[Any]]
+
+
+class Served(Protocol):
+    """What the SDK's server serves (a `BorisServer`): its tools, resources, waits and the
+    calls running as MCP tasks."""
+
+    board: tasks.TaskBoard
+    resources: Resources
+    waits: Waits
+
+    def tool_list(self) -> list[types.Tool]: ...
+
+    async def tool_result(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        notice: Notice | None = None,
+    ) -> types.CallToolResult: ...
+
+
+def sdk_server(served: Served) -> Server[Any]:
+    """The SDK's server answering for `served`: tools, resources and MCP tasks."""
+    list_tools, call_tool = _tool_handlers(served)
+    list_resources, list_templates, read_resource = _resource_handlers(served.resources)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with served.board.running():
+            yield {}
+
+    server = _TaskServer(
+        "boris",
+        version=__version__,
+        title="Boris: the durable record of an agent's task",
+        description=DESCRIPTION,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
+    _serve_tasks(served, server)
+    return server
+
+
+def _tool_handlers(served: Served) -> tuple[_Handler, _Handler]:
+    """tools/list and tools/call; a call's progress goes to the client when it asked (a
+    progress token), and a wait's notice to its user."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=served.tool_list())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        meta: Mapping[str, Any] = ctx.meta or {}
+        token = meta.get("progress_token", meta.get("progressToken"))
+        progress: Progress | None = None
+        if token is not None:
+
+            async def progress(done: float, total: float, message: str) -> None:
+                await ctx.session.send_progress_notification(
+                    token,
+                    done,
+                    total,
+                    message,
+                    related_request_id=None if ctx.request_id is None else str(ctx.request_id),
+                )
+
+        notice = served.waits.notice(ctx.session, ctx.request_id, None)
+        arguments = dict(params.arguments or {})
+        return await served.tool_result(params.name, arguments, progress, notice)
+
+    return list_tools, call_tool
+
+
+def _resource_handlers(resources: Resources) -> tuple[_Handler, _Handler, _Handler]:
+    """resources/list, resources/templates/list and resources/read."""
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await resources.step(resources.resource_list))
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=list(TEMPLATES))
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        text = await resources.step(resources.read_resource, uri)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+        )
+
+    return list_resources, list_templates, read_resource
+
+
+def _serve_tasks(served: Served, server: Server[Any]) -> None:
+    """The 2025-11-25 tasks: a task-augmented `tools/call` of a tool that waits on a
+    person answers with a task at once; tasks/get, tasks/result, tasks/list, tasks/cancel."""
+    board = served.board
+
+    async def task_augmented(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        asked = params.get("task")
+        if (
+            ctx.method != "tools/call"
+            or not isinstance(asked, Mapping)
+            # 2026-07-28 moved tasks out of the core protocol: the SDK's own handling there.
+            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        ):
+            return await call_next(ctx)
+        name = str(params.get("name") or "")
+        if name not in TASK_TOOLS:
+            # 2025-11-25, tasks: a tool whose taskSupport is absent or "forbidden", called
+            # as a task: "Servers SHOULD return a -32601 (Method not found) error".
+            raise MCPError(
+                code=types.METHOD_NOT_FOUND,
+                message=f"tool {name!r} does not run as a task (its execution.taskSupport "
+                "is forbidden): call it without `task`",
+            )
+        raw = params.get("arguments")
+        arguments = dict(raw) if isinstance(raw, Mapping) else {}
+        ttl = asked.get("ttl")
+        session, request_id = ctx.session, ctx.request_id
+
+        async def work(task: tasks.Running) -> dict[str, Any]:
+            result = await served.tool_result(
+                name, arguments, None, served.waits.notice(session, request_id, task)
+            )
+            return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        task = board.start(name, ttl if isinstance(ttl, int) else None, work)
+        return {"task": task.wire()}
+
+    async def get_task(
+        ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
+    ) -> dict[str, Any]:
+        return board.get(params.task_id).wire()
+
+    async def task_result(
+        ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams
+    ) -> dict[str, Any]:
+        return await board.result(params.task_id)
+
+    async def list_tasks(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        return {"tasks": board.listed()}
+
+    async def cancel_task(
+        ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
+    ) -> dict[str, Any]:
+        return board.cancel(params.task_id)
+
+    server.middleware.append(task_augmented)
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
+    server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, task_result)
+    server.add_request_handler("tasks/list", types.PaginatedRequestParams, list_tasks)
+    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel_task)
+
+
+class _TaskServer(Server[Any]):
+    """The SDK's server, also stating the task support it serves (the SDK has the
+    capability's type but derives capabilities only from the spec methods it serves)."""
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        capabilities = super().get_capabilities(*args, **kwargs)
+        return capabilities.model_copy(
+            update={
+                "tasks": types.ServerTasksCapability(
+                    list=types.TasksListCapability(),
+                    cancel=types.TasksCancelCapability(),
+                    requests=types.ServerTasksRequestsCapability(
+                        tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+                    ),
+                )
+            }
+        )

@@ -222,20 +222,27 @@ class DecisionModel(_ListedDecisions, CellsInOneCall, FlatIndex, QAbstractTableM
                 return i
         return -1
 
+    def _words(self, r: Decision, col: int) -> str:
+        """The cell's words: only its own column's (the times parse two dates each)."""
+        if col == KIND:
+            return KIND_WORDS.get(r.kind, r.kind)
+        if col == TASK:
+            return r.task_title
+        if col == WHAT:
+            return r.what
+        if col == WHY:
+            return r.why
+        if col == WAITING:
+            return waited(r.since, self.now)
+        return expires_in(r.expires_at, self.now)
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         cell = self.row_at(index)
         if cell is None:
             return None
         r, col = cell
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return (
-                KIND_WORDS.get(r.kind, r.kind),
-                r.task_title,
-                r.what,
-                r.why,
-                waited(r.since, self.now),
-                expires_in(r.expires_at, self.now),
-            )[col]
+            return self._words(r, col)
         if role == Qt.ItemDataRole.DecorationRole and col == KIND:
             return icon(KIND_ICON.get(r.kind, "attention"))
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -394,7 +394,7 @@ def test_the_walkthrough_finishes_the_reference_guide(
     #    folder it renders the guide again with its renderer (`render.sh` writes
     #    `out/build.log`) and records the log, signing with its own key (the store requires
     #    signatures):"
-    assert _inbox_row(w)["needs"]["missing_blobs"] == 1
+    assert _inbox_row(w).needs.missing_blobs == 1
     assert "1 missing blob" in _shown_needs(w)
     log = store_dir / "demo-workspace/reference-guide/out/build.log"
     assert not log.exists()  # lost with its blob: the agent's render makes it again
@@ -405,7 +405,7 @@ def test_the_walkthrough_finishes_the_reference_guide(
     assert store.blobs.read(build["current"]["digest"]) == log.read_bytes()
     signer = json.loads(_cli(store_dir, store_url, "--json", "events", TASK))["result"][-1]
     assert signer["actor"]["id"] == "drafter-7"
-    qtbot.waitUntil(lambda: _inbox_row(w)["needs"]["missing_blobs"] == 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _inbox_row(w).needs.missing_blobs == 0, timeout=WAIT_MS)
 
     # 6. "**Actions › Checkpoint / Handoff… (Ctrl+K)**: *Final* (nothing is pending). The
     #    lineage is forked, and Final closes it: continue from *ckpt-milestone* and tick every
@@ -433,7 +433,7 @@ def test_the_walkthrough_finishes_the_reference_guide(
     assert (last["supersedes"], last["merged"]) == (["ckpt-milestone"], ["ckpt-handoff", stopped])
     assert task["checkpoints"]["forks"] == []
     settle(qtbot, w)
-    qtbot.waitUntil(lambda: _inbox_row(w)["status"] == "completed", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _inbox_row(w).status == "completed", timeout=WAIT_MS)
     assert _shown_status(w) == "completed"
     assert TASK not in _needs_you(qtbot, w)  # it left "needs you"
     rows = json.loads(_cli(store_dir, store_url, "tasks", "--json"))["result"]
@@ -520,8 +520,9 @@ def _click_task(qtbot: Any, w: Any, title: str, task_id: str) -> None:
     settle(qtbot, w)
 
 
-def _inbox_row(w: Any) -> dict[str, Any]:
-    return dict(w.inbox.rows[w.inbox.row_of(TASK)])
+def _inbox_row(w: Any) -> Any:
+    """The task's row in the inbox: the store's TaskRow the window lists."""
+    return w.inbox.rows[w.inbox.row_of(TASK)]
 
 
 def _shown_status(w: Any) -> str:

@@ -354,6 +354,20 @@ class InboxModel(_ListedTasks, CellsInOneCall, FlatIndex, QAbstractTableModel):
         """Who works on the task now, judged at the clock's reading now."""
         return holder.working_now(r.lease, r.updated_at, self.clock.now(), self.reviewer_id)
 
+    def cell_words(self, r: TaskRow, col: int) -> str:
+        """The cell's words: only its own column's (each of the others is made apart)."""
+        if col == TITLE:
+            return r.title
+        if col == STATUS:
+            return words(r.status)
+        if col == NEEDS:
+            return needs_text(r.needs, r.status)
+        if col == BUDGET:
+            return budget_text(r.needs.budget_use, r.needs.budget)
+        if col == ACTIVITY:
+            return activity_text(r.updated_at)
+        return self.working_now(r)
+
     def data(self, index: Index, role: int = 0) -> Any:
         cell = self.row_at(index)
         if cell is None:
@@ -361,14 +375,7 @@ class InboxModel(_ListedTasks, CellsInOneCall, FlatIndex, QAbstractTableModel):
         r, col = cell
         n = r.needs
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return (
-                r.title,
-                words(r.status),
-                needs_text(n, r.status),
-                budget_text(n.budget_use, n.budget),
-                activity_text(r.updated_at),
-                self.working_now(r),
-            )[col]
+            return self.cell_words(r, col)
         if role == Qt.ItemDataRole.DecorationRole:
             if col == STATUS:
                 return status_icon(r.status)

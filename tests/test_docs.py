@@ -136,6 +136,10 @@ def _program_names() -> set[str]:
                 names.add(node.arg)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
+    # A page may name a module or package of either program by its path (`main_window/`).
+    for root in ("store", "boris_desktop"):
+        for path in (ROOT / root).rglob("*.py"):
+            names.update(p.removesuffix(".py") for p in path.relative_to(ROOT).parts)
     return names
 
 

@@ -104,6 +104,16 @@ _WHERE: dict[str, str] = {
     "decision_signers": "store.reads.signers",
     "SignatureState": "store.reads.signers",
     "resume_brief": "store.services.resume",
+    # the resume brief's read model (store.services.brief.models): the window reads it
+    "ApprovalBrief": "store.services.brief.models",
+    "ArtifactBrief": "store.services.brief.models",
+    "BriefAction": "store.services.brief.models",
+    "CriterionBrief": "store.services.brief.models",
+    "EffectBrief": "store.services.brief.models",
+    "FileObservation": "store.services.brief.models",
+    "LeaseBrief": "store.services.brief.models",
+    "ResumeBrief": "store.services.brief.models",
+    "WaitBrief": "store.services.brief.models",
     # decision views: what a person decides, built by the store (the window renders them)
     "ApprovalDecision": "store.reads.decision_views",
     "ApprovalVerdict": "store.reads.decision_views",
@@ -465,6 +475,17 @@ if TYPE_CHECKING:
         why_undecidable,
     )
     from store.scope import is_store_file
+    from store.services.brief.models import (
+        ApprovalBrief,
+        ArtifactBrief,
+        BriefAction,
+        CriterionBrief,
+        EffectBrief,
+        FileObservation,
+        LeaseBrief,
+        ResumeBrief,
+        WaitBrief,
+    )
     from store.services.deletion import DeletionPlan, delete_task, plan_deletion
     from store.services.demo import fill_demo, fill_demo_store
     from store.services.narratives import (
@@ -511,10 +532,12 @@ __all__ = [
     "AddCriterion",
     "AmendObjective",
     "Approval",  # issue 41
+    "ApprovalBrief",  # issue 41
     "ApprovalDecision",
     "ApprovalState",
     "ApprovalVerdict",
     "Artifact",  # issue 41
+    "ArtifactBrief",  # issue 41
     "ArtifactOffered",
     "ArtifactVersion",  # issue 41
     "ArtifactVersionOwner",  # issue 41
@@ -523,6 +546,7 @@ __all__ = [
     "AttemptInputs",  # issue 41
     "AuthorityRefused",
     "BlobProblem",
+    "BriefAction",  # issue 41
     "Budget",  # issue 41
     "BudgetChange",
     "BudgetStanding",
@@ -545,6 +569,7 @@ __all__ = [
     "ContextItem",  # issue 41
     "CounterLine",
     "Criterion",  # issue 41
+    "CriterionBrief",  # issue 41
     "CriterionState",
     "DecideApproval",
     "Decision",  # issue 41
@@ -557,6 +582,7 @@ __all__ = [
     "DeletionPlan",  # part D
     "Discrepancy",  # issue 41
     "Effect",  # issue 41
+    "EffectBrief",  # issue 41
     "EffectStage",
     "EventFacets",  # issue 41
     "EventRow",  # issue 41
@@ -565,6 +591,7 @@ __all__ = [
     "EvidenceOrigin",
     "EvidenceOwner",  # issue 41
     "EvidenceTarget",
+    "FileObservation",  # issue 41
     "FileState",
     "ForkOpen",
     "InboxFirstPage",  # issue 41
@@ -577,6 +604,7 @@ __all__ = [
     "LateChanges",  # issue 41
     "LateFact",  # issue 41
     "Lease",  # issue 41
+    "LeaseBrief",  # issue 41
     "LeaseStanding",
     "LedTo",  # issue 41
     "Manifest",  # issue 41
@@ -610,6 +638,7 @@ __all__ = [
     "RecordArtifact",
     "ReleaseBudget",
     "Replace",
+    "ResumeBrief",  # issue 41
     "Retention",  # issue 41
     "RetentionItem",  # issue 41
     "RetiredItem",  # issue 41
@@ -649,6 +678,7 @@ __all__ = [
     "VerdictNeeds",
     "VersionChange",
     "Wait",  # issue 41
+    "WaitBrief",  # issue 41
     "WaitCondition",  # issue 41
     "WaitReservation",  # issue 41
     "WaitState",

@@ -214,7 +214,7 @@ def brief(store: Any, task_id: str) -> TaskBrief:
         markdown=brief_markdown(b),
         summary=summary_markdown(store, task_id),
         brief=b,
-        artifacts=b["artifacts"],
+        artifacts=b.artifacts,
     )
 
 

@@ -8,17 +8,19 @@ edits what a worker read. No Qt and no store at import: the workers build these.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boris_desktop.runtime.keyed import Keyed
 
 if TYPE_CHECKING:
     from store.api import (
+        ArtifactBrief,
         DecisionSigners,
         EventFacets,
         EventRow,
         ModelSaw,
         Narrative,
+        ResumeBrief,
         Signer,
         TaskState,
     )
@@ -68,5 +70,5 @@ class TaskBrief(Keyed):
     task_id: str
     markdown: str  # the brief, in words
     summary: str  # the summary generated from the record, in words
-    brief: dict[str, Any]  # the brief as the store builds it
-    artifacts: list[dict[str, Any]]  # each artifact's file as observed now
+    brief: ResumeBrief  # the brief as the store builds it
+    artifacts: list[ArtifactBrief]  # each artifact's file as observed now

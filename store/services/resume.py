@@ -21,6 +21,16 @@ from .brief.criteria import (
     retired_content,
 )
 from .brief.effects import approval_briefs, effect_brief, sent_back, tool_drift
+from .brief.models import (
+    BriefAction,
+    CheckpointBrief,
+    EffectBrief,
+    EventsAfter,
+    EvidenceRef,
+    LeaseBrief,
+    ObjectiveBrief,
+    ResumeBrief,
+)
 from .brief.said import Run, Said
 from .brief.standing import (
     due_waits,
@@ -39,7 +49,7 @@ if TYPE_CHECKING:
     from ..reads.state_models import TaskState
 
 
-def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
+def resume_brief(store: Store, task_id: str) -> ResumeBrief:
     """The brief, part by part: the files the task depends on observed now, the content that
     cannot be read or was retired, each criterion, approval and effect, the run's status,
     tool drift, completion, due waits, late changes, the lineage and who holds the task.
@@ -67,31 +77,33 @@ def resume_brief(store: Store, task_id: str) -> dict[str, Any]:
     lineage_brief(task_id, state.checkpoints, head, said)
     lease = lease_brief(state.lease)
     taken_over(lease, said)
-    return {
+    return ResumeBrief(
         **_standing(task_id, state, lease, head, after),
-        "artifacts": list(artifacts.values()),
-        "criteria": criteria,
-        "effects": effect_briefs,
-        "approvals": approvals,
-        "next_actions": said.actions,
-        "blockers": said.blockers,
-        "forbidden": said.forbidden,
-        # Scheduled waits (store.reads.waits) and, apart from the next actions, the due ones:
-        # each is to be considered again under current policy and the world as it is now.
-        "waits": [wait_brief(w) for w in state.waits if w.state == "open"],
-        "re_evaluate": re_evaluate,
-        # Retired optional content (a note, diagnostics): resume goes on without it.
-        "degraded": degraded,
-        # What changed after completion, not answered yet (store.reads.late); None: nothing.
-        "late_changes": late,
-        "observed_at": state.now,
-    }
+        artifacts=list(artifacts.values()),
+        criteria=criteria,
+        # Each effect's entry is complete once tool drift is weighed: validated only then.
+        effects=[EffectBrief.model_validate(e) for e in effect_briefs],
+        approvals=approvals,
+        next_actions=_actions(said.actions),
+        blockers=said.blockers,
+        forbidden=_actions(said.forbidden),
+        waits=[wait_brief(w) for w in state.waits if w.state == rules.WaitState.OPEN],
+        re_evaluate=_actions(re_evaluate),
+        degraded=degraded,
+        late_changes=late,
+        observed_at=state.now,
+    )
+
+
+def _actions(items: list[dict[str, Any]]) -> list[BriefAction]:
+    """What the parts said (built as JSON, each with the fields its case names), typed."""
+    return [BriefAction.model_validate(x) for x in items]
 
 
 def _standing(
     task_id: str,
     state: TaskState,
-    lease: dict[str, Any] | None,
+    lease: LeaseBrief | None,
     head: Checkpoint | None,
     after: dict[str, int],
 ) -> dict[str, Any]:
@@ -102,86 +114,90 @@ def _standing(
         "task_id": task_id,
         "title": state.title,
         "status": state.status,
-        # Who holds the task now (store.reads.leases), None when nobody ever leased it.
         "lease": lease,
-        "objective": {"rev": obj.rev, "text": obj.text} if obj else None,
+        "objective": ObjectiveBrief(rev=obj.rev, text=obj.text) if obj else None,
         "checkpoint": (
-            {
-                "id": head.checkpoint_id,
-                "reason": head.reason,
-                "seq": head.seq,
-                "chain_hash": head.chain_hash,
-                "note": head.note,
-            }
+            CheckpointBrief(
+                id=head.checkpoint_id,
+                reason=head.reason,
+                seq=head.seq,
+                chain_hash=head.chain_hash,
+                note=head.note,
+            )
             if head
             else None
         ),
-        "events_after_checkpoint": {
-            "count": sum(after.values()),
-            "types": after,
-            "last_seq": state.last_seq,
-            "head_hash": state.head_hash,
-        },
+        "events_after_checkpoint": EventsAfter(
+            count=sum(after.values()),
+            types=after,
+            last_seq=state.last_seq,
+            head_hash=state.head_hash,
+        ),
     }
 
 
-def brief_markdown(b: dict[str, Any]) -> str:
-    lines = [f"# Resume brief: {b['title']} ({b['task_id']})", ""]
-    lines.append(f"Status: **{b['status']}** — observed at {b['observed_at']}")
-    lines.append(lease_words(b.get("lease")))
-    if b["objective"]:
-        lines.append(f"Objective (rev {b['objective']['rev']}): {b['objective']['text']}")
-    ck = b["checkpoint"]
-    after = b["events_after_checkpoint"]
+def brief_markdown(b: ResumeBrief) -> str:
+    """The brief in words: where the task stands, then what it says and the record's parts."""
+    lines = [f"# Resume brief: {b.title} ({b.task_id})", ""]
+    lines.append(f"Status: **{b.status}** — observed at {b.observed_at}")
+    lines.append(lease_words(b.lease))
+    if b.objective:
+        lines.append(f"Objective (rev {b.objective.rev}): {b.objective.text}")
+    ck = b.checkpoint
+    after = b.events_after_checkpoint
     if ck:
         lines.append(
-            f"From checkpoint {ck['id']} ({ck['reason']}, seq {ck['seq']}), "
-            f"then {after['count']} later event(s) up to seq {after['last_seq']}."
+            f"From checkpoint {ck.id} ({ck.reason}, seq {ck.seq}), "
+            f"then {after.count} later event(s) up to seq {after.last_seq}."
         )
-    for title, key, fmt in (
-        ("Next actions", "next_actions", lambda x: _who(x) + x["action"] + _refs(x["evidence"])),
-        ("Blockers", "blockers", lambda x: x["message"]),
-        ("Forbidden", "forbidden", lambda x: f"{x['action']}: {x['reason']}"),
-        # Due waits: to consider again, never an instruction (store.services.resume).
-        ("Re-evaluate (due waits)", "re_evaluate", lambda x: x["action"]),
-    ):
-        lines += ["", f"## {title}"]
-        lines += [f"- {fmt(x)}" for x in b[key]] or ["- none"]
-    if b.get("late_changes"):
-        lc = b["late_changes"]
-        lines += ["", f"## Changed after completion ({lc['count']} since {lc['since_at']})"]
-        lines += [f"- #{f['seq']} {f['what']} (by {f['by']})" for f in lc["facts"]]
-    if b.get("degraded"):
+    lines += _said(b)
+    if b.late_changes:
+        lc = b.late_changes
+        lines += ["", f"## Changed after completion ({lc.count} since {lc.since_at})"]
+        lines += [f"- #{f.seq} {f.what} (by {f.by})" for f in lc.facts]
+    if b.degraded:
         # Retired optional content (brief.criteria.retired_content): said, never blocking.
         lines += ["", "## Degraded (retired optional content)"]
-        lines += [f"- {x['message']}" for x in b["degraded"]]
+        lines += [f"- {x.message}" for x in b.degraded]
     lines += ["", "## Effects"]
-    lines += [f"- {e['id']} {e['kind']} → {e['target']}: {e['meaning']}" for e in b["effects"]] or [
-        "- none"
-    ]
+    lines += [f"- {e.id} {e.kind} → {e.target}: {e.meaning}" for e in b.effects] or ["- none"]
     lines += ["", "## Waits (database clock)"]
     lines += [
-        f"- {w['id']} waiting for {w['waiting_for']}: "
-        + ("due since " if w["due"] else "consider at ")
-        + w["not_before"]
-        + (f"; {w['condition']}" if w["condition"] else "")
-        for w in b.get("waits", [])
+        f"- {w.id} waiting for {w.waiting_for}: "
+        + ("due since " if w.due else "consider at ")
+        + w.not_before
+        + (f"; {w.condition}" if w.condition else "")
+        for w in b.waits
     ] or ["- none"]
     lines += ["", "## Approvals (history; only `authorizes now` counts)"]
     lines += [
-        f"- {a['id']} {a['state']}" + (" — authorizes now" if a["authorizes_now"] else "")
-        for a in b["approvals"]
+        f"- {a.id} {a.state}" + (" — authorizes now" if a.authorizes_now else "")
+        for a in b.approvals
     ] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
-def _who(item: dict[str, Any]) -> str:
-    return "" if item.get("actor", "agent") == "agent" else f"({item['actor']}) "
+def _said(b: ResumeBrief) -> list[str]:
+    """What the brief says: next actions, blockers, forbidden actions and due waits."""
+    sections: list[tuple[str, list[str]]] = [
+        ("Next actions", [_who(x) + x.action + _refs(x.evidence) for x in b.next_actions]),
+        ("Blockers", [str(x["message"]) for x in b.blockers]),
+        ("Forbidden", [f"{x.action}: {x.reason}" for x in b.forbidden]),
+        # Due waits: to consider again, never an instruction (store.services.resume).
+        ("Re-evaluate (due waits)", [x.action for x in b.re_evaluate]),
+    ]
+    lines: list[str] = []
+    for title, said in sections:
+        lines += ["", f"## {title}"]
+        lines += [f"- {x}" for x in said] or ["- none"]
+    return lines
 
 
-def _refs(evidence: list[dict[str, Any]]) -> str:
+def _who(item: BriefAction) -> str:
+    return "" if item.actor == rules.ActorKind.AGENT else f"({item.actor}) "
+
+
+def _refs(evidence: list[EvidenceRef] | None) -> str:
     if not evidence:
         return ""
-    return (
-        " (evidence: " + ", ".join(f"{x['kind']} {x['id']} {x['digest']}" for x in evidence) + ")"
-    )
+    return " (evidence: " + ", ".join(f"{x.kind} {x.id} {x.digest}" for x in evidence) + ")"

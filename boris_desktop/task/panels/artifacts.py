@@ -4,7 +4,7 @@ marks; a highlighted preview of the selected version and a diff between two vers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
@@ -21,7 +21,14 @@ from boris_desktop.ui.widgets import elided_label, plain_label
 from store import api
 
 if TYPE_CHECKING:
-    from store.api import Artifact, ArtifactVersion, RetiredItem, TaskState
+    from store.api import (
+        Artifact,
+        ArtifactBrief,
+        ArtifactVersion,
+        FileObservation,
+        RetiredItem,
+        TaskState,
+    )
 
 
 def producer(v: ArtifactVersion) -> str:
@@ -47,7 +54,8 @@ class ArtifactsPanel(TreePanel):
 
     def __init__(self, loader: Loader) -> None:
         super().__init__(loader)
-        self.brief_artifacts: dict[str, dict[str, Any]] = {}
+        #: The resume brief's artifacts by id: each current file as the brief observed it.
+        self.brief_artifacts: dict[str, ArtifactBrief] = {}
         self._bundle: TaskBundle | None = None
         #: The task's retired items: a version's tombstone and weight.
         self._retired: dict[retired.ItemKey, RetiredItem] = {}
@@ -119,7 +127,7 @@ class ArtifactsPanel(TreePanel):
         self.compare.blockSignals(False)
 
     def show_brief(self, brief: TaskBrief) -> None:
-        self.brief_artifacts = {a["artifact_id"]: a for a in brief.artifacts}
+        self.brief_artifacts = {a.artifact_id: a for a in brief.artifacts}
         if self._bundle is not None:
             self.tree.set_nodes(self.nodes(self._bundle), expand_all=False)
         self._show_identity()
@@ -139,8 +147,8 @@ class ArtifactsPanel(TreePanel):
             status = "missing"
         if v.version == a.current_version:
             # The resume brief's observation of the file (store data the brief reads).
-            seen = self.brief_artifacts.get(a.artifact_id, {})
-            obs = seen.get("observed")
+            seen = self.brief_artifacts.get(a.artifact_id)
+            obs = self._observed(a)
             watched = self._watched(a)
             if watched is not None:  # the watcher's fresh hash is newer than the brief's
                 if watched.state == MarkState.CHANGED:
@@ -149,14 +157,19 @@ class ArtifactsPanel(TreePanel):
                 elif watched.state == MarkState.MISSING:
                     marks.append("missing on disk")
                     status = "missing"
-            elif seen.get("changed_on_disk"):
+            elif seen is not None and seen.changed_on_disk:
                 marks.append("changed on disk")
                 status = "changed"
-            elif obs is not None and (not obs.get("readable") or not obs.get("exists")):
+            elif obs is not None and (not obs.readable or not obs.exists):
                 marks.append("file missing on disk")
                 status = "missing"
             marks.insert(0, "current")
         return ", ".join(marks) or "—", status
+
+    def _observed(self, a: Artifact) -> FileObservation | None:
+        """The resume brief's observation of the artifact's current file, if it has one."""
+        seen = self.brief_artifacts.get(a.artifact_id)
+        return seen.observed if seen is not None else None
 
     def _watched(self, a: Artifact) -> Mark | None:
         """What the file watcher found of the artifact's file, if it watches it."""
@@ -232,16 +245,16 @@ class ArtifactsPanel(TreePanel):
         watched = self._watched(a)
         if watched is not None and watched.state != MarkState.SAME:
             return f"file: {path} · on disk now: {watched.state} ({watched.what} at {watched.at})"
-        obs = self.brief_artifacts.get(a.artifact_id, {}).get("observed")
+        obs = self._observed(a)
         if obs is None:
             return f"file: {path} · on disk: not observed yet"
-        if not obs.get("readable") or not obs.get("exists"):
-            return f"file: {path} · on disk now: {obs.get('problem') or 'missing'}"
-        if obs.get("digest") == v.digest:
+        if not obs.readable or not obs.exists:
+            return f"file: {path} · on disk now: {obs.problem or 'missing'}"
+        if obs.digest == v.digest:
             return f"file: {path} · on disk now: the same bytes as v{v.version}"
         return (
             f"file: {path} · on disk now: different bytes "
-            f"({t.digest(obs.get('digest') or '')}, {t.size(obs.get('size') or 0)})"
+            f"({t.digest(obs.digest or '')}, {t.size(obs.size or 0)})"
         )
 
     def show_detail(self, node: Node) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ... import rules
 from ...model import Scope
 from ...status import allowed as st_allowed
+from .models import ArtifactBrief, CriterionBrief, RetiredContent
 from .said import Run, Said, cmd, item, observe
 
 if TYPE_CHECKING:
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
     from ...reads.state_models import Artifact, Criterion, Problem, TaskState
 
 
-def observed_artifacts(rows: list[Artifact], scope: Scope, said: Said) -> dict[str, dict[str, Any]]:
+def observed_artifacts(rows: list[Artifact], scope: Scope, said: Said) -> dict[str, ArtifactBrief]:
     """Each artifact's current version, its file observed now (hashed fresh): a file that is
     missing or unreadable blocks, one changed on disk makes what was checked against it stale."""
-    artifacts: dict[str, dict[str, Any]] = {}
+    artifacts: dict[str, ArtifactBrief] = {}
     for a in rows:
         cur = a.current
         entry: dict[str, Any] = {
@@ -34,8 +35,8 @@ def observed_artifacts(rows: list[Artifact], scope: Scope, said: Said) -> dict[s
         if cur and cur.path:
             obs = observe(scope, cur.path)
             entry["observed"] = obs
-            entry["changed_on_disk"] = obs["readable"] and obs.get("digest") != cur.digest
-            if not obs["readable"] or not obs.get("exists"):
+            entry["changed_on_disk"] = obs.readable and obs.digest != cur.digest
+            if not obs.readable or not obs.exists:
                 said.blockers.append(
                     {
                         "kind": "artifact_file_missing",
@@ -44,10 +45,11 @@ def observed_artifacts(rows: list[Artifact], scope: Scope, said: Said) -> dict[s
                         "path": cur.path,
                         "message": f"the file of {a.artifact_id} v{a.current_version} "
                         f"({cur.path}) is missing or unreadable: "
-                        f"{obs.get('problem', 'missing')}",
+                        f"{obs.problem if obs.problem is not None else 'missing'}",
                     }
                 )
-        artifacts[a.artifact_id] = entry
+        # Only the fields that apply (a file it has, observed): the JSON leaves out the rest.
+        artifacts[a.artifact_id] = ArtifactBrief.model_validate(entry)
     return artifacts
 
 
@@ -65,11 +67,11 @@ def blob_problems(problems: list[Problem], said: Said) -> None:
         )
 
 
-def retired_content(retired: list[RetiredItem], said: Said) -> list[dict[str, Any]]:
+def retired_content(retired: list[RetiredItem], said: Said) -> list[RetiredContent]:
     """Retired content (store.reads.retention), a typed absence: what something still rests
     on blocks (the brief never infers it from a summary), optional content only degrades.
     Returns the degraded ones; the blocking ones join the blockers."""
-    degraded = []
+    degraded: list[RetiredContent] = []
     for r in retired:
         entry = {
             "kind": "retired_required" if r.weight == "blocking" else "retired_optional",
@@ -90,13 +92,13 @@ def retired_content(retired: list[RetiredItem], said: Said) -> list[dict[str, An
             said.blockers.append(entry)
         else:
             entry["message"] = f"{what}; nothing rests on it, so resuming goes on without it"
-            degraded.append(entry)
+            degraded.append(RetiredContent.model_validate(entry))
     return degraded
 
 
 def criterion_brief(
-    ctx: Run, cr: Criterion, artifacts: dict[str, dict[str, Any]], said: Said
-) -> dict[str, Any]:
+    ctx: Run, cr: Criterion, artifacts: dict[str, ArtifactBrief], said: Said
+) -> CriterionBrief:
     """A criterion as it counts now, and what it leaves to do: evidence to attach again, a
     stale judgement to re-check, an unverified or failed one to verify. Waiving it is never
     an agent's."""
@@ -110,8 +112,8 @@ def criterion_brief(
     target = (
         {
             "kind": "artifact_version",
-            "id": f"{art['artifact_id']} v{art['version']}",
-            "digest": art["digest"],
+            "id": f"{art.artifact_id} v{art.version}",
+            "digest": art.digest,
         }
         if art
         else None
@@ -124,10 +126,10 @@ def criterion_brief(
         _stale_criterion(ctx, cr, reason, art, target, evidence, said)
     elif status in {"unverified", "failed"}:
         _criterion_to_verify(ctx, cr, status, target, evidence, said)
-    return {"id": cr.criterion_id, "status": status, "reason": reason}
+    return CriterionBrief(id=cr.criterion_id, status=rules.CriterionState(status), reason=reason)
 
 
-def _criterion_now(cr: Criterion, art: dict[str, Any] | None) -> tuple[str, str]:
+def _criterion_now(cr: Criterion, art: ArtifactBrief | None) -> tuple[str, str]:
     """What the criterion counts as now, and why: its evidence missing, or stale because
     the file it was checked against changed on disk or a newer version was recorded."""
     status: str = cr.state
@@ -138,7 +140,7 @@ def _criterion_now(cr: Criterion, art: dict[str, Any] | None) -> tuple[str, str]
             for e in cr.evidence
             if e.blob_problem
         )
-    if status == "satisfied" and art is not None and art.get("changed_on_disk"):
+    if status == "satisfied" and art is not None and art.changed_on_disk:
         status = "stale"
         reason = (
             f"the file of {cr.artifact_id} changed on disk since v{cr.artifact_version} was checked"
@@ -146,7 +148,7 @@ def _criterion_now(cr: Criterion, art: dict[str, Any] | None) -> tuple[str, str]
     if cr.status == "stale":
         reason = (
             f"satisfied against {cr.artifact_id} v{cr.artifact_version}; "
-            f"the current version is v{art['version'] if art else '?'}"
+            f"the current version is v{art.version if art else '?'}"
         )
     return status, reason
 
@@ -212,7 +214,7 @@ def _stale_criterion(
     ctx: Run,
     cr: Criterion,
     reason: str,
-    art: dict[str, Any] | None,
+    art: ArtifactBrief | None,
     target: dict[str, Any] | None,
     evidence: list[dict[str, Any]],
     said: Said,
@@ -235,8 +237,8 @@ def _stale_criterion(
             ctx.task_id,
             criterion_id=cr.criterion_id,
             status="satisfied",
-            artifact_id=art["artifact_id"],
-            artifact_version=art["version"],
+            artifact_id=art.artifact_id,
+            artifact_version=art.version,
             evidence_ids=[x["id"] for x in evidence],
         )
         said.actions.append(

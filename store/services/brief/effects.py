@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ... import rules
 from ...model import Scope
 from ...rules import effect_unresolved, is_destination
+from .models import ApprovalBrief
 from .said import Run, Said, cmd, item, observe
 
 if TYPE_CHECKING:
@@ -21,20 +22,20 @@ if TYPE_CHECKING:
 
 def approval_briefs(
     rows: list[Approval], effects: dict[str, Effect], said: Said
-) -> list[dict[str, Any]]:
+) -> list[ApprovalBrief]:
     """Each approval as history, `authorizes_now` only while it is valid at this moment; an
     expired or stale one on an effect not yet sent blocks it (a new request is needed)."""
     approvals = []
     for a in rows:
         approvals.append(
-            {
-                "id": a.approval_id,
-                "effect_id": a.effect_id,
-                "state": a.state,
-                "payload_digest": a.payload_digest,
-                "expires_at": a.expires_at,
-                "authorizes_now": _valid_now(a, effects),
-            }
+            ApprovalBrief(
+                id=a.approval_id,
+                effect_id=a.effect_id,
+                state=a.state,
+                payload_digest=a.payload_digest,
+                expires_at=a.expires_at,
+                authorizes_now=_valid_now(a, effects),
+            )
         )
         if a.state in {"expired", "stale"} and a.effect_id in effects:
             e = effects[a.effect_id]
@@ -143,7 +144,7 @@ def effect_brief(
     ctx: Run,
     e: Effect,
     scope: Scope,
-    approvals: list[dict[str, Any]],
+    approvals: list[ApprovalBrief],
     said: Said,
 ) -> dict[str, Any]:
     """The effect's entry, and what it leaves to do by the case it is in: settled, a conflict
@@ -185,7 +186,7 @@ def _effect_entry(e: Effect, scope: Scope) -> dict[str, Any]:
         brief["override"] = {
             "decision": rec.verdict,
             "observation_said": rec.overrode,
-            "by": rec.by.to_json(),
+            "by": rec.by,
             "reason": rec.note,
         }
     return brief
@@ -304,12 +305,12 @@ def _effect_unreconciled(case: _EffectCase) -> None:
     case.refuse_dispatch(f"dispatch effect {eid} again", "it is not reconciled")
 
 
-def _effect_to_dispatch(case: _EffectCase, approvals: list[dict[str, Any]]) -> None:
+def _effect_to_dispatch(case: _EffectCase, approvals: list[ApprovalBrief]) -> None:
     """Never dispatched, or known not to have happened: dispatch it (a retry under the same
     idempotency key), with an approval valid now where its policy requires one, while the
     run may dispatch."""
     eid, e = case.eid, case.e
-    valid = [a for a in approvals if a["effect_id"] == eid and a["authorizes_now"]]
+    valid = [a for a in approvals if a.effect_id == eid and a.authorizes_now]
     evidence = [case.intent_ref]
     if case.attempts:
         case.brief["meaning"] = f"dispatched before and known not to have happened ({e.outcome})"
@@ -332,41 +333,40 @@ def _effect_to_dispatch(case: _EffectCase, approvals: list[dict[str, Any]]) -> N
         return
     dispatch = case.dispatch
     if valid:
-        dispatch = {**dispatch, "approval_id": valid[0]["id"]}
-        evidence.append(
-            {"kind": "approval", "id": valid[0]["id"], "digest": valid[0]["payload_digest"]}
-        )
-        text += f" with approval {valid[0]['id']}, valid until {valid[0]['expires_at']}"
+        dispatch = {**dispatch, "approval_id": valid[0].id}
+        evidence.append({"kind": "approval", "id": valid[0].id, "digest": valid[0].payload_digest})
+        text += f" with approval {valid[0].id}, valid until {valid[0].expires_at}"
     case.said.actions.append(
         item(text, rules.ActorKind.AGENT, dispatch, ("executor",), evidence=evidence)
     )
 
 
-def _approval_needed(case: _EffectCase, approvals: list[dict[str, Any]]) -> None:
+def _approval_needed(case: _EffectCase, approvals: list[ApprovalBrief]) -> None:
     """Its policy requires an approval and none is valid now: a pending one is a person's
     to decide; else the agent requests one (not on a run that ended). Never dispatched
     without."""
     eid, e, ctx = case.eid, case.e, case.ctx
-    pending = [a for a in approvals if a["effect_id"] == eid and a["state"] == "pending"]
+    pending = [
+        a for a in approvals if a.effect_id == eid and a.state == rules.ApprovalState.PENDING
+    ]
     if pending:
         case.said.blockers.append(
             {
                 "kind": "approval_pending",
                 "effect_id": eid,
-                "approval_id": pending[0]["id"],
+                "approval_id": pending[0].id,
                 "decided_by": rules.ActorKind.PERSON,
-                "message": f"effect {eid} waits for approval {pending[0]['id']}, "
-                "decided by a person",
+                "message": f"effect {eid} waits for approval {pending[0].id}, decided by a person",
             }
         )
         case.said.actions.append(
             item(
-                f"a person decides approval {pending[0]['id']} for effect {eid}: {e.consequence}",
+                f"a person decides approval {pending[0].id} for effect {eid}: {e.consequence}",
                 rules.ActorKind.PERSON,
                 cmd(
                     "decide_approval",
                     ctx.task_id,
-                    approval_id=pending[0]["id"],
+                    approval_id=pending[0].id,
                     decision="approved",
                 ),
                 ("note",),

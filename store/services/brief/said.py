@@ -12,6 +12,7 @@ from ...commands.effects import observe_file
 from ...errors import ScopeViolation, StoreError
 from ...model import Scope
 from ...scope import resolve_path
+from .models import FileObservation
 
 if TYPE_CHECKING:
     from ...reads.state_models import Budget
@@ -35,18 +36,25 @@ def item(
     return {"action": text, "actor": str(actor), "command": command, "needs": list(needs), **extra}
 
 
-def observe(scope: Scope, path: str) -> dict[str, Any]:
+def observe(scope: Scope, path: str) -> FileObservation:
     """The file at `path` (inside the task's scope) hashed now: what is there, or why it
     cannot be read."""
     try:
         real = resolve_path(scope, path)
     except ScopeViolation as exc:
-        return {"path": path, "readable": False, "problem": str(exc)}
+        return FileObservation(path=path, readable=False, problem=str(exc))
     try:
         state, mtime = observe_file(str(real))
     except StoreError as exc:
-        return {"path": str(real), "readable": False, "problem": str(exc)}
-    return {"path": str(real), "readable": True, **state.model_dump(), "mtime_ns": mtime}
+        return FileObservation(path=str(real), readable=False, problem=str(exc))
+    return FileObservation(
+        path=str(real),
+        readable=True,
+        exists=state.exists,
+        digest=state.digest,
+        size=state.size,
+        mtime_ns=mtime,
+    )
 
 
 @dataclass

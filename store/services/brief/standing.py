@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ... import rules
+from .models import LateBrief, LeaseBrief, WaitBrief
 from .said import Run, Said, cmd, item
 
 if TYPE_CHECKING:
@@ -93,21 +94,21 @@ def due_waits(task_id: str, waits: list[Wait]) -> list[dict[str, Any]]:
     return out
 
 
-def wait_brief(w: Wait) -> dict[str, Any]:
-    return {
-        "id": w.wait_id,
-        "kind": w.kind,
-        "ref": w.ref,
-        "waiting_for": w.waiting_for,
-        "not_before": w.not_before,
-        "clock": w.clock,
-        "due": w.due,
-        "reservation": w.reservation.to_json() if w.reservation else None,
-        "condition": (w.condition.words if w.condition else None) or None,
-    }
+def wait_brief(w: Wait) -> WaitBrief:
+    return WaitBrief(
+        id=w.wait_id,
+        kind=w.kind,
+        ref=w.ref,
+        waiting_for=w.waiting_for,
+        not_before=w.not_before,
+        clock=w.clock,
+        due=w.due,
+        reservation=w.reservation,
+        condition=(w.condition.words if w.condition else None) or None,
+    )
 
 
-def late_changes(task_id: str, late: LateChanges, said: Said) -> dict[str, Any] | None:
+def late_changes(task_id: str, late: LateChanges, said: Said) -> LateBrief | None:
     """A completed task changed after completion (issue 35 part L): said as a blocker (the
     record no longer says only what was known at completion) and a person's next action.
     It never reopens the task: nobody resumes a completed one; a person decides."""
@@ -138,13 +139,13 @@ def late_changes(task_id: str, late: LateChanges, said: Said) -> dict[str, Any] 
                 evidence=[],
             )
         )
-    return {
-        "count": late.count,
-        "since_seq": late.since_seq,
-        "since_at": late.since_at,
-        "last_seq": late.last_seq,
-        "facts": [f.to_json() for f in late.facts],
-    }
+    return LateBrief(
+        count=late.count,
+        since_seq=late.since_seq,
+        since_at=late.since_at,
+        last_seq=late.last_seq,
+        facts=late.facts,
+    )
 
 
 def head_checkpoint(checkpoints: Checkpoints) -> Checkpoint | None:
@@ -210,45 +211,53 @@ def _choose_head(task_id: str, lineage: Checkpoints) -> dict[str, Any]:
     )
 
 
-def lease_brief(lease: Lease | None) -> dict[str, Any] | None:
+def lease_brief(lease: Lease | None) -> LeaseBrief | None:
     """Who holds the task: a lease controls who works now, never what happened remotely."""
     if lease is None:
         return None
     holder = lease.holder
-    return {
-        "holder": f"{holder.kind}:{holder.id}",
-        "holder_kind": holder.kind,
-        "session_id": lease.session_id,
-        "token": lease.token,
-        "since": lease.since,
-        "last_heartbeat_at": lease.last_heartbeat_at,
-        "expires_at": lease.expires_at,
-        "standing": lease.standing,
-        "reason": lease.reason,
-    }
-
-
-def lease_words(lease: dict[str, Any] | None) -> str:
-    if lease is None:
-        return "Held by: nobody (never leased)"
-    if lease["standing"] == "ended":
-        return f"Held by: nobody (the lease of {lease['holder']} ended)"
-    heard = f", last heard {lease['last_heartbeat_at']}" if lease["holder_kind"] != "person" else ""
-    return (
-        f"Held by: {lease['holder']} (token {lease['token']}, since {lease['since']}"
-        f"{heard}; {lease['standing']})"
+    return LeaseBrief(
+        holder=f"{holder.kind}:{holder.id}",
+        holder_kind=holder.kind,
+        session_id=lease.session_id,
+        token=lease.token,
+        since=lease.since,
+        last_heartbeat_at=lease.last_heartbeat_at,
+        expires_at=lease.expires_at,
+        standing=lease.standing,
+        reason=lease.reason,
     )
 
 
-def taken_over(lease: dict[str, Any] | None, said: Said) -> None:
+def lease_words(lease: LeaseBrief | None) -> str:
+    if lease is None:
+        return "Held by: nobody (never leased)"
+    if lease.standing == rules.LeaseStanding.ENDED:
+        return f"Held by: nobody (the lease of {lease.holder} ended)"
+    heard = (
+        f", last heard {lease.last_heartbeat_at}"
+        if lease.holder_kind != rules.ActorKind.PERSON
+        else ""
+    )
+    return (
+        f"Held by: {lease.holder} (token {lease.token}, since {lease.since}"
+        f"{heard}; {lease.standing})"
+    )
+
+
+def taken_over(lease: LeaseBrief | None, said: Said) -> None:
     """Taken over: the next actor is the person, until they hand the task back."""
-    if lease is not None and lease["holder_kind"] == "person" and lease["standing"] == "alive":
+    if (
+        lease is not None
+        and lease.holder_kind == rules.ActorKind.PERSON
+        and lease.standing == rules.LeaseStanding.ALIVE
+    ):
         said.blockers.append(
             {
                 "kind": "taken_over",
-                "holder": lease["holder"],
-                "message": f"{lease['holder']} took the task over at {lease['since']}"
-                + (f" ({lease['reason']})" if lease["reason"] else "")
+                "holder": lease.holder,
+                "message": f"{lease.holder} took the task over at {lease.since}"
+                + (f" ({lease.reason})" if lease.reason else "")
                 + "; an agent resumes only after they release the lease",
             }
         )

@@ -249,7 +249,8 @@ def test_the_brief_lists_a_due_wait_to_re_evaluate_never_to_execute(store: Store
     text = item["action"].lower()
     assert not [w for w in _ACTING_WORDS if w in text], text
     # Not among the things to do, and the wait not yet due is only listed, not to consider.
-    assert not [a for a in b["next_actions"] if due in json.dumps(a) or later in json.dumps(a)]
+    said = [json.dumps(a.to_json()) for a in b["next_actions"]]
+    assert not [a for a in said if due in a or later in a]
     assert {w["id"]: w["due"] for w in b["waits"]} == {later: False, due: True}
 
     md = brief_markdown(b)

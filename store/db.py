@@ -37,6 +37,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from .clock import system_now
+from .errors import StoreBusy, StoreCorrupt, StoreError, StoreFull, StoreReadOnly
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -539,6 +540,24 @@ def role_refusal(exc: sa.exc.DBAPIError) -> tuple[str, str, str] | None:
     role = getattr(diag, "message_detail", None) or ""
     message = getattr(diag, "message_primary", None) or str(exc.orig)
     return str(rule), str(role), str(message)
+
+
+def environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
+    """The store's words for a failure of the machine around the database (a lock held too
+    long, a full disk, a damaged or read-only file), else None: a driver's message is all
+    SQLite gives, so it is read here, in one place."""
+    text = str(exc.orig).lower()
+    if "locked" in text or "busy" in text:
+        return StoreBusy("the store is busy: another process held its write lock too long")
+    if "full" in text and ("disk" in text or "database" in text):
+        return StoreFull("the disk holding the store is full; nothing was written")
+    if "malformed" in text or "not a database" in text:
+        return StoreCorrupt(f"the store's database is damaged: {exc.orig}")
+    if "readonly" in text or "read-only" in text:
+        return StoreReadOnly("the store is read-only here; nothing was written")
+    if isinstance(exc, sa.exc.OperationalError) and "unable to open" in text:
+        return StoreError(f"cannot open the store's database: {exc.orig}")
+    return None
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -5,41 +5,30 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from . import commands as cmds
-from . import db, migrate, notify, open_lock, projections, scope
+from . import db, notify, projections, scope
 from . import schema as t
 from .blob_db import ServerBlobStore
 from .blobs import BlobStore
 from .codec import EventDecoder
-from .errors import (
-    CommandRejected,
-    RoleRefused,
-    StoreBusy,
-    StoreCorrupt,
-    StoreError,
-    StoreFull,
-    StoreLocationInvalid,
-    StoreMissing,
-    StoreReadOnly,
-    WriteConflict,
-)
-from .location import DB_NAME, Location, resolve
+from .errors import CommandRejected, WriteConflict
+from .location import Location, resolve
 from .model import SYSTEM, Actor
-from .reads import heads, queries
+from .opening import open_database
+from .reads import queries
 from .record import Event
 from .signing import keyring
 from .signing.keys import SigningKey, signer_for
 from .signing.seal import Policy, check_signer, seal
 from .tx import Guesses, StateMemo, Tx
+from .writing import GuessMissed, Writer
 
 if TYPE_CHECKING:
     from .reads.checkpoints import Checkpoint
@@ -59,29 +48,8 @@ _BACKOFF_S = 0.004
 _BACKOFF_CAP_S = 0.5
 
 
-def _environment_error(exc: sa.exc.DBAPIError) -> StoreError | None:
-    text = str(exc.orig).lower()
-    if "locked" in text or "busy" in text:
-        return StoreBusy("the store is busy: another process held its write lock too long")
-    if "full" in text and ("disk" in text or "database" in text):
-        return StoreFull("the disk holding the store is full; nothing was written")
-    if "malformed" in text or "not a database" in text:
-        return StoreCorrupt(f"the store's database is damaged: {exc.orig}")
-    if "readonly" in text or "read-only" in text:
-        return StoreReadOnly("the store is read-only here; nothing was written")
-    if isinstance(exc, sa.exc.OperationalError) and "unable to open" in text:
-        return StoreError(f"cannot open the store's database: {exc.orig}")
-    return None
-
-
 class _DryRun(Exception):
     """Rolls back a transaction that only checked a command."""
-
-
-class _GuessMissed(Exception):
-    """A team store's write built on what this process knew of a task was not written: the
-    task changed meanwhile, or the write failed for a reason that knowledge may explain.
-    The command runs again at once, reading the task first (Store._execute_all)."""
 
 
 class Store:
@@ -91,11 +59,6 @@ class Store:
         #: Opened without write access (a read-only mount or directory): reads work, every
         #: write raises StoreReadOnly.
         self.read_only = read_only
-        self._writer = db.writer(engine)
-        # One writer connection for the store's life where the database allows it (see
-        # db.keeps_writer_open); the lock also serializes this process's writers.
-        self._write_lock = threading.Lock()
-        self._write_conn: Connection | None = None
         self._states = StateMemo()
         self._guesses = Guesses()
         self.blobs: BlobStore
@@ -113,6 +76,17 @@ class Store:
         self._chosen: SigningKey | None = None
         self._chosen_for: tuple[str, str] | None = None
         self._signing = Policy(where=location)
+        refusal = f"the store at {location.describe()} is read-only here; nothing was written"
+        self._writes = Writer(
+            self,
+            self.blobs,
+            seal=self._seal,
+            read_only=refusal if read_only else None,
+            states=self._states,
+            guesses=self._guesses,
+        )
+        # Serializes this process's writers (store.writing).
+        self._write_lock = self._writes.lock
         self._held = location.sqlite_file
         if self._held is not None:
             scope.hold_store_files(self._held)
@@ -142,58 +116,10 @@ class Store:
         writes from now on, trusting `signer` (a person's key) as its root when its keyring
         is empty."""
         location = resolve(store, url)
-        _check_directory(location.directory)
-        db_file = location.sqlite_file
-        guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        read_only = ""
-        if db_file is not None:
-            if db_file.is_dir():
-                raise StoreLocationInvalid(f"{db_file} is a directory, not a store database")
-            if not db_file.exists():
-                if not create:
-                    where = db_file.parent if db_file.name == DB_NAME else db_file
-                    raise StoreMissing(str(where))
-                _make_directory(db_file.parent)
-            else:
-                if not os.access(db_file, os.R_OK):
-                    raise StoreError(f"cannot read {db_file}: permission denied")
-                if db_file.stat().st_size and not _looks_like_sqlite(db_file):
-                    raise StoreCorrupt(f"{db_file} is not a Boris store (not an SQLite database)")
-                read_only = _read_only_mode(db_file)
-                migrate.refuse_if_newer_sqlite(db_file)
-            guard = open_lock.opening(db_file)
-        with guard:
-            engine = db.create_engine(location.url, read_only=read_only)
-            try:
-                if db_file is None:
-                    _check_server(engine, location, create)
-                if read_only:
-                    _refuse_if_older(engine, location)
-                    backup = None
-                else:
-                    backup = migrate.ensure_current(engine, location.backups)
-            except (sa.exc.DBAPIError, StoreCorrupt) as exc:
-                engine.dispose()
-                if _disk_full(location.directory):
-                    # SQLite says "disk I/O error" when it cannot even make its WAL index.
-                    raise StoreFull(
-                        f"the disk holding the store at {location.describe()} is full; "
-                        "free some space and try again"
-                    ) from exc
-                if isinstance(exc, StoreCorrupt):
-                    raise
-                env = _environment_error(exc)
-                if env is not None:
-                    raise env from exc
-                raise StoreError(
-                    f"cannot open the store at {location.describe()}: {exc.orig}"
-                ) from exc
-            except BaseException:
-                engine.dispose()
-                raise
-        store_ = cls(location, engine, read_only=bool(read_only))
-        store_.migrated_from_backup = backup
-        if not read_only and (create or location.directory.is_dir()):
+        opened = open_database(location, create=create)  # store.opening
+        store_ = cls(location, opened.engine, read_only=opened.read_only)
+        store_.migrated_from_backup = opened.migrated_from_backup
+        if not opened.read_only and (create or location.directory.is_dir()):
             store_.blobs.ensure()
             store_.blobs.sweep()
         try:
@@ -209,10 +135,7 @@ class Store:
         return store_
 
     def close(self) -> None:
-        with self._write_lock:
-            if self._write_conn is not None:
-                self._write_conn.close()
-                self._write_conn = None
+        self._writes.close()
         self.engine.dispose()
         held, self._held = self._held, None
         if held is not None:
@@ -226,94 +149,23 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def transaction(self, *, guess: bool = False) -> Iterator[Tx]:
-        """One write transaction; on return its events are durably on disk.
+    def transaction(self, *, guess: bool = False) -> contextlib.AbstractContextManager[Tx]:
+        """One write transaction; on return its events are durably on disk (store.writing).
 
         With `guess` (the command path, which retries), a team store's write to a task this
         process wrote last is sent in one exchange (tx.Guesses); if what it knew turns out
-        wrong, or the write fails in any way, it raises `_GuessMissed` and nothing is written.
+        wrong, or the write fails in any way, it raises `GuessMissed` and nothing is written.
 
         If it fails, the blobs it created are removed again: on SQLite while the write lock
         is still held, so no other writer can have come to reference them; on a server they
         were stored in the transaction itself (`ServerBlobStore.within`), which takes them
         back, and a blob it found already stored was held there until it ended (so that
         `remove_blob` cannot take it from under the item being recorded)."""
-        if self.read_only:
-            raise StoreReadOnly(
-                f"the store at {self.location.describe()} is read-only here; nothing was written"
-            )
-        discard = db.keeps_writer_open(self.engine)
-        try:
-            with self._write_lock:
-                if db.keeps_writer_open(self.engine):
-                    conn = self._write_conn
-                    if conn is None or conn.invalidated:
-                        conn = self._write_conn = self._writer.connect()
-                    try:
-                        # db.write_transaction and _blobs_of spelled out: two generator
-                        # context managers less per write (issue 36). No notice to announce:
-                        # an SQLite store has no listeners (store.notify).
-                        with self.blobs.creating() as created:
-                            db.sqlite_begin(conn)
-                            try:
-                                tx = Tx(conn, self.blobs, memo=self._states)
-                                yield tx
-                                seal(conn, self._signing, self.signer, tx.emitted, tx.now)
-                            except BaseException:
-                                self.blobs.discard(created)
-                                db.sqlite_rollback(conn)
-                                raise
-                        db.sqlite_commit(conn)
-                    except sa.exc.SQLAlchemyError:
-                        # A failed COMMIT or ROLLBACK (a full disk) can leave the kept
-                        # connection needing a rollback that never comes: every later write
-                        # would fail even after space returns. Start afresh next time.
-                        self._drop_writer()
-                        raise
-                    # Committed, and still under the write lock: no head read on the
-                    # writer can come between and take what it kept for a head we moved.
-                    if tx.emitted:
-                        heads.wrote(self, _new_heads(tx))
-                else:
-                    began: Tx | None = None
-                    try:
-                        with (
-                            self._writer.connect() as conn,
-                            db.write_transaction(conn),
-                            self._blobs_of(discard),
-                        ):
-                            tx = began = Tx(conn, self.blobs.within(conn), memo=self._states)
-                            if guess:
-                                tx.guesses = self._guesses
-                            yield tx
-                            seal(conn, self._signing, self.signer, tx.emitted, tx.now)
-                            notify.announce(conn, (e.task_id for e in tx.emitted))
-                            tx.read_back()
-                    except Exception as exc:
-                        if began is not None and began.guesses is not None:
-                            # Whatever went wrong, what we knew of these tasks may be why.
-                            self._guesses.forget(began.touched(), missed=bool(began.guessed))
-                            if began.guessed:
-                                raise _GuessMissed(str(exc)) from exc
-                        raise
-                # Committed: what it learned of checkpoint states is now true for others.
-                if tx.learned:
-                    self._states.publish(tx.learned)
-        except sa.exc.DBAPIError as exc:
-            kind = db.write_conflict(exc)
-            if kind is not None:
-                raise WriteConflict(kind, str(exc.orig)) from exc
-            refused = db.role_refusal(exc)
-            if refused is not None:
-                rule, role, message = refused
-                raise RoleRefused(rule, message, role) from exc
-            env = _environment_error(exc)
-            if env is not None:
-                raise env from exc
-            raise
-        except sa.exc.PendingRollbackError as exc:  # pragma: no cover - _drop_writer prevents it
-            raise StoreError(f"the store's connection failed: {exc}") from exc
+        return self._writes.transaction(guess=guess)
+
+    def _seal(self, tx: Tx) -> None:
+        """Sign what the transaction wrote, as the store's policy asks (store.signing.seal)."""
+        seal(tx.conn, self._signing, self.signer, tx.emitted, tx.now)
 
     def remove_blob(self, digest: str, in_use: Callable[[Connection], bool]) -> bool:
         """Remove the blob unless `in_use(conn)` finds something live naming its digest;
@@ -336,24 +188,6 @@ class Store:
                 return False
             self.blobs.remove(digest)
         return True
-
-    @contextlib.contextmanager
-    def _blobs_of(self, discard: bool) -> Iterator[None]:
-        with self.blobs.creating() as created:
-            try:
-                yield
-            except BaseException:
-                if discard:
-                    self.blobs.discard(created)
-                raise
-
-    def _drop_writer(self) -> None:
-        conn, self._write_conn = self._write_conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.invalidate()
-            with contextlib.suppress(Exception):
-                conn.close()
 
     def is_signed(self) -> bool:
         """Whether this store signs its records: it trusts a key, or requires signatures."""
@@ -412,7 +246,7 @@ class Store:
             try:
                 with self.transaction(guess=True) as tx:
                     return [cmds.execute(tx, c, actor, by_store=by_store) for c in commands]
-            except _GuessMissed:
+            except GuessMissed:
                 continue  # the tasks are no longer guessed: this time they are read first
             except WriteConflict:
                 if time.monotonic() >= give_up:
@@ -445,7 +279,7 @@ class Store:
             with self.engine.begin() as conn:
                 yield conn
         except sa.exc.DBAPIError as exc:
-            env = _environment_error(exc)
+            env = db.environment_error(exc)
             if env is not None:
                 raise env from exc
             raise
@@ -533,25 +367,8 @@ class Store:
         newest of the heads: `checkpoints()` tells whether there is a fork."""
         if db.is_sqlite(self.engine):
             # Asked often (resuming, polling views): a kept connection and the events index,
-            # see store.reads.
-            from .reads.heads import head_reader
-
-            reader = head_reader(self)
-            try:
-                # On the writer connection if it is idle (never waiting for a write).
-                if self._write_lock.acquire(blocking=False):
-                    try:
-                        conn = self._write_conn
-                        if conn is not None and not (conn.closed or conn.invalidated):
-                            return reader.head_on_writer(conn, task_id)
-                    finally:
-                        self._write_lock.release()
-                return reader.head_checkpoint(task_id)
-            except sa.exc.DBAPIError as exc:
-                env = _environment_error(exc)
-                if env is not None:
-                    raise env from exc
-                raise
+            # or the writer connection while it is idle (store.writing, store.reads.heads).
+            return self._writes.head_checkpoint(task_id)
         from .reads.checkpoints import head_checkpoint
 
         with self.read() as conn:
@@ -583,120 +400,3 @@ class Store:
     def projection_dump(self, task_id: str) -> dict[str, list[tuple[Any, ...]]]:
         with self.read() as conn:
             return projections.dump(conn, task_id)
-
-
-def _check_directory(directory: Path) -> None:
-    """A store directory that is a file (or sits under one) is named as such, in words."""
-    for p in (directory, *directory.parents):
-        try:
-            if p.is_dir():
-                return
-            if p.exists():
-                what = "a file" if p.is_file() else "not a directory"
-                if p == directory:
-                    raise StoreLocationInvalid(f"{p} is {what}, not a store directory")
-                raise StoreLocationInvalid(
-                    f"cannot use {directory} as a store: {p} is {what}, not a directory"
-                )
-        except OSError as exc:
-            raise StoreLocationInvalid(
-                f"cannot use {directory} as a store: {exc.strerror}"
-            ) from None
-
-
-def _make_directory(directory: Path) -> None:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreLocationInvalid(f"cannot create a store at {directory}: {exc.strerror}") from exc
-
-
-def _read_only_mode(db_file: Path) -> str:
-    """ "" when this process can write the store; else how SQLite can still read it.
-
-    A WAL database is read through its -shm index, which a reader must be able to create
-    when it is missing; in a directory nobody can write, with no WAL left beside the file,
-    the database is read as immutable instead."""
-    directory = db_file.parent
-    if os.access(db_file, os.W_OK) and os.access(directory, os.W_OK):
-        return ""
-    shm = db_file.with_name(db_file.name + "-shm")
-    wal = db_file.with_name(db_file.name + "-wal")
-    if shm.exists() or os.access(directory, os.W_OK):
-        return "ro"
-    if wal.exists() and wal.stat().st_size:
-        raise StoreReadOnly(
-            f"the store at {directory} is read-only here and its write-ahead log "
-            f"({wal.name}) cannot be read without a writable directory"
-        )
-    return "immutable"
-
-
-def _disk_full(directory: Path) -> bool:
-    try:
-        st = os.statvfs(directory)
-    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
-        return False
-    return st.f_bavail == 0
-
-
-def _check_server(engine: Engine, location: Location, create: bool) -> None:
-    try:
-        with engine.connect():
-            pass
-    except sa.exc.DBAPIError as exc:
-        reason = " ".join(str(exc.orig).split())
-        raise StoreError(
-            f"cannot connect to the database at {location.describe()}: {reason}"
-        ) from exc
-    if not create and migrate.current_revision(engine) is None:
-        raise StoreMissing(location.describe())
-
-
-def _refuse_if_older(engine: Engine, location: Location) -> None:
-    """A read-only store must already be at this program's schema: it cannot be upgraded."""
-    rev = migrate.current_revision(engine)
-    if rev != migrate.HEAD:
-        if rev is not None and rev not in migrate.REVISIONS:
-            migrate.ensure_current(engine, None)  # refuses a newer store before any write
-        raise StoreReadOnly(
-            f"the store at {location.describe()} is read-only here and needs upgrading to "
-            f"schema {migrate.HEAD} (it has {rev or 'none'}); open it once where it can be written"
-        )
-
-
-def _looks_like_sqlite(path: Path) -> bool:
-    """Whether `path` is an SQLite database, asked of SQLite itself, never by reading its
-    header with open(): closing any descriptor of the file drops every POSIX lock this
-    process holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2). With its
-    shared lock gone, another process closing its last connection deleted the write-ahead
-    log under this one's open connections: this process then read and wrote a log nobody
-    else saw, and the two lost each other's commits (tests/test_store_processes.py).
-    SQLite keeps one descriptor per file per process and defers closing it while locks are
-    held, so a connection of its own is safe. Anything but "not a database" (busy, a
-    damaged page) is left to the open that follows, which reports it."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return True
-    try:
-        conn.execute("PRAGMA schema_version").fetchone()
-    except sqlite3.DatabaseError as exc:
-        return getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_NOTADB
-    finally:
-        conn.close()
-    return True
-
-
-def _new_heads(tx: Tx) -> dict[str, heads.Primed]:
-    """The head checkpoints a committed transaction made, as the head query reads them: per
-    task, the row its last `checkpoint.written` made (only those events move heads) with the
-    state the write computed at that event (tx.learned), where it did."""
-    made: dict[str, heads.Primed] = {}
-    for task_id, (e, row) in tx.checkpoint_rows.items():
-        known = tx.learned.get(task_id)
-        if known is not None and known.head == (e.seq, e.hash):
-            made[task_id] = (row, known.state_json)
-    return made

@@ -77,7 +77,7 @@ from ..errors import StoreError, UnknownTask
 from ..signing import keyring
 from ..signing.check import check_store as check_signatures
 from ..signing.keyring import Keyring
-from ..store import Store, _environment_error
+from ..store import Store
 from . import verified_heads
 from .verified_heads import VerifiedHead
 from .verify_checks.findings import AuthorityFinding, Finding, RoleFinding
@@ -252,7 +252,7 @@ def _snapshot(store: Store) -> Iterator[Connection]:
         with engine.connect() as conn, conn.begin():
             yield conn
     except sa.exc.DBAPIError as exc:
-        env = _environment_error(exc)
+        env = db.environment_error(exc)
         if env is not None:
             raise env from exc
         raise

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import Field
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, CursorResult
 
 from .. import rules
 from .. import schema as t
@@ -131,6 +131,10 @@ def _approval_why(r: Any) -> str:
     return f"{rules.quorum_words(people, int(r.approvers))}; {why}"
 
 
+#: A closed record (rules.record_open) takes no judgement: its criteria wait on nobody.
+_CLOSED = sorted(rules.CLOSED)
+
+
 def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decision]:
     """Every open decision, approvals soonest expiry first, then the rest longest waiting
     first. `blobs`: where a satisfied criterion's evidence is read, as a task's state reads
@@ -138,7 +142,20 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
     (KIND:TASK_ID:KEY), `kind`, `task_id`, `task_title`, `owner`, `key` (approval, effect
     or criterion id; the task id for a resume), `what`, `why`, `since` (waiting since),
     `expires_at` (approvals), `requester` (approvals): `Decision`."""
-    out: list[Decision] = []
+    out = [
+        *_approvals_pending(conn, now),
+        *_effects_to_decide(conn, now),
+        *_criteria_to_judge(conn, now, blobs),
+        *_runs_to_resume(conn, now),
+        *_waits(conn, now),
+        *_late(conn, now),
+    ]
+    out.sort(key=order_key)
+    return out
+
+
+def _approvals_pending(conn: Connection, now: str) -> list[Decision]:
+    """Each approval a person has yet to decide, not expired now."""
     pending = conn.execute(
         sa.select(
             t.approvals.c.approval_id,
@@ -156,10 +173,11 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
         .join(t.tasks, t.tasks.c.task_id == t.approvals.c.task_id)
         .where(t.approvals.c.state == rules.ApprovalState.PENDING.value)
     )
-    for r in pending:
-        row = approval_row(r, now)
-        if row is not None:
-            out.append(row)
+    return [row for r in pending if (row := approval_row(r, now)) is not None]
+
+
+def _effects_to_decide(conn: Connection, now: str) -> list[Decision]:
+    """Each effect whose reconciliation or conflict waits on a person (effect_row says)."""
     effects = conn.execute(
         sa.select(
             t.effects.c.task_id,
@@ -173,24 +191,46 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
             *_TASK,
         ).join(t.tasks, t.tasks.c.task_id == t.effects.c.task_id)
     )
-    for e in effects:
-        row = effect_row(e, now)
-        if row is not None:
-            out.append(row)
-    counts = dict(
-        (
-            ((task_id, crit), n)
-            for task_id, crit, n in conn.execute(
-                sa.select(
-                    t.evidence.c.task_id, t.evidence.c.criterion_id, sa.func.count()
-                ).group_by(t.evidence.c.task_id, t.evidence.c.criterion_id)
+    return [row for e in effects if (row := effect_row(e, now)) is not None]
+
+
+def _criteria_to_judge(conn: Connection, now: str, blobs: BlobStore) -> list[Decision]:
+    """Each criterion of an open record awaiting a person's judgement
+    (rules.criterion_awaits_person), counted as a task's state counts it: a satisfied one
+    whose evidence cannot be read (or was retired) waits on a person again."""
+    counts = _evidence_counts(conn)
+    judged_on = _judged_on(conn)
+
+    def evidence_counts(item: tuple[str, bool]) -> bool:
+        digest, retired = item
+        return not retired and blob_problem(blobs, digest) is None
+
+    judge_rows = []
+    for c in _criteria_awaiting(conn):
+        key = (c.task_id, c.criterion_id)
+        state = rules.criterion_state(c.status, judged_on.get(key, ()), evidence_counts)
+        if not rules.criterion_awaits_person(state, counts.get(key, 0)):
+            continue
+        judge_rows.append(judge_row(c, state, now))
+    return judge_rows
+
+
+def _evidence_counts(conn: Connection) -> dict[tuple[str, str], int]:
+    """How many evidence items each criterion has, by (task, criterion)."""
+    return {
+        (task_id, crit): n
+        for task_id, crit, n in conn.execute(
+            sa.select(t.evidence.c.task_id, t.evidence.c.criterion_id, sa.func.count()).group_by(
+                t.evidence.c.task_id, t.evidence.c.criterion_id
             )
         )
-    )
-    # A closed record (rules.record_open) takes no judgement: its criteria wait on nobody.
-    closed = sorted(rules.CLOSED)
-    # The evidence of satisfied criteria only: the others' state is their stored status.
-    # Each item as (digest, retired): a retired item never counts, though its blob reads.
+    }
+
+
+def _judged_on(conn: Connection) -> dict[tuple[str, str], list[tuple[str, bool]]]:
+    """The evidence of satisfied criteria only (the others' state is their stored status),
+    of open records: each item as (digest, retired); a retired item never counts, though
+    its blob reads."""
     judged_on: dict[tuple[str, str], list[tuple[str, bool]]] = {}
     kept = t.retention
     for task_id, crit, digest, retired_at in conn.execute(
@@ -215,12 +255,18 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
         )
         .where(
             t.criteria.c.status == rules.CriterionState.SATISFIED.value,
-            t.tasks.c.status.not_in(closed),
+            t.tasks.c.status.not_in(_CLOSED),
         )
     ):
         judged_on.setdefault((task_id, crit), []).append((digest, retired_at is not None))
+    return judged_on
 
-    criteria = conn.execute(
+
+def _criteria_awaiting(conn: Connection) -> CursorResult[Any]:
+    """The criteria of open records that may await a person, said in SQL: on 100,000 tasks
+    the unjudged criteria without evidence were most of this read (issue 36 part W). Stale;
+    satisfied (its evidence may be gone); or unverified with evidence."""
+    return conn.execute(
         sa.select(
             t.criteria.c.task_id,
             t.criteria.c.criterion_id,
@@ -231,10 +277,7 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
             *_TASK,
         )
         .join(t.tasks, t.tasks.c.task_id == t.criteria.c.task_id)
-        .where(t.tasks.c.status.not_in(closed))
-        # Only those that may await a person (rules.criterion_awaits_person), said in SQL:
-        # on 100,000 tasks the unjudged criteria without evidence were most of this read
-        # (issue 36 part W). Stale; satisfied (its evidence may be gone); or with evidence.
+        .where(t.tasks.c.status.not_in(_CLOSED))
         .where(
             sa.or_(
                 t.criteria.c.status.in_(
@@ -251,32 +294,18 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
         )
     )
 
-    def evidence_counts(item: tuple[str, bool]) -> bool:
-        digest, retired = item
-        return not retired and blob_problem(blobs, digest) is None
 
-    judge_rows = []
-    for c in criteria:
-        key = (c.task_id, c.criterion_id)
-        state = rules.criterion_state(c.status, judged_on.get(key, ()), evidence_counts)
-        if not rules.criterion_awaits_person(state, counts.get(key, 0)):
-            continue
-        judge_rows.append(judge_row(c, state, now))
-    out += judge_rows
-    # Only the runs awaiting a person are read (rules.awaits_resume, said in SQL), not every
-    # task: on ten thousand tasks the whole table was most of this read.
+def _runs_to_resume(conn: Connection, now: str) -> list[Decision]:
+    """Each run stopped by policy that a person resumes. Only the runs awaiting a person are
+    read (rules.awaits_resume, said in SQL), not every task: on ten thousand tasks the whole
+    table was most of this read."""
     resumable = sorted(rules.STOPPED_BY_POLICY)
-    for tr in conn.execute(
+    runs = conn.execute(
         sa.select(t.tasks.c.task_id, t.tasks.c.status, t.tasks.c.status_reason, *_TASK).where(
             t.tasks.c.status.in_(resumable)
         )
-    ):
-        if rules.awaits_resume(tr.status):
-            out.append(resume_row(tr, now))
-    out += _waits(conn, now)
-    out += _late(conn, now)
-    out.sort(key=order_key)
-    return out
+    )
+    return [resume_row(tr, now) for tr in runs if rules.awaits_resume(tr.status)]
 
 
 # --- one row of each kind (the whole read's, and store.reads.queue_pages' pages) ---------

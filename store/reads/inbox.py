@@ -232,79 +232,104 @@ def list_tasks(
     missing: nothing may be accepted on the word of a record that cannot be shown.
     """
     tasks = list(fetch(TASKS, {}))
-    need: dict[str, dict[str, Any]] = {
-        r[0]: {
-            "pending_approvals": 0,
-            "unresolved_effects": 0,
-            "effects_to_reconcile": 0,
-            "stale_criteria": 0,
-            "failed_criteria": 0,
-            "open_criteria": 0,
-            "heads": 0,
-            "budget_use": 0.0,
-            # How its most pressing counter stands (rules.budget_standing: reservations count).
-            "budget": rules.BudgetStanding.UNLIMITED.value,
-            "missing_blobs": 0,
-        }
-        for r in tasks
-    }
+    need: dict[str, dict[str, Any]] = {r[0]: _nothing_needed() for r in tasks}
     if blob_exists is not None:
-        for task_id, digest in fetch(RETAINED, {}):
-            if not blob_exists(str(digest)):
-                need[task_id]["missing_blobs"] += 1
+        _count_missing_blobs(fetch, need, blob_exists)
+    _count_criteria(fetch, need)
+    for task_id, n in fetch(PENDING, {"now": now}):
+        need[task_id]["pending_approvals"] = n
+    _count_effects(fetch, need)
+    _weigh_budgets(fetch, need)
+    leases = _leases(fetch, now)
+    out = [_task_row(r, need[r[0]], leases.get(r[0])) for r in tasks]
+    out.sort(key=lambda x: (-x.attention, x.updated_at))
+    return out
+
+
+def _nothing_needed() -> dict[str, Any]:
+    """A task's needs before any is counted."""
+    return {
+        "pending_approvals": 0,
+        "unresolved_effects": 0,
+        "effects_to_reconcile": 0,
+        "stale_criteria": 0,
+        "failed_criteria": 0,
+        "open_criteria": 0,
+        "heads": 0,
+        "budget_use": 0.0,
+        # How its most pressing counter stands (rules.budget_standing: reservations count).
+        "budget": rules.BudgetStanding.UNLIMITED.value,
+        "missing_blobs": 0,
+    }
+
+
+def _count_missing_blobs(
+    fetch: Fetch, need: dict[str, dict[str, Any]], blob_exists: Callable[[str], bool]
+) -> None:
+    """Evidence and current artifact versions whose blob is gone, per task."""
+    for task_id, digest in fetch(RETAINED, {}):
+        if not blob_exists(str(digest)):
+            need[task_id]["missing_blobs"] += 1
+
+
+def _count_criteria(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
+    """Stale, failed and open criteria, per task, by stored status: no blob is read per row."""
     for task_id, status, n in fetch(CRITERIA, {}):
         if status == "stale":
             need[task_id]["stale_criteria"] += n
         elif status == "failed":
             need[task_id]["failed_criteria"] += n
-        if not rules.criterion_done(status):  # by stored status: no blob is read per row
+        if not rules.criterion_done(status):
             need[task_id]["open_criteria"] += n
-    for task_id, n in fetch(PENDING, {"now": now}):
-        need[task_id]["pending_approvals"] = n
+
+
+def _count_effects(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
+    """Effects sent and not settled, and those waiting for a reconciliation, per task."""
     for task_id, stage, outcome in fetch(EFFECTS, {}):
         if rules.effect_unresolved(stage, outcome) and stage != "planned":
             need[task_id]["unresolved_effects"] += 1
         if rules.effect_to_reconcile(stage, outcome):
             need[task_id]["effects_to_reconcile"] += 1
+
+
+def _weigh_budgets(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
+    """Each task's most used budget (a fraction of its limit) and its most pressing standing."""
     for task_id, used, reserved, limit in fetch(BUDGETS, {}):
         frac = used / limit if limit else (1.0 if used else 0.0)
         n = need[task_id]
         n["budget_use"] = max(n["budget_use"], frac)
         standing = rules.budget_standing(used, reserved, limit).value
         n["budget"] = rules.most_pressing(n["budget"], standing)
-    leases = _leases(fetch, now)
-    out = []
-    for task_id, title, owner, status, updated_at, last_seq, heads, late in tasks:
-        n = need[task_id]
-        needs = TaskNeeds(
-            pending_approvals=n["pending_approvals"],
-            unresolved_effects=n["unresolved_effects"],
-            effects_to_reconcile=n["effects_to_reconcile"],
-            stale_criteria=n["stale_criteria"],
-            failed_criteria=n["failed_criteria"],
-            open_criteria=n["open_criteria"],
-            heads=int(heads),
-            budget_use=float(n["budget_use"]),
-            budget=_BUDGET[n["budget"]],
-            missing_blobs=n["missing_blobs"],
-            late_changes=int(late or 0),
-        )
-        out.append(
-            TaskRow(
-                id=task_id,
-                title=title,
-                owner=owner,
-                status=_RUN[status],
-                updated_at=updated_at,
-                last_seq=last_seq,
-                needs=needs,
-                forked=needs.heads > 1,
-                attention=attention_score(status, needs),
-                lease=leases.get(task_id),
-            )
-        )
-    out.sort(key=lambda x: (-x.attention, x.updated_at))
-    return out
+
+
+def _task_row(row: Any, n: dict[str, Any], lease: Lease | None) -> TaskRow:
+    """A task's row in the inbox: its needs counted, how much it asks for a person."""
+    task_id, title, owner, status, updated_at, last_seq, heads, late = row
+    needs = TaskNeeds(
+        pending_approvals=n["pending_approvals"],
+        unresolved_effects=n["unresolved_effects"],
+        effects_to_reconcile=n["effects_to_reconcile"],
+        stale_criteria=n["stale_criteria"],
+        failed_criteria=n["failed_criteria"],
+        open_criteria=n["open_criteria"],
+        heads=int(heads),
+        budget_use=float(n["budget_use"]),
+        budget=_BUDGET[n["budget"]],
+        missing_blobs=n["missing_blobs"],
+        late_changes=int(late or 0),
+    )
+    return TaskRow(
+        id=task_id,
+        title=title,
+        owner=owner,
+        status=_RUN[status],
+        updated_at=updated_at,
+        last_seq=last_seq,
+        needs=needs,
+        forked=needs.heads > 1,
+        attention=attention_score(status, needs),
+        lease=lease,
+    )
 
 
 #: Standings that count toward a task's need of a person.

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
 from ... import rules
 from ...reads.actors import ActorRef
 from ...reads.late import LateFact
@@ -25,8 +27,12 @@ from ...reads.waits import WaitReservation
 class BriefModel(ReadModel):
     """A part of the brief: its JSON (and its run-time dict face) holds the fields set."""
 
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_unset=True)
+    @model_serializer(mode="wrap")
+    def _fields_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # In the serializer, not only in to_json: every dump (model_dump, a TypeAdapter's,
+        # `boris schema`'s checks) prints the same JSON.
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
 
     if not TYPE_CHECKING:
         # As ReadModel's, over the fields set: a key the JSON leaves out is not there.

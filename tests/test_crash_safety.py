@@ -285,7 +285,7 @@ def test_kill_between_approval_and_dispatch(
 
     a = approval(s, tid, aid)
     assert (a["state"], a["consumed_at"], a["consumed_by"]) == ("approved", None, None)
-    assert a["decided_by"] == {"kind": "person", "id": "ana", "name": "Ana Lind"}
+    assert a["decided_by"].to_json() == {"kind": "person", "id": "ana", "name": "Ana Lind"}
     e = effect(s, tid, "eff-a")
     assert (e["stage"], e["outcome"], e["attempts"]) == ("approved", None, [])
     assert types_of(evs)["attempt.dispatched"] == 0

@@ -64,6 +64,9 @@ def test_the_task_state_commands_print_their_documented_models(
         jsonschema.validate(_result(capsys, [*st, command, guide, "--json"]), outputs[command])
     jsonschema.validate(_result(capsys, [*st, "tasks", "--json"]), outputs["tasks"])
     jsonschema.validate(_result(capsys, [*st, "approvals", "--json"]), outputs["approvals"])
+    # The resume brief: the ResumeBrief model's JSON, the schema boris schema documents.
+    for task in (guide, _note):
+        jsonschema.validate(_result(capsys, [*st, "resume", task, "--json"]), outputs["resume"])
 
 
 def test_the_reads_answer_frozen_models_with_the_stores_enums(store: Store) -> None:

@@ -16,6 +16,7 @@ from ..reads.decisions import Decision, Decisions
 from ..reads.inbox import Lease, TaskRow
 from ..reads.manifests import ConfigurationRead, Manifest
 from ..reads.read_model import ReadModel
+from ..services.brief.models import ResumeBrief
 from ..services.narratives import Narrative
 from ..services.verify_codes import ProblemCode
 
@@ -145,6 +146,7 @@ OUTPUTS: dict[str, Any] = {
     "configuration": ConfigurationRead,
     "lease": Lease,
     "take-over": Lease,
+    "resume": ResumeBrief,
     "verify": VerifyReport,
     "verify-package": VerifyReport,
     "keys": KeysList,

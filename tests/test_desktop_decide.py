@@ -409,6 +409,27 @@ def test_a_reconciliation_elsewhere_disables_the_open_dialog(qtbot, demo: Store)
     d.reject()
 
 
+def test_a_newer_observation_elsewhere_names_who_observed(qtbot, demo: Store) -> None:
+    """Someone else observes the target while the dialog is open: decisions wait for a new
+    look, and the banner says whose observation is newer (an observation's `observer`)."""
+    w = open_window(qtbot, demo, "note")
+    d = w.menu_actions.reconcile()
+    qtbot.waitExposed(d, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: d.observation is not None, timeout=WAIT_MS)
+    d.note.setText("absent")
+    armed(qtbot, d.decide_buttons["absent"])
+    other = Store.open(demo.location.directory)
+    try:
+        other.execute(lg.ObserveEffect(task_id="note", effect_id="save-note"), OWNER)
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: d.banner.isVisible(), timeout=WAIT_MS)
+    assert "a newer observation" in d.banner.text()
+    assert "by Olga Owner" in d.banner.text()
+    assert not d.decide_buttons["absent"].isEnabled()
+    d.reject()
+
+
 # --- judging --------------------------------------------------------------------------------
 
 

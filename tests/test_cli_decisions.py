@@ -14,6 +14,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from cli_args import store_args
 
 from store import Actor, Store
 from store import commands as c
@@ -28,11 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENT = Actor(kind="agent", id="drafter-7")
 ANA = Actor(kind="person", id="ana")
 OLGA = Actor(kind="person", id="olga")
-
-
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
 
 
 def _queue(store: Store) -> None:
@@ -69,7 +65,7 @@ def test_the_queue_is_the_stores_read_in_its_order(
     store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _queue(store)
-    got = _json(capsys, [*_store_args(store), "decisions", "--json"])
+    got = _json(capsys, [*store_args(store), "decisions", "--json"])
     want = decisions(store)["decisions"]
     assert _keys(got["decisions"]) == _keys(want)
     assert {r["kind"] for r in got["decisions"]} == {"approval", "reconcile", "judge", "resume"}
@@ -90,7 +86,7 @@ def test_mine_is_the_windows_rule_for_a_person_and_the_authority_table_for_an_ag
     every = decisions(store)["decisions"]
     # A person: what the window's "Mine (I may decide)" shows this reviewer.
     ana = _json(
-        capsys, [*_store_args(store), "decisions", "--mine", "--actor", "person:ana", "--json"]
+        capsys, [*store_args(store), "decisions", "--mine", "--actor", "person:ana", "--json"]
     )
     assert ana["decider"] == "person:ana"
     assert _keys(ana["decisions"]) == _keys([d for d in every if may_decide(d, "ana")])
@@ -101,7 +97,7 @@ def test_mine_is_the_windows_rule_for_a_person_and_the_authority_table_for_an_ag
     # An agent: no approval and no resume (a person's), but an effect to reconcile by
     # observing it and a criterion to judge on evidence are an agent's too.
     bot = _json(
-        capsys, [*_store_args(store), "decisions", "--mine", "--actor", "agent:bot", "--json"]
+        capsys, [*store_args(store), "decisions", "--mine", "--actor", "agent:bot", "--json"]
     )
     assert bot["decider"] == "agent:bot"
     assert {r["kind"] for r in bot["decisions"]} == {"reconcile", "judge"}
@@ -110,7 +106,7 @@ def test_mine_is_the_windows_rule_for_a_person_and_the_authority_table_for_an_ag
     )
 
     # --mine says who asks; without anyone named it refuses in one line (usage, exit 2).
-    assert cli([*_store_args(store), "decisions", "--mine"]) == 2
+    assert cli([*store_args(store), "decisions", "--mine"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--actor" in err
 
@@ -120,7 +116,7 @@ def test_kind_and_task_filter_as_the_windows_filters_do(
 ) -> None:
     _queue(store)
     every = decisions(store)["decisions"]
-    args = [*_store_args(store), "decisions", "--json"]
+    args = [*store_args(store), "decisions", "--json"]
     judge = _json(capsys, [*args, "--kind", "judge"])
     assert _keys(judge["decisions"]) == _keys([d for d in every if d["kind"] == "judge"])
     two = _json(capsys, [*args, "--kind", "approval", "--kind", "resume"])
@@ -146,7 +142,7 @@ def test_the_table_a_person_reads(store: Store, tmp_path: Path) -> None:
     boris = str(ROOT / ".venv" / "bin" / "boris")
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     out = subprocess.run(
-        [boris, *_store_args(store), "decisions"],
+        [boris, *store_args(store), "decisions"],
         capture_output=True, text=True, env=env, check=True,
     ).stdout.splitlines()  # fmt: skip
     assert out[0].split() == ["KIND", "TASK", "KEY", "WHAT", "WAITING", "SINCE", "EXPIRES"]
@@ -157,7 +153,7 @@ def test_the_table_a_person_reads(store: Store, tmp_path: Path) -> None:
     assert rows[("resume", "halted", "halted")].rstrip().endswith("-")  # no expiry
 
     empty = subprocess.run(
-        [boris, *_store_args(store), "decisions", "--task", "halted", "--kind", "judge"],
+        [boris, *store_args(store), "decisions", "--task", "halted", "--kind", "judge"],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     assert empty.stdout == "(no open decisions)\n"

@@ -10,14 +10,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from cli_args import store_args
 
 from store import Store
 from store.cli import main as cli
-
-
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
 
 
 @pytest.fixture
@@ -51,7 +47,7 @@ def test_each_keys_command_prints_its_documented_object(
     capsys: pytest.CaptureFixture[str],
     outputs: dict[str, Any],
 ) -> None:
-    st = _store_args(store)
+    st = store_args(store)
     rita = [*st, "--actor", "person:rita", "--json"]
 
     def check(command: str, argv: list[str]) -> Any:
@@ -87,7 +83,7 @@ def test_each_keys_command_prints_its_documented_object(
 def test_keys_refusals_are_one_line_with_their_exit_code(
     store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    st = _store_args(store)
+    st = store_args(store)
     rita = [*st, "--actor", "person:rita", "--json"]
     assert cli([*rita, "keys", "trust"]) == 0
     capsys.readouterr()

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from cli_args import store_args
+
 from store import Actor, Store
 from store import commands as c
 from store.services.resume import resume_brief
@@ -148,15 +150,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
-
-
 def _boris(store: Store, *argv: str) -> subprocess.CompletedProcess[str]:
     """The real `boris`, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "store.cli", *argv, *_store_args(store)],
+        [sys.executable, "-m", "store.cli", *argv, *store_args(store)],
         env=_env(),
         cwd=ROOT,
         capture_output=True,

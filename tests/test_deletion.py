@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 import sqlalchemy as sa
+from cli_args import store_args
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from store import Actor, Store, rules
@@ -50,15 +51,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
-
-
 def _boris(store: Store, *argv: str) -> subprocess.CompletedProcess[str]:
     """The real `boris`, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "store.cli", *argv, *_store_args(store)],
+        [sys.executable, "-m", "store.cli", *argv, *store_args(store)],
         env=_env(),
         cwd=ROOT,
         capture_output=True,
@@ -248,7 +244,7 @@ def test_the_mcp_tools_say_the_task_was_deleted(store: Store, doomed: Doomed) ->
     receipt = deletion.delete_task(store, TID, RITA, confirm=TID, reason="gone")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "store.cli", "mcp", *_store_args(store), "--actor", "agent:drafter-7"],
+        args=["-m", "store.cli", "mcp", *store_args(store), "--actor", "agent:drafter-7"],
         env=_env(),
         cwd=str(ROOT),
     )

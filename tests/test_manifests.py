@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 import sqlalchemy as sa
+from cli_args import store_args
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from pydantic import ValidationError
 
@@ -62,15 +63,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
-
-
 def _boris(store: Store, *argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The real `boris`, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "store.cli", *argv, *_store_args(store)],
+        [sys.executable, "-m", "store.cli", *argv, *store_args(store)],
         env=_env(),
         cwd=ROOT,
         input=stdin,
@@ -181,7 +177,7 @@ def test_an_agent_records_and_lists_a_manifest_over_mcp(store: Store, tid: str, 
     _plan(store, ws, "e1")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "store.cli", "mcp", *_store_args(store), "--actor", "agent:drafter-7"],
+        args=["-m", "store.cli", "mcp", *store_args(store), "--actor", "agent:drafter-7"],
         env=_env(),
         cwd=str(ROOT),
     )

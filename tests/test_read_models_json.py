@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from cli_args import store_args
 from pydantic import TypeAdapter, ValidationError
 
 from store import Actor, Store
@@ -30,11 +31,6 @@ AGENT = Actor(kind="agent", id="drafter-7")
 DIGEST = "sha256:" + "0" * 64
 
 
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
-
-
 @pytest.fixture
 def documented(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     assert cli(["schema"]) == 0
@@ -43,7 +39,7 @@ def documented(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
 
 
 def _printed(capsys: pytest.CaptureFixture[str], store: Store, *argv: str) -> Any:
-    assert cli([*_store_args(store), "--json", *argv]) == 0, capsys.readouterr().err
+    assert cli([*store_args(store), "--json", *argv]) == 0, capsys.readouterr().err
     answer = json.loads(capsys.readouterr().out)
     assert answer["ok"] is True
     return answer["result"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from cli_args import store_args
 from pydantic import ValidationError
 
 from store import Store
@@ -25,11 +26,6 @@ from store.api import (
     fill_demo,
 )
 from store.cli import main as cli
-
-
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
 
 
 @pytest.fixture
@@ -52,7 +48,7 @@ def test_the_task_state_commands_print_their_documented_models(
     store: Store, capsys: pytest.CaptureFixture[str], outputs: dict[str, Any]
 ) -> None:
     guide, _note = fill_demo(store)
-    st = _store_args(store)
+    st = store_args(store)
     shown = _result(capsys, [*st, "show", guide, "--json"])
     jsonschema.validate(shown, outputs["show"])
     # The printed object is the model's serialisation: read back, it is the same object.

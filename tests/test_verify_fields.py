@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 import sqlalchemy as sa
+from cli_args import store_args
 from test_archive import event_rows, fix_digests, read_members, set_events, write_package
 from test_verify import _raw
 
@@ -29,11 +30,6 @@ from store.signing.trust import add_key, require
 ROOT = Path(__file__).resolve().parent.parent
 RITA = Actor(kind="person", id="rita")
 BOT = Actor(kind="agent", id="bot")
-
-
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
 
 
 def _signed_task(store: Store, tmp_path: Path) -> tuple[str, SigningKey, Path]:
@@ -84,7 +80,7 @@ def test_a_tampered_event_is_named_by_its_seq_and_code(
         )
     report = _report(
         capsys,
-        [*_store_args(store), "verify", tid, "--no-remember", "--json"],
+        [*store_args(store), "verify", tid, "--no-remember", "--json"],
         documented["verify"],
     )
     (altered,) = [p for p in report["problems"] if p["kind"] == "event_hash"]
@@ -111,7 +107,7 @@ def test_a_bad_signature_is_named_by_its_key_and_code(
         )
     report = _report(
         capsys,
-        [*_store_args(store), "verify", tid, "--no-remember", "--json"],
+        [*store_args(store), "verify", tid, "--no-remember", "--json"],
         documented["verify"],
     )
     (bad,) = report["problems"]

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_args import store_args
 
 from store import Actor, Store
 from store import commands as c
@@ -26,11 +27,6 @@ from store.signing.trust import add_key, require
 ROOT = Path(__file__).resolve().parent.parent
 RITA = Actor(kind="person", id="rita")
 BOT = Actor(kind="agent", id="bot")
-
-
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
 
 
 def test_a_finding_carries_its_seq_and_key_as_fields(
@@ -52,7 +48,7 @@ def test_a_finding_carries_its_seq_and_key_as_fields(
     assert {p.key_id for p in unknown} == {bot.key_id}
     assert all(f"seq {p.seq}" in p.message and bot.key_id in p.message for p in unknown)
 
-    assert cli([*_store_args(store), "verify", tid, "--keys", str(keys), "--json"]) == 3
+    assert cli([*store_args(store), "verify", tid, "--keys", str(keys), "--json"]) == 3
     answer = json.loads(capsys.readouterr().out)
     listed = answer["error"]["details"]["report"]["problems"]
     assert [(p["kind"], p["seq"], p["key_id"]) for p in listed] == [

@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 import pytest
+from cli_args import store_args
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from pydantic import ValidationError
 from test_desktop_actions import WAIT_MS
@@ -80,15 +81,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _store_args(store: Store) -> list[str]:
-    args = ["--store", str(store.location.directory)]
-    return args if store.location.sqlite_file else [*args, "--url", store.location.url]
-
-
 def _boris(store: Store, *argv: str) -> subprocess.CompletedProcess[str]:
     """The real `boris`, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "store.cli", *argv, *_store_args(store)],
+        [sys.executable, "-m", "store.cli", *argv, *store_args(store)],
         env=_env(),
         cwd=ROOT,
         capture_output=True,
@@ -560,7 +556,7 @@ def test_the_cli_records_lists_settles_and_cancels(store: Store, tid: str) -> No
 def test_an_agent_records_lists_and_cancels_a_wait_over_mcp(store: Store, tid: str) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "store.cli", "mcp", *_store_args(store), "--actor", "agent:drafter-7"],
+        args=["-m", "store.cli", "mcp", *store_args(store), "--actor", "agent:drafter-7"],
         env=_env(),
         cwd=str(ROOT),
     )

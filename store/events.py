@@ -450,6 +450,53 @@ class ApprovalRetired(Payload):
     reason: str
 
 
+# --- standing rules (issue 42): a person's "allow calls like this", and the calls it decided
+
+
+@event_type("rule.granted")
+class RuleGranted(Payload):
+    """A person's standing answer to calls like one (store.commands.standing_rules): the
+    calls its scope covers (this task, an agent, a session; a tool, a target glob, fields the
+    payload must match) are decided `verdict` without asking, until `expires_at` (database
+    clock) or a revocation. `answered`: the approval it was given from, where there was one;
+    `origin`: the framework answer it came from (an adapter's), else empty."""
+
+    rule_id: str
+    verdict: Literal["approved", "rejected"]
+    scope: Literal["task", "agent", "session"]
+    agent: str | None = None
+    session_id: str | None = None
+    tool: str
+    target: str
+    payload: dict[str, Any] | None = None
+    expires_at: str
+    note: str = ""
+    answered: str | None = None
+    origin: str = ""
+
+
+@event_type("rule.revoked")
+class RuleRevoked(Payload):
+    """A person ends a standing rule: it decides nothing after this event's time."""
+
+    rule_id: str
+    reason: str
+
+
+@event_type("approval.ruled")
+class ApprovalRuled(Payload):
+    """A request decided by a standing rule, in the requester's transaction: the rule is
+    named by its id and where its grant is (`rule_task_id`, `rule_seq`), so dispatch and
+    verify judge it by the person's signed event, never by this claim."""
+
+    approval_id: str
+    rule_id: str
+    rule_task_id: str
+    rule_seq: int
+    decision: Literal["approved", "rejected"]
+    session_id: str | None = None
+
+
 # --- checkpoints and stop ------------------------------------------------------------------
 
 

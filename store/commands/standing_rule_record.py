@@ -1,0 +1,82 @@
+"""A standing rule's decision judged from the record (issue 42): the call as the task's log
+asked it, and whether the rule an `approval.ruled` names proves the decision. Asked by the
+rule's command (store.commands.standing_rules), by dispatch (store.commands.authority) and by
+`boris verify`; it imports no command machinery, so each of them may import it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+
+from .. import schema as t
+from ..reads import standing_rules as on_record
+from ..rules.standing_rules import CallAsked, tool_of, why_not_deciding
+from . import policies
+
+
+def _logged(conn: Any, task_id: str, type_: str, key: str, value: str) -> Any:
+    """The first event of this type in the task's log whose payload's `key` is `value`."""
+    e = t.events
+    for (payload,) in conn.execute(
+        sa.select(e.c.payload).where(e.c.task_id == task_id, e.c.type == type_).order_by(e.c.seq)
+    ):
+        p = json.loads(payload)
+        if p.get(key) == value:
+            return p
+    return None
+
+
+def call_from_log(
+    conn: Any, task_id: str, approval_id: str, requester: dict[str, Any], session_id: str | None
+) -> CallAsked | str:
+    """The call an approval asked about, as the task's log recorded it (its request and its
+    effect's intent), or why the log has none."""
+    asked = _logged(conn, task_id, "approval.requested", "approval_id", approval_id)
+    if asked is None or not asked.get("effect_id"):
+        return f"the log has no request of an effect for approval {approval_id}"
+    planned = _logged(conn, task_id, "effect.planned", "effect_id", str(asked["effect_id"]))
+    if planned is None:
+        return f"the log has no intent for effect {asked['effect_id']}"
+    policy = str(asked.get("policy") or "")
+    return CallAsked(
+        task_id=task_id,
+        requester_kind=str(requester.get("kind")),
+        requester_id=str(requester.get("id")),
+        session_id=session_id,
+        tool=tool_of(str(planned["target"]), planned.get("tool"), str(planned["kind"])),
+        target=str(planned["target"]),
+        payload=dict(asked.get("payload") or {}),
+        policy=policy,
+        needed=max(int(asked.get("approvers") or 1), policies.approvers_of(conn, policy) or 1),
+        reserved=on_record.policy_reserved(conn, policy),
+    )
+
+
+def ruled_on_record(
+    conn: Any, task_id: str, payload: dict[str, Any], at: str, requester: dict[str, Any]
+) -> str | None:
+    """Why an `approval.ruled` event (its payload, written at `at` by `requester`, the
+    request's own writer) is not a decision the record proves: no person's grant where it
+    says, a grant not signed by a trusted person's key, a rule revoked or expired by then,
+    or one that does not cover the call as the log asked it. None when it is proved. Asked
+    by dispatch and by `boris verify`."""
+    rule_id = str(payload.get("rule_id"))
+    found = on_record.grant_on_record(
+        conn, rule_id, str(payload.get("rule_task_id")), int(payload.get("rule_seq") or 0)
+    )
+    if isinstance(found, str):
+        return found
+    if found.unsigned is not None:
+        return f"rule {rule_id} is not proved a person's: {found.unsigned}"
+    if payload.get("granted_by") != found.terms.granted_by:
+        return f"rule {rule_id} is person:{found.terms.granted_by}'s, not {payload.get('granted_by')}'s"
+    if payload.get("decision") != found.terms.verdict:
+        return f"rule {rule_id} decides {found.terms.verdict}, not {payload.get('decision')}"
+    call = call_from_log(
+        conn, task_id, str(payload.get("approval_id")), requester, payload.get("session_id")
+    )
+    if isinstance(call, str):
+        return call
+    return why_not_deciding(found.terms, call, at)

@@ -1,0 +1,225 @@
+"""Standing rules (issue 42): a person's "allow calls like this", recorded and enforced.
+
+`GrantStandingRule` records a person's rule (`rule.granted`) in the log of the task it was
+granted on, signed with that person's key like any of their events, and indexes where it is
+(store.reads.standing_rules). `RevokeStandingRule` ends it (`rule.revoked`), based on the
+version the person saw: a revocation of a rule someone revoked since is a `Conflict`.
+`ReservePolicy` marks a policy whose calls a person decides every time: no rule covers them.
+
+When an approval is requested (store.commands.approvals), `decide_by_rule` looks for a
+standing rule that covers the call, judged by the grant on record (a person's event, signed
+by a key the store trusts, not revoked or expired at the database's now), and records the
+decision as the rule's (`approval.ruled`, naming the rule and where its grant is). Dispatch
+(`standing_rule_record.ruled_on_record`, asked by store.commands.authority) and `boris verify` judge that claim
+again from the record, never from a table.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import Field
+
+from .. import events as ev
+from .. import schema as t
+from ..errors import AuthorityRefused, CommandRejected, Conflict
+from ..model import Actor
+from ..reads import standing_rules as on_record
+from ..rules.standing_rules import (
+    MAX_RULE_SECONDS,
+    RuleStanding,
+    standing,
+    why_not_deciding,
+)
+from ..tx import Tx
+from .core import Command, Ident, TaskCommand, handles, new_id
+from .standing_rule_record import call_from_log
+
+_PERSONS = "a standing rule is a person's answer"
+
+
+class GrantStandingRule(TaskCommand):
+    """A person's "allow (or reject) calls like this": recorded on `task_id`, the task whose
+    call they were answering (for a task-scoped rule, the task it covers)."""
+
+    type: Literal["grant_standing_rule"] = "grant_standing_rule"
+    rule_id: Ident | None = None
+    verdict: Literal["approved", "rejected"] = "approved"
+    scope: Literal["task", "agent", "session"] = "task"
+    agent: str | None = Field(default=None, max_length=140, description="agent scope: kind:id")
+    session_id: str | None = Field(default=None, max_length=128)
+    tool: str = Field(default="*", min_length=1, max_length=200)
+    target: str = Field(default="*", min_length=1, max_length=1000)
+    payload: dict[str, Any] | None = None
+    expires_in_seconds: float = Field(gt=0, le=MAX_RULE_SECONDS)
+    note: str = ""
+    answered: Ident | None = Field(default=None, description="the approval it answers, if any")
+    origin: str = Field(default="", max_length=120)
+
+
+class RevokeStandingRule(Command):
+    """A person ends a rule. `based_on`: the rule's version they saw (1 as granted)."""
+
+    type: Literal["revoke_standing_rule"] = "revoke_standing_rule"
+    rule_id: Ident
+    reason: str = Field(min_length=1)
+    based_on: int | None = Field(default=None, ge=1)
+
+
+class ReservePolicy(Command):
+    """A person's setting: the calls asked under `policy` need a person every time (or no
+    longer, with `reserved` false)."""
+
+    type: Literal["reserve_policy"] = "reserve_policy"
+    policy: str = Field(min_length=1)
+    reserved: bool = True
+
+
+def _person(actor: Actor, what: str) -> None:
+    if actor.kind != "person":
+        raise AuthorityRefused(
+            "standing_rule_is_a_persons",
+            f"{_PERSONS}: only a person {what}, not an {actor.kind} ({actor.id})",
+        )
+
+
+def _plus_seconds(iso: str, seconds: float) -> str:
+    import datetime as dt
+
+    start = dt.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    return f"{start + dt.timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S.%f}Z"
+
+
+@handles(GrantStandingRule)
+def _grant(tx: Tx, cmd: GrantStandingRule, actor: Actor) -> str:
+    _person(actor, "grants one")
+    tx.task(cmd.task_id)
+    if cmd.scope == "agent":
+        if not cmd.agent or not cmd.agent.startswith("agent:") or len(cmd.agent) < 7:
+            raise CommandRejected("an agent-scoped rule names its agent as agent:ID (--agent)")
+    elif cmd.agent is not None:
+        raise CommandRejected("--agent names the agent of an agent-scoped rule only")
+    if cmd.scope == "session":
+        if not cmd.session_id:
+            raise CommandRejected("a session-scoped rule names its session (--session)")
+    elif cmd.session_id is not None:
+        raise CommandRejected("--session names the session of a session-scoped rule only")
+    rule_id = cmd.rule_id or new_id("rule")
+    if on_record.where_is(tx.conn, rule_id) is not None:
+        raise CommandRejected(f"rule {rule_id} already exists")
+    tx.emit(
+        cmd.task_id,
+        ev.RuleGranted(
+            rule_id=rule_id,
+            verdict=cmd.verdict,
+            scope=cmd.scope,
+            agent=cmd.agent,
+            session_id=cmd.session_id,
+            tool=cmd.tool,
+            target=cmd.target,
+            payload=cmd.payload,
+            expires_at=_plus_seconds(tx.now, cmd.expires_in_seconds),
+            note=cmd.note,
+            answered=cmd.answered,
+            origin=cmd.origin,
+        ),
+        actor,
+    )
+    seq = tx.conn.execute(
+        sa.select(t.events.c.seq)
+        .where(t.events.c.task_id == cmd.task_id)
+        .order_by(t.events.c.seq.desc())
+        .limit(1)
+    ).scalar_one()
+    place = json.dumps({"task_id": cmd.task_id, "seq": int(seq)}, sort_keys=True)
+    tx.conn.execute(sa.insert(t.store_meta).values(key=on_record.index_key(rule_id), value=place))
+    return rule_id
+
+
+@handles(RevokeStandingRule)
+def _revoke(tx: Tx, cmd: RevokeStandingRule, actor: Actor) -> str:
+    _person(actor, "revokes one")
+    place = on_record.where_is(tx.conn, cmd.rule_id)
+    if place is None:
+        raise CommandRejected(f"no standing rule {cmd.rule_id!r} (boris rules list names them)")
+    task_id, seq = place
+    tx.task(task_id)  # the task's row lock: two revocations queue here
+    found = on_record.grant_on_record(tx.conn, cmd.rule_id, task_id, seq)
+    if isinstance(found, str):
+        raise CommandRejected(f"rule {cmd.rule_id} is not on record: {found}")
+    if cmd.based_on is not None and cmd.based_on != found.version:
+        r = found.terms
+        raise Conflict(
+            "rule",
+            cmd.rule_id,
+            cmd.based_on,
+            found.version,
+            changed_by=f"person:{r.revoked_by}" if r.revoked_by else "",
+            changed_at=r.revoked_at or "",
+            change=f"revoked: {found.revoke_reason}" if r.revoked_at else "",
+        )
+    if found.terms.revoked_at is not None:
+        raise CommandRejected(
+            f"rule {cmd.rule_id} was revoked already, at {found.terms.revoked_at} by "
+            f"{found.terms.revoked_by}"
+        )
+    tx.emit(task_id, ev.RuleRevoked(rule_id=cmd.rule_id, reason=cmd.reason), actor)
+    return cmd.rule_id
+
+
+@handles(ReservePolicy)
+def _reserve(tx: Tx, cmd: ReservePolicy, actor: Actor) -> bool:
+    _person(actor, "reserves a policy for people")
+    on_record.set_reserved(tx.conn, cmd.policy, cmd.reserved, actor.model_dump(mode="json"), tx.now)
+    return cmd.reserved
+
+
+# --- a request decided by a rule -------------------------------------------------------------
+
+
+def _session_of(tx: Tx, task_id: str, requester: Actor) -> str | None:
+    row = tx.conn.execute(
+        sa.select(t.leases.c.session_id, t.leases.c.holder, t.leases.c.ended_at).where(
+            t.leases.c.task_id == task_id
+        )
+    ).first()
+    if row is None or row.ended_at is not None:
+        return None
+    holder = dict(row.holder or {})
+    if holder.get("kind") != requester.kind or holder.get("id") != requester.id:
+        return None
+    return str(row.session_id)
+
+
+def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str | None:
+    """Decide the request just made by the first standing rule that covers it (an approving
+    rule before a rejecting one only if it is older: the oldest covering rule decides);
+    the rule's id, or None when none covers it (a person decides)."""
+    session = _session_of(tx, task_id, actor)
+    call = call_from_log(tx.conn, task_id, approval_id, actor.model_dump(mode="json"), session)
+    if isinstance(call, str) or call.reserved or call.needed > 1:
+        return None  # a rule covers tool calls and effects (what has a target), one person's
+    candidates = sorted(on_record.rules_on_record(tx.conn), key=lambda g: g.terms.granted_at)
+    for g in candidates:
+        if g.unsigned is not None or standing(g.terms, tx.now) != RuleStanding.ACTIVE:
+            continue
+        if why_not_deciding(g.terms, call, tx.now) is not None:
+            continue
+        r = g.terms
+        tx.emit(
+            task_id,
+            ev.ApprovalRuled(
+                approval_id=approval_id,
+                rule_id=r.rule_id,
+                rule_task_id=r.task_id,
+                rule_seq=r.seq,
+                granted_by=r.granted_by,
+                decision=r.verdict,  # type: ignore[arg-type]  # RuleVerdict's values
+                session_id=session,
+            ),
+            actor,
+        )
+        return r.rule_id
+    return None

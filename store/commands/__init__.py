@@ -56,6 +56,7 @@ from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
 from .manifests import LinkManifest, MigrateEffectTool, RecordConfiguration, RecordManifest
 from .narrative import ClaimIn, RecordNarrative
 from .retention import ExpireContent, SetRetention
+from .standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
 from .waits import CancelWait, RecordWait, SettleWait
 
 # Every command has this documented home (`from store.commands import DispatchEffect`),
@@ -80,6 +81,7 @@ __all__ = [
     "DecideApproval",
     "DispatchEffect",
     "ExpireContent",
+    "GrantStandingRule",
     "Ident",
     "JudgeCriterion",
     "LinkManifest",
@@ -101,7 +103,9 @@ __all__ = [
     "RenewLease",
     "RequestApproval",
     "ReserveBudget",
+    "ReservePolicy",
     "ReviseEffect",
+    "RevokeStandingRule",
     "SetApprovalPolicy",
     "SetBudget",
     "SetRetention",

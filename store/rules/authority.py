@@ -65,6 +65,11 @@ AUTHORITY: dict[str, Authority] = {
     # Late changes (store.rules.late): whether another task is needed is a person's call.
     "acknowledge_late_changes": Authority(_PERSON, events=("late_changes.acknowledged",)),
     "open_followup": Authority(_PERSON, events=("followup.opened",)),
+    # Standing rules (issue 42): "allow calls like this" is a person's answer, as is its end,
+    # and which policies no rule may answer.
+    "grant_standing_rule": Authority(_PERSON, events=("rule.granted",)),
+    "revoke_standing_rule": Authority(_PERSON, events=("rule.revoked",)),
+    "reserve_policy": Authority(_PERSON),
 }
 
 

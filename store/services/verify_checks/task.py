@@ -21,6 +21,8 @@ from .chain import ChainCheck, stream_log
 from .findings import Finding, TaskFindings
 from .lineage import LineageCheck
 from .replay import Replay, Scratch
+from .standing_rules import WATCHED as _RULES_WATCH
+from .standing_rules import StandingRulesCheck
 
 #: The event types whose payloads the checks after the stream need (see `_gather`); a note
 #: kept as content names a blob, a tombstone retires one (retention, issue 35 part R).
@@ -38,7 +40,7 @@ _GATHERED = frozenset(
         ev.NoteStored.TYPE,
         ev.ContentRetired.TYPE,
     }
-)
+) | _RULES_WATCH
 
 
 class TaskCheck:
@@ -64,6 +66,7 @@ class TaskCheck:
         self.approvals = ApprovalsCheck(self.found)
         self.budgets = BudgetsCheck(self.found, conn)
         self.blobs = BlobsCheck(self.found, store, blob_cache)
+        self.rules = StandingRulesCheck(self.found, conn)
 
     @property
     def problems(self) -> list[Finding]:
@@ -93,6 +96,7 @@ class TaskCheck:
             self.scratch.discard()
         self.lineage.check()
         self.approvals.check(authority.bad_deciders)
+        self.rules.check()
         self.budgets.check()
         self.blobs.check()
         return self
@@ -132,3 +136,4 @@ class TaskCheck:
         self.approvals.see(e)
         self.budgets.see(e)
         self.blobs.see(e)
+        self.rules.see(e)

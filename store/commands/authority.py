@@ -23,10 +23,12 @@ from sqlalchemy.engine import Connection
 from .. import rules
 from .. import schema as t
 from . import policies
+from .standing_rule_record import ruled_on_record
 
 _APPROVAL_EVENTS = (
     "approval.requested",
     "approval.decided",
+    "approval.ruled",
     "approval.consumed",
     "approval.retired",
 )
@@ -121,9 +123,31 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
                 found.approved_by = []
             if found.decision == rules.ApprovalState.APPROVED and actor_id not in found.approved_by:
                 found.approved_by.append(actor_id)
+        elif type_ == "approval.ruled":
+            # A standing rule's decision counts only as the rule on record proves it
+            # (store.commands.standing_rules): a person's signed grant, standing then,
+            # covering the call as its request asked it.
+            requester = {"kind": actor_kind, "id": actor_id}
+            at = _at_of(conn, task_id, p)
+            if ruled_on_record(conn, task_id, p, at, requester) is None:
+                found.decision = str(p.get("decision"))
+                found.approved_by = [f"rule:{p.get('rule_id')}"]
         elif type_ == "approval.consumed":
             found.consumed = True
     return found
+
+
+def _at_of(conn: Connection, task_id: str, payload: dict[str, Any]) -> str:
+    """When a rule's decision was written: its event's time, found by its approval."""
+    rows = conn.execute(
+        sa.select(t.events.c.payload, t.events.c.at).where(
+            t.events.c.task_id == task_id, t.events.c.type == "approval.ruled"
+        )
+    )
+    for text, at in rows:
+        if json.loads(text).get("approval_id") == payload.get("approval_id"):
+            return str(at)
+    return ""
 
 
 def requires_approval_on_record(conn: Connection, task_id: str, effect_id: str) -> bool:

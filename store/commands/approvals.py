@@ -20,7 +20,7 @@ from ..canonical import digest_of
 from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
 from ..tx import Tx
-from . import message_edit, policies, tool_calls
+from . import message_edit, policies, standing_rules, tool_calls
 from .core import (
     Command,
     Content,
@@ -134,6 +134,8 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
         ),
         actor,
     )
+    # A person's standing rule that covers this call decides it now (issue 42).
+    standing_rules.decide_by_rule(tx, cmd.task_id, approval_id, actor)
     settle_status(tx, cmd.task_id, actor)
     return approval_id
 

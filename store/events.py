@@ -430,8 +430,11 @@ class ApprovalDecided(Additive):
     # How many people the request needs as of this decision, where its policy in the store
     # was raised after it was asked (left out otherwise): the larger number holds.
     needed: int | None = None
+    # The WebAuthn assertion of a decision made with a passkey (store.reads.passkeys'
+    # PasskeyAssertion): `boris verify` checks it again against the registered passkey.
+    assertion: dict[str, Any] | None = None
 
-    ADDED: ClassVar[frozenset[str]] = frozenset({"edited", "edited_digest", "needed"})
+    ADDED: ClassVar[frozenset[str]] = frozenset({"edited", "edited_digest", "needed", "assertion"})
 
 
 @event_type("approval.consumed")
@@ -487,14 +490,12 @@ class RuleRevoked(Payload):
 class ApprovalRuled(Payload):
     """A request decided by a standing rule, in the requester's transaction: the rule is
     named by its id and where its grant is (`rule_task_id`, `rule_seq`), so dispatch and
-    verify judge it by the person's signed event, never by this claim. `granted_by`: the
-    person whose rule it is (the approval's decider in the projections)."""
+    verify judge it by the person's signed event, never by this claim."""
 
     approval_id: str
     rule_id: str
     rule_task_id: str
     rule_seq: int
-    granted_by: str
     decision: Literal["approved", "rejected"]
     session_id: str | None = None
 

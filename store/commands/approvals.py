@@ -19,8 +19,9 @@ from .. import schema as t
 from ..canonical import digest_of
 from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, UnknownApproval
 from ..model import Actor
+from ..reads.passkeys import PasskeyAssertion
 from ..tx import Tx
-from . import message_edit, policies, standing_rules, tool_calls
+from . import message_edit, passkeys, policies, tool_calls
 from .core import (
     Command,
     Content,
@@ -81,6 +82,9 @@ class DecideApproval(TaskCommand):
     # A message's words as the person edited them (subject, body): the store makes the
     # edited object from them (a payload's fields, or the mail effect's RFC 822 content).
     edited_message: dict[Literal["subject", "body"], str] | None = None
+    # Decided on a phone with a passkey (issue 43): the WebAuthn assertion of exactly this
+    # decision, checked before anything is written and recorded with it.
+    assertion: PasskeyAssertion | None = None
 
 
 def _plus_seconds(iso: str, seconds: float) -> str:
@@ -134,8 +138,6 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
         ),
         actor,
     )
-    # A person's standing rule that covers this call decides it now (issue 42).
-    standing_rules.decide_by_rule(tx, cmd.task_id, approval_id, actor)
     settle_status(tx, cmd.task_id, actor)
     return approval_id
 
@@ -154,6 +156,8 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     ).first()
     if row is None:
         raise UnknownApproval(cmd.task_id, cmd.approval_id)
+    if cmd.assertion is not None:
+        _check_passkey(tx, cmd, row, actor)
     # The rule the decision views show (store.reads.decision_views): one wording, one place.
     why = rules.why_undecidable(row.state, row.expires_at, tx.now, row.decided_by)
     if why is not None:
@@ -178,6 +182,7 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
             edited=edited,
             edited_digest=digest_of(edited) if edited is not None else None,
             needed=needed if needed > row.approvers else None,
+            assertion=cmd.assertion.model_dump() if cmd.assertion is not None else None,
         ),
         actor,
     )
@@ -189,6 +194,23 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
                 t.approvals.c.task_id == cmd.task_id, t.approvals.c.approval_id == cmd.approval_id
             )
         ).scalar_one()
+    )
+
+
+def _check_passkey(tx: Tx, cmd: DecideApproval, row: Any, actor: Actor) -> None:
+    """A passkey signs the object as it was shown: no edit rides along with it."""
+    assert cmd.assertion is not None
+    if cmd.edited is not None or cmd.edited_content is not None or cmd.edited_message:
+        raise CommandRejected("a passkey approves the request as shown; edit it at the desk")
+    passkeys.check_assertion(
+        tx.conn,
+        cmd.assertion,
+        task_id=cmd.task_id,
+        approval=row,
+        verdict=cmd.decision,
+        note=cmd.note,
+        actor=actor,
+        now=tx.now,
     )
 
 

@@ -490,12 +490,14 @@ class RuleRevoked(Payload):
 class ApprovalRuled(Payload):
     """A request decided by a standing rule, in the requester's transaction: the rule is
     named by its id and where its grant is (`rule_task_id`, `rule_seq`), so dispatch and
-    verify judge it by the person's signed event, never by this claim."""
+    verify judge it by the person's signed event, never by this claim. `granted_by`: the
+    person whose rule it is (the approval's decider in the projections)."""
 
     approval_id: str
     rule_id: str
     rule_task_id: str
     rule_seq: int
+    granted_by: str
     decision: Literal["approved", "rejected"]
     session_id: str | None = None
 

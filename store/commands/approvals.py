@@ -21,7 +21,7 @@ from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, Unknown
 from ..model import Actor
 from ..reads.passkeys import PasskeyAssertion
 from ..tx import Tx
-from . import message_edit, passkeys, policies, tool_calls
+from . import message_edit, passkeys, policies, standing_rules, tool_calls
 from .core import (
     Command,
     Content,
@@ -138,6 +138,8 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
         ),
         actor,
     )
+    # A person's standing rule that covers this call decides it now (issue 42).
+    standing_rules.decide_by_rule(tx, cmd.task_id, approval_id, actor)
     settle_status(tx, cmd.task_id, actor)
     return approval_id
 

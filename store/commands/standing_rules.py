@@ -40,6 +40,13 @@ from .standing_rule_record import call_from_log
 _PERSONS = "a standing rule is a person's answer"
 
 
+class UnknownRule(CommandRejected):
+    """No standing rule by that id is on record (`boris rules list` names them)."""
+
+    code = "unknown_rule"
+    category = "not_found"
+
+
 class GrantStandingRule(TaskCommand):
     """A person's "allow (or reject) calls like this": recorded on `task_id`, the task whose
     call they were answering (for a task-scoped rule, the task it covers)."""
@@ -143,7 +150,7 @@ def _revoke(tx: Tx, cmd: RevokeStandingRule, actor: Actor) -> str:
     _person(actor, "revokes one")
     place = on_record.where_is(tx.conn, cmd.rule_id)
     if place is None:
-        raise CommandRejected(f"no standing rule {cmd.rule_id!r} (boris rules list names them)")
+        raise UnknownRule(f"no standing rule {cmd.rule_id!r} (boris rules list names them)")
     task_id, seq = place
     tx.task(task_id)  # the task's row lock: two revocations queue here
     found = on_record.grant_on_record(tx.conn, cmd.rule_id, task_id, seq)

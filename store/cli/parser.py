@@ -43,6 +43,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("cancel-effect", "ledger", "cancel an undispatched effect"),
     ("request-approval", "ledger", "ask a person to approve an exact payload"),
     ("policy", "ledger", "approval policies: how many people each needs"),
+    (
+        "rules",
+        "standing_rules",
+        "standing rules: a person's answer for calls like one (add, list, revoke, reserve)",
+    ),
     ("approve", "ledger", "decide an approval: approved (a person, never the requester)"),
     ("reject", "ledger", "decide an approval: rejected (a person, never the requester)"),
     (

@@ -16,6 +16,7 @@ from ..reads.decisions import Decision, Decisions
 from ..reads.inbox import Lease, TaskRow
 from ..reads.manifests import ConfigurationRead, Manifest
 from ..reads.read_model import ReadModel
+from ..reads.standing_rules import StandingRule, StandingRules
 from ..services.brief.models import ResumeBrief
 from ..services.narratives import Narrative
 from ..services.verify_codes import ProblemCode
@@ -156,6 +157,10 @@ OUTPUTS: dict[str, Any] = {
     "keys add": KeyringEntry,
     "keys revoke": KeyringEntry,
     "keys trust": KeyTrusted,
+    "rules": StandingRules,
+    "rules list": StandingRules,
+    "rules add": StandingRule,
+    "rules revoke": StandingRule,
 }
 
 

@@ -96,6 +96,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("keys", "keys", "the store's keyring (which keys name which actors)"),
     (
+        "serve",
+        "web",
+        "the decision page for a phone (loopback; TLS beyond it): approve with a passkey",
+    ),
+    ("passkeys", "web", "the passkeys registered to decide on the page: list, revoke"),
+    (
         "mcp",
         "mcp",
         "serve the record to an agent over MCP (stdio; --http for streamable HTTP on loopback; "

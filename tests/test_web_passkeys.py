@@ -1,0 +1,214 @@
+"""`boris serve`: the decision page over HTTP, as its script speaks to it, with a software
+passkey (tests/web_authenticator.py). One server and one signed default store for the module.
+
+A passkey registered through the one-time link is signed by rita's desktop key; a decision
+is recorded with its assertion and `boris verify` passes; each refusal (a replayed
+assertion, one made for another approval, a changed payload, an expired approval, an
+unregistered or revoked passkey, no CSRF token) is a typed error and records nothing. The
+page's defences: its headers (CSP without inline script), its cookie, its rate limit, no trace
+in an error, every task string escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("webauthn")
+pytest.importorskip("uvicorn")
+
+from signed_default import Signed, signed_default_store
+from web_authenticator import SoftAuthenticator
+from web_site import Client, Server, serve
+
+MAIL = {
+    "kind": "send",
+    "target": "mailto:team@example.org",
+    "to": ["team@example.org"],
+    "subject": "Week 49 <b>status</b>",
+    "body": "All green. <script>alert(1)</script>",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Signed, Server]]:
+    signed = signed_default_store(tmp_path_factory.mktemp("web") / "home", "agent:drafter")
+    signed.task("weekly", "mailto:team@example.org")
+    server = serve(signed)
+    yield signed, server
+    assert "Traceback" not in server.stop()
+
+
+def _ask(signed: Signed, expires: int = 3600) -> str:
+    return signed.ok(
+        "request-approval", "weekly", "--payload-json", json.dumps(MAIL),
+        "--consequence", "mail the team <now>", "--policy", "mail is reviewed",
+        "--expires-in", str(expires), agent=True,
+    ).strip()  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rita(site: tuple[Signed, Server]) -> tuple[Client, SoftAuthenticator]:
+    _signed, server = site
+    client, auth = server.client(), SoftAuthenticator(server.origin)
+    token = server.register_url.split("token=")[1]
+    assert client.page(f"/register?token={token}").status_code == 200
+    key, options = client.begin("/auth/register/begin", {"token": token})
+    done = client.post(
+        "/auth/register/finish", {"key": key, "token": token, "credential": auth.create(options)}
+    )
+    assert done.status_code == 200, done.text
+    return client, auth
+
+
+def _decide(
+    client: Client,
+    auth: SoftAuthenticator,
+    approval: str,
+    verdict: str = "approved",
+    note: str = "ok",
+    path: str | None = None,
+):
+    page = client.page(f"/a/weekly/{approval}")
+    digest = re.search(r'data-digest="([^"]+)"', page.text)
+    assert digest, page.text
+    key, options = client.begin(
+        f"/a/weekly/{approval}/begin", {"verdict": verdict, "note": note, "digest": digest.group(1)}
+    )
+    signed = {"key": key, "credential": auth.get(options)}
+    return client.post(path or f"/a/weekly/{approval}/finish", signed), signed
+
+
+def _state(signed: Signed, approval: str) -> str:
+    return next(
+        a["state"] for a in signed.read("approvals", "weekly") if a["approval_id"] == approval
+    )
+
+
+def test_a_decision_carries_its_assertion_and_verifies(site, rita) -> None:
+    signed, _server = site
+    client, auth = rita
+    approval = _ask(signed)
+    page = client.page(f"/a/weekly/{approval}")
+    # The store's decision view: To, Subject, body and digest, every task string escaped.
+    assert "team@example.org" in page.text and "All green." in page.text
+    assert "<script>alert" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert (
+        "Week 49 &lt;b&gt;status&lt;/b&gt;" in page.text
+        and "mail the team &lt;now&gt;" in page.text
+    )
+    done, first = _decide(client, auth, approval)
+    assert done.json() == {"ok": True, "state": "approved", "next": "/"}
+    events = signed.read("events", "weekly")
+    decided = [e for e in events if e["type"] == "approval.decided"][-1]
+    assert (
+        decided["actor"]["id"] == "rita"
+        and decided["payload"]["assertion"]["nonce"] == first["key"]
+    )
+    signed.assert_signed()  # boris verify, the assertion checked again offline
+    # The same assertion again: replayed.
+    again = client.post(f"/a/weekly/{approval}/finish", first)
+    assert again.status_code == 409 and again.json()["error"] == "assertion_replayed"
+
+
+def test_refusals_record_nothing(site, rita) -> None:
+    signed, _server = site
+    client, auth = rita
+    one, other = _ask(signed), _ask(signed)
+    before = len(signed.read("events", "weekly"))
+    # Made for one approval, posted for another.
+    done, _ = _decide(client, auth, one, path=f"/a/weekly/{other}/finish")
+    assert done.status_code == 409 and done.json()["error"] == "assertion_mismatch", done.text
+    # A digest the store no longer binds (the page's is stale).
+    page = client.page(f"/a/weekly/{one}")
+    key, options = client.begin(
+        f"/a/weekly/{one}/begin",
+        {"verdict": "approved", "note": "", "digest": "sha256:" + "0" * 64},
+    )
+    stale = client.post(f"/a/weekly/{one}/finish", {"key": key, "credential": auth.get(options)})
+    assert stale.json()["error"] == "stale_digest", stale.text
+    # A passkey the store never registered.
+    stranger = SoftAuthenticator(client.origin)
+    key, options = client.begin(
+        f"/a/weekly/{one}/begin",
+        {
+            "verdict": "approved",
+            "note": "",
+            "digest": re.search(r'data-digest="([^"]+)"', page.text).group(1),
+        },
+    )
+    unknown = client.post(
+        f"/a/weekly/{one}/finish", {"key": key, "credential": stranger.get(options)}
+    )
+    assert unknown.json()["error"] == "passkey_unknown", unknown.text
+    # No CSRF token.
+    assert (
+        client.post(f"/a/weekly/{one}/begin", {"verdict": "approved"}, csrf=False).status_code
+        == 403
+    )
+    assert len(signed.read("events", "weekly")) == before
+    assert _state(signed, one) == _state(signed, other) == "pending"
+
+
+def test_an_expired_approval_is_refused(site, rita) -> None:
+    signed, _server = site
+    client, auth = rita
+    approval = _ask(signed, expires=2)
+    page = client.page(f"/a/weekly/{approval}")
+    digest = re.search(r'data-digest="([^"]+)"', page.text).group(1)
+    key, options = client.begin(
+        f"/a/weekly/{approval}/begin", {"verdict": "approved", "note": "", "digest": digest}
+    )
+    time.sleep(2.2)
+    done = client.post(
+        f"/a/weekly/{approval}/finish", {"key": key, "credential": auth.get(options)}
+    )
+    assert done.json()["error"] == "approval_expired", done.text
+
+
+def test_the_page_defences(site) -> None:
+    _signed, server = site
+    client = server.client()
+    page = client.page("/")
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "default-src 'none'" in csp
+    assert "<script>" not in page.text and '<script src="/static/boris.js"' in page.text
+    cookie = page.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "secure" in cookie and "samesite=strict" in cookie
+    # Signed out: no approval is shown, and a decision's ceremony is refused.
+    assert client.page("/a/weekly/x").status_code == 303
+    assert client.post("/a/weekly/x/begin", {"verdict": "approved"}).json()["error"] == "signed_out"
+    missing = client.http.get(server.origin + "/no/such/page")
+    assert missing.status_code == 404 and "Traceback" not in missing.text
+    broken = client.http.post(
+        server.origin + "/auth/login/begin",
+        content=b"{not json",
+        headers={"cookie": client.cookie, "x-csrf-token": client.csrf},
+    )
+    assert broken.status_code == 400 and "Traceback" not in broken.text
+    statuses = [client.post("/auth/login/begin", {}).status_code for _ in range(12)]
+    assert statuses[0] == 200 and statuses[-1] == 429
+
+
+def test_a_revoked_passkey_decides_nothing(site, rita, tmp_path: Path) -> None:
+    signed, _server = site
+    client, auth = rita
+    listed = signed.read("passkeys", "list")["passkeys"]
+    mine = [p for p in listed if p["actor"] == "person:rita"]
+    assert mine and mine[0]["revoked_at"] is None
+    approval = _ask(signed)
+    page = client.page(f"/a/weekly/{approval}")
+    digest = re.search(r'data-digest="([^"]+)"', page.text).group(1)
+    key, options = client.begin(
+        f"/a/weekly/{approval}/begin", {"verdict": "rejected", "note": "", "digest": digest}
+    )
+    signed.ok("--actor", "person:rita", "passkeys", "revoke", mine[0]["credential_id"])
+    done = client.post(
+        f"/a/weekly/{approval}/finish", {"key": key, "credential": auth.get(options)}
+    )
+    assert done.json()["error"] == "passkey_revoked", done.text
+    assert _state(signed, approval) == "pending"

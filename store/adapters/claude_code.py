@@ -184,9 +184,12 @@ def _open_attempt(store: Store, task_id: str, effect_id: str) -> Any:
         ).first()
 
 
-def _find_by_input(store: Store, task_id: str, tool_name: str, digest: str) -> Any:
+def _find_by_input(
+    store: Store, task_id: str, tool_name: str, digest: str, *, keyless: bool = False
+) -> Any:
     """Without a tool_use_id: the latest effect for this tool and exactly this input whose
-    attempt is still waiting for its response."""
+    attempt is still waiting for its response (`keyless`: only among the effects recorded
+    without a tool_use_id, as a PermissionRequest hook records them)."""
     with store.read() as conn:
         rows = conn.execute(
             sa.select(t.effects)
@@ -194,6 +197,8 @@ def _find_by_input(store: Store, task_id: str, tool_name: str, digest: str) -> A
             .order_by(t.effects.c.position.desc())
         ).all()
     for row in rows:
+        if keyless and str(row.idempotency_key or "").startswith("claude-code:"):
+            continue  # a call with its own tool_use_id: another one
         if dict(row.intent).get("prepared_digest") == digest and _open_attempt(
             store, task_id, str(row.effect_id)
         ):
@@ -312,7 +317,32 @@ def _who(decided_by: Any) -> str:
     return "a person"
 
 
-def settle(
+@dataclass(frozen=True)
+class Verdict:
+    """What Boris answers one tool call, before it is worded for Claude Code: `allowed` with
+    exactly `run_input` (the person's edit when they made one, `edited`), or not, with the
+    `message` Claude reads. `undecided`: nobody decided in time. `stopped`: the task's run
+    was stopped in Boris (the hooks interrupt Claude where the contract lets them)."""
+
+    allowed: bool
+    message: str
+    run_input: dict[str, Any] | None = None
+    edited: bool = False
+    undecided: bool = False
+    stopped: bool = False
+    #: Boris could not record the attempt: nothing may run (the message says so already).
+    unrecorded: bool = False
+
+
+def _run_stopped(store: Store, task_id: str) -> bool:
+    with store.read() as conn:
+        status = conn.execute(
+            sa.select(t.tasks.c.status).where(t.tasks.c.task_id == task_id)
+        ).scalar()
+    return status == rules.RunStatus.STOPPED
+
+
+def judge(
     store: Store,
     actor: Actor,
     task_id: str,
@@ -320,15 +350,18 @@ def settle(
     now: dict[str, Any],
     *,
     tool_name: str,
+    tool_input: dict[str, Any],
     timed_out: bool,
     waited_for: float,
-) -> dict[str, Any]:
-    """Claude Code's answer from the approval as it stands (`now`, as `wait_for_approval`
-    reads it). Approved: the attempt is recorded (consuming the approval) before the answer
-    hands the approved object over. Anything else: the effect is cancelled, so a late
-    decision cannot approve a call nobody will run, and Claude reads why."""
+) -> Verdict:
+    """The verdict from the approval as it stands (`now`, as `approval_as_it_stands` reads
+    it). Approved: the attempt is recorded (consuming the approval) before the verdict hands
+    the approved object over. Anything else: the effect is cancelled, so a late decision
+    cannot approve a call nobody will run, and the verdict says why."""
     assert asked.effect_id is not None and asked.approval_id is not None
     state = str(now["state"])
+    who = _who(now.get("decided_by"))
+    note = str(now.get("note") or "").strip()
     if state == rules.ApprovalState.APPROVED:
         payload = now["payload"]
         try:
@@ -343,20 +376,57 @@ def settle(
                 actor,
             )
         except Exception as exc:  # the record refused the attempt: do not run it
-            return deny(f"Boris could not record the attempt, so it was not run: {exc}")
-        return allow(payload)
-    who = _who(now.get("decided_by"))
-    note = str(now.get("note") or "").strip()
+            why = f"Boris could not record the attempt, so it was not run: {exc}"
+            return Verdict(False, why, unrecorded=True)
+        said = f"{who} approved this {tool_name} call in Boris" + (f": {note}" if note else "")
+        edited = digest_of(payload) != digest_of(tool_input)
+        return Verdict(True, said, run_input=payload, edited=edited)
+    undecided = False
     if state == rules.ApprovalState.REJECTED:
         message = f"{who} rejected this {tool_name} call in Boris" + (f": {note}" if note else "")
     elif state == rules.ApprovalState.SENT_BACK:
         message = f"{who} sent this {tool_name} call back in Boris (changes requested): {note}"
     elif timed_out or state == rules.ApprovalState.EXPIRED:
         message = f"nobody decided this {tool_name} call in Boris within {waited_for:g} s"
+        undecided = True
     else:
         message = f"the approval of this {tool_name} call is {state} in Boris"
+    stopped = _run_stopped(store, task_id)
+    if stopped and not undecided:
+        message += " (the run was stopped)"
     _cancel_quietly(store, actor, task_id, asked.effect_id, message)
-    return deny(message + "; it was not run")
+    return Verdict(False, message, undecided=undecided, stopped=stopped)
+
+
+def settle(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    asked: Asked,
+    now: dict[str, Any],
+    *,
+    tool_name: str,
+    timed_out: bool,
+    waited_for: float,
+    tool_input: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The permission prompt's answer (`allow` with the approved input, or `deny` with why)
+    from the approval as it stands: `judge`'s verdict in the prompt's words."""
+    verdict = judge(
+        store,
+        actor,
+        task_id,
+        asked,
+        now,
+        tool_name=tool_name,
+        tool_input=tool_input if tool_input is not None else {},
+        timed_out=timed_out,
+        waited_for=waited_for,
+    )
+    if verdict.allowed:
+        assert verdict.run_input is not None
+        return allow(verdict.run_input)
+    return deny(verdict.message if verdict.unrecorded else verdict.message + "; it was not run")
 
 
 def cancel_unanswered(store: Store, actor: Actor, task_id: str, asked: Asked) -> None:
@@ -464,9 +534,11 @@ async def poll_for_person(
 
 # --- the hooks --------------------------------------------------------------------------
 
-#: The hook events `boris hook` records, by their command-line names.
+#: The hook events `boris hook` records (and answers: PermissionRequest, and PreToolUse with
+#: `--decide`, in `claude_code_permission`), by their command-line names.
 HOOK_EVENTS = {
     "pre-tool-use": "PreToolUse",
+    "permission-request": "PermissionRequest",
     "post-tool-use": "PostToolUse",
     "post-tool-use-failure": "PostToolUseFailure",
 }
@@ -484,6 +556,8 @@ class HookCall:
     tool_response: Any = None
     error: str | None = None
     duration_ms: float | None = None
+    #: PermissionRequest's "always allow" options, as the dialog would offer them.
+    permission_suggestions: tuple[dict[str, Any], ...] = ()
 
 
 def parse_hook_input(raw: bytes, event: str) -> HookCall:
@@ -517,6 +591,7 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
     tool_use_id = value.get("tool_use_id")
     duration = value.get("duration_ms")
     error = value.get("error")
+    suggestions = value.get("permission_suggestions")
     return HookCall(
         event=event,
         session_id=str(value.get("session_id") or ""),
@@ -526,6 +601,9 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
         tool_response=value.get("tool_response"),
         error=error if isinstance(error, str) else None,
         duration_ms=duration if isinstance(duration, int | float) else None,
+        permission_suggestions=tuple(
+            s for s in (suggestions if isinstance(suggestions, list) else ()) if isinstance(s, dict)
+        ),
     )
 
 
@@ -582,12 +660,20 @@ def post_tool_use(store: Store, actor: Actor, task_id: str, call: HookCall) -> d
     failed = call.event == "PostToolUseFailure"
     key = key_of(call.tool_use_id)
     digest = digest_of(call.tool_input)
-    row = (
-        find_effect(store, task_id, key)
-        if key is not None
-        else _find_by_input(store, task_id, call.tool_name, digest)
-    )
     response = _kept_response(call)
+    row = find_effect(store, task_id, key) if key is not None else None
+    if row is None:
+        # A call a PermissionRequest hook asked about (its input names no tool_use_id) is
+        # found by tool name and input digest, its attempt still open.
+        row = _find_by_input(store, task_id, call.tool_name, digest, keyless=key is not None)
+    elif (
+        row.stage == rules.EffectStage.CANCELLED
+        and _open_attempt(store, task_id, str(row.effect_id)) is None
+    ):
+        # Boris answered no run (nobody decided in time: `--on-timeout ask` handed the call
+        # to Claude Code's own prompt), and it ran: recorded anew, saying so.
+        row, key = None, None
+        response["allowed_outside_boris"] = True
     commands: list[Any] = []
     if row is None:
         effect_id = new_id("eff")

@@ -126,7 +126,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "hook",
         "hook",
-        "record a Claude Code tool call from its PreToolUse / PostToolUse hook (JSON on stdin)",
+        "record a Claude Code tool call from its hooks (JSON on stdin); answer its "
+        "PermissionRequest, or PreToolUse with --decide, with a person's decision",
     ),
     (
         "lease",

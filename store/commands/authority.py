@@ -143,7 +143,7 @@ def _at_of(conn: Connection, task_id: str, payload: dict[str, Any]) -> str:
         sa.select(t.events.c.payload, t.events.c.at).where(
             t.events.c.task_id == task_id, t.events.c.type == "approval.ruled"
         )
-    )
+    ).all()
     for text, at in rows:
         if json.loads(text).get("approval_id") == payload.get("approval_id"):
             return str(at)

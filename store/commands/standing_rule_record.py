@@ -19,9 +19,10 @@ from . import policies
 def _logged(conn: Any, task_id: str, type_: str, key: str, value: str) -> Any:
     """The first event of this type in the task's log whose payload's `key` is `value`."""
     e = t.events
+    # Read whole (`all`): a reader that streams (verify's) keeps no cursor open after it.
     for (payload,) in conn.execute(
         sa.select(e.c.payload).where(e.c.task_id == task_id, e.c.type == type_).order_by(e.c.seq)
-    ):
+    ).all():
         p = json.loads(payload)
         if p.get(key) == value:
             return p

@@ -104,6 +104,9 @@ def rule_from_answer(
     the requesting agent; the requester's session, from its lease). With `decide_this_one`
     the call itself is decided `verdict` by the person in the same transaction.
 
+    Signed as `Store.sign_as(person)` picks: a key given to `store` (its `signer`) if it is
+    the person's, else the person's own key from the user's config directory; an agent's key
+    given to the store is refused (SignatureRefused), as a person's write signed by it is.
     Refused (CommandRejected, AuthorityRefused) as the commands refuse it: `person` not a
     person, an approval already decided or expired, a session scope with no session."""
     who = _person(person)

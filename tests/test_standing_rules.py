@@ -216,11 +216,15 @@ def test_a_rule_never_covers_a_policy_reserved_for_a_person_nor_a_quorum(signed:
     signed.rita("rules", "reserve", "deploys")
     assert signed.approval(tid, signed.ask(tid, "Bash", {}, policy="deploys"))["state"] == "pending"
     signed.rita("policy", "set", "payments", "--approvers", "2")
-    assert signed.approval(tid, signed.ask(tid, "Bash", {}, policy="payments"))["state"] == "pending"
+    assert (
+        signed.approval(tid, signed.ask(tid, "Bash", {}, policy="payments"))["state"] == "pending"
+    )
     assert signed.approval(tid, signed.ask(tid, "Bash", {}, approvers=2))["state"] == "pending"
     assert signed.approval(tid, signed.ask(tid, "Bash", {}))["state"] == "approved"
     signed.rita("rules", "reserve", "deploys", "--off")
-    assert signed.approval(tid, signed.ask(tid, "Bash", {}, policy="deploys"))["state"] == "approved"
+    assert (
+        signed.approval(tid, signed.ask(tid, "Bash", {}, policy="deploys"))["state"] == "approved"
+    )
 
 
 def test_only_a_person_grants_or_revokes_a_rule(signed: Signed) -> None:
@@ -231,7 +235,9 @@ def test_only_a_person_grants_or_revokes_a_rule(signed: Signed) -> None:
     error = json.loads(out)["error"]
     assert rc == 1 and error["code"] == "authority_refused"
     assert signed.rules().rules == []
-    rc, out, _ = signed.run("--actor", "person:rita", "rules", "revoke", "rule-none", "--reason", "x")
+    rc, out, _ = signed.run(
+        "--actor", "person:rita", "rules", "revoke", "rule-none", "--reason", "x"
+    )
     assert rc == 4
 
 
@@ -304,7 +310,7 @@ def test_verify_fails_a_rule_decision_the_record_does_not_prove(signed: Signed) 
         signed.store.execute(
             lg.DispatchEffect(task_id=tid, effect_id="eff-1", executor="claude-code"), BOT
         )
-    assert "approval_not_in_record" == getattr(refused.value, "rule", None)
+    assert getattr(refused.value, "rule", None) == "approval_not_in_record"
     rc, problems = signed.verify()
     assert rc == 3
     mine = [p for p in problems if p["kind"] == "approval_decider"]

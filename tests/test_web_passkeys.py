@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,3 +213,22 @@ def test_a_revoked_passkey_decides_nothing(site, rita, tmp_path: Path) -> None:
     )
     assert done.json()["error"] == "passkey_revoked", done.text
     assert _state(signed, approval) == "pending"
+
+
+def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
+    """Last: whoever writes the database directly cannot swap the passkey a decision was
+    checked against; its entry's signature no longer verifies, and neither does the decision."""
+    signed, _server = site
+    db = sqlite3.connect(signed.store_dir / "boris.sqlite")
+    with db:
+        rows = db.execute("SELECT key, value FROM store_meta WHERE key LIKE 'passkey:%'").fetchall()
+        for key, value in rows:
+            entry = json.loads(value)
+            entry["body"]["public_key"] = SoftAuthenticator("x").create_public_key()
+            db.execute("UPDATE store_meta SET value = ? WHERE key = ?", (json.dumps(entry), key))
+    db.close()
+    report = signed.boris("verify", "--json")
+    assert report.returncode != 0, report.stderr.decode()
+    assert report.stdout, report.stderr.decode()
+    problems = json.loads(report.stdout)["result"]["problems"]
+    assert any(p["kind"] == "passkey_assertion" for p in problems), problems

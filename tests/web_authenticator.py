@@ -41,6 +41,10 @@ class SoftAuthenticator:
             {1: 2, 3: -7, -1: 1, -2: n.x.to_bytes(32, "big"), -3: n.y.to_bytes(32, "big")}
         )
 
+    def create_public_key(self) -> str:
+        """This authenticator's COSE public key, base64url (as a registration records it)."""
+        return b64url(self._cose())
+
     def _client_data(self, kind: str, challenge: str) -> bytes:
         return json.dumps(
             {"type": kind, "challenge": challenge, "origin": self.origin, "crossOrigin": False}

@@ -20,6 +20,7 @@ from .budgets import BudgetsCheck
 from .chain import ChainCheck, stream_log
 from .findings import Finding, TaskFindings
 from .lineage import LineageCheck
+from .passkeys import PasskeysCheck
 from .replay import Replay, Scratch
 from .standing_rules import WATCHED as _RULES_WATCH
 from .standing_rules import StandingRulesCheck
@@ -67,6 +68,7 @@ class TaskCheck:
         self.budgets = BudgetsCheck(self.found, conn)
         self.blobs = BlobsCheck(self.found, store, blob_cache)
         self.rules = StandingRulesCheck(self.found, conn)
+        self.passkeys = PasskeysCheck(self.found, conn)
 
     @property
     def problems(self) -> list[Finding]:
@@ -97,6 +99,7 @@ class TaskCheck:
         self.lineage.check()
         self.approvals.check(authority.bad_deciders)
         self.rules.check()
+        self.passkeys.check()
         self.budgets.check()
         self.blobs.check()
         return self
@@ -137,3 +140,4 @@ class TaskCheck:
         self.budgets.see(e)
         self.blobs.see(e)
         self.rules.see(e)
+        self.passkeys.see(e)

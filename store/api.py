@@ -259,6 +259,19 @@ _WHERE: dict[str, str] = {
     "ToolDrift": "store.reads.manifests",
     "ModelSaw": "store.reads.manifests",
     "ConfigurationRead": "store.reads.manifests",
+    # standing rules (issue 42): a person's "allow calls like this", listed and revoked
+    "StandingRule": "store.reads.standing_rules",
+    "StandingRules": "store.reads.standing_rules",
+    "RuleStanding": "store.rules.standing_rules",
+    "RuleScope": "store.rules.standing_rules",
+    "RuleVerdict": "store.rules.standing_rules",
+    "GrantStandingRule": "store.commands.standing_rules",
+    "RevokeStandingRule": "store.commands.standing_rules",
+    "UnknownRule": "store.commands.standing_rules",
+    "list_standing_rules": "store.services.standing_rules",
+    "grant_standing_rule": "store.services.standing_rules",
+    "revoke_standing_rule": "store.services.standing_rules",
+    "rule_from_answer": "store.services.standing_rules",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -288,6 +301,9 @@ if TYPE_CHECKING:
     from store.commands.effects import CancelEffect, ObserveEffect, ReconcileEffect
     from store.commands.late import AcknowledgeLateChanges, OpenFollowup  # part L
     from store.commands.leases import TakeOver
+
+    # standing rules (issue 42)
+    from store.commands.standing_rules import GrantStandingRule, RevokeStandingRule, UnknownRule
     from store.commands.waits import CancelWait
     from store.errors import (
         AuthorityRefused,
@@ -397,6 +413,7 @@ if TYPE_CHECKING:
         decision_signers,
         signers,
     )
+    from store.reads.standing_rules import StandingRule, StandingRules
     from store.reads.state_models import (  # issue 41
         Approval,
         Artifact,
@@ -474,6 +491,7 @@ if TYPE_CHECKING:
         why_not_cancellable,
         why_undecidable,
     )
+    from store.rules.standing_rules import RuleScope, RuleStanding, RuleVerdict
     from store.scope import is_store_file
     from store.services.brief.models import (
         ApprovalBrief,
@@ -497,6 +515,12 @@ if TYPE_CHECKING:
     )
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
     from store.services.resume import brief_markdown, resume_brief
+    from store.services.standing_rules import (
+        grant_standing_rule,
+        list_standing_rules,
+        revoke_standing_rule,
+        rule_from_answer,
+    )
     from store.signing import keyring
     from store.signing.export import person_key_line
     from store.status import can_stop
@@ -594,6 +618,7 @@ __all__ = [
     "FileObservation",  # issue 41
     "FileState",
     "ForkOpen",
+    "GrantStandingRule",  # issue 42
     "InboxFirstPage",  # issue 41
     "InboxPageKey",  # part W
     "Intent",  # issue 41
@@ -643,7 +668,11 @@ __all__ = [
     "RetentionItem",  # issue 41
     "RetiredItem",  # issue 41
     "RetiredWeight",  # part R
+    "RevokeStandingRule",  # issue 42
     "RevokedApproval",
+    "RuleScope",  # issue 42
+    "RuleStanding",  # issue 42
+    "RuleVerdict",  # issue 42
     "RunStatus",
     "ScopeViolation",
     "Send",
@@ -654,6 +683,8 @@ __all__ = [
     "SignatureSummary",  # issue 41
     "SignedWrite",  # issue 41
     "Signer",  # issue 41
+    "StandingRule",  # issue 42
+    "StandingRules",  # issue 42
     "State",
     "StopPlan",
     "StopRun",
@@ -673,6 +704,7 @@ __all__ = [
     "ToolDrift",  # issue 41
     "ToolUsed",  # issue 41
     "UnknownApproval",
+    "UnknownRule",  # issue 42
     "Upload",
     "Verdict",
     "VerdictNeeds",
@@ -713,6 +745,7 @@ __all__ = [
     "fill_demo_store",
     "final_fork_refusal",
     "final_left_open",
+    "grant_standing_rule",  # issue 42
     "history",
     "inbox_fetcher",  # part W
     "is_destination",
@@ -720,6 +753,7 @@ __all__ = [
     "keyring",
     "late_view",  # part L
     "lease_standing",
+    "list_standing_rules",  # issue 42
     "may_decide",
     "model_saw",  # part M
     "most_pressing_counter",
@@ -736,6 +770,8 @@ __all__ = [
     "recovery",
     "resolve",
     "resume_brief",
+    "revoke_standing_rule",  # issue 42
+    "rule_from_answer",  # issue 42
     "same_state",
     "signers",
     "stop_plan",

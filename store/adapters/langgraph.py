@@ -48,6 +48,11 @@ one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_
 one the store refuses with a `SignatureRefused` whose one line names the `boris keys new` /
 `boris keys add` commands that give the agent a trusted key.
 
+A graph on an async checkpointer (`AsyncSqliteSaver`, `AsyncPostgresSaver`), run with
+`ainvoke` / `astream`, is answered by the same functions' async namesakes (`aask`,
+`aresume_command`, `arecord_results`, `akeep_checkpoint`, `apending_actions`): they read the
+thread's state with `aget_state` and do the same work on the store.
+
 LangGraph is imported only where its types are made (`resume_command`): the core imports
 without the `langgraph` extra.
 """
@@ -856,3 +861,87 @@ def graph_checkpoints(store: Store, task_id: str) -> list[dict[str, Any]]:
             }
         )
     return kept
+
+
+# --- the same, for a graph run with `ainvoke` on an async checkpointer -----------------------
+#
+# An async checkpointer (`AsyncSqliteSaver`, `AsyncPostgresSaver`) answers only the graph's
+# async reads: `graph.get_state` on it raises from the event loop's thread. Each function below
+# reads the thread's state once with `await graph.aget_state(config)` and hands it to its sync
+# namesake above, which does the same work on the store (short writes, on the loop's thread):
+# the same effects, approvals, attempts and answers whichever way the graph runs.
+
+
+class _StateRead:
+    """A graph as the functions above read it: its tools (`nodes`), and its state on one
+    thread as read (awaited) already."""
+
+    def __init__(self, graph: Any, snapshot: Any) -> None:
+        self.nodes = getattr(graph, "nodes", None)
+        self._snapshot = snapshot
+
+    def get_state(self, config: Any) -> Any:
+        return self._snapshot
+
+
+async def _read(graph: Any, config: Mapping[str, Any]) -> _StateRead:
+    return _StateRead(graph, await graph.aget_state(config))
+
+
+async def apending_actions(graph: Any, config: Mapping[str, Any]) -> list[Action]:
+    """`pending_actions` of a graph on an async checkpointer."""
+    return pending_actions(await _read(graph, config), config)
+
+
+async def aask(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    graph: Any,
+    config: Mapping[str, Any],
+    *,
+    expires_in_seconds: float = EXPIRES_IN_SECONDS,
+) -> list[Asked]:
+    """`ask` for a graph on an async checkpointer (run with `ainvoke` / `astream`)."""
+    state = await _read(graph, config)
+    return ask(store, actor, task_id, state, config, expires_in_seconds=expires_in_seconds)
+
+
+async def aresume_value(
+    store: Store, actor: Actor, task_id: str, graph: Any, config: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """`resume_value` for a graph on an async checkpointer."""
+    return resume_value(store, actor, task_id, await _read(graph, config), config)
+
+
+async def aresume_command(
+    store: Store, actor: Actor, task_id: str, graph: Any, config: Mapping[str, Any]
+) -> Any:
+    """`resume_command` for a graph on an async checkpointer: `await graph.ainvoke(command,
+    config)` goes on with the person's decisions; None while someone still has to decide."""
+    from langgraph.types import Command
+
+    value = await aresume_value(store, actor, task_id, graph, config)
+    return None if value is None else Command(resume=value)
+
+
+async def arecord_results(
+    store: Store, actor: Actor, task_id: str, graph: Any, config: Mapping[str, Any]
+) -> list[str]:
+    """`record_results` for a graph on an async checkpointer."""
+    return record_results(store, actor, task_id, await _read(graph, config), config)
+
+
+async def akeep_checkpoint(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    graph: Any,
+    config: Mapping[str, Any],
+    *,
+    reason: ck.Reason = "milestone",
+    note: str = "",
+) -> str:
+    """`keep_checkpoint` for a graph on an async checkpointer."""
+    state = await _read(graph, config)
+    return keep_checkpoint(store, actor, task_id, state, config, reason=reason, note=note)

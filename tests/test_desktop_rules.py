@@ -1,0 +1,151 @@
+"""The Rules panel (issue 42): View → Standing Rules… lists the rules on record, grants one as
+the reviewer and revokes it; a revocation based on a version someone else changed since is
+refused, the conflict shown. The agent's next call is decided by the rule the window granted,
+and no longer once the window revoked it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from cli_args import store_args
+from PySide6.QtCore import Qt
+from test_desktop_actions import WAIT_MS, open_window
+
+from store import Actor, Store
+from store import commands as c
+from store.cli import main as cli
+from store.commands import approvals as ap
+from store.commands import effects as lg
+from store.events import FileState
+
+BOT = Actor(kind="agent", id="bot")
+TOOLS = "claude-code://tools/"
+
+
+@pytest.fixture(autouse=True)
+def _reviewer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Maria Rossi", "maria")
+
+
+def _task(store: Store) -> str:
+    tid: str = store.execute(
+        c.CreateTask(task_id="t1", title="Fix the build", owner="maria", objective="x",
+                     destinations=[TOOLS]),
+        BOT,
+    )  # fmt: skip
+    return tid
+
+
+def _ask(store: Store, n: int, tool: str, payload: dict[str, str]) -> str:
+    """The agent asks for a tool call, as an adapter does: the approval's state after."""
+    store.execute_all(
+        [
+            lg.PlanEffect(
+                task_id="t1", effect_id=f"eff-{n}", kind="other", target=TOOLS + tool,
+                prepared=payload, intended=FileState(exists=True, digest="sha256:" + "0" * 64),
+                requires_approval=True, consequence=f"runs {tool}", idempotency_key=f"k{n}",
+            ),
+            ap.RequestApproval(
+                task_id="t1", approval_id=f"apr-{n}", effect_id=f"eff-{n}", policy="tools"
+            ),
+        ],
+        BOT,
+    )  # fmt: skip
+    approvals = store.task("t1")["approvals"]
+    return str(next(a for a in approvals if a["approval_id"] == f"apr-{n}")["state"])
+
+
+def _open_rules(qtbot, w):
+    """View → Standing Rules…, as the reviewer clicks it."""
+    from boris_desktop.rules_panel import RulesDialog
+
+    view = next(m for m in w.menuBar().findChildren(type(w.menuBar().addMenu("x")))
+                if m.title().replace("&", "") == "View")  # fmt: skip
+    action = next(a for a in view.actions() if a.text().replace("&", "") == "Standing Rules…")
+    action.trigger()
+    d = w.menus.rules_dialog
+    assert isinstance(d, RulesDialog)
+    qtbot.addWidget(d)
+    qtbot.waitUntil(lambda: not d.reading, timeout=WAIT_MS)
+    return d
+
+
+def _rows(d) -> list[list[str]]:
+    return [
+        [d.table.item(r, col).text() for col in range(d.table.columnCount())]
+        for r in range(d.table.rowCount())
+    ]
+
+
+def test_grant_from_the_window_decides_the_next_call_then_revoke_stops_it(
+    qtbot, store: Store
+) -> None:
+    _task(store)
+    w = open_window(qtbot, store)
+    d = _open_rules(qtbot, w)
+    assert d.table.rowCount() == 0 and "No standing rules" in d.summary.text()
+    assert not d.grant_button.isEnabled()
+
+    qtbot.keyClicks(d.form.task, "t1")
+    d.form.tool.clear()
+    qtbot.keyClicks(d.form.tool, "Bash")
+    qtbot.keyClicks(d.form.payload, '{"command": "git *"}')
+    qtbot.keyClicks(d.form.note, "read-only git")
+    assert d.grant_button.isEnabled()
+    qtbot.mouseClick(d.grant_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.table.rowCount() == 1, timeout=WAIT_MS)
+    row = _rows(d)[0]
+    assert row[1] == "active" and row[2] == "approved" and row[3] == "task t1"
+    assert row[4] == "Bash" and row[6] == '{"command": "git *"}' and row[7] == "maria"
+    assert "1 deciding now" in d.summary.text()
+
+    assert _ask(store, 1, "Bash", {"command": "git status"}) == "approved"
+    assert _ask(store, 2, "Bash", {"command": "make clean"}) == "pending"
+
+    # Revoke it: select the row, say why, click.
+    d.read()
+    qtbot.waitUntil(lambda: not d.reading and _rows(d)[0][9] == "1", timeout=WAIT_MS)
+    d.table.selectRow(0)
+    assert not d.revoke_button.isEnabled()  # no reason yet
+    qtbot.keyClicks(d.reason, "the build is fixed")
+    assert d.revoke_button.isEnabled()
+    qtbot.mouseClick(d.revoke_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: _rows(d)[0][1] == "revoked", timeout=WAIT_MS)
+    assert "by maria" in _rows(d)[0][8] and d.error.isHidden()
+    assert _ask(store, 3, "Bash", {"command": "git log"}) == "pending"
+
+
+def test_a_stale_revocation_is_refused_and_the_conflict_shown(
+    qtbot, store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _task(store)
+    assert cli([*store_args(store), "--actor", "person:rita", "rules", "add", "t1"]) == 0
+    rule_id = capsys.readouterr().out.strip()
+    w = open_window(qtbot, store)
+    d = _open_rules(qtbot, w)
+    assert [r[0] for r in _rows(d)] == [rule_id]
+    d.select_rule(rule_id)
+    qtbot.keyClicks(d.reason, "too broad")
+
+    # Meanwhile rita revokes it from her shell.
+    args = [*store_args(store), "--actor", "person:rita", "rules", "revoke", rule_id]
+    assert cli([*args, "--reason", "mine to end"]) == 0
+    capsys.readouterr()
+
+    qtbot.mouseClick(d.revoke_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.last_error is not None, timeout=WAIT_MS)
+    from store.api import Conflict
+
+    assert isinstance(d.last_error, Conflict)
+    assert d.error.isVisible() and "changed since you read it" in d.error.text()
+    assert "person:rita" in d.error.text()
+    qtbot.waitUntil(lambda: not d.reading and _rows(d)[0][1] == "revoked", timeout=WAIT_MS)
+    assert "by rita" in _rows(d)[0][8]
+    assert not d.revoke_button.isEnabled()  # nothing left to revoke

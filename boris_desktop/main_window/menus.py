@@ -87,6 +87,10 @@ class Menus(QObject):
         notify = QAction("&Notifications…", owner)
         notify.triggered.connect(w.notification_settings)
         view.addAction(notify)
+        self.rules_action = QAction("Standing &Rules…", owner)
+        self.rules_action.setToolTip("The rules that decide calls like one without asking")
+        self.rules_action.triggered.connect(self.show_rules)
+        view.addAction(self.rules_action)
         view.addSeparator()
         # Ctrl+Tab and Ctrl+PgDown as in browsers and editors; from anywhere in the window,
         # the inbox included.
@@ -117,6 +121,17 @@ class Menus(QObject):
         if tv is None or self.w.right.currentIndex() != TASK:
             return
         tv.tabs.setCurrentIndex((tv.tabs.currentIndex() + step) % tv.tabs.count())
+
+    def show_rules(self) -> None:
+        """The Rules panel (issue 42), one at a time."""
+        from boris_desktop.rules_panel import RulesDialog
+
+        open_ = getattr(self, "rules_dialog", None)
+        if open_ is not None and open_.isVisible():
+            open_.raise_()
+            return
+        self.rules_dialog = RulesDialog(self.w)
+        self.rules_dialog.show()
 
     def _find_task(self) -> None:
         self.w.search.setFocus()

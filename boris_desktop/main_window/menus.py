@@ -87,7 +87,7 @@ class Menus(QObject):
         notify = QAction("&Notifications…", owner)
         notify.triggered.connect(w.notification_settings)
         view.addAction(notify)
-        self.rules_action = QAction("Standing &Rules…", owner)
+        self.rules_action = QAction("Standing R&ules…", owner)
         self.rules_action.setToolTip("The rules that decide calls like one without asking")
         self.rules_action.triggered.connect(self.show_rules)
         view.addAction(self.rules_action)

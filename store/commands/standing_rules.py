@@ -24,9 +24,11 @@ from pydantic import Field
 
 from .. import events as ev
 from .. import schema as t
+from .. import team
 from ..errors import AuthorityRefused, CommandRejected, Conflict
 from ..model import Actor
 from ..reads import standing_rules as on_record
+from ..rules.authority import TeamRole
 from ..rules.standing_rules import (
     MAX_RULE_SECONDS,
     RuleStanding,
@@ -200,6 +202,15 @@ def _session_of(tx: Tx, task_id: str, requester: Actor) -> str | None:
     return str(row.session_id)
 
 
+def _agents_role(tx: Tx) -> bool:
+    """Whether this transaction's database login is a team store's agents' role."""
+    if tx.conn.dialect.name != "postgresql":
+        return False
+    me = str(tx.conn.execute(sa.text("SELECT current_user")).scalar())
+    kinds = team.member_kinds(tx.conn, [me])[me]
+    return TeamRole.AGENTS in kinds and TeamRole.REVIEWERS not in kinds
+
+
 def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str | None:
     """Decide the request just made by the first standing rule that covers it (an approving
     rule before a rejecting one only if it is older: the oldest covering rule decides);
@@ -214,6 +225,10 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
             continue
         if why_not_deciding(g.terms, call, tx.now) is not None:
             continue
+        if _agents_role(tx):
+            # A team store's server refuses an agents' role the approved state a rule's
+            # decision writes (store.team's projection guard): a person decides it.
+            return None
         r = g.terms
         tx.emit(
             task_id,

@@ -74,7 +74,13 @@ class Signed:
         return task_id
 
     def ask(
-        self, task_id: str, tool: str, payload: dict[str, Any], policy: str = "tools", **kw: Any
+        self,
+        task_id: str,
+        tool: str,
+        payload: dict[str, Any],
+        policy: str = "tools",
+        lease_token: int | None = None,
+        **kw: Any,
     ) -> str:
         """The agent plans a tool call and asks for its approval (as store.adapters do)."""
         self.n += 1
@@ -91,12 +97,14 @@ class Signed:
                     requires_approval=True,
                     consequence=f"Claude Code runs {tool}",
                     idempotency_key=f"call-{self.n}",
+                    lease_token=lease_token,
                 ),
                 ap.RequestApproval(
                     task_id=task_id,
                     approval_id=approval_id,
                     effect_id=effect_id,
                     policy=policy,
+                    lease_token=lease_token,
                     **kw,
                 ),
             ],
@@ -316,3 +324,44 @@ def test_verify_fails_a_rule_decision_the_record_does_not_prove(signed: Signed) 
     mine = [p for p in problems if p["kind"] == "approval_decider"]
     assert len(mine) == 1 and rule.id in mine[0]["message"] and "revoked" in mine[0]["message"]
     assert mine[0]["actor"] == "agent:bot"
+
+
+def test_always_from_the_cli_answers_a_pending_call_and_covers_its_session(
+    signed: Signed,
+) -> None:
+    from store.commands.leases import AcquireLease, ReleaseLease
+
+    tid = signed.task("t1")
+    lease = signed.store.execute(
+        AcquireLease(task_id=tid, session_id="sess-1", ttl_seconds=600), BOT
+    )
+    token = int(lease["token"])
+    first = signed.ask(tid, "Edit", {"file_path": "src/a.py", "text": "x"}, lease_token=token)
+    rule = StandingRule.model_validate(
+        signed.rita(
+            "rules", "add", tid, "--from-approval", first, "--scope", "session",
+            "--field", "file_path", "--expires-in", "30m",
+        )
+    )  # fmt: skip
+    assert rule.scope == "session" and rule.session_id == "sess-1" and rule.answered == first
+    assert rule.payload == {"file_path": "src/a.py"} and rule.tool == "Edit"
+    assert signed.approval(tid, first)["state"] == "approved"
+    again = signed.ask(tid, "Edit", {"file_path": "src/a.py", "text": "y"}, lease_token=token)
+    assert signed.approval(tid, again)["state"] == "approved"
+    ruled = [e for e in signed.store.events(tid) if e["type"] == ApprovalRuled.TYPE]
+    assert [e["payload"]["session_id"] for e in ruled] == ["sess-1"]
+    # Another session of the same agent is not covered.
+    signed.store.execute(ReleaseLease(task_id=tid, lease_token=token), BOT)
+    lease = signed.store.execute(
+        AcquireLease(task_id=tid, session_id="sess-2", ttl_seconds=600), BOT
+    )
+    other = signed.ask(
+        tid, "Edit", {"file_path": "src/a.py", "text": "z"}, lease_token=int(lease["token"])
+    )
+    assert signed.approval(tid, other)["state"] == "pending"
+    # --from-approval makes the rule from the call: what must match is named by --field.
+    rc, _, err = signed.run(
+        "--actor", "person:rita", "rules", "add", tid, "--from-approval", other, "--tool", "X"
+    )
+    assert rc == 2 and "--field" in err
+    assert signed.verify()[0] == 0

@@ -64,6 +64,10 @@ def cmd_list(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_add(store: Store, args: argparse.Namespace) -> None:
+    if args.from_approval:
+        rule = _from_approval(store, args)
+        _print(args, rule.to_json(), rule.id)
+        return
     rule = service.grant_standing_rule(
         store,
         _actor(args.actor),
@@ -79,6 +83,32 @@ def cmd_add(store: Store, args: argparse.Namespace) -> None:
         note=args.note,
     )
     _print(args, rule.to_json(), rule.id)
+
+
+def _from_approval(store: Store, args: argparse.Namespace) -> StandingRule:
+    """`--from-approval APR`: "always", answered to a pending request: it is decided now and
+    the rule covers calls of its tool to its target (the same --field values)."""
+    given = [
+        o for o in ("tool", "payload", "agent", "session") if getattr(args, o) not in (None, "*")
+    ]
+    if given or args.target != "*":
+        raise answers.UsageError(
+            "--from-approval makes the rule from the request's call: name what must match "
+            "with --field (and --any-target), not --tool/--target/--payload/--agent/--session"
+        )
+    return service.rule_from_answer(
+        store,
+        _actor(args.actor),
+        args.task,
+        args.from_approval,
+        verdict="rejected" if args.reject else "approved",
+        scope=args.scope,
+        fields=args.field or (),
+        any_target=args.any_target,
+        expires_in_seconds=seconds_of(args.expires_in),
+        note=args.note,
+        origin="boris rules add --from-approval",
+    )
 
 
 def cmd_revoke(store: Store, args: argparse.Namespace) -> None:
@@ -138,6 +168,20 @@ def register(add: Add) -> None:
         help="how long it stands, on the database clock: 90s, 30m, 8h (default), 7d",
     )
     a.add_argument("--reject", action="store_true", help="reject the calls it covers")
+    a.add_argument(
+        "--from-approval",
+        metavar="APPROVAL",
+        help="answer this pending request with 'always': it is decided now, and the rule "
+        "covers calls of its tool to its target (and --scope: its agent's, its session's)",
+    )
+    a.add_argument(
+        "--field",
+        action="append",
+        help="with --from-approval: a payload field whose value must be the same (repeat)",
+    )
+    a.add_argument(
+        "--any-target", action="store_true", help="with --from-approval: any target of the tool"
+    )
     a.add_argument("--note", default="", help="why, for whoever reads the rule")
 
     r = sub.add_parser("revoke", help="end a standing rule (a person's)", parents=[common])

@@ -502,6 +502,38 @@ class ApprovalRuled(Payload):
     session_id: str | None = None
 
 
+# --- routing (issue 42): who decides a request, and when it escalates
+
+
+@event_type("approval.routed")
+class ApprovalRouted(Payload):
+    """A request under a routed policy, in its own transaction: the people who may decide it
+    (`deciders`, groups resolved to people then; `named`, as the policy named them), when
+    nobody having answered widens it to `escalate_to` (`escalate_at`, database clock), and
+    what its expiry does (`on_expiry`: reject, as any request; or escalate)."""
+
+    approval_id: str
+    policy: str
+    named: tuple[str, ...]
+    deciders: tuple[str, ...]
+    escalate_at: str | None = None
+    escalate_to: tuple[str, ...] = ()
+    escalate_named: tuple[str, ...] = ()
+    on_expiry: Literal["reject", "escalate"] = "reject"
+
+
+@event_type("approval.escalated")
+class ApprovalEscalated(Payload):
+    """Nobody answered in time: the request is now also the escalation's people's to decide
+    (`to`); `why` says whether its escalation time came or it expired (then `expires_at` is
+    its new expiry, a policy's `on_expiry: escalate`)."""
+
+    approval_id: str
+    to: tuple[str, ...]
+    why: Literal["unanswered", "expired"]
+    expires_at: str | None = None
+
+
 # --- checkpoints and stop ------------------------------------------------------------------
 
 

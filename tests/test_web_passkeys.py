@@ -230,5 +230,5 @@ def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     report = signed.boris("verify", "--json")
     assert report.returncode != 0, report.stderr.decode()
     assert report.stdout, report.stderr.decode()
-    problems = json.loads(report.stdout)["result"]["problems"]
+    problems = json.loads(report.stdout)["error"]["details"]["report"]["problems"]
     assert any(p["kind"] == "passkey_assertion" for p in problems), problems

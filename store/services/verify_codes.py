@@ -71,6 +71,8 @@ _KINDS: dict[ProblemCode, tuple[str, ...]] = {
         "approval_decider",
         "approval_redecided",
         "approval_reused",
+        # A decision made with a passkey whose assertion does not verify (issue 43).
+        "passkey_assertion",
     ),
     ProblemCode.BUDGET: ("budget",),
     ProblemCode.SIGNATURE: (

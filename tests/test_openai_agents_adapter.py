@@ -329,8 +329,8 @@ def test_rejected_and_sent_back_the_model_reads_the_persons_note_and_nothing_run
         assert effect["attempts"] == []
 
 
-def test_an_edit_is_not_run_the_model_reads_the_persons_arguments(
-    store_dir: Path, store_url: str | None, open_store: Callable[..., Store], tmp_path: Path
+def test_an_edit_runs_with_the_persons_arguments_in_a_new_process(
+    store_dir: Path, store_url: str | None, tmp_path: Path
 ) -> None:
     make_task(store_dir, store_url)
     ran_log = tmp_path / "ran.jsonl"
@@ -346,38 +346,26 @@ def test_an_edit_is_not_run_the_model_reads_the_persons_arguments(
         "--note",
         "only the scripts",
     )
-    # The SDK cannot run a call with other arguments than the model's: not run at all.
+    # The call the model made runs once, with exactly the person's arguments (not rejected
+    # and asked again); the model reads that a person changed them, then the tool's output.
     resumed = in_a_new_process("resume", store_dir, store_url, tmp_path)
     assert resumed["decided"] == ["edited"]
-    assert ran(ran_log) == []
-    message = resumed["seen"]["call_1"]
-    assert message.startswith(
-        'rita approved this delete_path call in Boris only with other arguments: {"path":"dist/js"}'
-    )
-    assert "only the scripts" in message
-    assert "call delete_path again with exactly these arguments" in message
-    effect = effect_of(store_dir, store_url, "call_1")
-    assert effect["stage"] == "cancelled"
-    assert effect["attempts"] == []
-    assert approval_of(store_dir, store_url, effect["id"])["state"] == "revoked"
-
-    # The model calls again with the person's arguments: a new call, a new approval.
-    store = open_store()
-    try:
-        agent, _ = make_agent(ran_log, [*asks(("call_2", edited)), FINAL])
-        adapter = oa.BorisApprovals(store, TASK)
-        second = asyncio.run(adapter.run(agent, "clean up", run_config=NO_TRACING))
-        (request,) = second.asked
-        assert request.call.arguments == edited
-        person(store_dir, store_url, "approve", request.approval_id)
-        done = asyncio.run(adapter.resume(agent, run_config=NO_TRACING))
-    finally:
-        store.close()
-    assert done.result is not None and done.result.final_output == "done"
+    assert resumed["final_output"] == "done"
     assert ran(ran_log) == [edited]
-    effect = effect_of(store_dir, store_url, "call_2")
+    assert resumed["seen"]["call_1"] == (
+        "A person in Boris approved this delete_path call with other arguments, and it ran "
+        'with them: {"path":"dist/js"}\n\nTool output:\ndeleted dist/js'
+    )
+    digest = digest_of(edited)
+    effect = effect_of(store_dir, store_url, "call_1")
+    assert effect["stage"] == "dispatched"
+    assert effect["intent"]["prepared_digest"] == digest  # the intent revised by the edit
+    approval = approval_of(store_dir, store_url, effect["id"])
+    assert (approval["state"], approval["payload_digest"]) == ("consumed", digest)
     (attempt,) = effect["attempts"]
-    assert attempt["inputs"]["prepared_digest"] == digest_of(edited)
+    assert attempt["approval_id"] == approval["id"]
+    assert attempt["inputs"]["prepared_digest"] == digest
+    assert attempt["response"]["output"].endswith("deleted dist/js")
 
 
 def test_a_call_approved_outside_boris_is_refused_and_does_not_run(

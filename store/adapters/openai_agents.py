@@ -12,9 +12,18 @@ docstrings of `RunState` and `RunHooks` in the installed package):
   when it matches its digest.
 - `state.approve(item)`; `state.reject(item, rejection_message=...)`, whose text "is sent back
   to the model" as the call's output; then `Runner.run(agent, state)` resumes the run.
-- An approval cannot change a call's arguments (the SDK runs the call as the model made it), so
-  a person's edit is not run: the call is rejected with a message that carries the person's
-  arguments, and the model may call the tool again with them (a new call, a new approval).
+- An approval cannot change a call's arguments: the SDK binds it to the call as the model
+  made it (a state whose call was rewritten is refused: "Model reused a tool call ID for a
+  different invocation"). So a person's edit is applied where the tool is invoked: the SDK
+  approves the model's call, and on resume the starting agent is cloned (`Agent.clone`) with
+  that function tool's `on_invoke_tool` handed exactly the person's arguments for exactly that
+  call id; the attempt binds their digest, and the model reads that a person ran the call with
+  other arguments, then the tool's output. An edit of another agent's call (after a handoff)
+  is not run: the model reads the person's arguments and may call again with them.
+- `Runner.run_streamed` returns a `RunResultStreaming` whose `interruptions` and `to_state()`
+  are read once its stream has ended (`run_streamed`, `resume_streamed`, `StreamedRun`).
+- An application that calls `Runner.run` itself hands Boris the paused result with
+  `hand_over` / `BorisApprovals.record_run` (its run given `hooks=run_hooks()`).
 - `RunHooks.on_tool_start` / `on_tool_end` run immediately before / after a function tool is
   invoked, with a `ToolContext` naming `tool_call_id`, `tool_name` and `tool_arguments`.
 
@@ -32,6 +41,7 @@ The SDK is imported only when a run starts: `store` imports without it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -53,7 +63,10 @@ from ..model import Actor
 from ..store import Store
 
 if TYPE_CHECKING:
-    from agents import Agent, RunHooks, RunResult, RunState, ToolApprovalItem
+    from collections.abc import AsyncIterator
+
+    from agents import Agent, RunHooks, RunResult, RunResultStreaming, RunState, ToolApprovalItem
+    from agents.stream_events import StreamEvent
 
 #: Where a tool call points: the task's scope admits it (`--destination openai-agents://tools/`).
 TARGET_PREFIX = "openai-agents://tools/"
@@ -235,16 +248,31 @@ class Asked:
 
 @dataclass(frozen=True)
 class Decided:
-    """A person's decision on one call, as the SDK gets it: approved (`message` None), or
-    rejected with `message`, the exact text the model reads as the call's output."""
+    """A person's decision on one call, as the SDK gets it: approved (`message` None), with
+    the person's `arguments` when they edited the call (it runs with those), or rejected
+    with `message`, the exact text the model reads as the call's output."""
 
     asked: Asked
     state: str
     message: str | None = None
+    arguments: dict[str, Any] | None = None
 
     @property
     def approved(self) -> bool:
         return self.message is None
+
+    def not_applied(self) -> Decided:
+        """An edit of a call whose tool Boris cannot hand the person's arguments (a tool of
+        another agent than the run's starting one): not run; the model reads the person's
+        arguments and may call the tool again with them (a new call, a new approval)."""
+        tool = self.asked.call.tool_name
+        edited = canonical_json(self.arguments)
+        return Decided(
+            self.asked,
+            "edited",
+            f"a person approved this {tool} call in Boris only with other arguments: {edited}"
+            f". It was not run: call {tool} again with exactly these arguments to ask for them.",
+        )
 
 
 def _who(decided_by: Any) -> str:
@@ -267,16 +295,9 @@ def decision_of(asked: Asked, row: Any, now: str) -> Decided | None:
     if state == rules.ApprovalState.APPROVED:
         if row.payload_digest == asked.call.digest:
             return Decided(asked, state)
-        # The SDK runs a call as the model made it: a person's edit cannot be run in its
-        # place. The model reads the person's arguments and may call the tool with them.
-        edited = canonical_json(row.payload)
-        return Decided(
-            asked,
-            "edited",
-            f"{who} approved this {tool} call in Boris only with other arguments: {edited}"
-            + (f" ({note})" if note else "")
-            + f". It was not run: call {tool} again with exactly these arguments to ask for them.",
-        )
+        # A person's edit: the SDK approves the call as the model made it, and the tool is
+        # handed the person's arguments when it is invoked (`_applying`).
+        return Decided(asked, "edited", arguments=dict(row.payload))
     if state == rules.ApprovalState.REJECTED:
         message = f"{who} rejected this {tool} call in Boris" + (f": {note}" if note else "")
     elif state == rules.ApprovalState.SENT_BACK:
@@ -297,7 +318,7 @@ class Outcome:
     person has still to decide: `waiting`); `asked` are the calls the run paused on now, each
     waiting in Boris; `decided` the decisions the resume answered the SDK with."""
 
-    result: RunResult | None = None
+    result: RunResult | RunResultStreaming | None = None
     asked: list[Asked] = field(default_factory=list)
     decided: list[Decided] = field(default_factory=list)
     waiting: list[Asked] = field(default_factory=list)
@@ -344,6 +365,8 @@ class BorisApprovals:
         self._request: list[manifests.ItemIn] | None = None
         self._manifest_of_call: dict[str, str] = {}
         self._tool_digests: dict[str, str] = {}
+        # The people's edits of the calls being resumed: call id -> the arguments they run with.
+        self._edits: dict[str, dict[str, Any]] = {}
 
     async def run(self, agent: Agent[Any], input: Any, **runner_options: Any) -> Outcome:
         """Start a run. If it pauses on approvals, they are asked in Boris and the paused run
@@ -351,12 +374,7 @@ class BorisApprovals:
         sdk = _sdk()
         # Refused before the SDK runs anything, not inside its hooks half-way through a run.
         self.store.check_signature(self.actor)
-        open_calls = self._open_calls()
-        if open_calls:
-            raise PausedRunWaiting(
-                f"task {self.task_id} has a paused run whose calls wait in Boris "
-                f"({', '.join(open_calls)}): resume it first"
-            )
+        self._refuse_while_paused()
         result = await sdk.Runner.run(agent, input, hooks=self.run_hooks(), **runner_options)
         return self._after(result, [], self._state_version())
 
@@ -370,39 +388,64 @@ class BorisApprovals:
         """Resume the task's paused run with the people's decisions. While any call is still
         undecided nothing runs (`Outcome.waiting`). `agent` is the run's starting agent, built
         as when it paused; `state_options` go to `RunState.from_string` (a context
-        deserializer ...)."""
+        deserializer ...). A call a person edited runs with their arguments."""
+        sdk = _sdk()
+        ready = await _decided_state(self, agent, state_options)
+        if isinstance(ready, Outcome):
+            return ready
+        run_agent, state, decided, version = ready
+        result = await sdk.Runner.run(run_agent, state, hooks=self.run_hooks(), **runner_options)
+        return self._after(result, decided, version)
+
+    def run_streamed(self, agent: Agent[Any], input: Any, **runner_options: Any) -> StreamedRun:
+        """`run`, streamed: `Runner.run_streamed` with Boris's hooks. Stream the SDK's events
+        from `StreamedRun.stream_events()`; `await StreamedRun.outcome()` when it ends asks
+        the calls the run paused on in Boris and keeps the paused run, as `run` does."""
         sdk = _sdk()
         self.store.check_signature(self.actor)
-        text, version = self._stored_state()
-        state: RunState[Any, Any] = await sdk.RunState.from_string(
-            agent, text, **(state_options or {})
-        )
-        items = state.get_interruptions()
-        if not items:
-            raise NothingToResume(
-                f"task {self.task_id}'s last stored run is not paused on an approval: "
-                "nothing to resume"
+        self._refuse_while_paused()
+        version = self._state_version()
+        result = sdk.Runner.run_streamed(agent, input, hooks=self.run_hooks(), **runner_options)
+        return StreamedRun(self, result, based_on=version)
+
+    async def resume_streamed(
+        self,
+        agent: Agent[Any],
+        *,
+        state_options: dict[str, Any] | None = None,
+        **runner_options: Any,
+    ) -> StreamedRun:
+        """`resume`, streamed. While any call is still undecided nothing runs: the
+        `StreamedRun` streams nothing and its outcome is `waiting`."""
+        sdk = _sdk()
+        ready = await _decided_state(self, agent, state_options)
+        if isinstance(ready, Outcome):
+            return StreamedRun(self, None, waiting=ready)
+        run_agent, state, decided, version = ready
+        result = sdk.Runner.run_streamed(run_agent, state, hooks=self.run_hooks(), **runner_options)
+        return StreamedRun(self, result, decided=decided, based_on=version)
+
+    def record_run(self, result: RunResult | RunResultStreaming) -> Outcome:
+        """Hand Boris a run the application ran itself (`Runner.run` or `run_streamed`, with
+        `hooks=run_hooks()` so that each guarded call's attempt is recorded): the calls it
+        paused on are asked in Boris and the paused run is kept in the task, exactly as `run`
+        keeps it; `resume` (in any process) goes on from there. A streamed run is recorded
+        once its stream has ended. Refused while an earlier paused run still waits."""
+        _sdk()
+        self.store.check_signature(self.actor)
+        if not getattr(result, "is_complete", True):
+            raise ResumeRefused("the streamed run has not ended: stream its events first")
+        self._refuse_while_paused(result)
+        return self._after(result, [], self._state_version())
+
+    def _refuse_while_paused(self, result: Any = None) -> None:
+        pausing = {call_of(item).call_id for item in getattr(result, "interruptions", ())}
+        open_calls = [c for c in self._open_calls() if c not in pausing]
+        if open_calls:
+            raise PausedRunWaiting(
+                f"task {self.task_id} has a paused run whose calls wait in Boris "
+                f"({', '.join(open_calls)}): resume it first"
             )
-        now = self.store.now()
-        waiting: list[Asked] = []
-        decided: list[tuple[ToolApprovalItem, Decided]] = []
-        for item in items:
-            asked = self._asked_for(call_of(item))
-            row = latest_approval(self.store, self.task_id, asked.effect_id)
-            decision = None if row is None else decision_of(asked, row, now)
-            if decision is None:
-                waiting.append(asked)
-            else:
-                decided.append((item, decision))
-        if waiting:
-            return Outcome(waiting=waiting)
-        for item, decision in decided:
-            if decision.approved:
-                state.approve(item)
-            else:
-                state.reject(item, rejection_message=decision.message)
-        result = await sdk.Runner.run(agent, state, hooks=self.run_hooks(), **runner_options)
-        return self._after(result, [d for _, d in decided], version)
 
     # --- recording ------------------------------------------------------------------------
 
@@ -422,7 +465,9 @@ class BorisApprovals:
         row = latest_approval(self.store, self.task_id, str(effect.effect_id))
         return Asked(call, str(effect.effect_id), "" if row is None else str(row.approval_id))
 
-    def _after(self, result: RunResult, decided: list[Decided], based_on: int) -> Outcome:
+    def _after(
+        self, result: RunResult | RunResultStreaming, decided: list[Decided], based_on: int
+    ) -> Outcome:
         """One transaction: the calls the run paused on now (intent, approval), the calls it
         went past without running (cancelled, so a late decision cannot approve them), and the
         run as it stands (a new version of the task's run-state artifact, refused as a
@@ -547,6 +592,9 @@ class BorisApprovals:
         (then the run fails and nothing runs). A call Boris never saw is recorded now: one whose
         `needs_approval` callable said no goes through without a person; one that always
         needs approval was approved outside Boris, and is refused."""
+        edited = self._edits.get(call.call_id)
+        if edited is not None:  # the person's arguments are what the tool is handed
+            call = Call(call.call_id, call.tool_name, edited)
         effect = find_effect(self.store, self.task_id, call.call_id)
         commands: list[Any] = []
         if effect is None:
@@ -663,6 +711,151 @@ class BorisApprovals:
             ),
             self.actor,
         )
+
+
+class StreamedRun:
+    """A streamed run or resume (`BorisApprovals.run_streamed`, `resume_streamed`): the SDK's
+    `result` (a `RunResultStreaming`; None when nothing ran because a call still waits),
+    its events from `stream_events()`, and when the stream has ended `outcome()`: the calls
+    the run paused on asked in Boris and the paused run kept, as `run` and `resume` do."""
+
+    def __init__(
+        self,
+        adapter: BorisApprovals,
+        result: RunResultStreaming | None,
+        *,
+        decided: list[Decided] | None = None,
+        based_on: int = 0,
+        waiting: Outcome | None = None,
+    ) -> None:
+        self.adapter = adapter
+        self.result = result
+        self._decided = decided or []
+        self._based_on = based_on
+        self._outcome = waiting
+
+    async def stream_events(self) -> AsyncIterator[StreamEvent]:
+        """The SDK's stream events, as `RunResultStreaming.stream_events()` yields them."""
+        if self.result is None:
+            return
+        async for event in self.result.stream_events():
+            yield event
+
+    async def outcome(self) -> Outcome:
+        """What the run came to, recorded once (the rest of the stream drained first)."""
+        if self._outcome is None:
+            assert self.result is not None
+            if not self.result.is_complete:
+                async for _ in self.result.stream_events():
+                    pass
+            self._outcome = self.adapter._after(self.result, self._decided, self._based_on)
+        return self._outcome
+
+
+async def _decided_state(
+    adapter: BorisApprovals, agent: Agent[Any], state_options: dict[str, Any] | None
+) -> Outcome | tuple[Agent[Any], RunState[Any, Any], list[Decided], int]:
+    """The stored run with every call's decision applied to it, and the agent to run it
+    with (the person's edits handed to their tools); an `Outcome` with the calls still
+    waiting instead while any is undecided."""
+    sdk = _sdk()
+    adapter.store.check_signature(adapter.actor)
+    text, version = adapter._stored_state()
+    state: RunState[Any, Any] = await sdk.RunState.from_string(agent, text, **(state_options or {}))
+    items = state.get_interruptions()
+    if not items:
+        raise NothingToResume(
+            f"task {adapter.task_id}'s last stored run is not paused on an approval: "
+            "nothing to resume"
+        )
+    now = adapter.store.now()
+    waiting: list[Asked] = []
+    decided: list[Decided] = []
+    for item in items:
+        asked = adapter._asked_for(call_of(item))
+        row = latest_approval(adapter.store, adapter.task_id, asked.effect_id)
+        decision = None if row is None else decision_of(asked, row, now)
+        if decision is None:
+            waiting.append(asked)
+        else:
+            decided.append(decision)
+    if waiting:
+        return Outcome(waiting=waiting)
+    run_agent, decided = _applying_edits(agent, items, decided)
+    if run_agent is not agent:  # the same run, its edited calls' tools wrapped
+        state = await sdk.RunState.from_string(run_agent, text, **(state_options or {}))
+        items = state.get_interruptions()
+    adapter._edits = {d.asked.call.call_id: d.arguments for d in decided if d.arguments is not None}
+    by_call = {d.asked.call.call_id: d for d in decided}
+    for item in items:
+        decision = by_call[call_of(item).call_id]
+        if decision.approved:
+            state.approve(item)
+        else:
+            state.reject(item, rejection_message=decision.message)
+    return run_agent, state, decided, version
+
+
+def _applying_edits(
+    agent: Any, items: Sequence[Any], decided: list[Decided]
+) -> tuple[Any, list[Decided]]:
+    """The agent to resume with: where a person edited a call of one of the starting agent's
+    function tools, a clone whose tool is handed the person's arguments for exactly that
+    call (`_applying`); an edit of another agent's call is not run (`Decided.not_applied`)."""
+    edits = {d.asked.call.call_id: d for d in decided if d.arguments is not None}
+    if not edits:
+        return agent, decided
+    owner = {call_of(item).call_id: getattr(item, "agent", None) for item in items}
+    tools = {str(getattr(t, "name", "")): t for t in getattr(agent, "tools", None) or ()}
+    applied: dict[str, dict[str, dict[str, Any]]] = {}
+    kept: list[Decided] = []
+    for d in decided:
+        call = d.asked.call
+        tool = tools.get(call.tool_name)
+        if d.arguments is None:
+            kept.append(d)
+        elif owner.get(call.call_id) is agent and tool is not None and _guarded(tool):
+            applied.setdefault(call.tool_name, {})[call.call_id] = d.arguments
+            kept.append(d)
+        else:
+            kept.append(d.not_applied())
+    if not applied:
+        return agent, kept
+    wrapped = [
+        _applying(t, applied[name]) if (name := str(getattr(t, "name", ""))) in applied else t
+        for t in agent.tools
+    ]
+    return agent.clone(tools=wrapped), kept
+
+
+def _applying(tool: Any, edits: dict[str, dict[str, Any]]) -> Any:
+    """The function tool, handed the person's arguments for the calls they edited (by call
+    id) instead of the model's; the model reads that it ran with them, then the output."""
+    invoke = tool.on_invoke_tool
+
+    async def on_invoke_tool(context: Any, arguments: str) -> Any:
+        edited = edits.get(str(getattr(context, "tool_call_id", "")))
+        if edited is None:
+            return await invoke(context, arguments)
+        output = await invoke(context, json.dumps(edited, ensure_ascii=False))
+        if not isinstance(output, str):
+            return output
+        return (
+            f"A person in Boris approved this {tool.name} call with other arguments, and it "
+            f"ran with them: {canonical_json(edited)}\n\nTool output:\n{output}"
+        )
+
+    return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool)
+
+
+def hand_over(
+    store: Store, task_id: str, result: RunResult | RunResultStreaming, actor: Actor = DEFAULT_ACTOR
+) -> Outcome:
+    """Hand Boris a paused run an application ran itself with `Runner.run` (or
+    `run_streamed`, its stream ended): `BorisApprovals(store, task_id, actor).record_run`.
+    Pass `hooks=BorisApprovals(...).run_hooks()` to that run so each guarded call's attempt
+    is recorded; resume with `BorisApprovals(...).resume(agent)`."""
+    return BorisApprovals(store, task_id, actor).record_run(result)
 
 
 def _text_of(output: object) -> str:

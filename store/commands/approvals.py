@@ -21,7 +21,7 @@ from ..errors import AlreadyApproved, AuthorityRefused, CommandRejected, Unknown
 from ..model import Actor
 from ..reads.passkeys import PasskeyAssertion
 from ..tx import Tx
-from . import message_edit, passkeys, policies, standing_rules, tool_calls
+from . import message_edit, passkeys, policies, routing, standing_rules, tool_calls
 from .core import (
     Command,
     Content,
@@ -138,8 +138,10 @@ def _request(tx: Tx, cmd: RequestApproval, actor: Actor) -> str:
         ),
         actor,
     )
-    # A person's standing rule that covers this call decides it now (issue 42).
-    standing_rules.decide_by_rule(tx, cmd.task_id, approval_id, actor)
+    # A routed policy names who decides it; else a person's standing rule that covers this
+    # call decides it now (issue 42).
+    if not routing.route_request(tx, cmd.task_id, approval_id, cmd.policy, actor):
+        standing_rules.decide_by_rule(tx, cmd.task_id, approval_id, actor)
     settle_status(tx, cmd.task_id, actor)
     return approval_id
 
@@ -167,6 +169,7 @@ def _decide(tx: Tx, cmd: DecideApproval, actor: Actor) -> str:
     refused = rules.decider_refusal(row.requester, actor.kind, actor.id)
     if refused is not None:
         raise AuthorityRefused(refused.rule, refused.message)
+    routing.decide_refusal(tx, cmd.task_id, cmd.approval_id, actor)  # issue 42
     if cmd.decision == "sent_back" and not cmd.note.strip():
         raise CommandRejected("sending back needs a note: say what should change")
     needed = rules.approvers_needed(row.approvers, policies.approvers_of(tx.conn, row.policy))

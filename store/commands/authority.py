@@ -29,6 +29,8 @@ _APPROVAL_EVENTS = (
     "approval.requested",
     "approval.decided",
     "approval.ruled",
+    "approval.routed",
+    "approval.escalated",
     "approval.consumed",
     "approval.retired",
 )
@@ -74,6 +76,9 @@ class ApprovalOnRecord:
     # approval of the object it binds now is in the log (an edit starts them again).
     needed: int = 1
     approved_by: list[str] = field(default_factory=list)
+    #: A routed request (issue 42): the people it was routed or escalated to; only their
+    #: approvals count.
+    routed_to: tuple[str, ...] | None = None
 
     def why_not_usable(self, effect_id: str, digest: str, now: str) -> str | None:
         """Why the log does not let this approval authorize `digest` for `effect_id` now."""
@@ -81,8 +86,11 @@ class ApprovalOnRecord:
             return "the log has no request for it"
         if self.decision != rules.ApprovalState.APPROVED:
             return "no person's approval of it is in the log"
-        if not rules.quorum_met(self.approved_by, self.needed):
-            return f"the log has {rules.quorum_words(self.approved_by, self.needed)}"
+        approved_by = self.approved_by
+        if self.routed_to is not None:
+            approved_by = [p for p in approved_by if p in self.routed_to]
+        if not rules.quorum_met(approved_by, self.needed):
+            return f"the log has {rules.quorum_words(approved_by, self.needed)}"
         if self.consumed:
             return "the log says it was used already"
         if self.retired is not None:
@@ -132,6 +140,11 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
             if ruled_on_record(conn, task_id, p, at, requester) is None:
                 found.decision = str(p.get("decision"))
                 found.approved_by = [f"rule:{p.get('rule_id')}"]
+        elif type_ == "approval.routed":
+            found.routed_to = (*p.get("deciders", ()), *p.get("escalate_to", ()))
+        elif type_ == "approval.escalated" and p.get("expires_at"):
+            # An expiry moved on by its routed policy (on_expiry: escalate).
+            found.expires_at = max(found.expires_at, str(p["expires_at"]))
         elif type_ == "approval.consumed":
             found.consumed = True
     return found

@@ -56,6 +56,7 @@ from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
 from .manifests import LinkManifest, MigrateEffectTool, RecordConfiguration, RecordManifest
 from .narrative import ClaimIn, RecordNarrative
 from .retention import ExpireContent, SetRetention
+from .routing import EscalateDue, SetGroup, SetRoute
 from .standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
 from .waits import CancelWait, RecordWait, SettleWait
 
@@ -80,6 +81,7 @@ __all__ = [
     "CreateTask",
     "DecideApproval",
     "DispatchEffect",
+    "EscalateDue",
     "ExpireContent",
     "GrantStandingRule",
     "Ident",
@@ -108,7 +110,9 @@ __all__ = [
     "RevokeStandingRule",
     "SetApprovalPolicy",
     "SetBudget",
+    "SetGroup",
     "SetRetention",
+    "SetRoute",
     "SetStatus",
     "SettleWait",
     "StopRun",

@@ -70,6 +70,9 @@ AUTHORITY: dict[str, Authority] = {
     "grant_standing_rule": Authority(_PERSON, events=("rule.granted",)),
     "revoke_standing_rule": Authority(_PERSON, events=("rule.revoked",)),
     "reserve_policy": Authority(_PERSON),
+    # Routing (issue 42): who decides a policy's requests, and the groups it names.
+    "set_route": Authority(_PERSON),
+    "set_group": Authority(_PERSON),
 }
 
 

@@ -10,6 +10,7 @@ never this package.
 from . import leases as _leases  # noqa: F401  (registers the leases' apply functions)
 from . import ledger as _ledger  # noqa: F401  (registers the ledger's apply functions)
 from . import retention as _retention  # noqa: F401  (registers retention's apply functions)
+from . import routing as _routing  # noqa: F401  (an escalation's new expiry, issue 42)
 from . import standing_rules as _standing_rules  # noqa: F401  (a rule's decision, issue 42)
 from . import waits as _waits  # noqa: F401  (registers the waits' apply functions)
 from .core import Apply, applies, apply, clear, dump, only_advances_head

@@ -22,6 +22,7 @@ from ..blobs import BlobStore
 from ..errors import UnknownApproval
 from ..model import Actor
 from .changes import Change, Facts, Send, change_of, pretty_json
+from .routing import routing_words
 
 
 class ApprovalVerdict(StrEnum):
@@ -83,6 +84,9 @@ class ApprovalDecision:
     #: object it binds now, in order. One person counts once; an edit starts them again.
     approvers_needed: int = 1
     approved_by: tuple[Actor, ...] = ()
+    #: A routed request (issue 42): who it waits on and when it escalates, in words ("waiting
+    #: on group:release (rita, ben); escalates to person:olga at …"); None when not routed.
+    routing: str | None = None
 
     @property
     def decidable(self) -> bool:
@@ -196,6 +200,7 @@ def approval_decision(
         editable=() if why is not None else _editable(payload, change, row.effect_id),
         approvers_needed=int(row.approvers),
         approved_by=tuple(a for a in map(_actor, row.approved_by or ()) if a is not None),
+        routing=routing_words(conn, task_id, approval_id, now),
     )
 
 

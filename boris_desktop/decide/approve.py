@@ -182,7 +182,8 @@ class ApproveDialog(Following):
     def _show(self, d: ApprovalDecision) -> None:
         self.decision = d
         self.fields.consequence.setText(d.consequence)
-        self.fields.policy.setText(d.policy)
+        # A routed policy says who the request waits on and when it escalates (issue 42).
+        self.fields.policy.setText(f"{d.policy} — {d.routing}" if d.routing else d.policy)
         self.fields.requester.setText(f"{_who(d.requester)} at {t.when(d.requested_at)}")
         self.fields.expiry.setText(f"{t.when(d.expires_at)} (database clock)")
         self.fields.digest.setText(d.payload_digest)

@@ -16,6 +16,7 @@ from ..reads.decisions import Decision, Decisions
 from ..reads.inbox import Lease, TaskRow
 from ..reads.manifests import ConfigurationRead, Manifest
 from ..reads.read_model import ReadModel
+from ..reads.routing import Routing
 from ..reads.standing_rules import StandingRule, StandingRules
 from ..services.brief.models import ResumeBrief
 from ..services.narratives import Narrative
@@ -161,6 +162,8 @@ OUTPUTS: dict[str, Any] = {
     "rules list": StandingRules,
     "rules add": StandingRule,
     "rules revoke": StandingRule,
+    "route": Routing,
+    "route list": Routing,
 }
 
 

@@ -34,6 +34,8 @@ def call_from_log(
 ) -> CallAsked | str:
     """The call an approval asked about, as the task's log recorded it (its request and its
     effect's intent), or why the log has none."""
+    if _logged(conn, task_id, "approval.routed", "approval_id", approval_id) is not None:
+        return f"approval {approval_id} is routed to named people: no standing rule decides it"
     asked = _logged(conn, task_id, "approval.requested", "approval_id", approval_id)
     if asked is None or not asked.get("effect_id"):
         return f"the log has no request of an effect for approval {approval_id}"

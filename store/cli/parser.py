@@ -48,6 +48,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "standing_rules",
         "standing rules: a person's answer for calls like one (add, list, revoke, reserve)",
     ),
+    (
+        "route",
+        "routing",
+        "routing: who decides a policy's requests, how many, and when they escalate",
+    ),
     ("approve", "ledger", "decide an approval: approved (a person, never the requester)"),
     ("reject", "ledger", "decide an approval: rejected (a person, never the requester)"),
     (

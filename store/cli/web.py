@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,7 @@ def cmd_serve(store: Store, args: argparse.Namespace) -> None:
     where = listen(args.host, args.port, args.cert, args.cert_key, args.origin)
     store.sign_as(person)
     site = Site(store, RelyingParty(where.origin, where.rp_id), secure_cookies=True)
+    stop = _notifications(site, person, where.origin, args)
     token = site.invite(person)
     print(f"boris serve: decisions at {where.origin}/", flush=True)
     print(
@@ -64,6 +66,24 @@ def cmd_serve(store: Store, args: argparse.Namespace) -> None:
         server_header=False,
         proxy_headers=False,
     )
+    stop.set()
+
+
+def _notifications(
+    site: Any, person: Any, origin: str, args: argparse.Namespace
+) -> threading.Event:
+    """With --notify: a watcher thread sending each burst's line (store.web.notify)."""
+    stop = threading.Event()
+    if args.notify:
+        from ..web.notify import Watcher, apprise_sender
+
+        if args.notify_every <= 0:
+            raise answers.UsageError("--notify-every must be a positive number of seconds")
+        watcher = Watcher(site.store, person, origin, apprise_sender(args.notify), site.store_lock)
+        threading.Thread(
+            target=watcher.run, args=(stop, args.notify_every), name="boris-notify", daemon=True
+        ).start()
+    return stop
 
 
 def cmd_passkeys(store: Store, args: argparse.Namespace) -> None:
@@ -110,6 +130,16 @@ def register(add: Add) -> None:
         "--origin",
         help="the address a phone's browser opens, when a reverse proxy is in front "
         "(e.g. https://boris.example.net); passkeys are bound to its host",
+    )
+    sp.add_argument(
+        "--notify",
+        action="append",
+        metavar="URL",
+        help="send new approvals and expiries to this Apprise URL (repeat for more): "
+        "one plain-text line with the page's link",
+    )
+    sp.add_argument(
+        "--notify-every", type=float, default=5.0, help="seconds between looks (default 5)"
     )
     sp = add("passkeys", cmd_passkeys)
     sub = sp.add_subparsers(dest="passkeys_cmd", required=True)

@@ -6,23 +6,29 @@ is recorded with its assertion and `boris verify` passes; each refusal (a replay
 assertion, one made for another approval, a changed payload, an expired approval, an
 unregistered or revoked passkey, no CSRF token) is a typed error and records nothing. The
 page's defences: its headers (CSP without inline script), its cookie, its rate limit, no trace
-in an error, every task string escaped."""
+in an error, every task string escaped. The agent waiting over MCP receives the decision.
+The tests run in file order on the module's server: the revocation and the database edited
+behind the store's back come last."""
 
 from __future__ import annotations
 
 import json
 import re
 import sqlite3
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("webauthn")
 pytest.importorskip("uvicorn")
 
-from signed_default import Signed, signed_default_store
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from signed_default import ROOT, Signed, signed_default_store
 from web_authenticator import SoftAuthenticator
 from web_site import Client, Server, serve
 
@@ -195,6 +201,53 @@ def test_the_page_defences(site) -> None:
     assert statuses[0] == 200 and statuses[-1] == 429
 
 
+def test_the_agent_waiting_over_mcp_receives_the_decision(site, rita) -> None:
+    """The agent asks and waits through the real MCP client; the person approves on the page."""
+    signed, _server = site
+    client, auth = rita
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "store.cli", "mcp", "--actor", signed.agent],
+        env=signed.env(agent=True),
+        cwd=str(ROOT),
+    )
+    waited: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            asked = await session.call_tool(
+                "request_approval",
+                {
+                    "task_id": "weekly",
+                    "payload": MAIL,
+                    "consequence": "mail over MCP",
+                    "policy": "p",
+                },
+            )
+            approval = asked.structured_content["result"]
+
+            async def wait() -> None:
+                got = await session.call_tool(
+                    "wait_for_approval",
+                    {"task_id": "weekly", "approval_id": approval, "timeout_seconds": 60},
+                )
+                waited.update(got.structured_content)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait)
+                await anyio.sleep(0.5)
+                assert not waited
+                done, _ = await anyio.to_thread.run_sync(lambda: _decide(client, auth, approval))
+                assert done.status_code == 200, done.text
+
+    anyio.run(scenario)
+    assert waited["ok"] and waited["timed_out"] is False, waited
+    assert (
+        waited["result"]["state"] == "approved" and waited["result"]["decided_by"]["id"] == "rita"
+    )
+
+
 def test_a_revoked_passkey_decides_nothing(site, rita, tmp_path: Path) -> None:
     signed, _server = site
     client, auth = rita
@@ -213,6 +266,14 @@ def test_a_revoked_passkey_decides_nothing(site, rita, tmp_path: Path) -> None:
     )
     assert done.json()["error"] == "passkey_revoked", done.text
     assert _state(signed, approval) == "pending"
+
+
+def test_serve_refuses_a_network_address_without_tls(site) -> None:
+    signed, _server = site
+    refused = signed.boris("serve", "--actor", "person:rita", "--host", "0.0.0.0", "--port", "1")
+    assert refused.returncode == 2, refused.stderr
+    assert "refusing to serve on 0.0.0.0 without TLS" in refused.stderr.decode()
+    assert "Traceback" not in refused.stderr.decode()
 
 
 def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:

@@ -166,3 +166,42 @@ def test_only_people_the_keyring_trusts_are_routed_to_and_only_a_person_routes(
     rc, _, err = signed.run("--actor", "person:rita", "route", "set", "p", "--decider", "group:x")
     assert rc == 1 and "no group:x" in err
     assert signed.ok("route", "list") == {"policies": [], "groups": []}
+
+
+def test_verify_fails_a_decision_by_someone_not_routed_to_and_an_early_escalation(
+    signed: Signed,  # noqa: F811
+    team: Team,
+) -> None:
+    from test_standing_rules import BOT
+
+    from store.events import ApprovalDecided
+    from store.model import Actor
+    from store.signing.keys import load_key
+
+    tid = signed.task("t1")
+    signed.rita(
+        "route", "set", "deploys", "--decider", "person:ben",
+        "--escalate-after", "60", "--escalate-to", "person:olga",
+    )  # fmt: skip
+    aid = signed.ask(tid, "Deploy", {"env": "prod"}, policy="deploys")
+    # The agent records the escalation itself, an hour early; then olga approves, past the
+    # command layer, each signed with their own trusted key.
+    with signed.store.transaction() as tx:
+        tx.emit(tid, ApprovalEscalated(approval_id=aid, to=("olga",), why="unanswered"), BOT)
+    signed.store.signer = load_key(team.keys["olga"])
+    with signed.store.transaction() as tx:
+        tx.emit(
+            tid,
+            ApprovalDecided(approval_id=aid, decision="approved"),
+            Actor(kind="person", id="olga"),
+        )
+    signed.store.signer = load_key(signed.agent_key)
+    rc, problems = signed.verify()
+    assert rc == 3
+    mine = sorted((p["rule"], p["actor"]) for p in problems if p["kind"] == "approval_decider")
+    assert mine == [("escalation_when_due", "agent:bot"), ("routed_to_named_people", "person:olga")]
+    # Dispatch does not take olga's approval either: the request is ben's until escalated.
+    from store.errors import CommandRejected
+
+    with pytest.raises(CommandRejected):
+        signed.store.execute(lg.DispatchEffect(task_id=tid, effect_id="eff-1", executor="x"), BOT)

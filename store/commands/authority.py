@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from .. import rules
 from .. import schema as t
+from ..reads.routing import routed_deciders
 from . import policies
 from .standing_rule_record import ruled_on_record
 
@@ -76,8 +77,8 @@ class ApprovalOnRecord:
     # approval of the object it binds now is in the log (an edit starts them again).
     needed: int = 1
     approved_by: list[str] = field(default_factory=list)
-    #: A routed request (issue 42): the people it was routed or escalated to; only their
-    #: approvals count.
+    #: A routed request (issue 42): the people whose approvals count, each one it was routed
+    #: (or, by then, escalated) to when they decided (store.reads.routing).
     routed_to: tuple[str, ...] | None = None
 
     def why_not_usable(self, effect_id: str, digest: str, now: str) -> str | None:
@@ -141,7 +142,7 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
                 found.decision = str(p.get("decision"))
                 found.approved_by = [f"rule:{p.get('rule_id')}"]
         elif type_ == "approval.routed":
-            found.routed_to = (*p.get("deciders", ()), *p.get("escalate_to", ()))
+            found.routed_to = tuple(routed_deciders(conn, task_id, approval_id) or ())
         elif type_ == "approval.escalated" and p.get("expires_at"):
             # An expiry moved on by its routed policy (on_expiry: escalate).
             found.expires_at = max(found.expires_at, str(p["expires_at"]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,7 +16,7 @@ from pydantic import Field
 from sqlalchemy.engine import Connection
 
 from .. import schema as t
-from ..rules.routing import Route, route_words
+from ..rules.routing import Route, route_refusal, route_words
 from .read_model import ReadModel
 
 ROUTE_PREFIX = "route:"
@@ -89,6 +90,48 @@ def route_on_record(conn: Connection, task_id: str, approval_id: str) -> Route |
         on_expiry=str(found.get("on_expiry") or "reject"),
         escalated_on_expiry=on_expiry,
     )
+
+
+def routed_deciders(conn: Connection, task_id: str, approval_id: str) -> set[str] | None:
+    """The people whose decisions of a routed request the log lets count: each was one it
+    was routed to when they decided (an escalation counts from its time, or from the
+    request's expiry where its policy escalates then); None when it was not routed."""
+    route = route_on_record(conn, task_id, approval_id)
+    if route is None:
+        return None
+    base = replace(route, escalated_on_expiry=False)
+    expired_at = _expiry_escalation(conn, task_id, approval_id, route)
+    e = t.events
+    rows = conn.execute(
+        sa.select(e.c.payload, e.c.actor_kind, e.c.actor_id, e.c.at)
+        .where(e.c.task_id == task_id, e.c.type == "approval.decided")
+        .order_by(e.c.seq)
+    ).all()
+    counted: set[str] = set()
+    for payload, kind, who, at in rows:
+        if json.loads(payload).get("approval_id") != approval_id or kind != "person":
+            continue
+        now = replace(base, escalated_on_expiry=expired_at is not None and expired_at <= str(at))
+        if route_refusal(now, "person", str(who), str(at)) is None:
+            counted.add(str(who))
+    return counted
+
+
+def _expiry_escalation(
+    conn: Connection, task_id: str, approval_id: str, route: Route
+) -> str | None:
+    """When the request was escalated on its expiry, where its policy says so and the log's
+    escalation came after the expiry it had; else None."""
+    if route.on_expiry != "escalate":
+        return None
+    expiry = ""
+    for p, _ in events_of(conn, task_id, "approval.requested"):
+        if p.get("approval_id") == approval_id:
+            expiry = str(p.get("expires_at") or "")
+    for p, at in events_of(conn, task_id, "approval.escalated"):
+        if p.get("approval_id") == approval_id and p.get("why") == "expired" and at >= expiry:
+            return at
+    return None
 
 
 def routing_words(conn: Connection, task_id: str, approval_id: str, now: str) -> str | None:

@@ -22,26 +22,32 @@ from .findings import Finding, TaskFindings
 from .lineage import LineageCheck
 from .passkeys import PasskeysCheck
 from .replay import Replay, Scratch
+from .routing import WATCHED as _ROUTING_WATCH
+from .routing import RoutingCheck
 from .standing_rules import WATCHED as _RULES_WATCH
 from .standing_rules import StandingRulesCheck
 
 #: The event types whose payloads the checks after the stream need (see `_gather`); a note
 #: kept as content names a blob, a tombstone retires one (retention, issue 35 part R).
-_GATHERED = frozenset(
-    {
-        ev.CheckpointWritten.TYPE,
-        ev.ApprovalRequested.TYPE,
-        ev.ApprovalConsumed.TYPE,
-        ev.ApprovalDecided.TYPE,
-        ev.BudgetCharged.TYPE,
-        ev.ArtifactVersionRecorded.TYPE,
-        ev.EvidenceAttached.TYPE,
-        ev.EffectPlanned.TYPE,
-        ev.EffectRevised.TYPE,
-        ev.NoteStored.TYPE,
-        ev.ContentRetired.TYPE,
-    }
-) | _RULES_WATCH
+_GATHERED = (
+    frozenset(
+        {
+            ev.CheckpointWritten.TYPE,
+            ev.ApprovalRequested.TYPE,
+            ev.ApprovalConsumed.TYPE,
+            ev.ApprovalDecided.TYPE,
+            ev.BudgetCharged.TYPE,
+            ev.ArtifactVersionRecorded.TYPE,
+            ev.EvidenceAttached.TYPE,
+            ev.EffectPlanned.TYPE,
+            ev.EffectRevised.TYPE,
+            ev.NoteStored.TYPE,
+            ev.ContentRetired.TYPE,
+        }
+    )
+    | _RULES_WATCH
+)
+_GATHERED |= _ROUTING_WATCH  # issue 42
 
 
 class TaskCheck:
@@ -68,6 +74,7 @@ class TaskCheck:
         self.budgets = BudgetsCheck(self.found, conn)
         self.blobs = BlobsCheck(self.found, store, blob_cache)
         self.rules = StandingRulesCheck(self.found, conn)
+        self.routing = RoutingCheck(self.found)
         self.passkeys = PasskeysCheck(self.found, conn)
 
     @property
@@ -140,4 +147,5 @@ class TaskCheck:
         self.budgets.see(e)
         self.blobs.see(e)
         self.rules.see(e)
+        self.routing.see(e)
         self.passkeys.see(e)

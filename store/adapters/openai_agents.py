@@ -376,7 +376,8 @@ class BorisApprovals:
         self.store.check_signature(self.actor)
         self._refuse_while_paused()
         result = await sdk.Runner.run(agent, input, hooks=self.run_hooks(), **runner_options)
-        return self._after(result, [], self._state_version())
+        outcome = self._after(result, [], self._state_version())
+        return await _on_while_ruled(self, agent, outcome, None, runner_options)
 
     async def resume(
         self,
@@ -388,14 +389,17 @@ class BorisApprovals:
         """Resume the task's paused run with the people's decisions. While any call is still
         undecided nothing runs (`Outcome.waiting`). `agent` is the run's starting agent, built
         as when it paused; `state_options` go to `RunState.from_string` (a context
-        deserializer ...). A call a person edited runs with their arguments."""
+        deserializer ...). A call a person edited runs with their arguments. A run that
+        pauses again only on calls decided as they were asked (a person's standing rule
+        covered them) goes on at once."""
         sdk = _sdk()
         ready = await _decided_state(self, agent, state_options)
         if isinstance(ready, Outcome):
             return ready
         run_agent, state, decided, version = ready
         result = await sdk.Runner.run(run_agent, state, hooks=self.run_hooks(), **runner_options)
-        return self._after(result, decided, version)
+        outcome = self._after(result, decided, version)
+        return await _on_while_ruled(self, agent, outcome, state_options, runner_options)
 
     def run_streamed(self, agent: Agent[Any], input: Any, **runner_options: Any) -> StreamedRun:
         """`run`, streamed: `Runner.run_streamed` with Boris's hooks. Stream the SDK's events
@@ -794,6 +798,43 @@ async def _decided_state(
         else:
             state.reject(item, rejection_message=decision.message)
     return run_agent, state, decided, version
+
+
+#: How many pauses in a row `run` / `resume` go past when standing rules decided every call
+#: (a model calling a ruled tool in a loop still comes back to the application).
+MAX_RULED_ROUNDS = 16
+
+
+def _decided_already(adapter: BorisApprovals, asked: Asked) -> bool:
+    row = latest_approval(adapter.store, adapter.task_id, asked.effect_id)
+    return row is not None and decision_of(asked, row, adapter.store.now()) is not None
+
+
+async def _on_while_ruled(
+    adapter: BorisApprovals,
+    agent: Agent[Any],
+    outcome: Outcome,
+    state_options: dict[str, Any] | None,
+    runner_options: dict[str, Any],
+) -> Outcome:
+    """A run that paused only on calls decided already as they were asked (a person's
+    standing rule, `boris rules`, decided each, recorded as the rule's) goes on at once: the
+    rule's decision is the SDK's answer, and nobody has to resume it by hand."""
+    decided = list(outcome.decided)
+    for _ in range(MAX_RULED_ROUNDS):
+        if not outcome.asked or not all(_decided_already(adapter, a) for a in outcome.asked):
+            break
+        ready = await _decided_state(adapter, agent, state_options)
+        if isinstance(ready, Outcome):  # pragma: no cover  # decided above, in this process
+            return ready
+        run_agent, state, now_decided, version = ready
+        result = await _sdk().Runner.run(
+            run_agent, state, hooks=adapter.run_hooks(), **runner_options
+        )
+        outcome = adapter._after(result, now_decided, version)
+        decided += now_decided
+    outcome.decided = decided
+    return outcome
 
 
 def _applying_edits(

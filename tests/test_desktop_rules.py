@@ -149,3 +149,36 @@ def test_a_stale_revocation_is_refused_and_the_conflict_shown(
     qtbot.waitUntil(lambda: not d.reading and _rows(d)[0][1] == "revoked", timeout=WAIT_MS)
     assert "by rita" in _rows(d)[0][8]
     assert not d.revoke_button.isEnabled()  # nothing left to revoke
+
+
+def test_the_decision_dialog_says_who_a_routed_request_waits_on(qtbot, store: Store) -> None:
+    """Routing (issue 42), shown where the person decides: the request waits on ben, and
+    maria's approval from the window is refused with the store's reason."""
+    from test_desktop_actions import armed, done
+
+    from boris_desktop.decide.approve import ApproveDialog
+    from store.commands.routing import SetRoute
+
+    _task(store)
+    store.execute(
+        SetRoute(policy="tools", deciders=["person:ben"], escalate_after_minutes=30,
+                 escalate_to=["person:olga"]),
+        Actor(kind="person", id="owner"),
+    )  # fmt: skip
+    assert _ask(store, 1, "Deploy", {"env": "prod"}) == "pending"
+    w = open_window(qtbot, store, "t1")
+    d = ApproveDialog(w, "t1", "apr-1")
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
+    policy = d.fields.policy.text()
+    assert policy.startswith("tools — waiting on person:ben; escalates to person:olga at ")
+    armed(qtbot, d.ok)
+    d.ok.click()  # maria, from the window
+    done(qtbot, w, d)
+    from store.api import AuthorityRefused
+
+    assert isinstance(d.last_error, AuthorityRefused)
+    assert d.last_error.rule == "routed_to_named_people"
+    assert "ben" in d.error.text()
+    assert store.task("t1")["approvals"][0]["state"] == "pending"

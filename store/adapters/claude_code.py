@@ -556,8 +556,6 @@ class HookCall:
     tool_response: Any = None
     error: str | None = None
     duration_ms: float | None = None
-    #: PermissionRequest's "always allow" options, as the dialog would offer them.
-    permission_suggestions: tuple[dict[str, Any], ...] = ()
 
 
 def parse_hook_input(raw: bytes, event: str) -> HookCall:
@@ -591,7 +589,6 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
     tool_use_id = value.get("tool_use_id")
     duration = value.get("duration_ms")
     error = value.get("error")
-    suggestions = value.get("permission_suggestions")
     return HookCall(
         event=event,
         session_id=str(value.get("session_id") or ""),
@@ -601,9 +598,6 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
         tool_response=value.get("tool_response"),
         error=error if isinstance(error, str) else None,
         duration_ms=duration if isinstance(duration, int | float) else None,
-        permission_suggestions=tuple(
-            s for s in (suggestions if isinstance(suggestions, list) else ()) if isinstance(s, dict)
-        ),
     )
 
 

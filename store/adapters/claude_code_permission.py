@@ -35,6 +35,13 @@ stops. Nobody decided within the wait: the effect is cancelled (its approval rev
 the answer is `deny`, or with `on_timeout="ask"` the terminal's own prompt (PreToolUse's
 `ask`; for PermissionRequest no decision, so Claude Code shows its dialog): a person decides
 either way, never a silent allow. Whatever fails in Boris denies.
+
+"Always": a person answers it in Boris, as a standing rule (`boris rules add --from-approval`,
+the window's Rules panel), which decides each next call like it as the hook asks about it,
+recorded as the rule's decision. Boris never answers with `updatedPermissions` (nor echoes a
+`permission_suggestions` entry): that would write the rule into Claude Code's settings, the
+calls it covers would no longer reach Boris (no dialog, no PermissionRequest), and revoking
+or expiring the rule in Boris would stop none of them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 import sys
 
-from .entry import main
+from . import main
 
 sys.exit(main())

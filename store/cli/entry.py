@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from .parser import _Parser, build_parser, print_refusal
+from .parser import _Parser, parser_for_run, print_refusal
 
 #: The only commands that make a store where there is none; every other one says so.
 CREATING_COMMANDS = frozenset({"init", "demo", "create-task", "import", "mcp"})
@@ -86,7 +86,7 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     """The parsed command line, or the exit code when parsing ended the command (--help,
     --version, or a usage error already printed)."""
     try:
-        return build_parser().parse_args(argv)
+        return parser_for_run().parse_args(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         if code != 2 or "hook" not in argv:

@@ -316,6 +316,23 @@ def print_refusal(exc: BaseException) -> dict[str, Any]:
     return answer
 
 
+#: A parser built ahead, every subcommand declared: the resident process builds it before
+#: it forks (store.cli.resident.server.preload), so a command run in a fork parses at once.
+#: Taken once: a second `main` in one process builds its own.
+_built_ahead: list[_Parser] = []
+
+
+def build_ahead() -> None:
+    p = build_parser()
+    for subcommand in p.subcommands.values():
+        subcommand._declared()
+    _built_ahead.append(p)
+
+
+def parser_for_run() -> _Parser:
+    return _built_ahead.pop() if _built_ahead else build_parser()
+
+
 def build_parser() -> _Parser:
     p = _Parser(
         prog="boris",

@@ -1,0 +1,98 @@
+"""How long a `boris` process takes, start to exit, beside `python -c pass` from the same
+interpreter (the floor: no program starts faster), cold and warm (not part of the test run).
+
+Run: .venv/bin/python benchmarks/bench_start.py [--runs 30]
+
+Each command is a process of its own, as Claude Code runs a hook and a shell script runs
+`boris`: the installed console script (.venv/bin/boris), in a temporary home whose store is
+made by `boris init` (signed, as a user gets it) with the agent's key made and trusted as the
+README's setup does. "cold" runs with BORIS_RESIDENT=off (every process imports what its
+command needs); "warm" lets the resident process (store.cli.resident) run the command in a
+fork of itself, after one command started it. The recorded hook is Claude Code's documented
+PreToolUse JSON (tests/fixtures/claude_code/pre_tool_use.json) fed to
+`boris hook pre-tool-use`, each run a new tool_use_id, so each records a new call. Runs of the
+floor and each command alternate, so a noisy neighbour costs them alike; the median is shown
+with its ratio to the floor's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BORIS = str(Path(sys.executable).with_name("boris"))
+PERSON = "person:rita"
+AGENT = "agent:claude"
+
+
+def timed(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, input=stdin, capture_output=True)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{argv} failed: {done.stderr.decode()}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    base = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
+    base.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+    )
+    key = home / "agent.pem"
+    for argv in (
+        ["init", "--actor", PERSON],
+        ["keys", "new", str(key)],
+        ["keys", "add", str(key), "--for", AGENT, "--actor", PERSON],
+        ["--actor", PERSON, "create-task", "--id", "bench", "--title", "Start",
+         "--owner", "rita", "--objective", "hooks", "--destination", "claude-code://tools/"],
+    ):  # fmt: skip
+        subprocess.run([BORIS, *argv], env=base, check=True, capture_output=True)
+    hook_env = dict(base, BORIS_KEY=str(key), BORIS_ACTOR=AGENT, BORIS_TASK="bench")
+    pre = json.loads((ROOT / "tests/fixtures/claude_code/pre_tool_use.json").read_text())
+    calls = iter(range(10**6))
+
+    def hook_input() -> bytes:
+        return json.dumps(dict(pre, tool_use_id=f"toolu_bench_{next(calls)}")).encode()
+
+    cases = {
+        "boris --version": ([BORIS, "--version"], base, lambda: b""),
+        "boris tasks": ([BORIS, "tasks"], base, lambda: b""),
+        "hook pre-tool-use (recorded)": ([BORIS, "hook", "pre-tool-use"], hook_env, hook_input),
+    }
+    floor: list[float] = []
+    results: dict[str, list[float]] = {}
+    for mode in ("cold", "warm"):
+        for name, (argv, env, stdin) in cases.items():
+            env = dict(env, BORIS_RESIDENT="off" if mode == "cold" else "on")
+            timed(argv, env, stdin())  # warm: starts the resident process
+            time.sleep(3 if mode == "warm" else 0)  # ... which imports once, apart
+            runs = results.setdefault(f"{name}, {mode}", [])
+            for _ in range(args.runs):
+                floor.append(timed([sys.executable, "-c", "pass"], base))
+                runs.append(timed(argv, env, stdin()))
+    pass_ms = statistics.median(floor) * 1000
+    print(f"python -c pass: {pass_ms:.1f} ms (median of {len(floor)})")
+    for name, runs in results.items():
+        ms = statistics.median(runs) * 1000
+        print(f"{name}: {ms:.1f} ms ({ms / pass_ms:.1f}x python -c pass)")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,354 @@
+"""The resident `boris`: imports the command layer once, then forks a child per command.
+
+Each child is a whole `boris` process of its own, made to be the caller's: the caller's
+stdin, stdout and stderr (passed as file descriptors), working directory, environment,
+umask and command line; it runs `store.cli.entry.main`, the same code a `boris` run on
+its own runs, and exits with its status, which goes back to the caller. Nothing is written
+here that the child does not write itself, so there is one write path, not two.
+
+What is shared is only what importing left in memory: no connection, thread, engine or
+cache is made before the fork. The process listens on a socket only this login can reach
+(store.cli.resident.wire.home) and serves only callers of its own user id; it ends after
+BORIS_RESIDENT_IDLE seconds (300) without a command, or, once any file it imported changed on disk (an upgrade,
+a developer's edit), as soon as its running commands end, saying "again" to new ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import importlib
+import io
+import os
+import pkgutil
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, NoReturn
+
+from . import client, wire
+
+#: Packages a command imports itself when it is used: frameworks, the MCP SDK, the server.
+NOT_PRELOADED = ("store.adapters", "store.mcp", "store.web", "store.cli.resident")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One command, as the caller would have run it."""
+
+    fds: tuple[int, int, int]
+    umask: int
+    cwd: str
+    streams: str
+    argv: list[str]
+    environ: dict[str, str]
+
+
+@dataclass
+class Job:
+    conn: socket.socket
+    pid: int
+    pidfd: int
+    watching: bool = field(default=True)
+
+
+def serve(path: str) -> Request | None:
+    """Serve commands until idle; in each child this returns the child's request."""
+    if wire.socket_path(os.path.dirname(path), wire.identity()) != path:
+        return None  # started with other flags than its callers': it could not be theirs
+    lock = open(path + ".lock", "ab")  # held for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None  # another one serves this socket
+    # Its pid, for whoever wants to stop it (`kill $(cat …lock)`).
+    os.truncate(lock.fileno(), 0)
+    os.write(lock.fileno(), f"{os.getpid()}\n".encode())
+    preload()
+    watched = _watched_files()
+    # What importing made stays put: the collector never walks it, in the server or in a
+    # child, so a child neither pays a collection of it nor copies its pages by touching
+    # them (the gc module's documented use of freeze before fork).
+    gc.freeze()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    bound = os.stat(path).st_ino
+    server = _Server(listener, lock, watched, wire.idle_seconds(os.environ))
+    try:
+        return server.loop()
+    finally:
+        if not server.in_child:
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == bound:
+                    os.unlink(path)
+
+
+def preload() -> None:
+    """Import what commands use: the store's modules and its database drivers. Import
+    only: nothing here opens a file, a connection or a thread."""
+    import store
+
+    for module in pkgutil.walk_packages(store.__path__, "store.", onerror=lambda _: None):
+        # A __main__ runs a program when imported: never here.
+        if not module.name.startswith(NOT_PRELOADED) and not module.name.endswith("__main__"):
+            with contextlib.suppress(Exception):
+                importlib.import_module(module.name)
+    from ..parser import build_ahead
+
+    build_ahead()
+    for name in (
+        "platformdirs",
+        "getpass",
+        "sqlalchemy.dialects.sqlite.pysqlite",
+        "sqlalchemy.dialects.postgresql.psycopg",
+        "psycopg",
+    ):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def _watched_files() -> dict[str, int]:
+    """What, changed on disk, makes this process out of date: each imported module of the
+    store, and each directory packages are installed in (installing or removing a
+    package changes it)."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if filename and filename.startswith(package):
+            paths.append(filename)
+    stamps = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            stamps[path] = os.stat(path).st_mtime_ns
+    return stamps
+
+
+class _Server:
+    def __init__(
+        self, listener: socket.socket, lock: IO[bytes], watched: dict[str, int], idle: float
+    ):
+        self.idle = idle
+        self.listener = listener
+        self.lock = lock
+        self.watched = watched
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(listener, selectors.EVENT_READ, None)
+        self.jobs: dict[int, Job] = {}  # by pid
+        self.accepting = True
+        self.in_child = False
+
+    def loop(self) -> Request | None:
+        last = time.monotonic()
+        while self.accepting or self.jobs:
+            for key, _ in self.selector.select(timeout=min(self.idle, 30.0)):
+                if key.data is None:
+                    request = self._accept()
+                    if request is not None:
+                        return request  # the child
+                    last = time.monotonic()
+                else:
+                    job, what = key.data
+                    if what == "pid":
+                        self._reap(job)
+                    else:
+                        self._from_caller(job)
+            if self.accepting and not self.jobs and time.monotonic() - last > self.idle:
+                self._stop_accepting()
+        return None
+
+    def _stop_accepting(self) -> None:
+        if self.accepting:
+            self.accepting = False
+            self.selector.unregister(self.listener)
+            self.listener.close()
+
+    def _accept(self) -> Request | None:
+        conn, _ = self.listener.accept()
+        fds: list[int] = []
+        try:
+            conn.settimeout(5.0)
+            if _peer_uid(conn) != os.getuid():
+                raise ValueError("a caller of another user")
+            header, fds, _, _ = socket.recv_fds(conn, wire.HEADER.size, len(wire.STDIO))
+            if len(header) != wire.HEADER.size or len(fds) != len(wire.STDIO):
+                raise ValueError("a request without its streams")
+            (size,) = wire.HEADER.unpack(header)
+            if size > wire.MAX_BODY:
+                raise ValueError("a request too long to be a command")
+            body = _receive(conn, size)
+            umask, cwd, streams, argv, environ = wire.unpack(body)
+        except (OSError, ValueError, struct.error):
+            _refuse(conn, fds)
+            return None
+        if self._out_of_date():
+            self._stop_accepting()  # a new one, of the new files, starts on the next command
+            with contextlib.suppress(OSError):
+                conn.sendall(b"again\n")
+            _refuse(conn, fds)
+            return None
+        request = Request((fds[0], fds[1], fds[2]), umask, cwd, streams, argv, environ)
+        pid = os.fork()
+        if pid == 0:
+            self._become_child(conn)
+            return request
+        for fd in fds:
+            os.close(fd)
+        self._watch(conn, pid)
+        return None
+
+    def _watch(self, conn: socket.socket, pid: int) -> None:
+        pidfd = os.pidfd_open(pid)
+        job = Job(conn, pid, pidfd)
+        self.jobs[pid] = job
+        self.selector.register(pidfd, selectors.EVENT_READ, (job, "pid"))
+        try:
+            conn.settimeout(None)
+            conn.sendall(f"started {pid}\n".encode())
+            self.selector.register(conn, selectors.EVENT_READ, (job, "caller"))
+        except OSError:
+            self._caller_gone(job)
+
+    def _become_child(self, conn: socket.socket) -> None:
+        """Let go of everything the server holds: the child is the caller's process."""
+        self.in_child = True
+        self.selector.close()
+        if self.accepting:
+            self.listener.close()
+        for job in self.jobs.values():
+            job.conn.close()
+            os.close(job.pidfd)
+        self.jobs.clear()
+        conn.close()
+        self.lock.close()
+
+    def _from_caller(self, job: Job) -> None:
+        try:
+            data = job.conn.recv(64)
+        except OSError:
+            data = b""
+        if not data:
+            self._caller_gone(job)
+            return
+        for signum in data:
+            if signum in client.FORWARDED:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(job.pid, signum)
+
+    def _caller_gone(self, job: Job) -> None:
+        """The caller was killed: so is its command, as it would have been had it run there."""
+        if job.watching:
+            job.watching = False
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(job.conn)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(job.pid, signal.SIGKILL)
+
+    def _reap(self, job: Job) -> None:
+        _, status = os.waitpid(job.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        answer = f"exit {code}" if code >= 0 else f"signal {-code}"
+        with contextlib.suppress(OSError):
+            job.conn.sendall(answer.encode() + b"\n")
+        self.selector.unregister(job.pidfd)
+        os.close(job.pidfd)
+        if job.watching:
+            self.selector.unregister(job.conn)
+        job.conn.close()
+        del self.jobs[job.pid]
+
+    def _out_of_date(self) -> bool:
+        for path, stamp in self.watched.items():
+            try:
+                if os.stat(path).st_mtime_ns != stamp:
+                    return True
+            except OSError:
+                return True
+        return False
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def _receive(conn: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = conn.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            raise ValueError("the caller went away mid-request")
+        data += chunk
+    return bytes(data)
+
+
+def _refuse(conn: socket.socket, fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    conn.close()
+    return None
+
+
+def run(request: Request) -> int:
+    """In the child: become the caller's process, then run its command."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+    for target, fd in zip(wire.STDIO, request.fds, strict=True):
+        if fd != target:
+            os.dup2(fd, target)
+    for fd in set(request.fds) - set(wire.STDIO):
+        os.close(fd)
+    os.chdir(request.cwd)
+    os.environ.clear()
+    os.environ.update(request.environ)
+    time.tzset()
+    os.umask(request.umask)
+    stdin, stdout, stderr = request.streams.split(";")
+    sys.stdin = _stream(0, stdin)
+    sys.stdout = _stream(1, stdout)
+    sys.stderr = _stream(2, stderr)
+    sys.argv = list(request.argv)
+    from ..entry import main
+
+    return main(sys.argv[1:])
+
+
+def end(code: int) -> NoReturn:
+    """End the child as multiprocessing ends a forked child: its own cleanup (the command
+    closed its store; the streams and logging are flushed here), then os._exit. Tearing
+    down the modules it inherited would write to every page of them, copying the whole
+    server's memory (~45 ms) for nothing."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if "logging" in sys.modules:
+        import logging
+
+        logging.shutdown()
+    os._exit(code)
+
+
+def _stream(fd: int, spec: str) -> Any:
+    """A standard stream as Python makes its own: line-buffered when it is a terminal (and
+    stderr always), no newline translation, the caller's encoding and error handler."""
+    encoding, _, errors = spec.rpartition(":")
+    binary: Any = open(fd, "rb" if fd == 0 else "wb", closefd=False)
+    return io.TextIOWrapper(
+        binary,
+        encoding=encoding,
+        errors=errors,
+        newline="\n",
+        line_buffering=fd == 2 or (fd == 1 and os.isatty(fd)),
+    )

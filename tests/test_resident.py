@@ -1,0 +1,234 @@
+"""The resident `boris` (store.cli.resident): the installed `boris`, as a user runs it.
+
+A command handed to the resident process answers exactly as one run by itself (stdout,
+stderr, exit status, the caller's working directory, environment and stdin); a long one is a
+child of the resident process, ends with its caller's signals and dies with its caller; an
+edited module retires the resident process; a directory that is not the login's own, or
+BORIS_RESIDENT=off, leaves every command to run by itself. Each test has a TMPDIR of its own,
+so its resident process is its own, stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BORIS = str(Path(sys.executable).with_name("boris"))
+PERSON = "person:rita"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the resident process is Linux's")
+
+
+@dataclass
+class Login:
+    home: Path
+    tmp: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
+        env.pop("XDG_RUNTIME_DIR", None)
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            TMPDIR=str(self.tmp),
+            BORIS_RESIDENT_IDLE="60",
+        )
+        env.update(extra)
+        return env
+
+    def boris(
+        self, *argv: str, cwd: Path | None = None, stdin: bytes = b"", **extra: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [BORIS, *argv],
+            env=self.env(**extra),
+            cwd=cwd or self.home,
+            input=stdin,
+            capture_output=True,
+            timeout=60,
+        )
+
+    @property
+    def directory(self) -> Path:
+        return self.tmp / f"boris-{os.getuid()}"
+
+    def resident(self, *, other_than: int | None = None) -> int:
+        """The pid of the running resident process (started by an earlier command)."""
+        for _ in range(600):
+            for lock in self.directory.glob("*.lock"):
+                text = lock.read_text().strip()
+                sockets = list(self.directory.glob("*.sock"))
+                if text and sockets and int(text) != other_than and _alive(int(text)):
+                    return int(text)
+            time.sleep(0.05)
+        raise AssertionError(f"no resident process in {self.directory}")
+
+    def stop(self) -> None:
+        for lock in self.directory.glob("*.lock") if self.directory.exists() else ():
+            text = lock.read_text().strip()
+            if text and _alive(int(text)):
+                os.kill(int(text), signal.SIGTERM)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
+    return state != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+@pytest.fixture
+def login(tmp_path: Path) -> Iterator[Login]:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "tmp").mkdir()
+    login = Login(tmp_path / "home", tmp_path / "tmp")
+    yield login
+    login.stop()
+
+
+def _signed_task(login: Login) -> None:
+    assert login.boris("init", "--actor", PERSON).returncode == 0
+    made = login.boris(
+        "--actor", PERSON, "create-task", "--id", "t1", "--title", "Resident <b>",
+        "--owner", "rita", "--objective", "the same answers", "--destination", "file://./out/",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+
+
+def _timeless(stdout: bytes) -> object:
+    """The output, with the read's own clock reading (`now`) left out of a JSON answer."""
+
+    def drop(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: drop(v) for k, v in value.items() if k != "now"}
+        if isinstance(value, list):
+            return [drop(v) for v in value]
+        return value
+
+    return drop(json.loads(stdout)) if stdout.startswith(b"{") else stdout
+
+
+def test_a_command_in_the_resident_process_answers_as_one_run_by_itself(login: Login) -> None:
+    _signed_task(login)
+    login.resident()
+    work = login.home / "work"
+    work.mkdir()
+    (work / "lines.jsonl").write_text("")
+    for argv, stdin in (
+        (["show", "t1", "--json"], b""),
+        (["tasks"], b""),
+        (["show", "nope"], b""),  # exit 4, one line on stderr
+        (["--store", "./elsewhere", "tasks"], b""),  # relative to the caller's directory
+        (["--actor", PERSON, "ingest", "--task", "t1"], b'{"kind": "not a command"}\n'),
+        (["--json", "events", "t1"], b""),
+    ):
+        alone = login.boris(*argv, cwd=work, stdin=stdin, BORIS_RESIDENT="off")
+        handed = login.boris(*argv, cwd=work, stdin=stdin)
+        assert (handed.returncode, _timeless(handed.stdout), handed.stderr) == (
+            alone.returncode,
+            _timeless(alone.stdout),
+            alone.stderr,
+        ), argv
+    assert json.loads(login.boris("show", "t1", "--json").stdout)["result"]["title"] == (
+        "Resident <b>"
+    )
+    assert not (login.home / "elsewhere").exists()  # `--store ./elsewhere` refused alike
+
+
+def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
+    login: Login,
+) -> None:
+    _signed_task(login)
+    resident = login.resident()
+    work = login.home / "work"
+    work.mkdir()
+    env = login.env(BORIS_ACTOR="agent:a")
+
+    def mcp() -> tuple[subprocess.Popen[bytes], int]:
+        caller = subprocess.Popen(
+            [BORIS, "mcp", "--task", "t1"], env=env, cwd=work, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for _ in range(400):
+            children = _children(resident)
+            # Forked, it becomes the caller's process: its directory is the caller's.
+            if children and Path(f"/proc/{children[0]}/cwd").resolve() == work.resolve():
+                return caller, children[0]
+            time.sleep(0.05)
+        raise AssertionError("the command did not run in the resident process")
+
+    # Its stdin closed, `boris mcp` ends: the caller's exit status is the command's.
+    caller, child = mcp()
+    caller.communicate(timeout=30)
+    assert caller.returncode == 0
+    # SIGTERM to the caller is passed on; the caller ends as the command did.
+    caller, child = mcp()
+    caller.send_signal(signal.SIGTERM)
+    caller.communicate(timeout=30)
+    assert caller.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM, 0, 1)
+    assert not _alive(child)
+    # The caller killed outright: the command goes with it, as it would have by itself.
+    caller, child = mcp()
+    caller.kill()
+    caller.communicate(timeout=30)
+    for _ in range(200):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    assert not _alive(child)
+    assert _alive(resident)
+
+
+def test_an_edited_module_retires_the_resident_process(login: Login, tmp_path: Path) -> None:
+    """A copy of the store package first on the import path stands for an upgrade or a
+    developer's edit: once a module changes, the next command runs by itself (right all the
+    same) and the one after it in a new resident process, of the new files."""
+    lib = tmp_path / "lib"
+    shutil.copytree(ROOT / "store", lib / "store", ignore=shutil.ignore_patterns("__pycache__"))
+    login_env = {"PYTHONPATH": str(lib)}
+    assert login.boris("init", "--actor", PERSON, **login_env).returncode == 0
+    first = login.resident()
+    assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
+    module = lib / "store" / "cli" / "app.py"
+    later = module.stat().st_mtime + 5
+    os.utime(module, (later, later))
+    assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
+    for _ in range(200):
+        if not _alive(first):
+            break
+        time.sleep(0.05)
+    assert not _alive(first)
+    assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
+    assert login.resident(other_than=first) != first
+
+
+def test_a_directory_not_the_logins_own_or_the_switch_leaves_commands_alone(
+    login: Login,
+) -> None:
+    login.directory.mkdir(mode=0o755)
+    login.directory.chmod(0o755)  # whatever the umask: others may enter
+    assert login.boris("init", "--actor", PERSON).returncode == 0
+    assert login.boris("tasks").stdout == b"(no tasks)\n"
+    assert list(login.directory.iterdir()) == []
+    login.directory.rmdir()
+    assert login.boris("tasks", BORIS_RESIDENT="off").stdout == b"(no tasks)\n"
+    assert not login.directory.exists()

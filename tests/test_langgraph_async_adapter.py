@@ -180,3 +180,50 @@ def test_per_call_interrupt_approved_as_asked_resumes_with_ainvoke(
     (attempt,) = effect(signed, task, asked.effect_id)["attempts"]
     assert attempt["inputs"]["prepared_digest"] == digest_of(ASKED)
     assert attempt["response"]["status"] == "success"
+
+
+def test_a_standing_rule_answers_the_next_interrupt_like_it_at_once(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = signed.task("lg-async-rule", "langgraph://tools/")
+    signed.use_here(monkeypatch)
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    first_call = first_turn(("send_email", ASKED, "call_r1"))
+
+    async def ask(thread: str, script: list[Any]) -> boris_lg.Asked:
+        async with agent(checkpoints, ran_log, "per_call", script) as graph:
+            user = {"messages": [{"role": "user", "content": "tell ops"}]}
+            await graph.ainvoke(user, config_of(thread), version="v2")
+            with Store.open(signed.store_dir) as store:
+                (asked,) = await boris_lg.aask(store, AGENT, task, graph, config_of(thread))
+            return asked
+
+    async def resume(thread: str) -> list[str] | None:
+        async with agent(checkpoints, ran_log, "per_call", [AIMessage(content="done")]) as graph:
+            config = config_of(thread)
+            with Store.open(signed.store_dir) as store:
+                command = await boris_lg.aresume_command(store, AGENT, task, graph, config)
+                if command is None:
+                    return None
+                await graph.ainvoke(command, config, version="v2")
+                return await boris_lg.arecord_results(store, AGENT, task, graph, config)
+
+    asked = anyio.run(ask, "t-rule-1", first_call)
+    said = signed.ok(
+        "--actor", PERSON, "rules", "add", task, "--from-approval", asked.approval_id,
+        "--field", "to", "--json",
+    )  # fmt: skip
+    rule = json.loads(said)["result"]["id"]
+    assert anyio.run(resume, "t-rule-1") == [asked.effect_id]
+
+    # Another thread asks the same tool for the same recipient: the rule has decided it as
+    # it was asked (recorded as the rule's), so the graph resumes at once, nobody asked.
+    again = anyio.run(ask, "t-rule-2", first_turn(("send_email", EDITED, "call_r2")))
+    assert signed.pending(task) == []
+    assert anyio.run(resume, "t-rule-2") == [again.effect_id]
+    ruled = [a for a in signed.read("approvals", task) if rule in (a["note"] or "")]
+    assert [a["id"] for a in ruled] == [again.approval_id]
+    assert ran_calls(ran_log) == [
+        {"tool": "send_email", "args": ASKED},
+        {"tool": "send_email", "args": EDITED},
+    ]

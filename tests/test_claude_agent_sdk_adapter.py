@@ -353,3 +353,40 @@ def test_can_use_tool_denies_what_nobody_decided_in_time(
 def test_can_use_tool_is_an_agents_never_a_persons(store: Store) -> None:
     with pytest.raises(UsageError, match="agent"):
         boris_can_use_tool(store, "person:rita", TASK)
+
+
+def test_a_stop_in_boris_denies_with_interrupt(
+    store: Store, task: str, store_dir: Path, store_url: str | None
+) -> None:
+    callback = boris_can_use_tool(store, "agent:sdk", task, timeout_seconds=60)
+    answer: list[Any] = []
+
+    async def scenario() -> None:
+        async with Sdk(callback) as sdk:
+
+            async def ask() -> None:
+                answer.append(await sdk.ask("Bash", {"command": "make deploy"}, "toolu_stop"))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                await pending_approval(store_dir, store_url)
+                done = await anyio.to_thread.run_sync(
+                    lambda: boris(
+                        store_dir,
+                        store_url,
+                        "stop",
+                        TASK,
+                        "--reason",
+                        "wrong branch",
+                        "--actor",
+                        "person:rita",
+                    )
+                )
+                assert done.returncode == 0, done.stderr
+
+    anyio.run(scenario)
+    ((wire, result),) = answer
+    assert isinstance(result, PermissionResultDeny) and result.interrupt is True
+    assert "the run was stopped" in result.message
+    assert wire == {"behavior": "deny", "message": result.message, "interrupt": True}
+    assert effect_of(store_dir, store_url, "claude-code:toolu_stop")["stage"] == "cancelled"

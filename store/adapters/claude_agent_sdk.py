@@ -13,6 +13,12 @@ a person's edit when they made one, is handed back. The Agent SDK runs Claude Co
 is the same effect as under Claude Code: target `claude-code://tools/<tool_name>`, keyed by
 `claude-code:<tool_use_id>` (the context's `tool_use_id`).
 
+A deny carries `interrupt=True` (the SDK's "stop Claude") when the task's run was stopped in
+Boris. The context's `suggestions` (the "always allow" options) are not answered with
+`updated_permissions`: a person's "always" is a standing rule in Boris, which decides each
+next call like it as it is asked; in Claude Code's settings it would take those calls out of
+Boris, and revoking the rule would stop none of them.
+
 On a signed store (what `boris init` makes) the calls are signed with the agent's key by the
 one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's. Without
 one each call is denied with the refusal's one line, which names the `boris keys new` /
@@ -99,7 +105,11 @@ def boris_can_use_tool(
         answer = await claude_code.answer_prompt(
             store, who, settings, arguments, in_store=in_store, wait=wait
         )
-        return as_permission_result(answer)
+        result = as_permission_result(answer)
+        if isinstance(result, PermissionResultDeny) and task_id:
+            # The run was stopped in Boris: the SDK's deny may interrupt, so Claude stops.
+            result.interrupt = bool(await in_store(claude_code.run_stopped, store, task_id))
+        return result
 
     return can_use_tool
 

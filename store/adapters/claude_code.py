@@ -334,7 +334,8 @@ class Verdict:
     unrecorded: bool = False
 
 
-def _run_stopped(store: Store, task_id: str) -> bool:
+def run_stopped(store: Store, task_id: str) -> bool:
+    """Whether the task's run was stopped in Boris (`boris stop`, the window's Stop)."""
     with store.read() as conn:
         status = conn.execute(
             sa.select(t.tasks.c.status).where(t.tasks.c.task_id == task_id)
@@ -391,7 +392,7 @@ def judge(
         undecided = True
     else:
         message = f"the approval of this {tool_name} call is {state} in Boris"
-    stopped = _run_stopped(store, task_id)
+    stopped = run_stopped(store, task_id)
     if stopped and not undecided:
         message += " (the run was stopped)"
     _cancel_quietly(store, actor, task_id, asked.effect_id, message)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import sqlalchemy as sa
+from pydantic import Field
 
 from .. import db
 from .. import schema as t
@@ -22,6 +23,7 @@ from ..commands.standing_rule_record import call_from_log
 from ..commands.standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
 from ..errors import CommandRejected, UnknownApproval
 from ..model import Actor
+from ..reads.read_model import ReadModel
 from ..reads.standing_rules import StandingRule, StandingRules, standing_rules
 from ..store import Store
 
@@ -110,6 +112,54 @@ def rule_from_answer(
     Refused (CommandRejected, AuthorityRefused) as the commands refuse it: `person` not a
     person, an approval already decided or expired, a session scope with no session."""
     who = _person(person)
+    draft = rule_draft(store, task_id, approval_id)
+    missing = [f for f in fields if f not in draft.payload]
+    if missing:
+        raise CommandRejected(f"the call's payload has no {', '.join(map(repr, missing))}")
+    if scope == "agent" and not draft.requester.startswith("agent:"):
+        raise CommandRejected(
+            f"approval {approval_id} was asked by {draft.requester}, not an agent"
+        )
+    grant = GrantStandingRule(
+        task_id=task_id,
+        verdict=verdict,
+        scope=scope,
+        agent=draft.requester if scope == "agent" else None,
+        session_id=draft.session_id if scope == "session" else None,
+        tool=draft.tool,
+        target="*" if any_target else draft.target,
+        payload={f: _literal_value(draft.payload[f]) for f in fields} or None,
+        expires_in_seconds=expires_in_seconds,
+        note=note,
+        answered=approval_id,
+        origin=origin,
+    )
+    commands: list[Any] = [grant]
+    if decide_this_one:
+        decision = DecideApproval(
+            task_id=task_id, approval_id=approval_id, decision=verdict, note=note
+        )
+        commands.insert(0, decision)
+    store.sign_as(who)
+    done = store.execute_all(commands, who)
+    return _rule(store, str(done[-1]))
+
+
+class RuleDraft(ReadModel):
+    """What a rule answering a pending request would cover, as the window offers it: the
+    call's tool and target as exact globs, its payload, who asked and in which session."""
+
+    task_id: str
+    approval_id: str
+    tool: str = Field(description="the call's tool, as a glob matching exactly it")
+    target: str = Field(description="the call's target, as a glob matching exactly it")
+    payload: dict[str, Any] = Field(description="the call's payload (pick fields to match)")
+    requester: str = Field(description="kind:id")
+    session_id: str | None
+
+
+def rule_draft(store: Store, task_id: str, approval_id: str) -> RuleDraft:
+    """The rule `rule_from_answer` would make from this request, before anyone decides."""
     with store.read() as conn:
         row = conn.execute(
             sa.select(t.approvals).where(
@@ -127,35 +177,15 @@ def rule_from_answer(
         call = call_from_log(conn, task_id, approval_id, requester, session)
     if isinstance(call, str):
         raise CommandRejected(f"no rule can be made from approval {approval_id}: {call}")
-    missing = [f for f in fields if f not in call.payload]
-    if missing:
-        raise CommandRejected(f"the call's payload has no {', '.join(map(repr, missing))}")
-    agent = f"{call.requester_kind}:{call.requester_id}" if scope == "agent" else None
-    if scope == "agent" and call.requester_kind != "agent":
-        raise CommandRejected(f"approval {approval_id} was asked by {agent}, not an agent")
-    grant = GrantStandingRule(
+    return RuleDraft(
         task_id=task_id,
-        verdict=verdict,
-        scope=scope,
-        agent=agent,
-        session_id=call.session_id if scope == "session" else None,
+        approval_id=approval_id,
         tool=_literal(call.tool),
-        target="*" if any_target else _literal(call.target),
-        payload={f: _literal_value(call.payload[f]) for f in fields} or None,
-        expires_in_seconds=expires_in_seconds,
-        note=note,
-        answered=approval_id,
-        origin=origin,
+        target=_literal(call.target),
+        payload=dict(call.payload),
+        requester=f"{call.requester_kind}:{call.requester_id}",
+        session_id=call.session_id,
     )
-    commands: list[Any] = [grant]
-    if decide_this_one:
-        decision = DecideApproval(
-            task_id=task_id, approval_id=approval_id, decision=verdict, note=note
-        )
-        commands.insert(0, decision)
-    store.sign_as(who)
-    done = store.execute_all(commands, who)
-    return _rule(store, str(done[-1]))
 
 
 def _literal(text: str) -> str:

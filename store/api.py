@@ -272,6 +272,8 @@ _WHERE: dict[str, str] = {
     "grant_standing_rule": "store.services.standing_rules",
     "revoke_standing_rule": "store.services.standing_rules",
     "rule_from_answer": "store.services.standing_rules",
+    "rule_draft": "store.services.standing_rules",
+    "RuleDraft": "store.services.standing_rules",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -516,9 +518,11 @@ if TYPE_CHECKING:
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
     from store.services.resume import brief_markdown, resume_brief
     from store.services.standing_rules import (
+        RuleDraft,
         grant_standing_rule,
         list_standing_rules,
         revoke_standing_rule,
+        rule_draft,
         rule_from_answer,
     )
     from store.signing import keyring
@@ -670,6 +674,7 @@ __all__ = [
     "RetiredWeight",  # part R
     "RevokeStandingRule",  # issue 42
     "RevokedApproval",
+    "RuleDraft",  # issue 42
     "RuleScope",  # issue 42
     "RuleStanding",  # issue 42
     "RuleVerdict",  # issue 42
@@ -771,6 +776,7 @@ __all__ = [
     "resolve",
     "resume_brief",
     "revoke_standing_rule",  # issue 42
+    "rule_draft",  # issue 42
     "rule_from_answer",  # issue 42
     "same_state",
     "signers",

@@ -182,3 +182,37 @@ def test_the_decision_dialog_says_who_a_routed_request_waits_on(qtbot, store: St
     assert d.last_error.rule == "routed_to_named_people"
     assert "ben" in d.error.text()
     assert store.task("t1")["approvals"][0]["state"] == "pending"
+
+
+def test_always_from_the_approve_dialog_answers_the_call_and_the_next_like_it(
+    qtbot, store: Store
+) -> None:
+    """The Approve dialog's Always…: the Rules panel drafts a rule from the call (its task,
+    tool and target exactly); the person names the field to match and grants it, the call
+    itself decided with it in one transaction."""
+    from boris_desktop.decide.approve import ApproveDialog
+
+    _task(store)
+    assert _ask(store, 1, "Bash", {"command": "npm test", "cwd": "/srv"}) == "pending"
+    w = open_window(qtbot, store, "t1")
+    d = ApproveDialog(w, "t1", "apr-1")
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitUntil(lambda: d.decision is not None, timeout=WAIT_MS)
+    qtbot.mouseClick(d.always_button, Qt.MouseButton.LeftButton)
+    rules = d.rules_dialog
+    qtbot.addWidget(rules)
+    qtbot.waitUntil(lambda: rules.draft is not None, timeout=WAIT_MS)
+    assert rules.form.task.text() == "t1" and rules.form.tool.text() == "Bash"
+    assert rules.form.target.text() == TOOLS + "Bash"
+    assert "command, cwd" in rules.form.payload.placeholderText()
+    assert rules.also.isVisible() and rules.also.isChecked()
+    qtbot.keyClicks(rules.form.payload, '{"command": "npm test"}')
+    rules.form.scope.setCurrentIndex(rules.form.scope.findText("agent"))
+    qtbot.mouseClick(rules.grant_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: rules.table.rowCount() == 1, timeout=WAIT_MS)
+    row = _rows(rules)[0]
+    assert row[1] == "active" and row[3] == "agent:bot's calls" and row[7] == "maria"
+    assert store.task("t1")["approvals"][0]["state"] == "approved"  # maria's own decision
+    assert _ask(store, 2, "Bash", {"command": "npm test", "cwd": "/tmp"}) == "approved"
+    assert _ask(store, 3, "Bash", {"command": "npm publish", "cwd": "/srv"}) == "pending"

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QFormLayout,
@@ -84,6 +85,18 @@ class GrantForm(QWidget):
         form.addRow("Decide them", self.verdict)
         self.note = self._field(form, "Note", "why, for whoever reads the rule")
 
+    def fill(self, draft: api.RuleDraft) -> None:
+        """A rule answering one pending call: its task, tool and target exactly, its agent
+        and session for those scopes; which payload fields must match is the person's."""
+        self.task.setText(draft.task_id)
+        self.tool.setText(draft.tool)
+        self.target.setText(draft.target)
+        if draft.requester.startswith("agent:"):
+            self.agent.setText(draft.requester)
+        self.session.setText(draft.session_id or "")
+        fields = ", ".join(sorted(draft.payload)) or "none"
+        self.payload.setPlaceholderText(f"fields to match, JSON (this call's: {fields})")
+
     @staticmethod
     def _field(form: QFormLayout, label: str, placeholder: str, text: str = "") -> QLineEdit:
         field = QLineEdit(text)
@@ -92,16 +105,22 @@ class GrantForm(QWidget):
         form.addRow(label, field)
         return field
 
-    def command(self) -> Any:
-        """The grant as typed (a ValueError for a payload that is no JSON object)."""
+    def command(self, answered: str | None = None) -> Any:
+        """The grant as typed (a ValueError for a payload that is no JSON object); `answered`:
+        the pending request it answers."""
         payload = json.loads(self.payload.text()) if self.payload.text().strip() else None
         if payload is not None and not isinstance(payload, dict):
             raise ValueError('the payload is a JSON object of fields: {"command": "git *"}')
+        scope = self.scope.currentData()
         return api.GrantStandingRule(
             task_id=self.task.text().strip(),
-            scope=self.scope.currentData(),
-            agent=self.agent.text().strip() or None,
-            session_id=self.session.text().strip() or None,
+            scope=scope,
+            # Only the scope's own field: a draft fills both in, the person picks the scope.
+            agent=(self.agent.text().strip() or None) if scope == api.RuleScope.AGENT else None,
+            session_id=(self.session.text().strip() or None)
+            if scope == api.RuleScope.SESSION
+            else None,
+            answered=answered,
             tool=self.tool.text().strip() or "*",
             target=self.target.text().strip() or "*",
             payload=payload,
@@ -148,6 +167,11 @@ class RulesDialog(QDialog):
         layout.addWidget(heading("Grant a rule: calls like these are decided without asking"))
         self.form = GrantForm()
         layout.addWidget(self.form)
+        self.draft: api.RuleDraft | None = None
+        self.also = QCheckBox()
+        self.also.setAccessibleName("Also decide the request answered")
+        self.also.hide()
+        layout.addWidget(self.also)
         self.grant_button = no_default(QPushButton("&Grant"))
         self.grant_button.setAccessibleName("Grant")
         self.grant_button.clicked.connect(self.grant)
@@ -230,8 +254,45 @@ class RulesDialog(QDialog):
             lambda: api.RevokeStandingRule(rule_id=chosen.id, reason=reason, based_on=version)
         )
 
+    def answer(self, task_id: str, approval_id: str) -> None:
+        """Offer a rule answering this pending request: "allow calls like this"."""
+        store = self.host.store
+        if store is None:
+            return
+        self.host.loader.submit(
+            f"rules-draft:{id(self)}",
+            lambda: api.rule_draft(store, task_id, approval_id),
+            self.show_draft,
+            self.failed,
+        )
+
+    def show_draft(self, draft: api.RuleDraft) -> None:
+        self.draft = draft
+        self.form.fill(draft)
+        self.also.setText(f"Also decide {draft.approval_id} now, as the rule does")
+        self.also.setChecked(True)
+        self.also.show()
+        self.refresh_buttons()
+
     def grant(self) -> None:
-        self._run(self.form.command)
+        draft = self.draft
+        if draft is None:
+            self._run(self.form.command)
+            return
+
+        def answered() -> Any:
+            grant = self.form.command(answered=draft.approval_id)
+            if not self.also.isChecked():
+                return grant
+            decide = api.DecideApproval(
+                task_id=draft.task_id,
+                approval_id=draft.approval_id,
+                decision=self.form.verdict.currentData(),
+                note=self.form.note.text().strip(),
+            )
+            return [decide, grant]
+
+        self._run(answered)
 
     def _run(self, make: Any) -> None:
         self.error.hide()

@@ -156,6 +156,18 @@ class ApproveDialog(Following):
         )
         self.edit_button.setCheckable(True)
         self.edit_button.toggled.connect(self._editing)
+        # "Allow calls like this": the Rules panel, its grant drawn from this call (issue 42).
+        self.always_button = self.add_button(
+            "A&lways…", "Decide calls like this one from now on: a standing rule"
+        )
+        self.always_button.clicked.connect(self._always)
+
+    def _always(self) -> None:
+        from boris_desktop.rules_panel import RulesDialog
+
+        self.rules_dialog = RulesDialog(self.host)
+        self.rules_dialog.answer(self.task_id, self.approval_id)
+        self.rules_dialog.show()
 
     def _add_content(self, host: Host) -> None:
         """The change itself, the prepared object behind a toggle, the note and the edits."""

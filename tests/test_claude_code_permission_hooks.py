@@ -302,3 +302,14 @@ def test_boris_failing_denies_the_call_saying_why(signed: Signed, tmp_path: Path
         assert message.startswith("Boris could not record this call, so it was not run: ")
         assert "boris keys new" in message
     assert signed.effects(task) == []
+    # A wait that is no number of seconds (nan, 0) is refused the same way: denied, saying
+    # why, never a hook that waits forever or lets the call through.
+    for wait in ("nan", "0"):
+        done = signed.boris(
+            "hook", "permission-request", "--task", task, "--wait", wait, agent=True,
+            stdin=_b(ASKED_PR),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode()
+        decision = json.loads(done.stdout)["hookSpecificOutput"]["decision"]
+        assert decision["behavior"] == "deny" and "--wait must be" in decision["message"]
+    assert signed.effects(task) == []

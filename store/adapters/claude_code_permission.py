@@ -57,6 +57,8 @@ from . import claude_code as cc
 #: How long a hook waits for a person by default: under Claude Code's 600 s command-hook
 #: timeout, so Boris answers before Claude Code gives up on the hook.
 DEFAULT_WAIT_SECONDS = 540.0
+#: The longest a hook may be told to wait (a day): Claude Code's hook `timeout` bounds it too.
+MAX_WAIT_SECONDS = 86400.0
 #: What a call nobody decided in time gets: Claude Code told no, or its own prompt shown.
 OnTimeout = Literal["deny", "ask"]
 ON_TIMEOUT: tuple[OnTimeout, ...] = ("deny", "ask")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -73,6 +74,10 @@ def _answers(args: argparse.Namespace) -> bool:
 
 def _answer(opened: Store, actor: Any, task_id: str, call: Any, args: argparse.Namespace) -> None:
     """Ask a person in Boris and print Claude Code's answer (nothing for no decision)."""
+    if not (math.isfinite(args.wait) and 0 < args.wait <= decides.MAX_WAIT_SECONDS):
+        raise UsageError(
+            f"--wait must be a number of seconds above 0, at most {decides.MAX_WAIT_SECONDS:g}"
+        )
     signal.signal(signal.SIGTERM, _ended)  # the hook's timeout: cancel the call, then end
     verdict = decides.decide(opened, actor, task_id, call, wait_seconds=args.wait)
     if args.event == "permission-request":

@@ -12,9 +12,11 @@ behind the store's back come last."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import sqlite3
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -27,6 +29,7 @@ pytest.importorskip("webauthn")
 pytest.importorskip("uvicorn")
 
 import anyio
+import httpx
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from signed_default import ROOT, Signed, signed_default_store
 from web_authenticator import SoftAuthenticator
@@ -276,6 +279,29 @@ def test_serve_refuses_a_network_address_without_tls(site) -> None:
     assert "Traceback" not in refused.stderr.decode()
 
 
+def test_another_host_name_is_refused(site) -> None:
+    """DNS rebinding: a page under another name that resolves here gets nothing."""
+    _signed, server = site
+    client = server.client()
+    answer = client.http.get(server.origin + "/", headers={"host": "attacker.example"})
+    assert answer.status_code == 400 and "boris_session" not in answer.headers.get("set-cookie", "")
+    assert "default-src 'none'" in answer.headers["content-security-policy"]
+
+
+def test_serve_over_tls(site, tmp_path: Path) -> None:
+    """With --cert and --cert-key the page is served over HTTPS (here on loopback)."""
+    signed, _server = site
+    cert, key = _self_signed(tmp_path)
+    tls = serve(signed, "--cert", str(cert), "--cert-key", str(key), scheme="https")
+    try:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        page = httpx.get(tls.origin + "/", verify=trusted, timeout=20)
+        assert page.status_code == 200 and "Sign in with passkey" in page.text
+        assert tls.register_url.startswith("https://localhost:")
+    finally:
+        assert "Traceback" not in tls.stop()
+
+
 def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     """Last: whoever writes the database directly cannot swap the passkey a decision was
     checked against; its entry's signature no longer verifies, and neither does the decision."""
@@ -293,3 +319,36 @@ def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     assert report.stdout, report.stderr.decode()
     problems = json.loads(report.stdout)["error"]["details"]["report"]["problems"]
     assert any(p["kind"] == "passkey_assertion" for p in problems), problems
+
+
+def _self_signed(where: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = where / "cert.pem", where / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path

@@ -70,7 +70,7 @@ class Server:
         return err.decode()
 
 
-def serve(signed: Signed, *extra: str) -> Server:
+def serve(signed: Signed, *extra: str, scheme: str = "http") -> Server:
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -91,12 +91,12 @@ def serve(signed: Signed, *extra: str) -> Server:
     )
     assert proc.stdout is not None
     lines = [proc.stdout.readline().decode(), proc.stdout.readline().decode()]
-    found = re.search(r"(http://localhost:\d+/register\?token=\S+)", lines[1])
+    found = re.search(rf"({scheme}://localhost:\d+/register\?token=\S+)", lines[1])
     assert found, [*lines, proc.stderr.read().decode() if proc.poll() is not None else ""]
-    origin = f"http://localhost:{port}"
+    origin = f"{scheme}://localhost:{port}"
     for _ in range(100):
         try:
-            httpx.get(origin + "/static/boris.css", timeout=1)
+            httpx.get(origin + "/static/boris.css", timeout=1, verify=False)
             break
         except httpx.TransportError:
             time.sleep(0.05)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -111,7 +112,12 @@ def make_app(site: Site) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(guard.SecurityHeaders)],
+        middleware=[
+            Middleware(guard.SecurityHeaders),
+            # Only the page's own host name: a site that points its own name at this address
+            # (DNS rebinding) is answered 400, never the record.
+            Middleware(TrustedHostMiddleware, allowed_hosts=[site.rp.rp_id]),
+        ],
         exception_handlers={404: _not_found, 405: _not_allowed},
     )
 

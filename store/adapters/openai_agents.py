@@ -420,7 +420,9 @@ class BorisApprovals:
         **runner_options: Any,
     ) -> StreamedRun:
         """`resume`, streamed. While any call is still undecided nothing runs: the
-        `StreamedRun` streams nothing and its outcome is `waiting`."""
+        `StreamedRun` streams nothing and its outcome is `waiting`. A streamed run is not
+        carried past a pause whose calls a standing rule decided (each stream is the
+        application's to read): `resume_streamed` again goes on from there."""
         sdk = _sdk()
         ready = await _decided_state(self, agent, state_options)
         if isinstance(ready, Outcome):

@@ -302,6 +302,19 @@ def test_serve_over_tls(site, tmp_path: Path) -> None:
         assert "Traceback" not in tls.stop()
 
 
+def test_an_imported_task_notes_a_passkey_it_does_not_register(site, tmp_path: Path) -> None:
+    """Exported and imported elsewhere, a decision made with a passkey is noted, not judged:
+    that store does not register the passkey; the decision's own signature still proves it."""
+    signed, _server = site
+    package, there = tmp_path / "weekly.tar.gz", tmp_path / "elsewhere"
+    signed.ok("export", "weekly", str(package))
+    signed.ok("--store", str(there), "init", "--no-require-signatures", "--actor", "person:ivan")
+    signed.ok("--store", str(there), "--actor", "person:ivan", "import", str(package))
+    report = signed.read("--store", str(there), "verify")
+    assert report["ok"] and report["problems"] == []
+    assert {i["kind"] for i in report["info"]} == {"passkey_unknown_here"}
+
+
 def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     """Last: whoever writes the database directly cannot swap the passkey a decision was
     checked against; its entry's signature no longer verifies, and neither does the decision."""

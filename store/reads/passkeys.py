@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -88,6 +88,8 @@ class Registry:
 
     passkeys: dict[str, Passkey]
     problems: tuple[str, ...]
+    #: The credentials whose entries are here but count for nothing, and why.
+    refused: dict[str, str] = field(default_factory=dict)
 
     def get(self, credential_id: str) -> Passkey | None:
         return self.passkeys.get(credential_id)
@@ -133,6 +135,7 @@ def registry(conn: Connection) -> Registry:
     added: dict[str, Passkey] = {}
     revoked: dict[str, str] = {}
     problems: list[str] = []
+    refused: dict[str, str] = {}
     for key, value in sorted(rows, key=lambda r: not str(r[0]).startswith(ADDED)):
         entry = json.loads(value)
         body = entry.get("body") or {}
@@ -142,6 +145,7 @@ def registry(conn: Connection) -> Registry:
             why = "it is filed under another credential's key"
         if why is not None:
             problems.append(f"passkey entry {key}: {why}")
+            refused[cred] = why
             continue
         actor = body["actor"]
         if key.startswith(ADDED):
@@ -161,7 +165,7 @@ def registry(conn: Connection) -> Registry:
         p = added.get(cred)
         if p is not None:
             added[cred] = Passkey(**{**p.__dict__, "revoked_at": at})
-    return Registry(added, tuple(problems))
+    return Registry(added, tuple(problems), refused)
 
 
 def store_identity(conn: Connection) -> str:

@@ -73,6 +73,7 @@ _KINDS: dict[ProblemCode, tuple[str, ...]] = {
         "approval_reused",
         # A decision made with a passkey whose assertion does not verify (issue 43).
         "passkey_assertion",
+        "passkey_unknown_here",
     ),
     ProblemCode.BUDGET: ("budget",),
     ProblemCode.SIGNATURE: (

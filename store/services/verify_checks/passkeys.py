@@ -3,7 +3,8 @@ that carries a WebAuthn assertion must verify, with the `webauthn` library, agai
 the store's signed entries register for the person who decided (store.reads.passkeys), not
 revoked at the decision's time, over the challenge of exactly that decision (this store, the
 task, the approval, the digest it bound then, the verdict, the note, the nonce), no nonce
-spent twice."""
+spent twice. A passkey this store does not register at all (an imported task's, registered
+where it came from) is noted, not judged: the decision's own signature still proves it."""
 
 from __future__ import annotations
 
@@ -40,6 +41,16 @@ class PasskeysCheck:
         store_id = pk.store_identity(self.conn)
         nonces: set[str] = set()
         for e, p, bound in self.decided:
+            cred = str((p.assertion or {}).get("credential_id"))
+            if registry.get(cred) is None and cred not in registry.refused:
+                # An imported task's: the passkey was registered in the store it came from.
+                # The decision's own signature (its writer's key) still proves who decided.
+                self.found.note(
+                    "passkey_unknown_here",
+                    f"seq {e.seq}: approval {p.approval_id} was decided with passkey {cred}, "
+                    "which this store does not register: its assertion is not checked here",
+                )
+                continue
             why = self._why(e, p, bound, registry, store_id, nonces)
             if why is not None:
                 self.found.problem(
@@ -67,7 +78,8 @@ class PasskeysCheck:
         nonces.add(a.nonce)
         found = registry.get(a.credential_id)
         if found is None:
-            return f"passkey {a.credential_id} is not registered by a signed entry"
+            why = registry.refused.get(a.credential_id, "no entry")
+            return f"passkey {a.credential_id}'s entry counts for nothing ({why})"
         if (found.actor_kind, found.actor_id) != (str(e.actor.kind), e.actor.id):
             return f"passkey {a.credential_id} is {found.actor}'s"
         if not found.active(e.at):

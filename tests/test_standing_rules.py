@@ -365,3 +365,29 @@ def test_always_from_the_cli_answers_a_pending_call_and_covers_its_session(
     )
     assert rc == 2 and "--field" in err
     assert signed.verify()[0] == 0
+
+
+def test_granting_a_rule_decides_the_calls_already_waiting_that_it_covers(
+    signed: Signed,
+) -> None:
+    one, two = signed.task("t1"), signed.task("t2")
+    waiting = [
+        (one, signed.ask(one, "Read", {"path": "a"})),
+        (two, signed.ask(two, "Read", {"path": "b"})),
+        (two, signed.ask(two, "Write", {"path": "c"})),
+    ]
+    assert signed.ok("tasks")[0]["status"] == "awaiting_approval"
+    rule = _add(signed, one, "--scope", "agent", "--agent", "agent:bot", "--tool", "Read")
+    states = [signed.approval(t, a)["state"] for t, a in waiting]
+    assert states == ["approved", "approved", "pending"]
+    ruled = [e for e in signed.store.events(two) if e["type"] == ApprovalRuled.TYPE]
+    assert [(e["actor"]["id"], e["payload"]["rule_id"]) for e in ruled] == [("rita", rule.id)]
+    assert {r["id"]: r["status"] for r in signed.ok("tasks")}[one] == "running"
+    # --leave-pending: a rule for later calls only.
+    waiting_too = signed.ask(one, "Grep", {"pattern": "x"})
+    _add(signed, one, "--tool", "Grep", "--leave-pending")
+    assert signed.approval(one, waiting_too)["state"] == "pending"
+    assert signed.approval(one, signed.ask(one, "Grep", {"pattern": "y"}))["state"] == "approved"
+    # Each is dispatched once, and the record proves every one of them.
+    signed.store.execute(lg.DispatchEffect(task_id=two, effect_id="eff-2", executor="x"), BOT)
+    assert signed.verify()[0] == 0

@@ -81,6 +81,7 @@ def cmd_add(store: Store, args: argparse.Namespace) -> None:
         payload=_payload(args.payload),
         expires_in_seconds=seconds_of(args.expires_in),
         note=args.note,
+        decide_pending=not args.leave_pending,
     )
     _print(args, rule.to_json(), rule.id)
 
@@ -123,18 +124,7 @@ def cmd_reserve(store: Store, args: argparse.Namespace) -> None:
     _print(args, reserved, "reserved" if reserved else "no longer reserved")
 
 
-def register(add: Add) -> None:
-    sp = add("rules", cmd_list)
-    sp.set_defaults(active=False, task=None)
-    sub = sp.add_subparsers(dest="rules_command")
-    common = argparse.ArgumentParser(add_help=False)
-    global_options(common, argparse.SUPPRESS)
-
-    ls = sub.add_parser("list", help="the standing rules on record, newest first", parents=[common])
-    ls.set_defaults(fn=cmd_list)
-    ls.add_argument("--active", action="store_true", help="only the rules deciding now")
-    ls.add_argument("--task", help="only the rules granted on this task")
-
+def _register_add(sub: Any, common: argparse.ArgumentParser) -> None:
     a = sub.add_parser(
         "add",
         help="grant a standing rule (a person's): calls it covers are decided without asking",
@@ -183,7 +173,27 @@ def register(add: Add) -> None:
         "--any-target", action="store_true", help="with --from-approval: any target of the tool"
     )
     a.add_argument("--note", default="", help="why, for whoever reads the rule")
+    a.add_argument(
+        "--leave-pending",
+        action="store_true",
+        help="decide only later calls (by default the calls already waiting that it covers "
+        "are decided by it now)",
+    )
 
+
+def register(add: Add) -> None:
+    sp = add("rules", cmd_list)
+    sp.set_defaults(active=False, task=None)
+    sub = sp.add_subparsers(dest="rules_command")
+    common = argparse.ArgumentParser(add_help=False)
+    global_options(common, argparse.SUPPRESS)
+
+    ls = sub.add_parser("list", help="the standing rules on record, newest first", parents=[common])
+    ls.set_defaults(fn=cmd_list)
+    ls.add_argument("--active", action="store_true", help="only the rules deciding now")
+    ls.add_argument("--task", help="only the rules granted on this task")
+
+    _register_add(sub, common)
     r = sub.add_parser("revoke", help="end a standing rule (a person's)", parents=[common])
     r.set_defaults(fn=cmd_revoke)
     r.add_argument("rule", help="the rule's id (boris rules list names them)")

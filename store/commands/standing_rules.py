@@ -32,11 +32,12 @@ from ..rules.authority import TeamRole
 from ..rules.standing_rules import (
     MAX_RULE_SECONDS,
     RuleStanding,
+    RuleTerms,
     standing,
     why_not_deciding,
 )
 from ..tx import Tx
-from .core import Command, Ident, TaskCommand, handles, new_id
+from .core import Command, Ident, TaskCommand, handles, new_id, settle_status
 from .standing_rule_record import call_from_log
 
 _PERSONS = "a standing rule is a person's answer"
@@ -66,6 +67,8 @@ class GrantStandingRule(TaskCommand):
     note: str = ""
     answered: Ident | None = Field(default=None, description="the approval it answers, if any")
     origin: str = Field(default="", max_length=120)
+    #: Decide the requests pending now that it covers, as the rule (else only later ones).
+    decide_pending: bool = True
 
 
 class RevokeStandingRule(Command):
@@ -144,7 +147,51 @@ def _grant(tx: Tx, cmd: GrantStandingRule, actor: Actor) -> str:
     ).scalar_one()
     place = json.dumps({"task_id": cmd.task_id, "seq": int(seq)}, sort_keys=True)
     tx.conn.execute(sa.insert(t.store_meta).values(key=on_record.index_key(rule_id), value=place))
+    if cmd.decide_pending:
+        found = on_record.grant_on_record(tx.conn, rule_id, cmd.task_id, int(seq))
+        if not isinstance(found, str):
+            _decide_pending(tx, found.terms, actor)
     return rule_id
+
+
+def _decide_pending(tx: Tx, terms: RuleTerms, person: Actor) -> None:
+    """The requests pending now that the new rule covers, decided by it in the person's
+    transaction ("allow calls like this" clears the prompts already waiting)."""
+    rows = tx.conn.execute(
+        sa.select(t.approvals.c.task_id, t.approvals.c.approval_id)
+        .where(
+            t.approvals.c.state == "pending",
+            t.approvals.c.effect_id.is_not(None),
+            t.approvals.c.expires_at > tx.now,
+        )
+        .order_by(t.approvals.c.requested_at)
+    ).all()
+    for task_id, approval_id in rows:
+        requester = tx.conn.execute(
+            sa.select(t.approvals.c.requester).where(
+                t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+            )
+        ).scalar_one()
+        holder = Actor.model_validate(requester)
+        session = _session_of(tx, str(task_id), holder)
+        call = call_from_log(tx.conn, str(task_id), str(approval_id), session)
+        if isinstance(call, str) or why_not_deciding(terms, call, tx.now) is not None:
+            continue
+        tx.task(str(task_id))  # the task's row lock, as a person's decision takes it
+        tx.emit(
+            str(task_id),
+            ev.ApprovalRuled(
+                approval_id=str(approval_id),
+                rule_id=terms.rule_id,
+                rule_task_id=terms.task_id,
+                rule_seq=terms.seq,
+                granted_by=terms.granted_by,
+                decision=terms.verdict,  # type: ignore[arg-type]  # RuleVerdict's values
+                session_id=session,
+            ),
+            person,
+        )
+        settle_status(tx, str(task_id), person)
 
 
 @handles(RevokeStandingRule)
@@ -216,7 +263,7 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
     rule before a rejecting one only if it is older: the oldest covering rule decides);
     the rule's id, or None when none covers it (a person decides)."""
     session = _session_of(tx, task_id, actor)
-    call = call_from_log(tx.conn, task_id, approval_id, actor.model_dump(mode="json"), session)
+    call = call_from_log(tx.conn, task_id, approval_id, session)
     if isinstance(call, str) or call.reserved or call.needed > 1:
         return None  # a rule covers tool calls and effects (what has a target), one person's
     candidates = sorted(on_record.rules_on_record(tx.conn), key=lambda g: g.terms.granted_at)

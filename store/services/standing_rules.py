@@ -62,8 +62,10 @@ def grant_standing_rule(
     expires_in_seconds: float = DEFAULT_RULE_SECONDS,
     note: str = "",
     origin: str = "",
+    decide_pending: bool = True,
 ) -> StandingRule:
-    """Grant a rule on `task_id` in the person's name (signed with their key); the rule."""
+    """Grant a rule on `task_id` in the person's name (signed with their key); the rule.
+    `decide_pending`: the requests already waiting that it covers are decided by it now."""
     who = _person(person)
     store.sign_as(who)
     rule_id = store.execute(
@@ -79,6 +81,7 @@ def grant_standing_rule(
             expires_in_seconds=expires_in_seconds,
             note=note,
             origin=origin,
+            decide_pending=decide_pending,
         ),
         who,
     )
@@ -169,12 +172,16 @@ def rule_draft(store: Store, task_id: str, approval_id: str) -> RuleDraft:
         if row is None:
             raise UnknownApproval(task_id, approval_id)
         requester = dict(row.requester or {})
-        session = conn.execute(
-            sa.select(t.leases.c.session_id).where(
+        lease = conn.execute(
+            sa.select(t.leases.c.session_id, t.leases.c.holder).where(
                 t.leases.c.task_id == task_id, t.leases.c.ended_at.is_(None)
             )
-        ).scalar()
-        call = call_from_log(conn, task_id, approval_id, requester, session)
+        ).first()
+        # The requester's session: the lease they hold on the task now, if they hold it.
+        session = None
+        if lease is not None and dict(lease.holder or {}).get("id") == requester.get("id"):
+            session = str(lease.session_id)
+        call = call_from_log(conn, task_id, approval_id, session)
     if isinstance(call, str):
         raise CommandRejected(f"no rule can be made from approval {approval_id}: {call}")
     return RuleDraft(

@@ -4,7 +4,8 @@ A rule's decision (`approval.ruled`) stands only if the rule it names is a perso
 where it says, signed by a key the store trusts for that person, not revoked nor expired at
 the decision's time (database clock), covering the call as the log asked it (tool, target,
 payload, scope; never a policy reserved for a person, never a quorum), and written by the
-request's own writer in its session. Anything else is an `approval_decider` finding: an
+request's own writer (or by the rule's person, deciding what was pending when they granted
+it), in the requester's session. Anything else is an `approval_decider` finding: an
 approval decided against its rules, as verify names a person's.
 """
 
@@ -59,9 +60,7 @@ class StandingRulesCheck:
             why = self._writer(p, actor, lease)
             if why is None:
                 payload: dict[str, Any] = p.model_dump(mode="json")
-                why = ruled_on_record(
-                    self.conn, self.found.task_id, payload, e.at, {"kind": actor[0], "id": actor[1]}
-                )
+                why = ruled_on_record(self.conn, self.found.task_id, payload, e.at, actor)
             if why is not None:
                 self.found.problems.append(
                     AuthorityFinding(
@@ -78,11 +77,11 @@ class StandingRulesCheck:
     def _writer(
         self, p: ev.ApprovalRuled, actor: tuple[str, str], lease: tuple[str, str, str] | None
     ) -> str | None:
+        """The request came before it, and its session was the requester's then (who may
+        write it, the requester or the rule's person, is `ruled_on_record`'s)."""
         asked = self.requesters.get(p.approval_id)
         if asked is None:
             return "the log has no request for it before"
-        if asked != actor:
-            return f"written by {actor[0]}:{actor[1]}, not by its requester {asked[0]}:{asked[1]}"
-        if p.session_id is not None and (lease is None or lease != (*actor, p.session_id)):
-            return f"{actor[0]}:{actor[1]} held no lease in session {p.session_id} then"
+        if p.session_id is not None and (lease is None or lease != (*asked, p.session_id)):
+            return f"{asked[0]}:{asked[1]} held no lease in session {p.session_id} then"
         return None

@@ -136,9 +136,8 @@ def approval_on_record(conn: Connection, task_id: str, approval_id: str) -> Appr
             # A standing rule's decision counts only as the rule on record proves it
             # (store.commands.standing_rules): a person's signed grant, standing then,
             # covering the call as its request asked it.
-            requester = {"kind": actor_kind, "id": actor_id}
             at = _at_of(conn, task_id, p)
-            if ruled_on_record(conn, task_id, p, at, requester) is None:
+            if ruled_on_record(conn, task_id, p, at, (actor_kind, actor_id)) is None:
                 found.decision = str(p.get("decision"))
                 found.approved_by = [f"rule:{p.get('rule_id')}"]
         elif type_ == "approval.routed":

@@ -6,6 +6,7 @@ and no longer once the window revoked it."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -84,9 +85,23 @@ def _rows(d) -> list[list[str]]:
     ]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The test's store on each engine (the desktop's tests use SQLite by default: see
+    conftest; a team store's window is opened on PostgreSQL here, as test_desktop_quorum)."""
+    url = str(request.getfixturevalue("pg_url")) if request.param == "postgresql" else None
+    s = Store.open(tmp_path / "store", url=url)
+    yield s
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
+    s.close()
+
+
 def test_grant_from_the_window_decides_the_next_call_then_revoke_stops_it(
-    qtbot, store: Store
+    qtbot, engine_store: Store
 ) -> None:
+    store = engine_store
     _task(store)
     w = open_window(qtbot, store)
     d = _open_rules(qtbot, w)
@@ -120,6 +135,8 @@ def test_grant_from_the_window_decides_the_next_call_then_revoke_stops_it(
     qtbot.waitUntil(lambda: _rows(d)[0][1] == "revoked", timeout=WAIT_MS)
     assert "by maria" in _rows(d)[0][8] and d.error.isHidden()
     assert _ask(store, 3, "Bash", {"command": "git log"}) == "pending"
+    d.close()
+    w.close()  # its server connection (a team store's listener) closes with it
 
 
 def test_a_stale_revocation_is_refused_and_the_conflict_shown(

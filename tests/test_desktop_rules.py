@@ -124,8 +124,8 @@ def test_grant_from_the_window_decides_the_next_call_then_revoke_stops_it(
     assert _ask(store, 1, "Bash", {"command": "git status"}) == "approved"
     assert _ask(store, 2, "Bash", {"command": "make clean"}) == "pending"
 
-    # Revoke it: select the row, say why, click.
-    d.read()
+    # Revoke it: read again (the rule decided a call meanwhile), select the row, say why, click.
+    qtbot.mouseClick(d.reload_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not d.reading and _rows(d)[0][9] == "1", timeout=WAIT_MS)
     d.table.selectRow(0)
     assert not d.revoke_button.isEnabled()  # no reason yet

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from boris_desktop.decide.base import no_default, run_command
 from boris_desktop.host import Host
+from boris_desktop.ui import text as t
 from boris_desktop.ui.widgets import error_label, heading, plain_label
 from store import api
 
@@ -163,6 +164,11 @@ class RulesDialog(QDialog):
         self.revoke_button.setAccessibleName("Revoke")
         self.revoke_button.clicked.connect(self.revoke)
         row.addWidget(self.revoke_button)
+        # Another reviewer's grant, or a rule's calls decided meanwhile: read them again.
+        self.reload_button = no_default(QPushButton("Re&ad again"))
+        self.reload_button.setAccessibleName("Read again")
+        self.reload_button.clicked.connect(self.read)
+        row.addWidget(self.reload_button)
         layout.addLayout(row)
         layout.addWidget(heading("Grant a rule: calls like these are decided without asking"))
         self.form = GrantForm()
@@ -216,7 +222,8 @@ class RulesDialog(QDialog):
                 self.table.selectRow(n)
         active = sum(1 for r in self.rules if r.standing == api.RuleStanding.ACTIVE)
         self.summary.setText(
-            f"{len(self.rules)} rules on record, {active} deciding now (as of {found.now})"
+            f"{t.count(len(self.rules), 'rule', 'rules')} on record, {active} deciding now "
+            f"(as of {found.now})"
             if self.rules
             else "No standing rules: every call is decided by a person."
         )

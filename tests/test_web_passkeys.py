@@ -200,6 +200,10 @@ def test_the_page_defences(site) -> None:
         headers={"cookie": client.cookie, "x-csrf-token": client.csrf},
     )
     assert broken.status_code == 400 and "Traceback" not in broken.text
+    signed_out = client.http.post(
+        server.origin + "/logout", data={"csrf": "guessed"}, headers={"cookie": client.cookie}
+    )
+    assert signed_out.status_code == 403
     statuses = [client.post("/auth/login/begin", {}).status_code for _ in range(12)]
     assert statuses[0] == 200 and statuses[-1] == 429
 
@@ -365,3 +369,23 @@ def _self_signed(where: Path) -> tuple[Path, Path]:
         )
     )
     return cert_path, key_path
+
+
+def test_a_failure_inside_answers_without_its_trace() -> None:
+    """The page's own middleware around a route that fails: a plain 500, no trace, the
+    headers still there (Starlette's TestClient drives the ASGI app as uvicorn does)."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from store.web.guard import SecurityHeaders
+
+    async def broken(request: object) -> None:
+        raise RuntimeError("secret detail /home/rita/.config")
+
+    app = Starlette(routes=[Route("/", broken)], middleware=[Middleware(SecurityHeaders)])
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/")
+    assert answer.status_code == 500 and answer.text == "internal error: nothing was decided"
+    assert "default-src 'none'" in answer.headers["content-security-policy"]

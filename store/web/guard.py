@@ -11,6 +11,7 @@ load: scripts and styles from this server only, no inline script, no frames, no 
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
 import threading
 import time
@@ -150,6 +151,8 @@ class SecurityHeaders:
         except Exception:
             if started:
                 raise
+            # The trace goes to the server's log, never into the page.
+            logging.getLogger("boris.web").exception("boris serve: a request failed")
             plain = Response("internal error: nothing was decided", 500, media_type="text/plain")
             await plain(scope, receive, with_headers)
 

@@ -98,34 +98,59 @@ def deny(message: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Host:
+    """The agent whose tool calls these are: where they point, how they are worded and keyed,
+    and whether its answer can carry a person's edit of the input."""
+
+    name: str
+    target_prefix: str
+    key_prefix: str
+    policy: str
+    takes_edits: bool = True
+
+    def consequence(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        said = tool_calls.claude_code_consequence(tool_name, tool_input)
+        return self.name + said.removeprefix("Claude Code")
+
+
+#: Claude Code (the permission prompt, its hooks, the Agent SDK).
+CLAUDE_CODE = Host("Claude Code", TARGET_PREFIX, "claude-code", POLICY)
+#: OpenAI's Codex CLI, through its PermissionRequest hook, whose answer may not rewrite the
+#: input (its schema: "PermissionRequest hooks currently fail closed if [updatedInput] is
+#: present"): a person's edit is not run, Codex is told no with the person's input.
+CODEX = Host("Codex", "codex://tools/", "codex", "Codex asks before this tool runs", False)
+
+
+@dataclass(frozen=True)
 class PromptSettings:
     """How `boris mcp` answers permission prompts: for which task, how long it waits for a
-    person, and which tools it allows without one (still recorded)."""
+    person, and which tools it allows without one (still recorded); `host`, whose calls."""
 
     task_id: str | None = None
     timeout_seconds: float = 600.0
     auto_allow: frozenset[str] = frozenset()
+    host: Host = CLAUDE_CODE
 
 
 # --- one tool call as an effect ----------------------------------------------------------
 
 
-def target_of(tool_name: str) -> str:
+def target_of(tool_name: str, host: Host = CLAUDE_CODE) -> str:
     if not _TOOL_NAME.match(tool_name):
-        raise UsageError(f"tool_name {tool_name[:80]!r} is not a tool name Claude Code sends")
-    return TARGET_PREFIX + tool_name
+        raise UsageError(f"tool_name {tool_name[:80]!r} is not a tool name {host.name} sends")
+    return host.target_prefix + tool_name
 
 
-def key_of(tool_use_id: str | None) -> str | None:
+def key_of(tool_use_id: str | None, host: Host = CLAUDE_CODE) -> str | None:
     """The effect's idempotency key for one tool call, or None when Claude Code gave no id."""
     if not tool_use_id:
         return None
-    key = f"claude-code:{tool_use_id}"
-    return key if len(key) <= 128 else "claude-code:" + digest_of(tool_use_id)
+    key = f"{host.key_prefix}:{tool_use_id}"
+    return key if len(key) <= 128 else f"{host.key_prefix}:" + digest_of(tool_use_id)
 
 
-def executor_of(tool_name: str) -> str:
-    return f"claude-code:{tool_name}"[:128]
+def executor_of(tool_name: str, host: Host = CLAUDE_CODE) -> str:
+    return f"{host.key_prefix}:{tool_name}"[:128]
 
 
 #: One line a reviewer agrees to: the tool and what it acts on. Worded in the command layer
@@ -145,17 +170,18 @@ def _plan(
     key: str | None,
     *,
     requires_approval: bool,
+    host: Host = CLAUDE_CODE,
 ) -> lg.PlanEffect:
     return lg.PlanEffect(
         task_id=task_id,
         effect_id=effect_id,
         kind="other",
-        target=target_of(tool_name),
-        consequence=consequence_of(tool_name, tool_input),
+        target=target_of(tool_name, host),
+        consequence=host.consequence(tool_name, tool_input),
         intended=_intended(tool_input),
         prepared=tool_input,
         requires_approval=requires_approval,
-        policy=POLICY if requires_approval else "",
+        policy=host.policy if requires_approval else "",
         idempotency_key=key,
     )
 
@@ -218,6 +244,7 @@ class Asked:
     approval_id: str | None = None
     digest: str | None = None
     decision: dict[str, Any] | None = None
+    host: Host = CLAUDE_CODE
 
 
 def prompt_arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
@@ -246,15 +273,16 @@ def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[st
             )
         )
     task_id = settings.task_id
+    host = settings.host
     tool_name, tool_input, tool_use_id = prompt_arguments(arguments)
-    key = key_of(tool_use_id)
+    key = key_of(tool_use_id, host)
     digest = digest_of(tool_input)
     existing = find_effect(store, task_id, key) if key else None
     if existing is not None:
         # The same call asked again (a retried prompt): wait on the approval it already has.
         pending = _pending_approval(store, task_id, str(existing.effect_id))
         if pending is not None and lg.intent_open(existing):
-            return Asked(str(existing.effect_id), pending, digest)
+            return Asked(str(existing.effect_id), pending, digest, host=host)
         return Asked(
             decision=deny(
                 f"Boris already recorded tool call {tool_use_id} as effect {existing.effect_id} "
@@ -266,26 +294,36 @@ def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[st
     if tool_name in settings.auto_allow:
         store.execute_all(
             [
-                _plan(effect_id, task_id, tool_name, tool_input, key, requires_approval=False),
+                _plan(
+                    effect_id,
+                    task_id,
+                    tool_name,
+                    tool_input,
+                    key,
+                    requires_approval=False,
+                    host=host,
+                ),
                 lg.DispatchEffect(
                     task_id=task_id,
                     effect_id=effect_id,
-                    executor=executor_of(tool_name),
+                    executor=executor_of(tool_name, host),
                     inputs=tool_input,
                 ),
             ],
             actor,
         )
-        return Asked(effect_id, None, digest, decision=allow(tool_input))
+        return Asked(effect_id, None, digest, decision=allow(tool_input), host=host)
     approval_id = new_id("apr")
     store.execute_all(
         [
-            _plan(effect_id, task_id, tool_name, tool_input, key, requires_approval=True),
+            _plan(
+                effect_id, task_id, tool_name, tool_input, key, requires_approval=True, host=host
+            ),
             ap.RequestApproval(
                 task_id=task_id,
                 approval_id=approval_id,
                 effect_id=effect_id,
-                policy=POLICY,
+                policy=host.policy,
                 # Alive a little past the wait, so a decision made as the wait ends can still
                 # be used; the wait's end cancels the effect, which revokes it.
                 expires_in_seconds=settings.timeout_seconds + EXPIRY_MARGIN_SECONDS,
@@ -293,7 +331,7 @@ def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[st
         ],
         actor,
     )
-    return Asked(effect_id, approval_id, digest)
+    return Asked(effect_id, approval_id, digest, host=host)
 
 
 def _pending_approval(store: Store, task_id: str, effect_id: str) -> str | None:
@@ -365,12 +403,14 @@ def judge(
     note = str(now.get("note") or "").strip()
     if state == rules.ApprovalState.APPROVED:
         payload = now["payload"]
+        if not asked.host.takes_edits and digest_of(payload) != digest_of(tool_input):
+            return _edit_not_taken(store, actor, task_id, asked, tool_name, who, payload)
         try:
             store.execute(
                 lg.DispatchEffect(
                     task_id=task_id,
                     effect_id=asked.effect_id,
-                    executor=executor_of(tool_name),
+                    executor=executor_of(tool_name, asked.host),
                     inputs=payload,
                     approval_id=asked.approval_id,
                 ),
@@ -397,6 +437,28 @@ def judge(
         message += " (the run was stopped)"
     _cancel_quietly(store, actor, task_id, asked.effect_id, message)
     return Verdict(False, message, undecided=undecided, stopped=stopped)
+
+
+def _edit_not_taken(
+    store: Store,
+    actor: Actor,
+    task_id: str,
+    asked: Asked,
+    tool_name: str,
+    who: str,
+    payload: Any,
+) -> Verdict:
+    """A person approved other input than the call's, and the host's answer cannot carry it:
+    the call is not run (its effect cancelled, the approval revoked with it); the agent reads
+    the person's input and may ask again with exactly it."""
+    message = (
+        f"{who} approved this {tool_name} call in Boris only with other input: "
+        f"{canonical_json(payload)}. {asked.host.name} cannot run an edited call: "
+        "ask again with exactly this input"
+    )
+    assert asked.effect_id is not None
+    _cancel_quietly(store, actor, task_id, asked.effect_id, message)
+    return Verdict(False, message)
 
 
 def settle(
@@ -481,6 +543,7 @@ async def answer_prompt(
             tool_name=str(arguments.get("tool_name")),
             timed_out=timed_out,
             waited_for=settings.timeout_seconds,
+            tool_input=dict(arguments.get("input") or {}),
         )
         return dict(await in_store(decide, store, actor, task_id, asked, now))
     except Exception as exc:

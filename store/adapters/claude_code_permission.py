@@ -36,6 +36,14 @@ the answer is `deny`, or with `on_timeout="ask"` the terminal's own prompt (PreT
 `ask`; for PermissionRequest no decision, so Claude Code shows its dialog): a person decides
 either way, never a silent allow. Whatever fails in Boris denies.
 
+Codex's PermissionRequest hook (OpenAI's Codex CLI) takes the same answer, with this
+difference (its hook schemas, `codex-rs/hooks/schema/generated/permission-request.command.
+{input,output}.schema.json` in openai/codex): its input is `tool_name` "Bash" and
+`tool_input` `{"command"}` with no `tool_use_id`, and its decision "currently fail[s] closed"
+when `updatedInput` or `updatedPermissions` is present. So a Codex call is recorded as
+`codex://tools/<tool>` (`claude_code.CODEX`), and a person's edit is not run: the call is
+denied with the person's input, for Codex to ask again with exactly it.
+
 "Always": a person answers it in Boris, as a standing rule (`boris rules add --from-approval`,
 the window's Rules panel), which decides each next call like it as the hook asks about it,
 recorded as the rule's decision. Boris never answers with `updatedPermissions` (nor echoes a
@@ -91,11 +99,13 @@ def decide(
     call: cc.HookCall,
     *,
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    host: cc.Host = cc.CLAUDE_CODE,
 ) -> cc.Verdict:
     """One hook's call, start to end: asked in Boris, a person's decision waited for, the
     verdict. Ended while waiting (Claude Code killed the hook, the user answered in the
-    terminal): the effect is cancelled, then the ending goes on."""
-    settings = cc.PromptSettings(task_id=task_id, timeout_seconds=wait_seconds)
+    terminal): the effect is cancelled, then the ending goes on. `host`: whose hook it is
+    (Claude Code's, or Codex's PermissionRequest: `cc.CODEX`)."""
+    settings = cc.PromptSettings(task_id=task_id, timeout_seconds=wait_seconds, host=host)
     arguments = {
         "tool_name": call.tool_name,
         "input": call.tool_input,

@@ -47,6 +47,9 @@ RECORDED = 0
 NOT_RECORDED = 1
 BLOCKED = 2
 
+#: Whose hook this is (`--for`): Claude Code's by default, or Codex's PermissionRequest.
+HOSTS = {"claude-code": claude_code.CLAUDE_CODE, "codex": claude_code.CODEX}
+
 RECORDERS = {
     "pre-tool-use": claude_code.pre_tool_use,
     "post-tool-use": claude_code.post_tool_use,
@@ -79,7 +82,8 @@ def _answer(opened: Store, actor: Any, task_id: str, call: Any, args: argparse.N
             f"--wait must be a number of seconds above 0, at most {decides.MAX_WAIT_SECONDS:g}"
         )
     signal.signal(signal.SIGTERM, _ended)  # the hook's timeout: cancel the call, then end
-    verdict = decides.decide(opened, actor, task_id, call, wait_seconds=args.wait)
+    host = HOSTS[args.host]
+    verdict = decides.decide(opened, actor, task_id, call, wait_seconds=args.wait, host=host)
     if args.event == "permission-request":
         output = decides.permission_request_output(verdict, args.on_timeout)
     else:
@@ -106,6 +110,8 @@ def cmd_hook(store: Store | None, args: argparse.Namespace) -> int:
         task_id = args.task or os.environ.get("BORIS_TASK")
         if not task_id:
             raise UsageError("boris hook needs the task it records in: --task ID or BORIS_TASK")
+        if args.host != "claude-code" and args.event != "permission-request":
+            raise UsageError(f"--for {args.host} answers permission-request only")
         with Store.open(args.store, url=args.url, create=False, signer=args.key) as opened:
             keys.sign_as(opened, actor)
             if _answers(args):
@@ -172,5 +178,14 @@ def register(add: Add) -> None:
         default="deny",
         help="permission-request, pre-tool-use --decide: when nobody decided in time, deny "
         "the call (default) or ask: hand it to Claude Code's own permission prompt",
+    )
+    sp.add_argument(
+        "--for",
+        dest="host",
+        choices=sorted(HOSTS),
+        default="claude-code",
+        help="whose hook: claude-code (default), or codex: Codex CLI's PermissionRequest "
+        "hook (its calls recorded as codex://tools/<tool>; a person's edit is not run, "
+        "Codex's answer cannot carry it)",
     )
     sp.set_defaults(storeless=True)  # it opens the store itself, to answer in hook codes

@@ -197,7 +197,9 @@ def _decide_pending(tx: Tx, terms: RuleTerms, person: Actor) -> None:
 @handles(RevokeStandingRule)
 def _revoke(tx: Tx, cmd: RevokeStandingRule, actor: Actor) -> str:
     _person(actor, "revokes one")
-    place = on_record.where_is(tx.conn, cmd.rule_id)
+    # The rule's row first, then the task's (whose lock reads the transaction's time): a
+    # request deciding by the rule meanwhile is either before this time or sees this.
+    place = on_record.where_is(tx.conn, cmd.rule_id, lock="update")
     if place is None:
         raise UnknownRule(f"no standing rule {cmd.rule_id!r} (boris rules list names them)")
     task_id, seq = place
@@ -271,6 +273,11 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
         if g.unsigned is not None or standing(g.terms, tx.now) != RuleStanding.ACTIVE:
             continue
         if why_not_deciding(g.terms, call, tx.now) is not None:
+            continue
+        # Its row shared, then read again: a revocation that was being written is seen now.
+        on_record.where_is(tx.conn, g.terms.rule_id, lock="share")
+        again = on_record.grant_on_record(tx.conn, g.terms.rule_id, g.terms.task_id, g.terms.seq)
+        if isinstance(again, str) or why_not_deciding(again.terms, call, tx.now) is not None:
             continue
         if _agents_role(tx):
             # A team store's server refuses an agents' role the approved state a rule's

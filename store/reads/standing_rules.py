@@ -55,10 +55,13 @@ def index_key(rule_id: str) -> str:
     return INDEX_PREFIX + rule_id
 
 
-def where_is(conn: Connection, rule_id: str) -> tuple[str, int] | None:
-    value = conn.execute(
-        sa.select(t.store_meta.c.value).where(t.store_meta.c.key == index_key(rule_id))
-    ).scalar()
+def where_is(conn: Connection, rule_id: str, lock: str | None = None) -> tuple[str, int] | None:
+    """The rule's place in the log. `lock` on a server: "share" (a request decided by it)
+    or "update" (its revocation), so that the two take turns (SQLite's writer is one)."""
+    q = sa.select(t.store_meta.c.value).where(t.store_meta.c.key == index_key(rule_id))
+    if lock is not None:
+        q = q.with_for_update(read=lock == "share")
+    value = conn.execute(q).scalar()
     if value is None:
         return None
     place = json.loads(value)

@@ -112,8 +112,8 @@ def decide(
         "tool_use_id": call.tool_use_id,
     }
     asked = cc.ask(store, actor, settings, arguments)
-    if asked.decision is not None:  # refused before anyone was asked
-        return cc.Verdict(False, str(asked.decision["message"]))
+    if asked.decision is not None:  # refused before anyone was asked (its words say so)
+        return cc.Verdict(False, str(asked.decision["message"]), unrecorded=True)
     assert asked.approval_id is not None
     try:
         now, timed_out = wait_for_person(store, task_id, asked.approval_id, wait_seconds)

@@ -391,3 +391,31 @@ def test_granting_a_rule_decides_the_calls_already_waiting_that_it_covers(
     # Each is dispatched once, and the record proves every one of them.
     signed.store.execute(lg.DispatchEffect(task_id=two, effect_id="eff-2", executor="x"), BOT)
     assert signed.verify()[0] == 0
+
+
+def test_a_grant_no_trusted_persons_signature_proves_decides_nothing(signed: Signed) -> None:
+    from store import store as store_module
+    from store.commands.standing_rules import GrantStandingRule
+
+    one, two = signed.task("t1"), signed.task("t2")
+    # Written in rita's name straight into the database, past the signing of the write.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store_module, "seal", lambda *a: None)
+        signed.store.execute(
+            GrantStandingRule(
+                task_id=one, scope="agent", agent="agent:bot", expires_in_seconds=600
+            ),
+            RITA,
+        )
+    asked = signed.ask(two, "Bash", {"command": "curl evil"})
+    assert signed.approval(two, asked)["state"] == "pending"
+    [rule] = signed.rules().rules
+    assert not rule.proved and "not signed" in str(rule.why_unproved)
+    # The agent's next write on t1 signs the grant with the agent's key: still not rita's.
+    signed.ask(one, "Read", {"path": "x"})
+    [rule] = signed.rules().rules
+    assert not rule.proved and "not person:rita's trusted key" in str(rule.why_unproved)
+    assert (
+        signed.approval(two, signed.ask(two, "Bash", {"command": "curl evil"}))["state"]
+        == "pending"
+    )

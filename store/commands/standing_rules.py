@@ -148,7 +148,8 @@ def _grant(tx: Tx, cmd: GrantStandingRule, actor: Actor) -> str:
     place = json.dumps({"task_id": cmd.task_id, "seq": int(seq)}, sort_keys=True)
     tx.conn.execute(sa.insert(t.store_meta).values(key=on_record.index_key(rule_id), value=place))
     if cmd.decide_pending:
-        found = on_record.grant_on_record(tx.conn, rule_id, cmd.task_id, int(seq))
+        # Signed when this transaction commits (store.signing.seal): not provable yet.
+        found = on_record.grant_on_record(tx.conn, rule_id, cmd.task_id, int(seq), prove=False)
         if not isinstance(found, str):
             _decide_pending(tx, found.terms, actor)
     return rule_id
@@ -264,20 +265,27 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
     """Decide the request just made by the first standing rule that covers it (an approving
     rule before a rejecting one only if it is older: the oldest covering rule decides);
     the rule's id, or None when none covers it (a person decides)."""
+    places = on_record.indexed(tx.conn)
+    if not places:
+        return None  # no rule: nothing more to read
     session = _session_of(tx, task_id, actor)
     call = call_from_log(tx.conn, task_id, approval_id, session)
     if isinstance(call, str) or call.reserved or call.needed > 1:
         return None  # a rule covers tool calls and effects (what has a target), one person's
-    candidates = sorted(on_record.rules_on_record(tx.conn), key=lambda g: g.terms.granted_at)
-    for g in candidates:
-        if g.unsigned is not None or standing(g.terms, tx.now) != RuleStanding.ACTIVE:
+    found = (on_record.grant_on_record(tx.conn, *p, prove=False) for p in places)
+    grants = [g for g in found if not isinstance(g, str)]
+    for g in sorted(grants, key=lambda g: g.terms.granted_at):
+        if standing(g.terms, tx.now) != RuleStanding.ACTIVE:
             continue
         if why_not_deciding(g.terms, call, tx.now) is not None:
             continue
-        # Its row shared, then read again: a revocation that was being written is seen now.
+        # Its row shared, then read again (a revocation that was being written is seen now),
+        # and its signature checked: only a person's proved grant decides.
         on_record.where_is(tx.conn, g.terms.rule_id, lock="share")
         again = on_record.grant_on_record(tx.conn, g.terms.rule_id, g.terms.task_id, g.terms.seq)
-        if isinstance(again, str) or why_not_deciding(again.terms, call, tx.now) is not None:
+        if isinstance(again, str) or again.unsigned is not None:
+            continue
+        if why_not_deciding(again.terms, call, tx.now) is not None:
             continue
         if _agents_role(tx):
             # A team store's server refuses an agents' role the approved state a rule's

@@ -113,3 +113,25 @@ def test_an_expiry_is_told(site, told: Endpoint) -> None:
     _ask(signed, "a short-lived request", expires=1)
     assert "approve? a short-lived request" in told.got.get(timeout=20)["message"]
     assert "expired unanswered: a short-lived request" in told.got.get(timeout=20)["message"]
+
+
+def test_deny_on_timeout_answers_the_agent_with_a_rejection(site, told: Endpoint) -> None:
+    """The person's choice that silence means no: a request about to expire unanswered is
+    rejected in their name, signed by their key, its note saying why; they are told."""
+    signed, _server = site
+    url = f"json://127.0.0.1:{told.server_address[1]}/deny"
+    denying = serve(signed, "--deny-on-timeout", "--notify", url, "--notify-every", "0.3")
+    try:
+        approval = _ask(signed, "a request nobody answers", expires=4)
+        lines = []
+        while not any("denied on timeout" in line for line in lines):
+            lines.append(told.got.get(timeout=20)["message"])
+        assert any("denied on timeout: a request nobody answers" in line for line in lines)
+    finally:
+        assert "Traceback" not in denying.stop()
+    state = next(a for a in signed.read("approvals", "weekly") if a["approval_id"] == approval)
+    assert state["state"] == "rejected", state
+    decided = [e for e in signed.read("events", "weekly") if e["type"] == "approval.decided"][-1]
+    assert decided["actor"]["id"] == "rita" and decided["payload"]["approval_id"] == approval
+    assert decided["payload"]["note"].startswith("denied on timeout: no answer")
+    signed.assert_signed()

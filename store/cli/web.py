@@ -72,14 +72,18 @@ def cmd_serve(store: Store, args: argparse.Namespace) -> None:
 def _notifications(
     site: Any, person: Any, origin: str, args: argparse.Namespace
 ) -> threading.Event:
-    """With --notify: a watcher thread sending each burst's line (store.web.notify)."""
+    """With --notify or --deny-on-timeout: a watcher thread (store.web.notify)."""
     stop = threading.Event()
-    if args.notify:
+    if args.notify or args.deny_on_timeout:
         from ..web.notify import Watcher, apprise_sender
 
         if args.notify_every <= 0:
             raise answers.UsageError("--notify-every must be a positive number of seconds")
-        watcher = Watcher(site.store, person, origin, apprise_sender(args.notify), site.store_lock)
+        send = apprise_sender(args.notify) if args.notify else None
+        watcher = Watcher(site.store, person, origin, send, site.store_lock)
+        if args.deny_on_timeout:
+            # Two looks' time before the expiry, so that no look misses it.
+            watcher.deny_within = 2 * args.notify_every + 1
         threading.Thread(
             target=watcher.run, args=(stop, args.notify_every), name="boris-notify", daemon=True
         ).start()
@@ -140,6 +144,12 @@ def register(add: Add) -> None:
     )
     sp.add_argument(
         "--notify-every", type=float, default=5.0, help="seconds between looks (default 5)"
+    )
+    sp.add_argument(
+        "--deny-on-timeout",
+        action="store_true",
+        help="your choice that silence means no: reject in your name (with a note saying so) "
+        "each request you may decide that is about to expire unanswered",
     )
     sp = add("passkeys", cmd_passkeys)
     sub = sp.add_subparsers(dest="passkeys_cmd", required=True)

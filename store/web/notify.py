@@ -6,10 +6,15 @@ Every few seconds the watcher reads the store's decision queue as the window doe
 waits on the person (its one-line summary) or what expired unanswered, and the page's link.
 The link alone never decides: a decision on the page is a passkey's assertion. Nothing is sent
 for a request the person made themselves (they may not decide it), nor for one already told.
+
+With `--deny-on-timeout` the person chooses that silence means no: a request they may decide
+that is about to expire unanswered is rejected in their name (their key, a note saying why),
+so the agent waiting on it is answered with a rejection, recorded, never with silence.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from collections.abc import Callable
@@ -17,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import rules
-from ..api import Actor, ApprovalState, StoreError
+from ..api import Actor, ApprovalState, DecideApproval, StoreError
 from ..reads.decisions import APPROVAL, Decision, decisions
 from ..store import Store
 from .serve import ServeRefused
@@ -30,15 +35,49 @@ class Watcher:
     store: Store
     person: Actor
     origin: str
-    send: Callable[[str], bool]
+    send: Callable[[str], bool] | None
     #: Serializes the store with the page's requests (store.web.site.Site.store_lock).
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: What waited at the last look: approval id -> (its row), told already.
     told: dict[str, Decision] = field(default_factory=dict)
+    #: With --deny-on-timeout: reject what would expire within this many seconds.
+    deny_within: float | None = None
+    #: Denied on timeout at the last look.
+    denied: list[Decision] = field(default_factory=list)
 
     def _mine(self) -> dict[str, Decision]:
         with self.lock:
-            rows = decisions(self.store).decisions
+            read = decisions(self.store)
+        mine = self._filter(read.decisions)
+        if self.deny_within is None:
+            return mine
+        denied = [d for d in mine.values() if _seconds_left(d, read.now) <= self.deny_within]
+        for d in denied:
+            if self._deny(d):
+                self.denied.append(d)
+                mine.pop(d.id)
+        return mine
+
+    def _deny(self, d: Decision) -> bool:
+        """The person's rejection of a request about to expire unanswered, as they chose
+        (`boris serve --deny-on-timeout`), signed by their key and saying so in its note."""
+        note = (
+            f"denied on timeout: no answer as it was about to expire at {d.expires_at} "
+            f"({self.person.kind}:{self.person.id} chose boris serve --deny-on-timeout)"
+        )
+        command = DecideApproval(
+            task_id=d.task_id, approval_id=d.key, decision="rejected", note=note
+        )
+        try:
+            with self.lock:
+                self.store.sign_as(self.person)
+                self.store.execute(command, self.person)
+        except StoreError as exc:  # decided meanwhile, or expired already: nothing to do
+            log.info("boris serve: %s not denied on timeout: %s", d.id, exc)
+            return False
+        return True
+
+    def _filter(self, rows: list[Decision]) -> dict[str, Decision]:
         return {
             d.id: d
             for d in rows
@@ -66,6 +105,8 @@ class Watcher:
     def message(self, new: list[Decision], expired: list[Decision]) -> str | None:
         """The burst's one line (None: nothing to say)."""
         parts = []
+        if self.denied:
+            parts.append("denied on timeout: " + "; ".join(d.what for d in self.denied))
         if len(new) == 1:
             d = new[0]
             parts.append(f"approve? {d.what} (task {d.task_id}, expires {d.expires_at})")
@@ -84,12 +125,14 @@ class Watcher:
 
     def look(self) -> str | None:
         """Read the queue, send what is new since the last look; the line sent, if any."""
+        self.denied = []
         now = self._mine()
         new = [d for k, d in now.items() if k not in self.told]
-        expired = self._expired([d for k, d in self.told.items() if k not in now])
+        gone = [d for k, d in self.told.items() if k not in now and d not in self.denied]
+        expired = self._expired(gone)
         self.told = now
         line = self.message(new, expired)
-        if line is not None and not self.send(line):
+        if line is not None and self.send is not None and not self.send(line):
             log.warning("boris serve: a notification was not delivered")
         return line
 
@@ -100,6 +143,16 @@ class Watcher:
             except Exception:  # a notification never stops the page
                 log.exception("boris serve: notifications failed")
             stop.wait(every)
+
+
+def _seconds_left(d: Decision, now: str) -> float:
+    if d.expires_at is None:
+        return float("inf")
+    return (_instant(d.expires_at) - _instant(now)).total_seconds()
+
+
+def _instant(iso: str) -> dt.datetime:
+    return dt.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def apprise_sender(urls: list[str]) -> Callable[[str], bool]:

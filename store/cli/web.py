@@ -126,8 +126,12 @@ def _row(p: pk.Passkey) -> dict[str, Any]:
 
 def register(add: Add) -> None:
     sp = add("serve", cmd_serve)
-    sp.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
-    sp.add_argument("--port", type=int, default=8765)
+    sp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; beyond loopback only with --cert)",
+    )
+    sp.add_argument("--port", type=int, default=8765, help="port (default 8765)")
     sp.add_argument("--cert", help="TLS certificate (PEM); needed beyond loopback")
     sp.add_argument("--cert-key", help="the TLS certificate's private key (PEM)")
     sp.add_argument(

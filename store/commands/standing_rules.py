@@ -179,6 +179,13 @@ def _decide_pending(tx: Tx, terms: RuleTerms, person: Actor) -> None:
         if isinstance(call, str) or why_not_deciding(terms, call, tx.now) is not None:
             continue
         tx.task(str(task_id))  # the task's row lock, as a person's decision takes it
+        state = tx.conn.execute(
+            sa.select(t.approvals.c.state).where(
+                t.approvals.c.task_id == task_id, t.approvals.c.approval_id == approval_id
+            )
+        ).scalar_one()
+        if state != "pending":
+            continue  # decided by someone while this waited for the task's lock
         tx.emit(
             str(task_id),
             ev.ApprovalRuled(

@@ -27,6 +27,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
@@ -313,7 +314,8 @@ def run(request: Request) -> int:
     os.chdir(request.cwd)
     os.environ.clear()
     os.environ.update(request.environ)
-    time.tzset()
+    time.tzset()  # the caller's TZ
+    tempfile.tempdir = None  # the caller's TMPDIR, should anything have asked before the fork
     os.umask(request.umask)
     stdin, stdout, stderr = request.streams.split(";")
     sys.stdin = _stream(0, stdin)

@@ -453,6 +453,20 @@ class ApprovalRetired(Payload):
     reason: str
 
 
+@event_type("approval.answered")
+class ApprovalAnswered(Payload):
+    """A person answered in the tool's place (issue 42, "respond"): `result` is what the call
+    returns, supplied by them, never run (no attempt; an effect it asked about is cancelled
+    with it). `result_digest`: its canonical digest; `schema_checked`: whether it was checked
+    against the result schema the request carried."""
+
+    approval_id: str
+    result: Any
+    result_digest: str
+    note: str = ""
+    schema_checked: bool = False
+
+
 # --- standing rules (issue 42): a person's "allow calls like this", and the calls it decided
 
 

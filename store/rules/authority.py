@@ -70,6 +70,8 @@ AUTHORITY: dict[str, Authority] = {
     "grant_standing_rule": Authority(_PERSON, events=("rule.granted",)),
     "revoke_standing_rule": Authority(_PERSON, events=("rule.revoked",)),
     "reserve_policy": Authority(_PERSON),
+    # Answering in the tool's place (issue 42, "respond"): a person supplies the call's result.
+    "respond_to_approval": Authority(_PERSON, events=("approval.answered",)),
     # Routing (issue 42): who decides a policy's requests, and the groups it names.
     "set_route": Authority(_PERSON),
     "set_group": Authority(_PERSON),
@@ -212,10 +214,16 @@ def role_refusal(roles: Iterable[str], actor_kind: str, event_type: str) -> Refu
 
 def person_decided_values() -> dict[str, tuple[str, ...]]:
     """What only a person's decision makes of a thing, by the thing: an approval approved or
-    rejected (only `approval.decided` says so), a criterion waived (only a person waives). No
+    rejected (only `approval.decided` says so) or answered as the tool (only
+    `approval.answered`), a criterion waived (only a person waives). No
     event an agent may record sets these, so a team store's database refuses an agents' role
     a projection row that does, whatever event comes with it (store.team)."""
     return {
-        "approval": (ApprovalState.APPROVED, ApprovalState.REJECTED, ApprovalState.SENT_BACK),
+        "approval": (
+            ApprovalState.APPROVED,
+            ApprovalState.REJECTED,
+            ApprovalState.SENT_BACK,
+            ApprovalState.ANSWERED,
+        ),
         "criterion": (CriterionState.WAIVED,),
     }

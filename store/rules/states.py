@@ -61,6 +61,8 @@ class ApprovalState(StrEnum):
     # Neither approved nor rejected: a person asked for changes, with a note; the agent
     # revises and asks again under a new digest (a new request).
     SENT_BACK = "sent_back"
+    # A person answered in the tool's place ("respond", issue 42): the call is never run.
+    ANSWERED = "answered"
     CONSUMED = "consumed"
     EXPIRED = "expired"
     STALE = "stale"

@@ -9,6 +9,7 @@ never this package.
 
 from . import leases as _leases  # noqa: F401  (registers the leases' apply functions)
 from . import ledger as _ledger  # noqa: F401  (registers the ledger's apply functions)
+from . import respond as _respond  # noqa: F401  (an answer in the tool's place, issue 42)
 from . import retention as _retention  # noqa: F401  (registers retention's apply functions)
 from . import routing as _routing  # noqa: F401  (an escalation's new expiry, issue 42)
 from . import standing_rules as _standing_rules  # noqa: F401  (a rule's decision, issue 42)

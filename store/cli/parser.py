@@ -61,6 +61,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "answer an approval with changes requested: the note says what to change",
     ),
     (
+        "respond",
+        "respond",
+        "answer an approval as the tool: your result stands for the call's, never run",
+    ),
+    (
         "dispatch",
         "ledger",
         "record an attempt before the executor runs; prints the attempt number",

@@ -21,6 +21,7 @@ from .. import schema as t
 from ..blobs import BlobStore
 from ..errors import UnknownApproval
 from ..model import Actor
+from ..rules import respond as respond_rules
 from .changes import Change, Facts, Send, change_of, pretty_json
 from .routing import routing_words
 
@@ -32,6 +33,9 @@ class ApprovalVerdict(StrEnum):
     REJECT = "rejected"
     # Changes requested: neither approved nor rejected; needs a note saying what to change.
     SEND_BACK = "sent_back"
+    # Answer as the tool (issue 42): the person supplies the call's result; offered only
+    # where the request allows it (store.rules.respond).
+    RESPOND = "answered"
 
 
 #: The fields of a message a person may edit before approving it.
@@ -87,6 +91,9 @@ class ApprovalDecision:
     #: A routed request (issue 42): who it waits on and when it escalates, in words ("waiting
     #: on group:release (rita, ben); escalates to person:olga at …"); None when not routed.
     routing: str | None = None
+    #: The JSON Schema (as JSON text) a person's answer in the tool's place must fit, where
+    #: the request carries one (`respond` is then among the verdicts).
+    result_schema_json: str | None = None
 
     @property
     def decidable(self) -> bool:
@@ -192,7 +199,7 @@ def approval_decision(
         payload_digest=row.payload_digest,
         prepared_json=pretty_json(payload),
         change=change,
-        verdicts=() if why is not None else tuple(ApprovalVerdict),
+        verdicts=() if why is not None else _verdicts(payload, int(row.approvers)),
         why_not=why,
         seq=approval_seq(conn, task_id, approval_id),
         task_seq=int(task_seq),
@@ -201,7 +208,21 @@ def approval_decision(
         approvers_needed=int(row.approvers),
         approved_by=tuple(a for a in map(_actor, row.approved_by or ()) if a is not None),
         routing=routing_words(conn, task_id, approval_id, now),
+        result_schema_json=_schema_json(payload),
     )
+
+
+def _verdicts(payload: dict[str, Any], needed: int) -> tuple[ApprovalVerdict, ...]:
+    """Approve, reject, send back; and respond where the request allows it (issue 42)."""
+    asked = (ApprovalVerdict.APPROVE, ApprovalVerdict.REJECT, ApprovalVerdict.SEND_BACK)
+    if respond_rules.why_not_respondable(payload, needed) is None:
+        return (*asked, ApprovalVerdict.RESPOND)
+    return asked
+
+
+def _schema_json(payload: dict[str, Any]) -> str | None:
+    schema = respond_rules.result_schema(payload)
+    return None if schema is None else pretty_json(schema)
 
 
 def _editable(payload: dict[str, Any], change: Change, effect_id: str | None) -> tuple[str, ...]:

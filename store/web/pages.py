@@ -132,6 +132,7 @@ def approval(csrf: str, view: ApprovalDecision, blobs: BlobStore) -> str:
         f'<button type=submit name=verdict value="{e(v.value)}" class="{e(v.value)}">'
         f"{e(_VERDICT_WORDS[v.value])}</button>"
         for v in view.verdicts
+        if v.value in _VERDICT_WORDS  # an answer in the tool's place is given at the desk
     )
     form = (
         f'<form class=decide data-task="{e(view.task_id)}" data-approval="{e(view.approval_id)}" '

@@ -55,6 +55,7 @@ from .late import AcknowledgeLateChanges, OpenFollowup
 from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
 from .manifests import LinkManifest, MigrateEffectTool, RecordConfiguration, RecordManifest
 from .narrative import ClaimIn, RecordNarrative
+from .respond import RespondToApproval
 from .retention import ExpireContent, SetRetention
 from .routing import EscalateDue, SetGroup, SetRoute
 from .standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
@@ -104,6 +105,7 @@ __all__ = [
     "ReleaseLease",
     "RenewLease",
     "RequestApproval",
+    "RespondToApproval",
     "ReserveBudget",
     "ReservePolicy",
     "ReviseEffect",

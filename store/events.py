@@ -928,3 +928,33 @@ class EffectToolMigrated(Payload):
     from_digest: str
     to_digest: str
     reason: str
+
+
+# --- MCP tasks (store.mcp.tasks; issue 42) ---------------------------------------------------
+
+
+@event_type("mcp_task.created")
+class McpTaskCreated(Payload):
+    """A tool call that `boris mcp` runs as an MCP task: its id, the call, how long it is kept
+    (`ttl_ms`, from creation; None: unlimited), how often its client is told to poll, and the
+    tasks form it was created in (`2025-11-25`, or the `io.modelcontextprotocol/tasks`
+    extension of 2026-07-28). Kept here so that a restarted server answers for it."""
+
+    mcp_task_id: str
+    tool: str
+    arguments: dict[str, Any]
+    ttl_ms: int | None
+    poll_interval_ms: int
+    form: str
+
+
+@event_type("mcp_task.ended")
+class McpTaskEnded(Payload):
+    """An MCP task's end: `completed` or `failed` with the call's result (a CallToolResult),
+    `failed` with a JSON-RPC `error`, or `cancelled`."""
+
+    mcp_task_id: str
+    status: Literal["completed", "failed", "cancelled"]
+    status_message: str = ""
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None

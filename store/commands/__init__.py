@@ -54,6 +54,7 @@ from .effects import (
 from .late import AcknowledgeLateChanges, OpenFollowup
 from .leases import AcquireLease, ReleaseLease, RenewLease, TakeOver
 from .manifests import LinkManifest, MigrateEffectTool, RecordConfiguration, RecordManifest
+from .mcp_tasks import EndMcpTask, StartMcpTask
 from .narrative import ClaimIn, RecordNarrative
 from .respond import RespondToApproval
 from .retention import ExpireContent, SetRetention
@@ -82,6 +83,7 @@ __all__ = [
     "CreateTask",
     "DecideApproval",
     "DispatchEffect",
+    "EndMcpTask",
     "EscalateDue",
     "ExpireContent",
     "GrantStandingRule",
@@ -117,6 +119,7 @@ __all__ = [
     "SetRoute",
     "SetStatus",
     "SettleWait",
+    "StartMcpTask",
     "StopRun",
     "TakeOver",
     "TaskCommand",

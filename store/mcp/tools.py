@@ -211,6 +211,8 @@ READING_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 WAIT_TOOL = "wait_for_approval"
+#: Commands `boris mcp` runs itself, never tools: the record of its MCP tasks (store.mcp.board).
+SERVER_COMMANDS = frozenset({"start_mcp_task", "end_mcp_task"})
 
 
 @dataclass(frozen=True)
@@ -245,7 +247,7 @@ def tool_specs(max_wait_seconds: float) -> list[ToolSpec]:
     specs = []
     for cls in c.command_classes():
         name = _command_type(cls)
-        if not agent_may_run(name):
+        if not agent_may_run(name) or name in SERVER_COMMANDS:
             continue
         person_only = rules.authority_of(name).person_when
         description = DESCRIPTIONS.get(name) or (cls.__doc__ or name).strip().splitlines()[0]

@@ -13,9 +13,11 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import Field
 
+from ..adapters import claude_code
 from ..version import __version__
-from . import tasks
+from . import tasks, tools
 from .resources import TEMPLATES, Resources
 from .waits import TASK_TOOLS, Notice, Progress, Waits
 
@@ -46,6 +48,7 @@ class Served(Protocol):
     board: tasks.TaskBoard
     resources: Resources
     waits: Waits
+    prompts: claude_code.PromptSettings
 
     def tool_list(self) -> list[types.Tool]: ...
 
@@ -143,22 +146,65 @@ def _resource_handlers(resources: Resources) -> tuple[_Handler, _Handler, _Handl
     return list_resources, list_templates, read_resource
 
 
+#: The tasks extension of 2026-07-28 (modelcontextprotocol/ext-tasks,
+#: specification/2026-07-28/tasks.md, "Extension Identifier" and "Capability Negotiation"):
+#: the client declares it in each request's `_meta` capabilities, the server in server/discover's.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+#: "-32021 (Missing Required Client Capability)", the extension's "Error Handling".
+MISSING_CLIENT_CAPABILITY = -32021
+
+
+def _declares_tasks(params: Mapping[str, Any]) -> bool:
+    """Whether this request's `_meta` client capabilities declare the tasks extension."""
+    meta = params.get("_meta")
+    capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
+    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
+
+
+def _record_in(served: Served, name: str, arguments: Mapping[str, Any]) -> str | None:
+    """The Boris task an MCP task is kept in: the one the wait names, or the permission
+    prompt's (`boris mcp --task`)."""
+    if name == tools.WAIT_TOOL:
+        task_id = arguments.get("task_id")
+        return task_id if isinstance(task_id, str) and task_id else None
+    return served.prompts.task_id
+
+
 def _serve_tasks(served: Served, server: Server[Any]) -> None:
-    """The 2025-11-25 tasks: a task-augmented `tools/call` of a tool that waits on a
-    person answers with a task at once; tasks/get, tasks/result, tasks/list, tasks/cancel."""
+    """Tasks in both forms, by the negotiated protocol version: through `initialize`
+    (2025-11-25), a `tools/call` with a `task` field; at 2026-07-28, the extension: a
+    `tools/call` from a client whose request declares it. Either way a tool that waits on a
+    person answers with a task at once, kept in the store (store.mcp.board)."""
     board = served.board
 
     async def task_augmented(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if ctx.method in EXTENSION_METHODS and modern and not _declares_tasks(params):
+            # The extension's "Error Handling": "Servers MUST return this error for
+            # non-declaring clients issuing tasks/get, tasks/update, and tasks/cancel".
+            raise MCPError(
+                code=MISSING_CLIENT_CAPABILITY,
+                message="Missing required client capability",
+                data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+            )
+        if ctx.method == "tasks/list" and modern:
+            # The extension has "no tasks/list" (its methods: tasks/get, tasks/update,
+            # tasks/cancel).
+            raise MCPError(
+                code=types.METHOD_NOT_FOUND,
+                message="tasks/list is not served at "
+                f"{ctx.protocol_version}: the tasks extension has no tasks/list",
+            )
+        name = str(params.get("name") or "")
         asked = params.get("task")
-        if (
-            ctx.method != "tools/call"
-            or not isinstance(asked, Mapping)
-            # 2026-07-28 moved tasks out of the core protocol: the SDK's own handling there.
-            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if ctx.method != "tools/call" or (
+            not (modern and _declares_tasks(params) and name in TASK_TOOLS)
+            and not (not modern and isinstance(asked, Mapping))
         ):
             return await call_next(ctx)
-        name = str(params.get("name") or "")
         if name not in TASK_TOOLS:
             # 2025-11-25, tasks: a tool whose taskSupport is absent or "forbidden", called
             # as a task: "Servers SHOULD return a -32601 (Method not found) error".
@@ -169,22 +215,34 @@ def _serve_tasks(served: Served, server: Server[Any]) -> None:
             )
         raw = params.get("arguments")
         arguments = dict(raw) if isinstance(raw, Mapping) else {}
-        ttl = asked.get("ttl")
         session, request_id = ctx.session, ctx.request_id
+        # The extension's server decides the TTL ("The server is the sole decider"); a
+        # 2025-11-25 client may ask for one.
+        ttl = asked.get("ttl") if isinstance(asked, Mapping) else None
+        form = tasks.FORM_2026 if modern else tasks.FORM_2025
 
         async def work(task: tasks.Running) -> dict[str, Any]:
-            result = await served.tool_result(
-                name, arguments, None, served.waits.notice(session, request_id, task)
-            )
-            return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            # 2026-07-28 has no server-initiated requests: no elicitation beside the wait.
+            notice = served.waits.notice(None if modern else session, request_id, task)
+            return await call_as_task(served, name, arguments, notice)
 
-        task = board.start(name, ttl if isinstance(ttl, int) else None, work)
+        task = await board.start(
+            name,
+            ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None,
+            work,
+            arguments=arguments,
+            record_in=_record_in(served, name, arguments),
+            form=form,
+        )
+        if modern:
+            # The extension's "Task Creation": `resultType: "task"`, the Task inlined.
+            return {"resultType": "task", **task.detailed()}
         return {"task": task.wire()}
 
-    async def get_task(
-        ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
-    ) -> dict[str, Any]:
-        return board.get(params.task_id).wire()
+    async def get_task(ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams) -> Any:
+        task = await board.get(params.task_id)
+        # The extension's "Task Polling": a DetailedTask, its result or error inlined.
+        return task.detailed() if _modern(ctx) else task.wire()
 
     async def task_result(
         ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams
@@ -194,18 +252,52 @@ def _serve_tasks(served: Served, server: Server[Any]) -> None:
     async def list_tasks(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
     ) -> dict[str, Any]:
-        return {"tasks": board.listed()}
+        return {"tasks": await board.listed()}
 
     async def cancel_task(
         ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
     ) -> dict[str, Any]:
-        return board.cancel(params.task_id)
+        task = await board.cancel(params.task_id)
+        # The extension's "Task Cancellation": "an empty result" (an acknowledgement).
+        return {} if _modern(ctx) else task.wire()
+
+    async def update_task(ctx: ServerRequestContext[Any], params: UpdateTaskParams) -> Any:
+        # The extension's "Task Update Requests": Boris asks no input of the client (a
+        # decision is a person's, in Boris), so no key is ever outstanding and every
+        # response is ignored ("A server SHOULD ignore any inputResponses responses mapped
+        # to a key that is not currently outstanding"); the task must exist (-32602).
+        await board.get(params.task_id)
+        return {}
 
     server.middleware.append(task_augmented)
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, task_result)
     server.add_request_handler("tasks/list", types.PaginatedRequestParams, list_tasks)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel_task)
+    server.add_request_handler("tasks/update", UpdateTaskParams, update_task)
+
+
+#: The extension's request methods (tasks/update is the extension's only).
+EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+class UpdateTaskParams(types.RequestParams):
+    """tasks/update's params (the extension's UpdateTaskRequest): taskId, inputResponses."""
+
+    task_id: str = Field(alias="taskId")
+    input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
+
+
+def _modern(ctx: ServerRequestContext[Any]) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def call_as_task(
+    served: Served, name: str, arguments: dict[str, Any], notice: Notice | None
+) -> dict[str, Any]:
+    """The call's CallToolResult as a task keeps it (JSON, as the client reads it)."""
+    result = await served.tool_result(name, arguments, None, notice)
+    return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 class _TaskServer(Server[Any]):
@@ -214,6 +306,11 @@ class _TaskServer(Server[Any]):
 
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         capabilities = super().get_capabilities(*args, **kwargs)
+        if kwargs.get("protocol_version") in MODERN_PROTOCOL_VERSIONS:
+            # The extension's "Capability Negotiation": in server/discover's capabilities,
+            # `extensions: {"io.modelcontextprotocol/tasks": {}}`.
+            extensions = {**(capabilities.extensions or {}), TASKS_EXTENSION: {}}
+            return capabilities.model_copy(update={"extensions": extensions})
         return capabilities.model_copy(
             update={
                 "tasks": types.ServerTasksCapability(

@@ -26,6 +26,7 @@ from ..model import Actor
 from ..services import answers
 from ..store import Store
 from . import sdk, tasks, tools
+from .board import age_seconds as board_age
 from .resources import BRIEF_URI, TASK_URI, Resources
 from .sdk import DESCRIPTION, INSTRUCTIONS, PROTOCOL_VERSIONS
 from .waits import (
@@ -90,8 +91,8 @@ class BorisServer:
         self.worker = StoreWorker(store, actor)
         self.waits = Waits(self.worker, max_wait_seconds, self.prompts)
         self.resources = Resources(self.worker)
-        # Calls run as MCP tasks (store.mcp.tasks), for as long as this server runs.
-        self.board = tasks.TaskBoard()
+        # Calls run as MCP tasks (store.mcp.tasks), kept in the store (store.mcp.board).
+        self.board = tasks.TaskBoard(self.worker, self.resume_task)
 
     async def _in_store(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.worker.run(fn, *args)
@@ -179,6 +180,25 @@ class BorisServer:
     ) -> dict[str, Any]:
         """Claude Code's permission prompt, answered (store.mcp.waits.Waits)."""
         return await self.waits.permission_prompt(arguments, progress, notice)
+
+    def resume_task(self, task: tasks.Running) -> tasks.Work | None:
+        """A recorded task no server runs now (its server stopped), taken up again: a wait
+        for a person's decision waits on with what is left of its timeout (the approval was
+        in the store all along). Claude Code's permission prompt is not taken up again (it
+        would record its call a second time): None."""
+        if task.tool != tools.WAIT_TOOL:
+            return None
+        arguments = dict(task.arguments)
+        asked = arguments.get("timeout_seconds", min(300.0, self.max_wait_seconds))
+        if isinstance(asked, int | float) and not isinstance(asked, bool):
+            arguments["timeout_seconds"] = max(0.0, float(asked) - board_age(task))
+
+        async def work(running: tasks.Running) -> dict[str, Any]:
+            return await sdk.call_as_task(
+                self, task.tool, arguments, self.waits.notice(None, None, running)
+            )
+
+        return work
 
     # --- resources (store.mcp.resources) and the SDK's server (store.mcp.sdk) ------------
 

@@ -6,9 +6,8 @@ task-augmented (`tools/call` with a `task` field, to a tool whose `execution.tas
 client polls `tasks/get`, reads the answer with `tasks/result` (which blocks until the task is
 done), lists with `tasks/list` and stops with `tasks/cancel`. A client that does not ask for a
 task gets the blocking call as before. The SDK (mcp 2.3) defines the tasks' types only and
-serves none of their methods, so this module serves them; tasks live as long as this server
-process (a restarted server has none: the approval itself is in the store, and
-`wait_for_approval` picks it up again).
+serves none of their methods, so this module serves them. Tasks are kept in the store
+(store.mcp.board): a restarted server answers for the tasks of the one before it.
 
 Status: `working` while the decision waits in Boris's queue (the person is not the requestor,
 so it is not the requestor's input that is required); `input_required` while an elicitation to
@@ -26,178 +25,49 @@ boolean, say) is not read as an answer at all: the task's status says it was ign
 
 from __future__ import annotations
 
-import datetime as dt
-import itertools
 import re
-import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.abc
 import mcp_types as types
 import sqlalchemy as sa
-from mcp.shared.exceptions import MCPError
 
 from .. import schema as t
 from ..store import Store
+from .board import (
+    DEFAULT_TTL_MS,
+    FORM_2025,
+    FORM_2026,
+    MAX_TTL_MS,
+    POLL_INTERVAL_MS,
+    RELATED_TASK,
+    TERMINAL,
+    Running,
+    TaskBoard,
+    Work,
+)
 
-#: `_meta` key tying a message to a task (the 2025-11-25 spec's).
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-#: How long a finished task is kept when the client asks for no time (ms), and at most.
-DEFAULT_TTL_MS = 60 * 60 * 1000
-MAX_TTL_MS = 24 * 60 * 60 * 1000
-#: How often a client is told to poll `tasks/get` (ms).
-POLL_INTERVAL_MS = 1000
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-#: The protocol revision whose task extension this serves.
-TASKS_VERSION = "2025-11-25"
+__all__ = [
+    "DEFAULT_TTL_MS",
+    "FORM_2025",
+    "FORM_2026",
+    "MAX_TTL_MS",
+    "NOTICE_SCHEMA",
+    "POLL_INTERVAL_MS",
+    "RELATED_TASK",
+    "TASKS_VERSION",
+    "TERMINAL",
+    "Running",
+    "TaskBoard",
+    "Work",
+    "can_elicit",
+    "form_problem",
+    "notice_text",
+    "offer_to_person",
+]
 
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass
-class Running:
-    """One task: a tool call going on (or done) in the background."""
-
-    task_id: str
-    tool: str
-    ttl: int
-    created_at: str = field(default_factory=_now)
-    last_updated_at: str = field(default_factory=_now)
-    status: str = "working"
-    status_message: str = ""
-    result: dict[str, Any] | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    born: float = field(default_factory=anyio.current_time)
-
-    def say(self, status: str, message: str) -> None:
-        """A new status (never after the task ended)."""
-        if self.status in TERMINAL:
-            return
-        self.status, self.status_message = status, message
-        self.last_updated_at = _now()
-
-    def finish(self, status: str, result: dict[str, Any] | None, message: str) -> None:
-        if self.status in TERMINAL:
-            return
-        self.say(status, message)
-        self.status, self.result = status, result
-        self.done.set()
-
-    def wire(self) -> dict[str, Any]:
-        """The Task object of the spec, as the client reads it."""
-        out: dict[str, Any] = {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": self.created_at,
-            "lastUpdatedAt": self.last_updated_at,
-            "ttl": self.ttl,
-            "pollInterval": POLL_INTERVAL_MS,
-        }
-        if self.status_message:
-            out["statusMessage"] = self.status_message
-        return out
-
-    def expired(self) -> bool:
-        return self.done.is_set() and anyio.current_time() - self.born > self.ttl / 1000
-
-
-Work = Callable[[Running], Awaitable[dict[str, Any]]]
-
-
-class TaskBoard:
-    """The tasks of one server process, and the task group their work runs in."""
-
-    def __init__(self) -> None:
-        self.tasks: dict[str, Running] = {}
-        self._group: anyio.abc.TaskGroup | None = None
-        self._numbers = itertools.count(1)
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Open for the server's life: a task's work outlives the request that started it."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            try:
-                yield
-            finally:
-                self._group = None
-                group.cancel_scope.cancel()
-
-    def start(self, tool: str, ttl: int | None, work: Work) -> Running:
-        if self._group is None:
-            raise MCPError(code=types.INTERNAL_ERROR, message="this server runs no tasks now")
-        self._forget_expired()
-        kept = DEFAULT_TTL_MS if ttl is None else max(0, min(int(ttl), MAX_TTL_MS))
-        task = Running(f"task-{next(self._numbers)}-{secrets.token_hex(6)}", tool, kept)
-        self.tasks[task.task_id] = task
-        self._group.start_soon(self._run, task, work)
-        return task
-
-    async def _run(self, task: Running, work: Work) -> None:
-        with task.scope:
-            try:
-                result = await work(task)
-            except Exception as exc:  # the call's own failures are answers; this is a bug
-                task.finish("failed", None, f"the call failed: {type(exc).__name__}: {exc}")
-                return
-            failed = bool(result.get("isError"))
-            task.finish(
-                "failed" if failed else "completed",
-                result,
-                "the call answered with a refusal" if failed else "the call answered",
-            )
-        if task.scope.cancelled_caught:
-            task.finish("cancelled", None, "cancelled by the client (tasks/cancel)")
-
-    def get(self, task_id: str) -> Running:
-        self._forget_expired()
-        task = self.tasks.get(task_id)
-        if task is None:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"no task {task_id!r} on this server (unknown, expired, or the server "
-                "restarted: the approval is still in the store)",
-            )
-        return task
-
-    def listed(self) -> list[dict[str, Any]]:
-        self._forget_expired()
-        return [task.wire() for task in self.tasks.values()]
-
-    def cancel(self, task_id: str) -> dict[str, Any]:
-        task = self.get(task_id)
-        if task.status in TERMINAL:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"task {task_id} is {task.status} already: it cannot be cancelled",
-            )
-        task.scope.cancel()
-        task.finish("cancelled", None, "cancelled by the client (tasks/cancel)")
-        return task.wire()
-
-    async def result(self, task_id: str) -> dict[str, Any]:
-        """The call's answer once the task ended (the spec's tasks/result blocks till then)."""
-        task = self.get(task_id)
-        await task.done.wait()
-        if task.result is None:
-            raise MCPError(
-                code=types.INVALID_PARAMS if task.status == "cancelled" else types.INTERNAL_ERROR,
-                message=f"task {task_id} {task.status}: {task.status_message}",
-            )
-        meta = dict(task.result.get("_meta") or {})
-        meta[RELATED_TASK] = {"taskId": task.task_id}
-        return {**task.result, "_meta": meta}
-
-    def _forget_expired(self) -> None:
-        for task_id in [k for k, v in self.tasks.items() if v.expired()]:
-            del self.tasks[task_id]
+#: The protocol revision whose task forms this serves through `initialize`.
+TASKS_VERSION = FORM_2025
 
 
 # --- elicitation: sending the person to Boris --------------------------------------------

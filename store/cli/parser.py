@@ -66,6 +66,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "answer an approval as the tool: your result stands for the call's, never run",
     ),
     (
+        "decide-batch",
+        "batch",
+        "decide several pending approvals in one pass (JSON lines); each item recorded or "
+        "refused on its own",
+    ),
+    (
         "dispatch",
         "ledger",
         "record an attempt before the executor runs; prints the attempt number",

@@ -274,6 +274,19 @@ _WHERE: dict[str, str] = {
     "rule_from_answer": "store.services.standing_rules",
     "rule_draft": "store.services.standing_rules",
     "RuleDraft": "store.services.standing_rules",
+    # answer as the tool, and batches (issue 42)
+    "RespondToApproval": "store.commands.respond",
+    "AnsweredResult": "store.services.respond",
+    "respond": "store.services.respond",
+    "answered_result": "store.services.respond",
+    "BatchItem": "store.services.batch",
+    "BatchRow": "store.services.batch",
+    "BatchResults": "store.services.batch",
+    "BatchItemResult": "store.services.batch",
+    "BatchConflict": "store.services.batch",
+    "StaleDecision": "store.services.batch",
+    "batch_preflight": "store.services.batch",
+    "decide_batch": "store.services.batch",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -303,6 +316,7 @@ if TYPE_CHECKING:
     from store.commands.effects import CancelEffect, ObserveEffect, ReconcileEffect
     from store.commands.late import AcknowledgeLateChanges, OpenFollowup  # part L
     from store.commands.leases import TakeOver
+    from store.commands.respond import RespondToApproval
 
     # standing rules (issue 42)
     from store.commands.standing_rules import GrantStandingRule, RevokeStandingRule, UnknownRule
@@ -495,6 +509,16 @@ if TYPE_CHECKING:
     )
     from store.rules.standing_rules import RuleScope, RuleStanding, RuleVerdict
     from store.scope import is_store_file
+    from store.services.batch import (
+        BatchConflict,
+        BatchItem,
+        BatchItemResult,
+        BatchResults,
+        BatchRow,
+        StaleDecision,
+        batch_preflight,
+        decide_batch,
+    )
     from store.services.brief.models import (
         ApprovalBrief,
         ArtifactBrief,
@@ -516,6 +540,7 @@ if TYPE_CHECKING:
         summary_markdown,
     )
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
+    from store.services.respond import AnsweredResult, answered_result, respond
     from store.services.resume import brief_markdown, resume_brief
     from store.services.standing_rules import (
         RuleDraft,
@@ -559,6 +584,7 @@ __all__ = [
     "ActorRef",  # issue 41
     "AddCriterion",
     "AmendObjective",
+    "AnsweredResult",  # issue 42
     "Approval",  # issue 41
     "ApprovalBrief",  # issue 41
     "ApprovalDecision",
@@ -573,6 +599,11 @@ __all__ = [
     "Attempt",  # issue 41
     "AttemptInputs",  # issue 41
     "AuthorityRefused",
+    "BatchConflict",  # issue 42
+    "BatchItem",  # issue 42
+    "BatchItemResult",  # issue 42
+    "BatchResults",  # issue 42
+    "BatchRow",  # issue 42
     "BlobProblem",
     "BriefAction",  # issue 41
     "Budget",  # issue 41
@@ -667,6 +698,7 @@ __all__ = [
     "RecordArtifact",
     "ReleaseBudget",
     "Replace",
+    "RespondToApproval",  # issue 42
     "ResumeBrief",  # issue 41
     "Retention",  # issue 41
     "RetentionItem",  # issue 41
@@ -688,6 +720,7 @@ __all__ = [
     "SignatureSummary",  # issue 41
     "SignedWrite",  # issue 41
     "Signer",  # issue 41
+    "StaleDecision",  # issue 42
     "StandingRule",  # issue 42
     "StandingRules",  # issue 42
     "State",
@@ -723,6 +756,8 @@ __all__ = [
     "WriteCheckpoint",
     "WriteDiff",
     "__version__",
+    "answered_result",  # issue 42
+    "batch_preflight",  # issue 42
     "brief_markdown",
     "budget_change",
     "budget_left",
@@ -735,6 +770,7 @@ __all__ = [
     "conflict_undecided",
     "criterion_done",
     "criterion_stales_on_change",
+    "decide_batch",  # issue 42
     "decider_refusal",
     "decision_page",  # part B
     "decision_refusal",
@@ -774,6 +810,7 @@ __all__ = [
     "record_open",
     "recovery",
     "resolve",
+    "respond",  # issue 42
     "resume_brief",
     "revoke_standing_rule",  # issue 42
     "rule_draft",  # issue 42

@@ -172,32 +172,37 @@ def _record_in(served: Served, name: str, arguments: Mapping[str, Any]) -> str |
     return served.prompts.task_id
 
 
-def _serve_tasks(served: Served, server: Server[Any]) -> None:
-    """Tasks in both forms, by the negotiated protocol version: through `initialize`
-    (2025-11-25), a `tools/call` with a `task` field; at 2026-07-28, the extension: a
-    `tools/call` from a client whose request declares it. Either way a tool that waits on a
-    person answers with a task at once, kept in the store (store.mcp.board)."""
-    board = served.board
+def _outside_the_extension(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> None:
+    """At 2026-07-28, what the extension does not serve: tasks/* from a client whose request
+    does not declare it, and the 2025-11-25 methods it dropped."""
+    if ctx.method in EXTENSION_METHODS and not _declares_tasks(params):
+        # The extension's "Error Handling": "Servers MUST return this error for
+        # non-declaring clients issuing tasks/get, tasks/update, and tasks/cancel".
+        raise MCPError(
+            code=MISSING_CLIENT_CAPABILITY,
+            message="Missing required client capability",
+            data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        )
+    if ctx.method in ("tasks/list", "tasks/result"):
+        # The extension "introduces three methods: tasks/get, tasks/update, and
+        # tasks/cancel": no tasks/list, and no blocking tasks/result (the result is in
+        # tasks/get's answer).
+        raise MCPError(
+            code=types.METHOD_NOT_FOUND,
+            message=f"{ctx.method} is not served at {ctx.protocol_version}: the tasks "
+            "extension has tasks/get, tasks/update and tasks/cancel",
+        )
+
+
+def _task_augmented(served: Served) -> Callable[..., Awaitable[HandlerResult]]:
+    """The middleware answering a call that waits on a person with a task, in the form of
+    the negotiated protocol version."""
 
     async def task_augmented(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if ctx.method in EXTENSION_METHODS and modern and not _declares_tasks(params):
-            # The extension's "Error Handling": "Servers MUST return this error for
-            # non-declaring clients issuing tasks/get, tasks/update, and tasks/cancel".
-            raise MCPError(
-                code=MISSING_CLIENT_CAPABILITY,
-                message="Missing required client capability",
-                data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-            )
-        if ctx.method == "tasks/list" and modern:
-            # The extension has "no tasks/list" (its methods: tasks/get, tasks/update,
-            # tasks/cancel).
-            raise MCPError(
-                code=types.METHOD_NOT_FOUND,
-                message="tasks/list is not served at "
-                f"{ctx.protocol_version}: the tasks extension has no tasks/list",
-            )
+        if modern:
+            _outside_the_extension(ctx, params)
         name = str(params.get("name") or "")
         asked = params.get("task")
         if ctx.method != "tools/call" or (
@@ -219,25 +224,34 @@ def _serve_tasks(served: Served, server: Server[Any]) -> None:
         # The extension's server decides the TTL ("The server is the sole decider"); a
         # 2025-11-25 client may ask for one.
         ttl = asked.get("ttl") if isinstance(asked, Mapping) else None
-        form = tasks.FORM_2026 if modern else tasks.FORM_2025
 
         async def work(task: tasks.Running) -> dict[str, Any]:
             # 2026-07-28 has no server-initiated requests: no elicitation beside the wait.
             notice = served.waits.notice(None if modern else session, request_id, task)
             return await call_as_task(served, name, arguments, notice)
 
-        task = await board.start(
+        task = await served.board.start(
             name,
             ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None,
             work,
             arguments=arguments,
             record_in=_record_in(served, name, arguments),
-            form=form,
+            form=tasks.FORM_2026 if modern else tasks.FORM_2025,
         )
         if modern:
             # The extension's "Task Creation": `resultType: "task"`, the Task inlined.
             return {"resultType": "task", **task.detailed()}
         return {"task": task.wire()}
+
+    return task_augmented
+
+
+def _serve_tasks(served: Served, server: Server[Any]) -> None:
+    """Tasks in both forms, by the negotiated protocol version: through `initialize`
+    (2025-11-25), a `tools/call` with a `task` field; at 2026-07-28, the extension: a
+    `tools/call` from a client whose request declares it. Either way a tool that waits on a
+    person answers with a task at once, kept in the store (store.mcp.board)."""
+    board = served.board
 
     async def get_task(ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams) -> Any:
         task = await board.get(params.task_id)
@@ -269,7 +283,7 @@ def _serve_tasks(served: Served, server: Server[Any]) -> None:
         await board.get(params.task_id)
         return {}
 
-    server.middleware.append(task_augmented)
+    server.middleware.append(_task_augmented(served))
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, task_result)
     server.add_request_handler("tasks/list", types.PaginatedRequestParams, list_tasks)

@@ -24,7 +24,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QDialog, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from boris_desktop import settings
 from boris_desktop.host import Host
@@ -166,6 +174,11 @@ class DecisionQueue(QWidget):
         bar.addWidget(self.whose)
         bar.addWidget(self.kind)
         bar.addWidget(self.task)
+        # Several approvals in one pass: the batch table (issue 42, queue.batch).
+        self.batch_button = QPushButton("Decide several…")
+        self.batch_button.setAutoDefault(False)
+        self.batch_button.clicked.connect(self.open_batch)
+        bar.addWidget(self.batch_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 0)
         lay.addLayout(bar)
@@ -458,6 +471,18 @@ class DecisionQueue(QWidget):
             self.refresh()
         else:
             self.table.setFocus()
+
+    def open_batch(self) -> QDialog:
+        """The batch table over the approvals the queue shows now (its filters apply)."""
+        from boris_desktop.queue.batch import BatchDialog
+
+        shown = (self.model.rows[self.proxy.mapToSource(self.proxy.index(r, 0)).row()]
+                 for r in range(self.proxy.rowCount()))  # fmt: skip
+        refs = [(d.task_id, d.key) for d in shown if d.kind == api.DecisionKind.APPROVAL]
+        self.batch = BatchDialog(self.host, refs)
+        self.batch.finished.connect(lambda _code: self.refresh())
+        self.batch.open()
+        return self.batch
 
     def _open_next(self) -> None:
         n = self.proxy.rowCount()

@@ -62,6 +62,11 @@ def _decided(e: LogEvent, before: LogState) -> Refusal | None:
     return decider_refusal(requester, e.actor_kind, e.actor_id)
 
 
+def _answered(e: LogEvent, before: LogState) -> Refusal | None:
+    """An answer in the tool's place (issue 42): a person's, never the requester's."""
+    return authority_refusal("respond_to_approval", {}, e.actor_kind) or _decided(e, before)
+
+
 def _taken_over(e: LogEvent, before: LogState) -> Refusal | None:
     return authority_refusal("take_over", {}, e.actor_kind)
 
@@ -109,6 +114,7 @@ _EVENT_RULES: dict[str, Callable[[LogEvent, LogState], Refusal | None]] = {
     "run.status_changed": _status_changed,
     "budget.limit_set": _limit_set,
     "approval.decided": _decided,
+    "approval.answered": _answered,
     "lease.taken_over": _taken_over,
     "lease.acquired": _acquired,
     "content.retired": _expired,

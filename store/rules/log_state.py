@@ -167,6 +167,7 @@ _FOLDS: dict[str, Callable[[LogState, LogEvent], None]] = {
     "approval.requested": _fold_requested,
     "approval.decided": _fold_decided,
     "approval.consumed": _fold_consumed,
+    "approval.answered": _fold_consumed,  # answered in the tool's place: settled (issue 42)
     "approval.retired": _fold_approvals_retired,
     "budget.limit_set": _fold_limit,
     "budget.charged": _fold_charged,

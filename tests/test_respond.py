@@ -18,6 +18,7 @@ from cli_args import store_args
 
 from store import Store
 from store import commands as c
+from store.canonical import digest_of
 from store.cli import main as cli
 from store.commands import approvals as ap
 from store.commands import effects as lg
@@ -228,3 +229,23 @@ def test_an_agent_cannot_answer_and_a_stale_digest_is_refused(signed: Signed) ->
     )
     assert "look at it again" in stale["message"]
     assert signed.approval(tid, apr)["state"] == "pending"
+
+
+def test_verify_fails_an_answer_the_agent_wrote_itself(signed: Signed) -> None:
+    tid = signed.task("t5")
+    apr = signed.ask(tid, "weather", {"city": "Oslo", "result_schema": WEATHER_SCHEMA})
+    # The agent writes a person's answer itself, past the command layer (signed with its own
+    # trusted key): the projection says answered, verify names the event's writer.
+    result = {"temperature_c": 30}
+    with signed.store.transaction() as tx:
+        tx.emit(
+            tid,
+            ApprovalAnswered(approval_id=apr, result=result, result_digest=digest_of(result)),
+            BOT,
+        )
+    assert signed.approval(tid, apr)["state"] == "answered"
+    rc, problems = signed.verify()
+    assert rc == 3
+    mine = [p for p in problems if p.get("actor") == "agent:bot"]
+    assert mine and "approval.answered" in json.dumps(mine), problems
+    assert any(p["kind"] == "approval_decider" or "person" in p["message"] for p in mine)

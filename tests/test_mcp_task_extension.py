@@ -276,3 +276,69 @@ def test_an_extension_task_survives_a_killed_server(signed: Signed, tmp_path: Pa
 
     anyio.run(scenario)
     signed.assert_signed()
+
+
+def test_where_to_decide_as_a_multi_round_trip_request(signed: Signed, tmp_path: Path) -> None:
+    """2026-07-28: no server-initiated elicitation; a client that declares elicitation gets an
+    InputRequiredResult first (the notice: where a person decides). Its "accept" decides
+    nothing: the retry waits until rita approves in Boris, and then answers as a task's."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    asked: list[types.ElicitRequestParams] = []
+
+    async def says_approve(context: Any, params: types.ElicitRequestParams) -> Any:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"seen": True})
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "store.cli", "mcp", "--actor", AGENT],
+        env=signed.env(agent=True),
+        cwd=str(ROOT),
+    )
+
+    async def scenario() -> None:
+        async with Client(params, extensions=[Tasks()], elicitation_callback=says_approve) as c:
+            assert c.protocol_version == "2026-07-28"
+            task, approval = await pending(c, ws)
+            signed.tasks.append(task)
+            arguments = {"task_id": task, "approval_id": approval, "timeout_seconds": 120}
+
+            # The raw round: an InputRequiredResult with the one elicitation, no requestState.
+            first = await c.session.call_tool(
+                "wait_for_approval", arguments, allow_input_required=True, allow_claimed=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.request_state is None and first.input_requests is not None
+            (key,) = first.input_requests
+            request = first.input_requests[key]
+            assert isinstance(request, types.ElicitRequest)
+            assert f"boris approve {task} {approval}" in request.params.message
+
+            # Client.call_tool answers it through its elicitation callback and retries.
+            answered: list[types.CallToolResult] = []
+
+            async def call() -> None:
+                answered.append(await c.call_tool("wait_for_approval", arguments))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                with anyio.fail_after(30):
+                    while not asked:
+                        await anyio.sleep(0.1)
+                await anyio.sleep(1.0)
+                assert not answered  # "accept" in the client decided nothing
+                assert [r["state"] for r in signed.read("approvals", task)] == ["pending"]
+                await anyio.to_thread.run_sync(lambda: signed.approve(task, approval))
+            (answer,) = answered
+            assert answer.structured_content is not None
+            assert answer.structured_content["result"]["state"] == "approved"
+            assert answer.structured_content["result"]["decided_by"]["id"] == "rita"
+
+            # Decided: nothing is asked any more.
+            asked.clear()
+            again = await c.call_tool("wait_for_approval", arguments)
+            assert again.structured_content is not None and not asked
+
+    anyio.run(scenario)
+    signed.assert_signed()

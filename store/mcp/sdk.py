@@ -10,14 +10,14 @@ from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from ..adapters import claude_code
 from ..version import __version__
-from . import tasks, tools
+from . import mrtr, tasks, tools
 from .resources import TEMPLATES, Resources
 from .waits import TASK_TOOLS, Notice, Progress, Waits
 
@@ -27,8 +27,9 @@ PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 DESCRIPTION = (
     "The durable record of an agent's long-running task. Speaks MCP "
     + ", ".join(reversed(PROTOCOL_VERSIONS))
-    + f"; calls that wait on a person may run as tasks ({tasks.TASKS_VERSION} tasks, "
-    "through initialize)."
+    + f"; calls that wait on a person may run as tasks ({tasks.TASKS_VERSION} tasks through "
+    "initialize; the io.modelcontextprotocol/tasks extension at 2026-07-28), kept in the "
+    "store across restarts."
 )
 INSTRUCTIONS = (
     "Boris keeps the durable record of your task. Record an effect's intent (plan_effect) "
@@ -194,7 +195,7 @@ def _outside_the_extension(ctx: ServerRequestContext[Any], params: Mapping[str, 
         )
 
 
-def _task_augmented(served: Served) -> Callable[..., Awaitable[HandlerResult]]:
+def _task_augmented(served: Served) -> ServerMiddleware[Any]:
     """The middleware answering a call that waits on a person with a task, in the form of
     the negotiated protocol version."""
 
@@ -205,6 +206,11 @@ def _task_augmented(served: Served) -> Callable[..., Awaitable[HandlerResult]]:
             _outside_the_extension(ctx, params)
         name = str(params.get("name") or "")
         asked = params.get("task")
+        if modern and ctx.method == "tools/call":
+            # 2026-07-28: the notice as a multi round-trip request first (store.mcp.mrtr).
+            first = await mrtr.notice_first(served.waits.worker, name, params)
+            if first is not None:
+                return first
         if ctx.method != "tools/call" or (
             not (modern and _declares_tasks(params) and name in TASK_TOOLS)
             and not (not modern and isinstance(asked, Mapping))

@@ -1,5 +1,9 @@
 """Waiting on a person as MCP has it now: tasks (2025-11-25) and elicitation.
 
+(At 2026-07-28 the tasks are the `io.modelcontextprotocol/tasks` extension's and the notice a
+multi round-trip request: store.mcp.sdk and store.mcp.mrtr; both forms are kept in the store by
+store.mcp.board.)
+
 A call that waits on a person (`wait_for_approval`, Claude Code's `permission_prompt`) may be
 task-augmented (`tools/call` with a `task` field, to a tool whose `execution.taskSupport` is
 `optional`): the server answers at once with a task, keeps waiting in the background, and the

@@ -25,6 +25,7 @@ from boris_desktop.decide.base import no_default, reviewer_actor
 from boris_desktop.decide.content_view import ContentView, file_state, same
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
+from boris_desktop.decide.respond import RespondPanel
 from boris_desktop.host import Host
 from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
@@ -161,6 +162,12 @@ class ApproveDialog(Following):
             "A&lways…", "Decide calls like this one from now on: a standing rule"
         )
         self.always_button.clicked.connect(self._always)
+        # Answer as the tool (issue 42): where the request accepts it, the reviewer's result.
+        self.respond_button = self.add_button(
+            "Ans&wer as the tool…", "Give the tool's result yourself: the call is never run"
+        )
+        self.respond_button.setCheckable(True)
+        self.respond_button.toggled.connect(self._responding)
 
     def _always(self) -> None:
         from boris_desktop.rules_panel import RulesDialog
@@ -187,6 +194,10 @@ class ApproveDialog(Following):
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
+        self.respond_panel = RespondPanel()
+        self.respond_panel.hide()
+        self.respond_panel.answer_button.clicked.connect(self.respond)
+        self.add(self.respond_panel)
 
     def first_field(self) -> QWidget:
         return self.note
@@ -340,6 +351,9 @@ class ApproveDialog(Following):
         self.ok.setEnabled(self.ok.isEnabled() and ApprovalVerdict.APPROVE in allowed and not mine)
         self.reject_button.setEnabled(self.can_decide() and ApprovalVerdict.REJECT in allowed)
         self.send_back_button.setEnabled(self.can_decide() and ApprovalVerdict.SEND_BACK in allowed)
+        respond = ApprovalVerdict.RESPOND in allowed
+        self.respond_button.setEnabled(not self.running and respond)
+        self.respond_panel.answer_button.setEnabled(self.can_decide() and respond)
         # Opening the editor decides nothing: it is not held back by the arming delay.
         self.edit_button.setEnabled(
             not self.running and self.final_refusal is None and bool(d and d.editable)
@@ -372,6 +386,18 @@ class ApproveDialog(Following):
             self.note.setFocus()
             return
         self.decide(ApprovalVerdict.SEND_BACK)
+
+    def _responding(self, on: bool) -> None:
+        if self.decision is not None:
+            self.respond_panel.show_view(self.decision)
+        self.respond_panel.setVisible(on)
+        if on:
+            self.respond_panel.result.setFocus()
+
+    def respond(self) -> None:
+        d, note = self.decision, self.note.toPlainText().strip()
+        if d is not None:
+            self.run(lambda: self.respond_panel.command(d, note))
 
     def _editing(self, on: bool) -> None:
         self.edits.setVisible(on)

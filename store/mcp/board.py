@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from .. import commands as c
 from .. import schema as t
 from ..errors import StoreError
+from ..model import Actor
 from ..store import Store
 from .worker import StoreWorker
 
@@ -174,15 +175,24 @@ Work = Callable[[Running], Awaitable[dict[str, Any]]]
 Resume = Callable[[Running], Work | None]
 
 
-def _stored(store: Store, task_id: str) -> tuple[dict[str, Any], str, dict[str, Any], str] | None:
+def _stored(
+    store: Store, task_id: str, actor: Actor
+) -> tuple[dict[str, Any], str, dict[str, Any], str] | None:
     """The recorded start (payload, at) and end (payload, at; empty when it has not ended) of
-    MCP task `task_id`, or None when the store has no such task."""
+    MCP task `task_id`, or None when the store has no such task of `actor`'s: an agent reads
+    the tasks it created, never another agent's (a team store's server serves many)."""
     boris_task = task_id.split(SEPARATOR, 1)[0]
     if SEPARATOR not in task_id or not boris_task:
         return None
     with store.read() as conn:
         rows = conn.execute(
-            sa.select(t.events.c.type, t.events.c.payload, t.events.c.at)
+            sa.select(
+                t.events.c.type,
+                t.events.c.payload,
+                t.events.c.at,
+                t.events.c.actor_kind,
+                t.events.c.actor_id,
+            )
             .where(
                 t.events.c.task_id == boris_task, t.events.c.type.in_(c.mcp_tasks.MCP_TASK_EVENTS)
             )
@@ -195,6 +205,8 @@ def _stored(store: Store, task_id: str) -> tuple[dict[str, Any], str, dict[str, 
         if payload.get("mcp_task_id") != task_id:
             continue
         if row.type == "mcp_task.created":
+            if (row.actor_kind, row.actor_id) != (actor.kind, actor.id):
+                return None
             start = (payload, str(row.at))
         else:
             end = (payload, str(row.at))
@@ -317,7 +329,9 @@ class TaskBoard:
                         await self.worker.run(self.worker.store.execute, command, self.worker.actor)
                     )
                 except StoreError:
-                    stored = await self.worker.run(_stored, self.worker.store, task.task_id)
+                    stored = await self.worker.run(
+                        _stored, self.worker.store, task.task_id, self.worker.actor
+                    )
                     if stored is not None and stored[2]:
                         self._apply_end(task, stored[2], stored[3])
                         return
@@ -355,7 +369,7 @@ class TaskBoard:
 
     async def _load(self, task_id: str) -> Running | None:
         assert self.worker is not None
-        stored = await self.worker.run(_stored, self.worker.store, task_id)
+        stored = await self.worker.run(_stored, self.worker.store, task_id, self.worker.actor)
         if stored is None:
             return None
         start, created_at, end, ended_at = stored

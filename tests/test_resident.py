@@ -4,8 +4,9 @@ A command handed to the resident process answers exactly as one run by itself (s
 stderr, exit status, the caller's working directory, environment and stdin); a long one is a
 child of the resident process, ends with its caller's signals and dies with its caller; an
 edited module retires the resident process; a directory that is not the login's own, or
-BORIS_RESIDENT=off, leaves every command to run by itself. Each test has a TMPDIR of its own,
-so its resident process is its own, stopped at the end.
+BORIS_RESIDENT=off, leaves every command to run by itself. Each test has an XDG_RUNTIME_DIR of
+its own (short: a socket's name is capped at 107 bytes), so its resident process is its own,
+stopped at the end.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,16 +35,15 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the resident pr
 @dataclass
 class Login:
     home: Path
-    tmp: Path
+    runtime: Path
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
-        env.pop("XDG_RUNTIME_DIR", None)
         env.update(
             HOME=str(self.home),
             XDG_CONFIG_HOME=str(self.home / ".config"),
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
-            TMPDIR=str(self.tmp),
+            XDG_RUNTIME_DIR=str(self.runtime),
             BORIS_RESIDENT_IDLE="60",
         )
         env.update(extra)
@@ -62,7 +63,7 @@ class Login:
 
     @property
     def directory(self) -> Path:
-        return self.tmp / f"boris-{os.getuid()}"
+        return self.runtime / "boris"
 
     def resident(self, *, other_than: int | None = None) -> int:
         """The pid of the running resident process (started by an earlier command)."""
@@ -99,10 +100,11 @@ def _children(pid: int) -> list[int]:
 @pytest.fixture
 def login(tmp_path: Path) -> Iterator[Login]:
     (tmp_path / "home").mkdir()
-    (tmp_path / "tmp").mkdir()
-    login = Login(tmp_path / "home", tmp_path / "tmp")
+    runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # 0700, as a login's own
+    login = Login(tmp_path / "home", runtime)
     yield login
     login.stop()
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _signed_task(login: Login) -> None:

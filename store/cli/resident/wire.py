@@ -50,13 +50,17 @@ def idle_seconds(environ: os._Environ[str] | dict[str, str]) -> float:
 
 def home(environ: os._Environ[str] | dict[str, str]) -> str:
     """The directory of this login's resident processes: $XDG_RUNTIME_DIR/boris, else
-    /tmp/boris-UID. Made private (0700); one somebody else owns or can enter is refused."""
+    $TMPDIR/boris-UID, else (no TMPDIR, or one too deep for a socket's name, which the
+    kernel caps at 107 bytes) /tmp/boris-UID. Made private (0700); one somebody else owns
+    or can enter is refused (PermissionError)."""
     uid = os.getuid()
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
         path = os.path.join(runtime, "boris")
     else:
         path = os.path.join(environ.get("TMPDIR") or "/tmp", f"boris-{uid}")
+    if len(os.fsencode(socket_path(path, "0" * 16))) > 107:
+        path = f"/tmp/boris-{uid}"
     try:  # noqa: SIM105 - contextlib is not imported on a command's start
         os.mkdir(path, 0o700)
     except FileExistsError:

@@ -176,6 +176,8 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
             if children and Path(f"/proc/{children[0]}/cwd").resolve() == work.resolve():
                 return caller, children[0]
             time.sleep(0.05)
+        caller.kill()
+        caller.communicate()  # its pipes closed, not left to the next test's collector
         raise AssertionError("the command did not run in the resident process")
 
     # Its stdin closed, `boris mcp` ends: the caller's exit status is the command's.

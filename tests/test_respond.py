@@ -249,3 +249,14 @@ def test_verify_fails_an_answer_the_agent_wrote_itself(signed: Signed) -> None:
     mine = [p for p in problems if p.get("actor") == "agent:bot"]
     assert mine and "approval.answered" in json.dumps(mine), problems
     assert any(p["kind"] == "approval_decider" or "person" in p["message"] for p in mine)
+
+
+def test_a_request_several_people_must_approve_is_not_answered_by_one(signed: Signed) -> None:
+    tid = signed.task("t6")
+    apr = signed.ask(tid, "weather", {"city": "Oslo", "result_schema": WEATHER_SCHEMA}, approvers=2)
+    assert ApprovalVerdict.RESPOND not in signed.view_verdicts(tid, apr)
+    error = signed.refused(
+        "--actor", "person:rita", "respond", tid, apr, "--result-json", '{"temperature_c": 1}'
+    )
+    assert "needs 2 people to approve" in error["message"]
+    assert signed.approval(tid, apr)["state"] == "pending"

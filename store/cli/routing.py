@@ -17,7 +17,7 @@ from .. import db
 from ..commands import routing as rc
 from ..reads.routing import routing
 from ..store import Store
-from .output import _actor, _print
+from .output import _actor, _print, execute
 from .parser import global_options
 
 Add = Callable[[str, Any], argparse.ArgumentParser]
@@ -43,7 +43,7 @@ def cmd_list(store: Store, args: argparse.Namespace) -> None:
 def _run(store: Store, args: argparse.Namespace, command: Any) -> Any:
     actor = _actor(args.actor)
     store.sign_as(actor)
-    return store.execute(command, actor)
+    return execute(store, command, args, actor)  # with the command line's lease token
 
 
 def cmd_set(store: Store, args: argparse.Namespace) -> None:

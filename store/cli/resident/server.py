@@ -36,6 +36,20 @@ from . import client, wire
 
 #: Packages a command imports itself when it is used: frameworks, the MCP SDK, the server.
 NOT_PRELOADED = ("store.adapters", "store.mcp", "store.web", "store.cli.resident")
+#: ... but for what `boris hook` runs before and after each of Claude Code's tool calls (no
+#: framework of their own), the signing library (imported on first use), and the drivers.
+PRELOADED = (
+    "store.adapters.claude_code",
+    "store.adapters.claude_code_permission",
+    "nacl.signing",
+    "nacl.encoding",
+    "nacl.exceptions",
+    "platformdirs",
+    "getpass",
+    "sqlalchemy.dialects.sqlite.pysqlite",
+    "sqlalchemy.dialects.postgresql.psycopg",
+    "psycopg",
+)
 
 
 @dataclass(frozen=True)
@@ -103,18 +117,31 @@ def preload() -> None:
         if not module.name.startswith(NOT_PRELOADED) and not module.name.endswith("__main__"):
             with contextlib.suppress(Exception):
                 importlib.import_module(module.name)
+    for name in PRELOADED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     from ..parser import build_ahead
 
     build_ahead()
-    for name in (
-        "platformdirs",
-        "getpass",
-        "sqlalchemy.dialects.sqlite.pysqlite",
-        "sqlalchemy.dialects.postgresql.psycopg",
-        "psycopg",
-    ):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    _build_models()
+
+
+def _build_models() -> None:
+    """The store's models build their validators on first use (defer_build: a window's first
+    paint needs none); here they are built once, before the fork, not in every command."""
+    from pydantic import BaseModel
+
+    seen: set[type[BaseModel]] = set()
+    stack = [BaseModel]
+    while stack:
+        for model in stack.pop().__subclasses__():
+            if model not in seen:
+                seen.add(model)
+                stack.append(model)
+    for model in seen:
+        if model.__module__.startswith("store.") and not model.__pydantic_complete__:
+            with contextlib.suppress(Exception):
+                model.model_rebuild()
 
 
 def _watched_files() -> dict[str, int]:

@@ -49,7 +49,7 @@ README_PAYLOAD = {"to": "a@b.c", "subject": "Weekly note", "body": "Hello"}
 def tid(s: Store, ws: Path) -> str:
     s.execute(
         c.CreateTask(task_id="t", title="T", owner="ana", objective="x", scope_paths=[str(ws)],
-                     destinations=[SITE, MAIL]),
+                     destinations=[SITE, MAIL, "mailto:team@example.org"]),
         AGENT,
     )  # fmt: skip
     return "t"
@@ -119,6 +119,18 @@ def test_a_mail_effect_shows_its_rfc822_blob(s: Store, tid: str) -> None:
     assert d.change.body == "Backups are kept 90 days.\n"
     assert d.change.digest is not None and d.change.digest.startswith("sha256:")
     assert d.effect_id == "mail"
+
+
+def test_a_mail_effect_to_a_mailto_target_shows_its_message_blob(s: Store, tid: str) -> None:
+    """`boris plan-effect --kind send --target mailto:… --text MESSAGE`: the message is what
+    is sent, so its Subject and body are shown, To from the target (no To header)."""
+    text = "Subject: Week 49\n\nAll green.\n"
+    d = ask_effect(s, tid, "mail2", kind="send", target="mailto:team@example.org",
+                   content=c.Content(text=text))  # fmt: skip
+    assert isinstance(d.change, Send)
+    assert d.change.to == ("team@example.org",)
+    assert d.change.subject == "Week 49" and d.change.body == "All green.\n"
+    assert d.change.digest is not None
 
 
 def test_a_file_write_is_a_write_with_the_intended_digest(s: Store, tid: str, ws: Path) -> None:

@@ -250,7 +250,9 @@ def _message(
         raw = str(payload["rfc822"]).encode("utf-8")
         return _parsed(raw, target, None, len(raw), cut=False)
     fields = {**_mailto(target), **payload}
-    has_fields = any(k in fields for k in ("to", "subject", "body", "text", "html"))
+    # The message itself, when the effect carries one, is what is sent: a mailto: target's
+    # recipient (always there) does not make the payload a message of fields.
+    has_fields = any(k in payload for k in ("to", "subject", "body", "text", "html"))
     digest = intended.get("digest") if intended is not None else None
     if digest and not has_fields:
         try:

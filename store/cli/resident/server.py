@@ -29,6 +29,7 @@ import struct
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
@@ -179,20 +180,35 @@ class _Server:
         last = time.monotonic()
         while self.accepting or self.jobs:
             for key, _ in self.selector.select(timeout=min(self.idle, 30.0)):
-                if key.data is None:
-                    request = self._accept()
-                    if request is not None:
-                        return request  # the child
-                    last = time.monotonic()
-                else:
-                    job, what = key.data
-                    if what == "pid":
-                        self._reap(job)
+                try:
+                    if key.data is None:
+                        request = self._accept()
+                        if request is not None:
+                            return request  # the child
+                        last = time.monotonic()
                     else:
-                        self._from_caller(job)
+                        job, what = key.data
+                        if self.jobs.get(job.pid) is not job:
+                            continue  # reaped earlier in this round: its events are old
+                        if what == "pid":
+                            self._reap(job)
+                        else:
+                            self._from_caller(job)
+                except Exception:
+                    if self.in_child:
+                        raise
+                    # One command's trouble (a descriptor limit, a fork refused) is that
+                    # command's: the others go on. Kept for whoever wonders why.
+                    self._log(traceback.format_exc())
             if self.accepting and not self.jobs and time.monotonic() - last > self.idle:
                 self._stop_accepting()
         return None
+
+    def _log(self, text: str) -> None:
+        path = self.lock.name[: -len(".lock")] + ".log"
+        with contextlib.suppress(OSError), open(path, "a") as log:
+            if log.tell() < 1 << 20:
+                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {text}\n")
 
     def _stop_accepting(self) -> None:
         if self.accepting:

@@ -236,3 +236,18 @@ def test_a_directory_not_the_logins_own_or_the_switch_leaves_commands_alone(
     login.directory.rmdir()
     assert login.boris("tasks", BORIS_RESIDENT="off").stdout == b"(no tasks)\n"
     assert not login.directory.exists()
+
+
+def test_both_answers_in_one_read_are_both_read() -> None:
+    """A quick command's `started` and `exit` can reach the caller in one read (a loaded
+    machine makes it likely): the second line is the command's status, not a lost server."""
+    import socket
+
+    from store.cli.resident import wire
+
+    server, caller = socket.socketpair()
+    with server, caller:
+        server.sendall(b"started 41\nexit 3\n")
+        server.close()
+        answers = wire.Lines(caller)
+        assert (answers.next(), answers.next(), answers.next()) == ("started 41", "exit 3", "")

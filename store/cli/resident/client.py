@@ -46,12 +46,13 @@ def hand_over(argv: list[str]) -> int | None:
         try:
             socket.send_fds(conn, [wire.HEADER.pack(len(body))], list(wire.STDIO))
             conn.sendall(body)
-            started = wire.read_line(conn)
+            answers = wire.Lines(conn)
+            started = answers.next()
         except OSError:
             return None  # it went away before running anything
         if not started.startswith("started "):
             return None  # "again": nothing ran, run it here
-        return _wait(conn)
+        return _wait(conn, answers)
 
 
 def _streams() -> str:
@@ -65,7 +66,7 @@ def _streams() -> str:
     return ";".join(parts)
 
 
-def _wait(conn: socket.socket) -> int:
+def _wait(conn: socket.socket, answers: wire.Lines) -> int:
     """The command's end, passing on what signals this process is sent meanwhile."""
 
     def forward(signum: int, _frame: object) -> None:
@@ -77,7 +78,7 @@ def _wait(conn: socket.socket) -> int:
     for signum in FORWARDED:
         signal.signal(signum, forward)
     try:
-        answer = wire.read_line(conn)
+        answer = answers.next()
     except OSError:
         answer = ""
     kind, _, value = answer.partition(" ")

@@ -188,7 +188,7 @@ class _Server:
                         last = time.monotonic()
                     else:
                         job, what = key.data
-                        if self.jobs.get(job.pid) is not job:
+                        if job.pid not in self.jobs or self.jobs[job.pid] is not job:
                             continue  # reaped earlier in this round: its events are old
                         if what == "pid":
                             self._reap(job)

@@ -136,12 +136,20 @@ def unpack(body: bytes) -> tuple[int, str, str, list[str], dict[str, str]]:
     return int(umask), cwd, streams, argv, dict(zip(env[::2], env[1::2], strict=True))
 
 
-def read_line(conn: socket.socket) -> str:
-    """One answer line, '' when the other side has gone."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(64)
-        if not chunk:
-            return ""
-        data += chunk
-    return data.decode("ascii").strip()
+class Lines:
+    """The answer lines of one connection, each whole: `started` and `exit` may come in one
+    read when the command is quick, so what follows a line is kept for the next."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def next(self) -> str:
+        """The next line, '' when the other side has gone first."""
+        while b"\n" not in self.buffer:
+            chunk = self.conn.recv(64)
+            if not chunk:
+                return ""
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("ascii").strip()

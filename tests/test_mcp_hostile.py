@@ -17,6 +17,7 @@ sends them would.
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -53,6 +54,8 @@ class Wire:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
+        self.buffer = b""  # read from the pipe, not yet a whole line
+        self.kept: list[dict[str, Any]] = []  # read while an `ask` waited for its answer
 
     def send(self, message: bytes | dict[str, Any]) -> None:
         line = message if isinstance(message, bytes) else json.dumps(message).encode()
@@ -60,19 +63,32 @@ class Wire:
         self.stdin.flush()
 
     def read(self, within: float = 30.0) -> dict[str, Any]:
-        ready, _, _ = select.select([self.stdout], [], [], within)
-        assert ready, f"no message within {within} s"
-        line = self.stdout.readline()
-        assert line, "the server closed its output"
+        """The next message, in the order the server sent it: one `ask` set aside first,
+        then whole lines from the pipe (two lines may come in one read: both are kept)."""
+        if self.kept:
+            return self.kept.pop(0)
+        deadline = time.monotonic() + within
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select(
+                [self.stdout], [], [], max(0.0, deadline - time.monotonic())
+            )
+            assert ready, f"no message within {within} s"
+            chunk = os.read(self.stdout.fileno(), 1 << 16)
+            assert chunk, "the server closed its output"
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
         message: dict[str, Any] = json.loads(line)
         return message
 
     def ask(self, message: bytes | dict[str, Any]) -> dict[str, Any]:
         self.send(message)
-        while True:  # notifications (progress, task status) may come first
+        skipped: list[dict[str, Any]] = []
+        while True:  # notifications and the server's own requests may come first: kept
             answer = self.read()
             if "id" in answer and "method" not in answer:
+                self.kept[:0] = skipped
                 return answer
+            skipped.append(answer)
 
     def start(self, capabilities: dict[str, Any] | None = None) -> None:
         init = json.loads(json.dumps(INITIALIZE))

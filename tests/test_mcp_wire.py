@@ -5,6 +5,7 @@ client cannot send a malformed message); the usage error goes through the real c
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -48,16 +49,24 @@ class RawClient:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
+        self.buffer = b""  # read from the pipe, not yet a whole line
 
     def send(self, line: bytes) -> None:
         self.stdin.write(line + b"\n")
         self.stdin.flush()
 
     def answer(self, within: float = 20.0) -> dict[str, Any]:
-        ready, _, _ = select.select([self.stdout], [], [], within)
-        assert ready, f"no answer within {within} s"
-        line = self.stdout.readline()
-        assert line, "the server closed its output"
+        """The next line from the pipe, whole (two may come in one read: both are kept)."""
+        deadline = time.monotonic() + within
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select(
+                [self.stdout], [], [], max(0.0, deadline - time.monotonic())
+            )
+            assert ready, f"no answer within {within} s"
+            chunk = os.read(self.stdout.fileno(), 1 << 16)
+            assert chunk, "the server closed its output"
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
         answer: dict[str, Any] = json.loads(line)
         return answer
 

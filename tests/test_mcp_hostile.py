@@ -127,6 +127,9 @@ def wire(signed: Signed) -> Iterator[Wire]:
         if not w.stdin.closed:
             w.stdin.close()
         w.proc.wait(timeout=30)
+        for pipe in (w.proc.stdout, w.proc.stderr):  # a failed test's too: none left open
+            if pipe is not None and not pipe.closed:
+                pipe.close()
 
 
 def _raw_call(n: int, arguments: bytes, name: bytes = b"record_note") -> bytes:

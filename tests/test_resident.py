@@ -84,11 +84,13 @@ class Login:
 
 
 def _alive(pid: int) -> bool:
+    # The process may be reaped between any two of these steps: gone at
+    # either one is gone.
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
     return state != "Z"
 
 

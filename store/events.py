@@ -314,8 +314,11 @@ class EffectPlanned(Additive):
     policy: str = ""
     tool: str | None = None
     tool_digest: str | None = None
+    # Where a person may answer in the tool's place ("respond", issue 42): the JSON Schema
+    # their result must fit, declared by an adapter whose prepared object is the call's args.
+    result_schema: dict[str, Any] | None = None
 
-    ADDED: ClassVar[frozenset[str]] = frozenset({"tool", "tool_digest"})
+    ADDED: ClassVar[frozenset[str]] = frozenset({"tool", "tool_digest", "result_schema"})
 
 
 @event_type("effect.revised")

@@ -195,6 +195,11 @@ class PlanEffect(TaskCommand):
         pattern=r"^[a-z0-9-]{2,16}:[0-9a-f]{16,128}$",
         description="the tool's definition digest; left out: the current configuration's",
     )
+    result_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="a person may answer in the tool's place (respond) with a result fitting "
+        "this JSON Schema; left out: as the approval's payload says",
+    )
 
 
 class ReviseEffect(TaskCommand):
@@ -296,6 +301,7 @@ def _plan_effect(tx: Tx, cmd: PlanEffect, actor: Actor) -> str:
             policy=cmd.policy,
             tool=cmd.tool,
             tool_digest=_pin(tx, cmd),
+            result_schema=cmd.result_schema,
         ),
         actor,
     )

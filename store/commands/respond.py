@@ -66,10 +66,13 @@ def _respond(tx: Tx, cmd: RespondToApproval, actor: Actor) -> str:
     routing.decide_refusal(tx, cmd.task_id, cmd.approval_id, actor)
     payload = dict(row.payload or {})
     needed = rules.approvers_needed(row.approvers, policies.approvers_of(tx.conn, row.policy))
-    not_here = rr.why_not_respondable(payload, needed)
+    declared = None
+    if row.effect_id is not None:  # an adapter's call declares it on the effect
+        declared = rr.declared_schema(effect_row(tx, cmd.task_id, row.effect_id).intent)
+    not_here = rr.why_not_respondable(payload, needed, declared)
     if not_here is not None:
         raise CommandRejected(f"approval {cmd.approval_id} cannot be answered: {not_here}")
-    schema = rr.result_schema(payload)
+    schema = rr.result_schema(payload, declared)
     problem = rr.result_problem(schema, cmd.result)
     if problem is not None:
         raise CommandRejected(problem, rule="respond_fits_the_tools_schema")

@@ -80,11 +80,13 @@ def _effect_planned(conn: Connection, event: Event) -> None:
 
 
 def _pinned_tool(p: ev.EffectPlanned) -> dict[str, Any]:
-    """The tool definition the intent was planned under, where it named one (issue 35 M):
-    absent otherwise, so an intent without one reads as it always did."""
+    """The tool definition the intent was planned under, where it named one (issue 35 M),
+    and the result schema a person may answer with in the tool's place (issue 42): each
+    absent otherwise, so an intent without them reads as it always did."""
+    declared = {} if p.result_schema is None else {"result_schema": p.result_schema}
     if p.tool is None:
-        return {}
-    return {"tool": p.tool, "tool_digest": p.tool_digest}
+        return declared
+    return {"tool": p.tool, "tool_digest": p.tool_digest, **declared}
 
 
 @applies("effect.tool_migrated")
@@ -108,7 +110,7 @@ def _effect_revised(conn: Connection, event: Event) -> None:
     old = dict(row.intent)
     intent = {**_intent(p, old.get("pre_state")), "policy": old.get("policy", "")}
     # A revision changes the prepared object, not the tool definition it was planned under.
-    intent.update({k: old[k] for k in ("tool", "tool_digest") if k in old})
+    intent.update({k: old[k] for k in ("tool", "tool_digest", "result_schema") if k in old})
     _set_effect(conn, event, p.effect_id, intent=intent, consequence=p.consequence, stage="planned")
 
 

@@ -183,6 +183,7 @@ def approval_decision(
     payload = dict(row.payload or {})
     requester = _actor(row.requester)
     change = change_of(payload, _facts(conn, row), blobs)
+    declared = _declared_schema(conn, row)
     return ApprovalDecision(
         task_id=task_id,
         approval_id=approval_id,
@@ -199,7 +200,7 @@ def approval_decision(
         payload_digest=row.payload_digest,
         prepared_json=pretty_json(payload),
         change=change,
-        verdicts=() if why is not None else _verdicts(payload, int(row.approvers)),
+        verdicts=() if why is not None else _verdicts(payload, int(row.approvers), declared),
         why_not=why,
         seq=approval_seq(conn, task_id, approval_id),
         task_seq=int(task_seq),
@@ -208,20 +209,34 @@ def approval_decision(
         approvers_needed=int(row.approvers),
         approved_by=tuple(a for a in map(_actor, row.approved_by or ()) if a is not None),
         routing=routing_words(conn, task_id, approval_id, now),
-        result_schema_json=_schema_json(payload),
+        result_schema_json=_schema_json(payload, declared),
     )
 
 
-def _verdicts(payload: dict[str, Any], needed: int) -> tuple[ApprovalVerdict, ...]:
+def _declared_schema(conn: Connection, row: Any) -> dict[str, Any] | None:
+    """The result schema the approval's effect declares (an adapter's call), or None."""
+    if row.effect_id is None:
+        return None
+    intent = conn.execute(
+        sa.select(t.effects.c.intent).where(
+            t.effects.c.task_id == row.task_id, t.effects.c.effect_id == row.effect_id
+        )
+    ).scalar()
+    return respond_rules.declared_schema(intent if isinstance(intent, dict) else None)
+
+
+def _verdicts(
+    payload: dict[str, Any], needed: int, declared: dict[str, Any] | None = None
+) -> tuple[ApprovalVerdict, ...]:
     """Approve, reject, send back; and respond where the request allows it (issue 42)."""
     asked = (ApprovalVerdict.APPROVE, ApprovalVerdict.REJECT, ApprovalVerdict.SEND_BACK)
-    if respond_rules.why_not_respondable(payload, needed) is None:
+    if respond_rules.why_not_respondable(payload, needed, declared) is None:
         return (*asked, ApprovalVerdict.RESPOND)
     return asked
 
 
-def _schema_json(payload: dict[str, Any]) -> str | None:
-    schema = respond_rules.result_schema(payload)
+def _schema_json(payload: dict[str, Any], declared: dict[str, Any] | None = None) -> str | None:
+    schema = respond_rules.result_schema(payload, declared)
     return None if schema is None else pretty_json(schema)
 
 

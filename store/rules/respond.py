@@ -4,8 +4,11 @@ result fits.
 A request allows a person to answer with the tool's result when its payload says so: a
 `result_schema` (the JSON Schema of the tool's result, as an MCP tool's `outputSchema` or an
 interrupt's response schema), or `allowed_decisions` naming `respond` (LangGraph's review
-config). The result is checked against `result_schema` where there is one (JSON Schema, with
-the `jsonschema` package); without one, any JSON value is the tool's answer.
+config). A framework adapter whose payload is exactly the call's arguments (LangGraph's,
+the OpenAI Agents SDK's) declares it on the effect instead (`PlanEffect.result_schema`, kept in
+its intent): `declared` below. The result is checked against `result_schema` where there is
+one (JSON Schema, with the `jsonschema` package); without one, any JSON value is the tool's
+answer.
 """
 
 from __future__ import annotations
@@ -23,23 +26,36 @@ RESPOND = "respond"
 MAX_RESULT_BYTES = 64 * 1024
 
 
-def result_schema(payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The JSON Schema the request declares for the tool's result, or None."""
-    schema = payload.get(RESULT_SCHEMA_KEY)
+def declared_schema(intent: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The result schema an effect's intent declares (`PlanEffect.result_schema`), or None."""
+    schema = (intent or {}).get(RESULT_SCHEMA_KEY)
     return dict(schema) if isinstance(schema, Mapping) else None
 
 
-def respond_allowed(payload: Mapping[str, Any]) -> bool:
+def result_schema(
+    payload: Mapping[str, Any], declared: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The JSON Schema the request declares for the tool's result (its payload's, else the
+    one its effect declares: `declared`), or None."""
+    schema = payload.get(RESULT_SCHEMA_KEY)
+    if isinstance(schema, Mapping):
+        return dict(schema)
+    return dict(declared) if declared is not None else None
+
+
+def respond_allowed(payload: Mapping[str, Any], declared: Mapping[str, Any] | None = None) -> bool:
     """Whether this request may be answered with the tool's result by a person."""
-    if result_schema(payload) is not None:
+    if result_schema(payload, declared) is not None:
         return True
     allowed = payload.get(ALLOWED_DECISIONS_KEY)
     return isinstance(allowed, list | tuple) and RESPOND in allowed
 
 
-def why_not_respondable(payload: Mapping[str, Any], needed: int) -> str | None:
+def why_not_respondable(
+    payload: Mapping[str, Any], needed: int, declared: Mapping[str, Any] | None = None
+) -> str | None:
     """Why a person may not answer this request in the tool's place (None: they may)."""
-    if not respond_allowed(payload):
+    if not respond_allowed(payload, declared):
         return (
             "the request does not accept an answer in the tool's place (its payload carries "
             f"no {RESULT_SCHEMA_KEY} and its {ALLOWED_DECISIONS_KEY} do not name {RESPOND})"

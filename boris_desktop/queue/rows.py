@@ -78,7 +78,8 @@ def may_decide(d: Decision, reviewer_id: str | None) -> bool:
     # The rule reads the requester as the record's JSON; made here by hand, as to_json
     # took 6 us a row (the filter asks each row when "mine" is on, on the GUI thread).
     requester = None if r is None else {"kind": r.kind, "id": r.id, "name": r.name}
-    return api.may_decide(d.kind, requester, "person", reviewer_id)
+    # A routed approval waits on the people its route names (the store's word, `waits_on`).
+    return api.may_decide(d.kind, requester, "person", reviewer_id, d.waits_on)
 
 
 def waited(since: str | None, now: str) -> str:

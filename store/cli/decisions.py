@@ -52,7 +52,7 @@ def cmd_decisions(store: Store, args: argparse.Namespace) -> None:
 
 def _may_decide(d: Decision, actor_kind: str, actor_id: str) -> bool:
     requester = None if d.requester is None else d.requester.to_json()
-    return rules.may_decide(d.kind, requester, actor_kind, actor_id)
+    return rules.may_decide(d.kind, requester, actor_kind, actor_id, d.waits_on)
 
 
 def _table(rows: list[Decision]) -> str:

@@ -3,8 +3,9 @@
 `set` routes a policy to people and groups with a quorum, an escalation after N minutes and
 what its expiry does; `group` names a group's people; `list` prints them
 (`--json`: store.reads.routing.Routing); `escalate` records the escalations due now on the
-database clock (run it from a timer, as `boris expire` is: the decision rule itself never waits
-for it, it is judged when a request is decided).
+database clock, as the store's own action (store.services.escalations; run it from cron where
+no window, `boris serve` or `boris mcp` runs: the decision rule itself never waits for it, it
+is judged when a request is decided).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from .. import db
 from ..commands import routing as rc
 from ..reads.routing import routing
+from ..services import escalations
 from ..store import Store
 from .output import _actor, _print, execute
 from .parser import global_options
@@ -68,10 +70,21 @@ def cmd_group(store: Store, args: argparse.Namespace) -> None:
 
 
 def cmd_escalate(store: Store, args: argparse.Namespace) -> None:
-    done = _run(store, args, rc.EscalateDue())
+    """The escalations due now, recorded as the store's own action (whoever runs it: cron,
+    a person); with --dry-run only listed."""
+    actor = _actor(args.actor)
+    store.sign_as(actor)  # the caller's key signs it
+    if args.dry_run:
+        due, now = escalations.due_now(store)
+        _print(args, due, "\n".join(due) or f"(nothing due at {now})")
+        return
+    done = escalations.escalate_due(store, actor)
+    if done:
+        _print(args, done, "\n".join(done))
+        return
     with store.read() as conn:
         now = db.database_now(conn)
-    _print(args, done, "\n".join(done) or f"(nothing due at {now})")
+    _print(args, done, f"(nothing due at {now})")
 
 
 def register(add: Add) -> None:
@@ -122,3 +135,4 @@ def register(add: Add) -> None:
         parents=[common],
     )
     e.set_defaults(fn=cmd_escalate)
+    e.add_argument("--dry-run", action="store_true", help="list what is due now; record nothing")

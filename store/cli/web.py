@@ -17,7 +17,7 @@ from typing import Any
 from ..commands.passkeys import revoke_passkey
 from ..db import database_now
 from ..reads import passkeys as pk
-from ..services import answers
+from ..services import answers, escalations
 from ..store import Store
 from .output import _actor, _print
 from .parser import global_options
@@ -72,8 +72,11 @@ def cmd_serve(store: Store, args: argparse.Namespace) -> None:
 def _notifications(
     site: Any, person: Any, origin: str, args: argparse.Namespace
 ) -> threading.Event:
-    """With --notify or --deny-on-timeout: a watcher thread (store.web.notify)."""
+    """The escalations' ticker (store.services.escalations); with --notify or
+    --deny-on-timeout, a watcher thread too (store.web.notify)."""
     stop = threading.Event()
+    # The escalations that come due while the page is served are recorded (issue 42).
+    escalations.Ticker(site.store, person, lock=site.store_lock, stop=stop).start()
     if args.notify or args.deny_on_timeout:
         from ..web.notify import Watcher, apprise_sender
 

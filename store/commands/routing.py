@@ -25,7 +25,7 @@ from .. import schema as t
 from ..errors import AuthorityRefused, CommandRejected
 from ..model import Actor
 from ..reads import routing as routes
-from ..rules.routing import GROUP, PERSON, Route, route_refusal
+from ..rules.routing import GROUP, PERSON, Route, escalation_due, route_refusal
 from ..signing import keyring
 from ..tx import Tx
 from . import policies
@@ -191,24 +191,20 @@ def decide_refusal(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> None
 
 @handles(EscalateDue)
 def _escalate_due(tx: Tx, cmd: EscalateDue, actor: Actor) -> list[str]:
-    """Each routed request still pending whose escalation is due, escalated once."""
+    """Each routed request still pending whose escalation is due, escalated once: however
+    many processes tick at the same moment, the task's row lock is taken before its log's
+    escalations are read (store.rules.escalation_due), so the second finds the first's."""
     done: list[str] = []
-    pending = tx.conn.execute(
-        sa.select(t.approvals.c.task_id, t.approvals.c.approval_id, t.approvals.c.expires_at)
-        .where(t.approvals.c.state == "pending")
-        .order_by(t.approvals.c.task_id, t.approvals.c.approval_id)
-    ).all()
-    for task_id, approval_id, expires_at in pending:
-        route = routes.route_on_record(tx.conn, task_id, approval_id)
-        if route is None:
+    for (task_id, approval_id), pending in routes.pending_routes(tx.conn).items():
+        if escalation_due(pending.route, pending.expires_at, pending.escalations, tx.now) is None:
             continue
-        escalated = _escalations(tx, task_id, approval_id)
-        payload = None
-        if (
-            str(expires_at) <= tx.now
-            and route.on_expiry == "escalate"
-            and "expired" not in escalated
-        ):
+        tx.task(task_id)  # the task's row lock: one escalation, however many ticks
+        route = routes.route_on_record(tx.conn, task_id, approval_id)
+        expires_at = _expires_at(tx, task_id, approval_id)
+        if route is None or expires_at is None:
+            continue  # decided meanwhile
+        why = escalation_due(route, expires_at, _escalations(tx, task_id, approval_id), tx.now)
+        if why == "expired":
             minutes = _minutes(route, requested_at=_requested_at(tx, task_id, approval_id))
             payload = ev.ApprovalEscalated(
                 approval_id=approval_id,
@@ -216,21 +212,27 @@ def _escalate_due(tx: Tx, cmd: EscalateDue, actor: Actor) -> list[str]:
                 why="expired",
                 expires_at=_plus_minutes(tx.now, minutes),
             )
-        elif (
-            str(expires_at) > tx.now
-            and route.escalate_at is not None
-            and route.escalate_at <= tx.now
-            and route.escalate_to
-            and not escalated
-        ):
+        elif why == "unanswered":
             payload = ev.ApprovalEscalated(
                 approval_id=approval_id, to=route.escalate_to, why="unanswered"
             )
-        if payload is not None:
-            tx.task(task_id)  # the task's row lock: one escalation, however many ticks
-            tx.emit(task_id, payload, actor)
-            done.append(f"{task_id}/{approval_id}")
+        else:
+            continue
+        tx.emit(task_id, payload, actor)
+        done.append(f"{task_id}/{approval_id}")
     return done
+
+
+def _expires_at(tx: Tx, task_id: str, approval_id: str) -> str | None:
+    """The request's expiry, while it is pending (None: decided, or no such request)."""
+    found = tx.conn.execute(
+        sa.select(t.approvals.c.expires_at).where(
+            t.approvals.c.task_id == task_id,
+            t.approvals.c.approval_id == approval_id,
+            t.approvals.c.state == "pending",
+        )
+    ).scalar()
+    return None if found is None else str(found)
 
 
 def _escalations(tx: Tx, task_id: str, approval_id: str) -> set[str]:

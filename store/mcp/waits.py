@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 
 from ..adapters import claude_code
-from ..services import answers
+from ..services import answers, escalations
 from . import tasks, tools
 from .worker import StoreWorker
 
@@ -27,6 +27,13 @@ Progress = Callable[[float, float, str], Awaitable[None]]
 Notice = Callable[[str, str], Coroutine[Any, Any, None]]
 #: The tools that wait on a person: they may run as MCP tasks (`execution.taskSupport`).
 TASK_TOOLS = frozenset({tools.WAIT_TOOL, claude_code.PERMISSION_TOOL})
+
+
+def _escalate(store: Any, actor: Any) -> None:
+    try:
+        escalations.escalate_due(store, actor)
+    except Exception:  # an escalation's trouble never ends an agent's wait
+        escalations.log.exception("boris mcp: escalations failed")
 
 
 class Waits:
@@ -63,7 +70,13 @@ class Waits:
         worker = self.worker
         started = time.monotonic()
         told = started
+        ticked = started - escalations.EVERY_SECONDS
         while True:
+            if time.monotonic() - ticked >= escalations.EVERY_SECONDS:
+                # While an agent waits, its server records the escalations that come due
+                # (issue 42): nobody else may be running to do it.
+                ticked = time.monotonic()
+                await worker.run(_escalate, worker.store, worker.actor)
             now = await worker.run(
                 tools.approval_now,
                 worker.store,

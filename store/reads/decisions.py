@@ -23,6 +23,7 @@ from .. import schema as t
 from ..blobs import BlobStore
 from .actors import ActorRef
 from .read_model import ReadModel
+from .routing import PendingRoute, pending_routes
 from .state import blob_problem
 
 
@@ -59,6 +60,16 @@ class Decision(ReadModel):
     expires_at: str | None = Field(description="when an approval expires; null for the rest")
     requester: ActorRef | None = Field(
         description="who asked for an approval ({kind, id, name}); null for the rest"
+    )
+    waits_on: list[str] | None = Field(
+        default=None,
+        description="a routed approval (issue 42): the people (ids) who may decide it now, "
+        "its escalation's included once due; null when its policy routes it to nobody",
+    )
+    routing: str | None = Field(
+        default=None,
+        description="a routed approval: who it waits on and when it escalates, in words "
+        '("waiting on group:release (rita, ben); escalates to person:olga at …"); else null',
     )
 
 
@@ -151,6 +162,35 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
         *_late(conn, now),
     ]
     out.sort(key=order_key)
+    return with_routing(conn, out, now)
+
+
+#: Tasks asked about in one query of their routes (well under any engine's parameter limit).
+_ROUTES_AT_ONCE = 500
+
+
+def with_routing(conn: Connection, rows: list[Decision], now: str) -> list[Decision]:
+    """The rows, each routed approval's with who it waits on now and its routing in words
+    (store.reads.routing; its `why` starts with them): one query per 500 tasks."""
+    tasks = sorted({r.task_id for r in rows if r.kind == APPROVAL})
+    found: dict[tuple[str, str], PendingRoute] = {}
+    for i in range(0, len(tasks), _ROUTES_AT_ONCE):
+        found.update(pending_routes(conn, tasks[i : i + _ROUTES_AT_ONCE]))
+    if not found:
+        return rows
+    out = []
+    for r in rows:
+        p = found.get((r.task_id, r.key)) if r.kind == APPROVAL else None
+        if p is not None:
+            words = p.words(now)
+            r = r.model_copy(
+                update={
+                    "waits_on": list(p.waits_on(now)),
+                    "routing": words,
+                    "why": f"{words}; {r.why}",
+                }
+            )
+        out.append(r)
     return out
 
 

@@ -321,6 +321,7 @@ def page(
             finished.update(s.name for s in streams if s.done and not s.buffer)
             break  # the page is full within this group
         group += 1
+    out = d.with_routing(conn, out, now)  # who a routed approval waits on (issue 42)
     if group >= len(GROUPS):
         return out, None
     return out, QueuePageKey(group, tuple(sorted(shown.items())), frozenset(finished))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -79,17 +80,7 @@ def route_on_record(conn: Connection, task_id: str, approval_id: str) -> Route |
         p.get("approval_id") == approval_id and p.get("why") == "expired"
         for p, _ in events_of(conn, task_id, "approval.escalated")
     )
-    return Route(
-        approval_id=approval_id,
-        policy=str(found["policy"]),
-        named=tuple(found["named"]),
-        deciders=tuple(found["deciders"]),
-        escalate_at=found.get("escalate_at"),
-        escalate_to=tuple(found.get("escalate_to") or ()),
-        escalate_named=tuple(found.get("escalate_named") or ()),
-        on_expiry=str(found.get("on_expiry") or "reject"),
-        escalated_on_expiry=on_expiry,
-    )
+    return _route(approval_id, found, on_expiry)
 
 
 def routed_deciders(conn: Connection, task_id: str, approval_id: str) -> set[str] | None:
@@ -132,6 +123,82 @@ def _expiry_escalation(
         if p.get("approval_id") == approval_id and p.get("why") == "expired" and at >= expiry:
             return at
     return None
+
+
+@dataclass(frozen=True)
+class PendingRoute:
+    """A pending routed request: its route as its log recorded it, its expiry now, and the
+    escalations its log has (their `why`s)."""
+
+    task_id: str
+    approval_id: str
+    expires_at: str
+    route: Route
+    escalations: frozenset[str]
+
+    def waits_on(self, now: str) -> tuple[str, ...]:
+        """The people (ids) who may decide it at `now`."""
+        return self.route.may_decide(now)
+
+    def words(self, now: str) -> str:
+        return route_words(self.route, now)
+
+
+_ROUTE_EVENTS = ("approval.routed", "approval.escalated")
+
+
+def pending_routes(
+    conn: Connection, task_ids: Collection[str] | None = None
+) -> dict[tuple[str, str], PendingRoute]:
+    """Every pending request that was routed (of `task_ids`, else of every task), keyed by
+    (task, approval): one query, the log's routing events of the tasks with a pending
+    approval (through the events' (task, type) index), however many there are."""
+    a, e = t.approvals, t.events
+    q = (
+        sa.select(a.c.task_id, a.c.approval_id, a.c.expires_at, e.c.type, e.c.payload)
+        .join(e, sa.and_(e.c.task_id == a.c.task_id, e.c.type.in_(_ROUTE_EVENTS)))
+        .where(a.c.state == "pending")
+        .order_by(e.c.task_id, e.c.seq)
+    )
+    if task_ids is not None:
+        q = q.where(a.c.task_id.in_(sorted(set(task_ids))))
+    routed: dict[tuple[str, str], dict[str, Any]] = {}
+    whys: dict[tuple[str, str], set[str]] = {}
+    expiry: dict[tuple[str, str], str] = {}
+    for task_id, approval_id, expires_at, type_, payload in conn.execute(q):
+        p = json.loads(payload)
+        if p.get("approval_id") != approval_id:
+            continue
+        key = (str(task_id), str(approval_id))
+        expiry[key] = str(expires_at)
+        if type_ == "approval.routed":
+            routed.setdefault(key, p)
+        else:
+            whys.setdefault(key, set()).add(str(p.get("why")))
+    return {
+        key: PendingRoute(
+            key[0],
+            key[1],
+            expiry[key],
+            _route(key[1], p, "expired" in whys.get(key, ())),
+            frozenset(whys.get(key, ())),
+        )
+        for key, p in routed.items()
+    }
+
+
+def _route(approval_id: str, found: dict[str, Any], on_expiry: bool) -> Route:
+    return Route(
+        approval_id=approval_id,
+        policy=str(found["policy"]),
+        named=tuple(found["named"]),
+        deciders=tuple(found["deciders"]),
+        escalate_at=found.get("escalate_at"),
+        escalate_to=tuple(found.get("escalate_to") or ()),
+        escalate_named=tuple(found.get("escalate_named") or ()),
+        on_expiry=str(found.get("on_expiry") or "reject"),
+        escalated_on_expiry=on_expiry,
+    )
 
 
 def routing_words(conn: Connection, task_id: str, approval_id: str, now: str) -> str | None:

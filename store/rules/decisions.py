@@ -7,7 +7,7 @@ record a person's decision (their "What I decided") are named here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .approvals import decider_refusal
@@ -54,8 +54,17 @@ def queue_decider_refusal(
 
 
 def may_decide(
-    kind: str, requester: Mapping[str, Any] | None, actor_kind: str, actor_id: str
+    kind: str,
+    requester: Mapping[str, Any] | None,
+    actor_kind: str,
+    actor_id: str,
+    waits_on: Collection[str] | None = None,
 ) -> bool:
+    """Whether this actor may make an open decision: `queue_decider_refusal`'s word, and,
+    for a routed approval, whether it waits on them now (`waits_on`: the people its route
+    lets decide it now, store.rules.routing; None: not routed)."""
+    if waits_on is not None and (actor_kind != ActorKind.PERSON or actor_id not in waits_on):
+        return False
     return queue_decider_refusal(kind, requester, actor_kind, actor_id) is None
 
 

@@ -215,7 +215,15 @@ def _observation_action(e: LogEvent, before: LogState) -> str | None:
     return "the store observes no target in its own name"  # pragma: no cover
 
 
+def _escalation_action(e: LogEvent, before: LogState) -> str | None:
+    """A routed request's escalation, due on the database clock: the store records it
+    itself, whichever process ticked (store.services.escalations); whether it was due is
+    `boris verify`'s routing check (store.services.verify_checks.routing)."""
+    return None
+
+
 STORE_ACTIONS: dict[str, Callable[[LogEvent, LogState], str | None]] = {
+    "approval.escalated": _escalation_action,
     "artifact.version_recorded": _summary_action,
     "approval.retired": _import_retire_action,
     "lease.released": _import_lease_action,

@@ -11,8 +11,9 @@ never decides their own request (store.rules.decider_refusal), routed or not. Ju
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .states import Refusal
 
@@ -45,6 +46,37 @@ class Route:
         if self.escalated(now):
             return tuple(dict.fromkeys((*self.deciders, *self.escalate_to)))
         return self.deciders
+
+
+#: Why a request escalated: nobody answered by its escalation time, or it expired under a
+#: policy whose expiry escalates (`approval.escalated`'s `why`).
+Why = Literal["unanswered", "expired"]
+
+
+def escalation_due(route: Route, expires_at: str, done: Collection[str], now: str) -> Why | None:
+    """Which escalation of a pending routed request is due at `now` (database clock), given
+    the escalations its log already has (`done`, their `why`s); None: none is. Each is
+    recorded once: an expiry's escalation once the request expired under `on_expiry:
+    escalate`, an unanswered one once its escalation time came (while it has not expired,
+    and only if nothing escalated it before)."""
+    if expires_at <= now:
+        if route.on_expiry == "escalate" and "expired" not in done:
+            return "expired"
+        return None
+    if route.escalate_at is not None and route.escalate_at <= now and route.escalate_to:
+        return None if done else "unanswered"
+    return None
+
+
+def next_escalation(route: Route, expires_at: str, done: Collection[str]) -> str | None:
+    """When a pending routed request's next escalation comes due (database clock); None
+    when none will."""
+    at = route.escalate_at
+    if at is not None and route.escalate_to and not done and at < expires_at:
+        return at
+    if route.on_expiry == "escalate" and "expired" not in done:
+        return expires_at
+    return None
 
 
 def route_refusal(route: Route, actor_kind: str, actor_id: str, now: str) -> Refusal | None:

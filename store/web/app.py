@@ -66,7 +66,11 @@ def make_app(site: Site) -> Starlette:
                 for d in rows
                 if d.kind == APPROVAL
                 and rules.may_decide(
-                    d.kind, None if d.requester is None else d.requester.to_json(), who.kind, who.id
+                    d.kind,
+                    None if d.requester is None else d.requester.to_json(),
+                    who.kind,
+                    who.id,
+                    d.waits_on,
                 )
             ]
 

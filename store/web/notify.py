@@ -87,6 +87,7 @@ class Watcher:
                 None if d.requester is None else d.requester.to_json(),
                 self.person.kind,
                 self.person.id,
+                d.waits_on,
             )
         }
 

@@ -1,0 +1,122 @@
+"""Escalations, fired by whatever is running (issue 42, routing).
+
+A routed request nobody answered in time escalates: its policy's escalation people may decide
+it too (`approval.escalated`, naming them). Who may decide is judged when read, on the
+database clock, so a decision never waits for a tick; the record of the moment, and the
+notice it gives the people it now waits on, come from a tick. Every process a person or an
+agent keeps running ticks: the open window (a timer), `boris serve`, `boris mcp` while an
+agent waits, and `boris route escalate` from cron. Each asks `escalate_due`: one read says
+whether anything is due (nothing is written when nothing is); what is due is recorded as the
+store's own action (`system:boris`, as the store records what it judged itself; in an
+agent's own name from an agent's process, whose key signs nothing in the store's), each
+escalation once however many processes tick at the same moment (the command takes the
+task's row lock before it reads the escalations already recorded).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from .. import db
+from ..commands.routing import EscalateDue
+from ..model import Actor
+from ..reads.routing import pending_routes
+from ..rules.routing import escalation_due, next_escalation
+from ..store import Store
+
+log = logging.getLogger("boris.escalations")
+
+#: How often a running process looks for a due escalation: a read of the pending routed
+#: requests, nothing written unless one is due.
+EVERY_SECONDS = 15.0
+
+
+def due_now(store: Store) -> tuple[list[str], str]:
+    """The routed requests (TASK/APPROVAL) whose escalation is due now, and the database
+    clock it was judged at. A read only."""
+    with store.read() as conn:
+        now = db.database_now(conn)
+        found = pending_routes(conn)
+    due = [
+        f"{p.task_id}/{p.approval_id}"
+        for p in found.values()
+        if escalation_due(p.route, p.expires_at, p.escalations, now) is not None
+    ]
+    return due, now
+
+
+def next_due(store: Store) -> str | None:
+    """When the next escalation comes due (database clock); None when none will."""
+    with store.read() as conn:
+        found = pending_routes(conn)
+    times = [
+        at
+        for p in found.values()
+        if (at := next_escalation(p.route, p.expires_at, p.escalations)) is not None
+    ]
+    return min(times) if times else None
+
+
+def escalate_due(store: Store, ticker: Actor) -> list[str]:
+    """Record every escalation due now; TASK/APPROVAL each. A read when nothing is due.
+
+    `ticker`: who runs the process that ticks. A person's process (the window, `boris serve`,
+    cron as a person) records it as the store's own action, `system:boris`, signed by their
+    key; an agent's (`boris mcp`) in the agent's own name, as an agent's key signs nothing
+    in the store's (store.signing.seal). Either way what is recorded is the store's
+    judgement, and `boris verify` checks it was due."""
+    due, _ = due_now(store)
+    if not due:
+        return []
+    command = EscalateDue()
+    if ticker.kind == "person":
+        done: list[str] = store.execute_as_store(command)
+    else:
+        done = store.execute(command, ticker)
+    return done
+
+
+class Ticker:
+    """A daemon thread that calls `escalate_due` every `every` seconds until `stop` (for
+    `boris serve` and `boris mcp`); `lock`, where the process serializes its store's use."""
+
+    def __init__(
+        self,
+        store: Store,
+        ticker: Actor,
+        every: float = EVERY_SECONDS,
+        lock: threading.Lock | None = None,
+        on_escalated: Callable[[list[str]], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.store, self.ticker, self.every, self.lock = store, ticker, every, lock
+        self.on_escalated = on_escalated
+        self.stop = stop if stop is not None else threading.Event()
+        self._thread = threading.Thread(target=self._run, name="boris-escalations", daemon=True)
+
+    def start(self) -> Ticker:
+        self._thread.start()
+        return self
+
+    def tick(self) -> list[str]:
+        if self.lock is None:
+            return escalate_due(self.store, self.ticker)
+        with self.lock:
+            return escalate_due(self.store, self.ticker)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                done = self.tick()
+                if done and self.on_escalated is not None:
+                    self.on_escalated(done)
+            except Exception:  # a tick never stops what it runs beside
+                log.exception("escalations: a tick failed")
+            self.stop.wait(self.every)
+
+    def close(self) -> None:
+        self.stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)

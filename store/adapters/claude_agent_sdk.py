@@ -14,7 +14,8 @@ is the same effect as under Claude Code: target `claude-code://tools/<tool_name>
 `claude-code:<tool_use_id>` (the context's `tool_use_id`).
 
 A deny carries `interrupt=True` (the SDK's "stop Claude") when the task's run was stopped in
-Boris. The context's `suggestions` (the "always allow" options) are not answered with
+Boris. A call a person answered in the tool's place (`boris respond`) is a deny whose message
+is their result: the tool result Claude reads for a call that is not run. The context's `suggestions` (the "always allow" options) are not answered with
 `updated_permissions`: a person's "always" is a standing rule in Boris, which decides each
 next call like it as it is asked; in Claude Code's settings it would take those calls out of
 Boris, and revoking the rule would stop none of them.

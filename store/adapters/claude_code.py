@@ -50,6 +50,7 @@ from ..limits import lone_surrogate
 from ..model import Actor
 from ..services import answers
 from ..services.answers import UsageError
+from ..services.respond import answered_result
 from ..store import Store
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,17 @@ READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "LS")
 EXPIRY_MARGIN_SECONDS = 60.0
 #: The longest response kept whole in the record; a longer one is kept as digest and size.
 MAX_KEPT_RESPONSE_BYTES = 64 * 1024
+
+#: The result a person may give in a tool's place (`boris respond`, issue 42): the tool's
+#: output as Claude reads it. Claude Code's only documented way to hand Claude a text instead
+#: of running the tool is a deny whose message Claude reads (PermissionRequest's `message`,
+#: PreToolUse's `permissionDecisionReason`, the Agent SDK's `PermissionResultDeny.message`),
+#: so the answer is text, handed over in that message.
+TOOL_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "the tool's output as Claude will read it in place of running the call",
+}
 
 #: A tool name that is a plain path segment (MCP tools are `mcp__server__tool`).
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -183,6 +195,8 @@ def _plan(
         requires_approval=requires_approval,
         policy=host.policy if requires_approval else "",
         idempotency_key=key,
+        # A person asked may answer in the tool's place (`boris respond`).
+        result_schema=TOOL_RESULT_SCHEMA if requires_approval else None,
     )
 
 
@@ -370,6 +384,16 @@ class Verdict:
     stopped: bool = False
     #: Boris could not record the attempt: nothing may run (the message says so already).
     unrecorded: bool = False
+    #: A person answered in the tool's place: the message is their result, for Claude.
+    answered: bool = False
+
+    @property
+    def said(self) -> str:
+        """The message Claude reads: why it was not run (the message as it is where it says
+        so already, or is the person's answer in the tool's place)."""
+        if self.unrecorded or self.answered:
+            return self.message
+        return self.message + "; it was not run"
 
 
 def run_stopped(store: Store, task_id: str) -> bool:
@@ -422,6 +446,8 @@ def judge(
         said = f"{who} approved this {tool_name} call in Boris" + (f": {note}" if note else "")
         edited = digest_of(payload) != digest_of(tool_input)
         return Verdict(True, said, run_input=payload, edited=edited)
+    if state == rules.ApprovalState.ANSWERED:
+        return _answered(store, task_id, asked, tool_name)
     undecided = False
     if state == rules.ApprovalState.REJECTED:
         message = f"{who} rejected this {tool_name} call in Boris" + (f": {note}" if note else "")
@@ -437,6 +463,23 @@ def judge(
         message += " (the run was stopped)"
     _cancel_quietly(store, actor, task_id, asked.effect_id, message)
     return Verdict(False, message, undecided=undecided, stopped=stopped)
+
+
+def _answered(store: Store, task_id: str, asked: Asked, tool_name: str) -> Verdict:
+    """A person answered the call in the tool's place (`boris respond`): it is not run (the
+    store cancelled its effect with the answer), and Claude reads the person's result as the
+    deny's message: Claude Code's documented way to give Claude a text for a call it does
+    not run."""
+    assert asked.approval_id is not None
+    found = answered_result(store, task_id, asked.approval_id)
+    assert found is not None  # an answered approval has its event
+    result = found.result if isinstance(found.result, str) else canonical_json(found.result)
+    who = found.answered_by.name or found.answered_by.id
+    message = (
+        f"{who} answered this {tool_name} call in Boris in the tool's place; it was not run. "
+        f"The {tool_name} tool's result:\n{result}"
+    )
+    return Verdict(False, message, answered=True)
 
 
 def _edit_not_taken(
@@ -489,7 +532,7 @@ def settle(
     if verdict.allowed:
         assert verdict.run_input is not None
         return allow(verdict.run_input)
-    return deny(verdict.message if verdict.unrecorded else verdict.message + "; it was not run")
+    return deny(verdict.said)
 
 
 def cancel_unanswered(store: Store, actor: Actor, task_id: str, asked: Asked) -> None:

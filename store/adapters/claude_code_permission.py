@@ -34,7 +34,10 @@ sent back: `deny` with who and their note (Claude reads it). The task's run stop
 stops. Nobody decided within the wait: the effect is cancelled (its approval revoked) and
 the answer is `deny`, or with `on_timeout="ask"` the terminal's own prompt (PreToolUse's
 `ask`; for PermissionRequest no decision, so Claude Code shows its dialog): a person decides
-either way, never a silent allow. Whatever fails in Boris denies.
+either way, never a silent allow. Whatever fails in Boris denies. Answered in the tool's
+place (`boris respond`, a text: the effect declares `claude_code.TOOL_RESULT_SCHEMA`): `deny`
+whose message is the person's result, no interrupt; the documented way to hand Claude a text
+for a call it does not run (PreToolUse's reason for `deny` "is shown to Claude").
 
 Codex's PermissionRequest hook (OpenAI's Codex CLI) takes the same answer, with this
 difference (its hook schemas, `codex-rs/hooks/schema/generated/permission-request.command.
@@ -134,7 +137,7 @@ def decide(
 
 
 def _not_run(verdict: cc.Verdict) -> str:
-    return verdict.message if verdict.unrecorded else verdict.message + "; it was not run"
+    return verdict.said
 
 
 def permission_request_output(verdict: cc.Verdict, on_timeout: OnTimeout) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from .. import schema as t
 from ..errors import CommandRejected
 from ..model import Actor
 from ..services import answers
+from ..services.respond import answered_result
 from ..store import Store
 
 #: One line per tool: what it does and what an agent must know to use it well.
@@ -260,7 +261,9 @@ def tool_specs(max_wait_seconds: float) -> list[ToolSpec]:
         ToolSpec(
             WAIT_TOOL,
             "Wait until a person decides an approval (approved, rejected, or sent_back: changes "
-            "requested, the note says which; revise and request_approval again), or it expires, "
+            "requested, the note says which; revise and request_approval again; or answered: a "
+            "person gave the tool's result themselves, in `answered.result`: use it as the "
+            "tool's result and do not run the call), or it expires, "
             f"is revoked or goes stale; at most timeout_seconds (up to {max_wait_seconds:g}). "
             "Returns its state and payload_digest (an approval of a person's edit binds their "
             "version: dispatch exactly it); timed_out is true when nobody decided in time. "
@@ -373,6 +376,9 @@ def approval_now(
                 raise absent(conn, task_id)
             raise CommandRejected(f"task {task_id} has no approval {approval_id!r}")
     state = str(rules.approval_state(str(row.state), row.expires_at, now))
+    answered = None
+    if state == rules.ApprovalState.ANSWERED:
+        answered = _answered(store, task_id, approval_id)
     return {
         "approval_id": approval_id,
         "task_id": task_id,
@@ -390,4 +396,22 @@ def approval_now(
         # Several people: pending until `approvers` distinct people approved (who so far).
         "approvers": row.approvers,
         "approved_by": [str(x.get("id")) for x in (row.approved_by or [])],
+        # Answered in the tool's place (`boris respond`): the person's result is the tool's,
+        # to hand the model as the call's result; the call is never run.
+        "answered": answered,
+    }
+
+
+def _answered(store: Store, task_id: str, approval_id: str) -> dict[str, Any] | None:
+    """A person's answer in the tool's place, as `wait_for_approval` hands it back."""
+    found = answered_result(store, task_id, approval_id)
+    if found is None:  # pragma: no cover - an answered approval has its event
+        return None
+    return {
+        "result": found.result,
+        "result_digest": found.result_digest,
+        "answered_by": found.answered_by.model_dump(mode="json"),
+        "answered_at": found.answered_at,
+        "note": found.note,
+        "schema_checked": found.schema_checked,
     }

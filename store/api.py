@@ -287,6 +287,8 @@ _WHERE: dict[str, str] = {
     "StaleDecision": "store.services.batch",
     "batch_preflight": "store.services.batch",
     "decide_batch": "store.services.batch",
+    # routing: the escalations that come due, recorded by whatever runs (issue 42)
+    "escalate_due": "store.services.escalations",
 }
 
 # Names that differ from their defining module's (the window's word on the left).
@@ -532,6 +534,7 @@ if TYPE_CHECKING:
     )
     from store.services.deletion import DeletionPlan, delete_task, plan_deletion
     from store.services.demo import fill_demo, fill_demo_store
+    from store.services.escalations import escalate_due
     from store.services.narratives import (
         Discrepancy,
         Narrative,
@@ -782,6 +785,7 @@ __all__ = [
     "effect_reconcilable",
     "effect_to_reconcile",
     "effect_unresolved",
+    "escalate_due",  # issue 42
     "fill_demo",
     "fill_demo_store",
     "final_fork_refusal",

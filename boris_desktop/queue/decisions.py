@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from boris_desktop import settings
 from boris_desktop.host import Host
 from boris_desktop.queue.dialogs import dialog_for
+from boris_desktop.queue.escalations import EscalationTimer
 from boris_desktop.queue.reading import QueueRead, read_queue, tasks_of
 from boris_desktop.queue.rows import (
     COLUMNS,
@@ -184,6 +185,8 @@ class DecisionQueue(QWidget):
         lay.addLayout(bar)
         lay.addWidget(self.table, 1)
         self.follower = Follower(host, "", self._got, self, fetch=self._read)
+        # The escalations that come due are recorded by the open window too (issue 42).
+        self.escalations = EscalationTimer(host, lambda _done: self.refresh(), self)
 
     def _table(self) -> RowsTable:
         """The table of decisions; Enter (or Return) opens the current decision's dialog."""
@@ -227,6 +230,7 @@ class DecisionQueue(QWidget):
         self.follower.stop()
         self.follower.start(None)
         self.follower.force()
+        self.escalations.start()
 
     def refresh(self) -> None:
         self.follower.force()

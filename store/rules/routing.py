@@ -11,6 +11,7 @@ never decides their own request (store.rules.decider_refusal), routed or not. Ju
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -96,15 +97,26 @@ def _names(named: Sequence[str], people: Sequence[str]) -> str:
     return who if who == ", ".join(PERSON + p for p in people) else f"{who} ({ids})"
 
 
+def clock_words(at: str, now: str) -> str:
+    """A time the store wrote, as a person reads it: "14:10 UTC" today (by `now`), else
+    "8 Dec 14:10 UTC". The store keeps UTC; a reader's own zone is the page's to add."""
+    day, _, rest = at.partition("T")
+    hhmm = rest[:5]
+    if day == now.partition("T")[0]:
+        return f"{hhmm} UTC"
+    date = dt.date.fromisoformat(day)
+    return f"{date.day} {date:%b} {hhmm} UTC"
+
+
 def route_words(route: Route, now: str) -> str:
-    """ "waiting on group:release (rita, ben); escalates to person:olga at 14:10Z" """
+    """ "waiting on group:release (rita, ben); escalates to person:olga at 14:10 UTC" """
     words = f"waiting on {_names(route.named, route.deciders)}"
     if route.escalated(now):
         return words + f"; escalated to {_names(route.escalate_named, route.escalate_to)}"
     if route.escalate_at is not None and route.escalate_to:
         words += (
             f"; escalates to {_names(route.escalate_named, route.escalate_to)} "
-            f"at {route.escalate_at}"
+            f"at {clock_words(route.escalate_at, now)}"
         )
     if route.on_expiry == "escalate":
         words += "; escalates when it expires"

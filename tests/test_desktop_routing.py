@@ -1,0 +1,150 @@
+"""The window follows routing (issue 42): a routed approval shows under "Mine" only for the
+people it waits on, and once nobody answered in time the open window records the escalation
+by itself and shows "waiting on …; escalated to …", with no one clicking anything.
+
+On a signed store as `boris init` makes it (rita its root; ben and olga with their own keys,
+each in their user config directory, trusted by rita). The clocks are the test's
+(test_desktop_actions.HeldClock): the database's (SQLite's 'now' is this process's) and the
+window's, moved past the escalation time at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from test_desktop_actions import WAIT_MS, HeldClock, open_window
+from test_standing_rules import Signed, signed  # noqa: F401  (the fixture)
+
+from store import Store
+from store.events import ApprovalEscalated
+from store.signing.keys import person_key_path
+
+
+@pytest.fixture
+def window_store(open_store) -> Iterator[Store]:
+    """The store as the window opens it, apart from the agent's (which signs with the agent's
+    key): the reviewer signs with their own."""
+    s = open_store()
+    yield s
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
+    s.close()
+
+
+@pytest.fixture
+def people(signed: Signed) -> Signed:  # noqa: F811
+    """ben and olga's own keys, where the window looks for a person's key, trusted by rita."""
+    for who in ("ben", "olga"):
+        key = person_key_path(who)
+        rc, _, err = signed.run("--actor", f"person:{who}", "keys", "new", str(key))
+        assert rc == 0, err
+        rc, _, err = signed.run(
+            "--actor", "person:rita", "keys", "add", str(key), "--for", f"person:{who}"
+        )
+        assert rc == 0, err
+    return signed
+
+
+def _reviewer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, who: str) -> None:
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / f"settings-{who}.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer(who.title(), who)
+
+
+def _route(signed: Signed) -> tuple[str, str, str]:  # noqa: F811
+    tid = signed.task("t1")
+    signed.rita("route", "group", "release", "--member", "person:rita", "--member", "person:ben")
+    signed.rita(
+        "route", "set", "deploys", "--decider", "group:release",
+        "--escalate-after", "1", "--escalate-to", "person:olga",
+    )  # fmt: skip
+    routed = signed.ask(tid, "Deploy", {"env": "prod"}, policy="deploys")
+    plain = signed.ask(tid, "Lint", {"path": "src"})  # a policy nobody routed
+    return tid, routed, plain
+
+
+def _whys(w) -> dict[str, str]:
+    from boris_desktop.queue.decisions import WHY
+
+    m = w.queue.model
+    return {r.key: m.data(m.index(i, WHY)) for i, r in enumerate(m.rows)}
+
+
+def _mine(w) -> list[str]:
+    """The approvals the queue shows with "Mine (I may decide)" chosen."""
+    from boris_desktop.queue.decisions import ID_ROLE
+
+    p = w.queue.proxy
+    return sorted(str(p.index(r, 0).data(ID_ROLE)).rsplit(":", 1)[1] for r in range(p.rowCount()))
+
+
+def _choose_mine(qtbot, w) -> None:
+    w.views.setCurrentWidget(w.queue)
+    qtbot.waitUntil(lambda: w.queue.loaded, timeout=WAIT_MS)
+    w.queue.whose.setCurrentIndex(w.queue.whose.findData(True))
+
+
+def test_mine_shows_a_routed_approval_only_to_the_people_it_waits_on(
+    qtbot,
+    people: Signed,
+    store: Store,
+    window_store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _tid, routed, plain = _route(people)
+    _reviewer(monkeypatch, tmp_path, "ben")
+    w = open_window(qtbot, window_store)
+    _choose_mine(qtbot, w)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == 2, timeout=WAIT_MS)
+    assert _mine(w) == sorted([routed, plain])  # ben is in the release group
+    assert _whys(w)[routed].startswith("waiting on group:release (rita, ben); escalates to")
+    w.close()
+
+    _reviewer(monkeypatch, tmp_path, "olga")
+    w = open_window(qtbot, window_store)
+    _choose_mine(qtbot, w)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == 2, timeout=WAIT_MS)
+    assert _mine(w) == [plain]  # not olga's: it waits on the release group
+    w.queue.whose.setCurrentIndex(w.queue.whose.findData(False))
+    assert w.queue.proxy.rowCount() == 2  # everyone's still lists it
+
+
+def test_the_open_window_records_the_escalation_and_shows_it_without_a_click(
+    qtbot,
+    people: Signed,
+    store: Store,
+    window_store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = HeldClock(monkeypatch)
+    clock.hold()
+    tid, routed, plain = _route(people)
+    _reviewer(monkeypatch, tmp_path, "olga")
+    w = open_window(qtbot, window_store)
+    _choose_mine(qtbot, w)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == 2, timeout=WAIT_MS)
+    assert _mine(w) == [plain]
+    w.queue.escalations.timer.setInterval(100)  # the window's own timer, sooner
+    qtbot.wait(400)  # ticks: nothing is due, nothing is written
+    assert [e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE] == []
+
+    clock.move(61)  # past the escalation time, on the database's clock and the window's
+    qtbot.waitUntil(lambda: "escalated to person:olga" in _whys(w)[routed], timeout=WAIT_MS)
+    assert _whys(w)[routed].startswith(
+        "waiting on group:release (rita, ben); escalated to person:olga"
+    )
+    qtbot.waitUntil(lambda: _mine(w) == sorted([routed, plain]), timeout=WAIT_MS)
+    (escalated,) = [e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE]
+    assert escalated["payload"]["to"] == ["olga"]
+    assert escalated["actor"]["kind"] == "system"  # the store's own, signed by olga's key
+    qtbot.wait(400)  # the timer goes on ticking: recorded once
+    assert len([e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE]) == 1
+    assert people.verify()[0] == 0

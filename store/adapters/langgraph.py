@@ -26,7 +26,12 @@ Every gated call is one effect of kind `other` whose target is the destination
 opens the same thread (the graph's checkpointer) meets the same effect. The person's decision
 becomes the resume value: approved → `approve`, approved with their edit → `edit` with exactly
 the edited args (what the approval binds), rejected → `reject` with their note, sent back →
-`reject` whose message is their note (what the model reads), expired or revoked → `reject`.
+`reject` whose message is their note (what the model reads), expired or revoked → `reject`,
+answered in the tool's place (`boris respond`, where the graph allows `respond`: the effect
+declares `RESPOND_SCHEMA`, a string) → `respond` with their result as the message, which the
+model reads as the tool's successful result; the tool never runs. LangGraph has no "always"
+answer of its own: a person's "always" is a Boris standing rule (`boris rules`), which decides
+the next call like it as it is asked, so the next resume answers it at once.
 The attempt is recorded (consuming the approval) when the resume value hands the approved
 args over, before the tool runs; the graph's `ToolMessage` becomes its response after (the
 tool's word: the outcome stays unknown for reconciliation, also for `status="error"`; the
@@ -77,6 +82,7 @@ from ..commands.core import new_id
 from ..events import FileState
 from ..model import Actor
 from ..services.answers import UsageError
+from ..services.respond import answered_result
 from ..store import Store
 
 #: Where a gated call points: the task's scope admits it (`--destination langgraph://tools/`).
@@ -89,6 +95,12 @@ EXPIRES_IN_SECONDS = 7 * 86400.0
 MAX_KEPT_RESPONSE_BYTES = 64 * 1024
 #: Every decision the middleware knows, for an interrupt that does not say which it allows.
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
+#: What a person answers in the tool's place where the graph allows `respond`: the
+#: middleware's `RespondDecision` carries a `message` string, the tool's result the model reads.
+RESPOND_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "description": "the tool's result as the model reads it (LangGraph's respond message)",
+}
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
@@ -466,6 +478,8 @@ def ask(
                     requires_approval=True,
                     policy=POLICY,
                     idempotency_key=key,
+                    # A person may answer in the tool's place where the graph takes it.
+                    result_schema=RESPOND_SCHEMA if "respond" in action.allowed else None,
                 ),
                 ap.RequestApproval(
                     task_id=task_id,
@@ -508,6 +522,26 @@ def _refusal(action: Action, message: str) -> dict[str, Any]:
         f"for {action.tool_name} in HumanInTheLoopMiddleware's interrupt_on to let a "
         "person's no through"
     )
+
+
+def _responded(store: Store, task_id: str, approval_id: str, action: Action) -> dict[str, Any]:
+    """A person answered in the tool's place (`boris respond`): the middleware's `respond`,
+    whose message the model reads as the tool's result (`status="success"`); the tool never
+    runs, and the store cancelled its effect with the answer. A string is the message as it
+    is; another JSON value its JSON text."""
+    if "respond" not in action.allowed:
+        raise ResumeRefused(
+            f"a person answered this {action.tool_name} call in the tool's place, and the graph "
+            f"allows only {', '.join(action.allowed)} for it: nothing was answered. Allow "
+            f'"respond" for {action.tool_name} in HumanInTheLoopMiddleware\'s interrupt_on'
+        )
+    found = answered_result(store, task_id, approval_id)
+    assert found is not None  # the approval is answered
+    result = found.result
+    return {
+        "type": "respond",
+        "message": result if isinstance(result, str) else canonical_json(result),
+    }
 
 
 def _cancel_quietly(store: Store, actor: Actor, task_id: str, effect_id: str, why: str) -> None:
@@ -564,6 +598,8 @@ def _answer(store: Store, task_id: str, thread_id: str, action: Action) -> _Answ
     now = _approval_now(store, task_id, approval_id)
     state = str(now["state"])
     who = _who(now.get("decided_by"))
+    if state == rules.ApprovalState.ANSWERED:
+        return _Answer(effect_id, approval_id, _responded(store, task_id, approval_id, action))
     if state == rules.ApprovalState.PENDING and not cancelled:
         return _Answer(effect_id, approval_id)
     if state == rules.ApprovalState.APPROVED and not cancelled:

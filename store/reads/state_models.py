@@ -179,7 +179,8 @@ class TargetState(ReadModel):
 class Intent(ReadModel):
     """An effect's intent, recorded before any dispatch: the state before and the state
     intended, the exact object an executor is given (`prepared`, what an approval binds) and
-    the tool definition it was planned under, where it named one."""
+    the tool definition it was planned under, where it named one; `result_schema`, where a
+    person may answer in the tool's place (respond) with a result fitting it."""
 
     pre_state: TargetState | None
     intended: TargetState
@@ -188,6 +189,7 @@ class Intent(ReadModel):
     policy: str = ""
     tool: str | None = None
     tool_digest: str | None = None
+    result_schema: dict[str, Any] | None = None
 
 
 class AttemptInputs(ReadModel):

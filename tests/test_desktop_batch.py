@@ -120,7 +120,7 @@ def test_decide_several_from_the_batch_table(qtbot, signed: Signed, window_store
 
     assert d.result_text(by_id[a1]) == "Recorded: approved"
     assert d.result_text(by_id[a2]) == "Recorded: rejected"
-    assert d.result_text(by_id[b1]) == "Recorded: sent_back"
+    assert d.result_text(by_id[b1]) == "Recorded: sent back for changes"
     assert d.result_text(by_id[a3]) == ""  # left as it was
     assert "3 recorded, 0 refused" in d.summary.text()
     assert signed.approval(one, a3)["state"] == "pending"

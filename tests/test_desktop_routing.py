@@ -148,3 +148,42 @@ def test_the_open_window_records_the_escalation_and_shows_it_without_a_click(
     qtbot.wait(400)  # the timer goes on ticking: recorded once
     assert len([e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE]) == 1
     assert people.verify()[0] == 0
+
+
+def test_the_rules_panel_and_the_batch_table_speak_the_stores_labels_not_its_values(
+    qtbot,
+    people: Signed,
+    store: Store,
+    window_store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whose calls a rule covers and what it decides, and what a batch recorded, read as the
+    store's labels (`RuleScope.label`, `RuleVerdict.label`, `ApprovalState.label`)."""
+    from PySide6.QtCore import Qt
+    from test_desktop_batch import _open_batch
+    from test_desktop_rules import _open_rules
+
+    from store.reads.decision_views import ApprovalVerdict
+
+    tid = people.task("t1")
+    sent_back = people.ask(tid, "Deploy", {"env": "prod"})
+    _reviewer(monkeypatch, tmp_path, "rita")
+    w = open_window(qtbot, window_store)
+    qtbot.waitUntil(lambda: len(w.queue.model.rows) == 1, timeout=WAIT_MS)
+
+    rules = _open_rules(qtbot, w)
+    whose = [rules.form.scope.itemText(i) for i in range(rules.form.scope.count())]
+    decide = [rules.form.verdict.itemText(i) for i in range(rules.form.verdict.count())]
+    assert whose == ["this task's calls", "one agent's calls", "one session's calls"]
+    assert decide == ["approve", "reject"]
+    rules.close()
+
+    d = _open_batch(qtbot, w)
+    d.set_verdict(0, ApprovalVerdict.SEND_BACK)
+    qtbot.keyClicks(d.note_field(0), "the canary first")
+    qtbot.mouseClick(d.apply_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(d.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.result_text(0) != "", timeout=WAIT_MS)
+    assert d.result_text(0) == "Recorded: sent back for changes"
+    assert people.approval(tid, sent_back)["state"] == "sent_back"  # the value, in the record

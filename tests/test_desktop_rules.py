@@ -117,7 +117,8 @@ def test_grant_from_the_window_decides_the_next_call_then_revoke_stops_it(
     qtbot.mouseClick(d.grant_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: d.table.rowCount() == 1, timeout=WAIT_MS)
     row = _rows(d)[0]
-    assert row[1] == "active" and row[2] == "approved" and row[3] == "task t1"
+    # The rule's words are the store's labels, never its values (approved, task).
+    assert row[1] == "active" and row[2] == "approve" and row[3] == "task t1"
     assert row[4] == "Bash" and row[6] == '{"command": "git *"}' and row[7] == "maria"
     assert "1 deciding now" in d.summary.text()
 
@@ -225,7 +226,7 @@ def test_always_from_the_approve_dialog_answers_the_call_and_the_next_like_it(
     assert "command, cwd" in rules.form.payload.placeholderText()
     assert rules.also.isVisible() and rules.also.isChecked()
     qtbot.keyClicks(rules.form.payload, '{"command": "npm test"}')
-    rules.form.scope.setCurrentIndex(rules.form.scope.findText("agent"))
+    rules.form.scope.setCurrentIndex(rules.form.scope.findText("one agent's calls"))
     qtbot.mouseClick(rules.grant_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: rules.table.rowCount() == 1, timeout=WAIT_MS)
     row = _rows(rules)[0]

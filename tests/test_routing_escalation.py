@@ -29,13 +29,14 @@ from store.services import escalations
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _routed(signed: Signed) -> tuple[str, str, str]:  # noqa: F811
-    """A request routed to group:release, escalating to olga; its escalation time."""
+def _routed(signed: Signed, minutes: str = "0.02") -> tuple[str, str, str]:  # noqa: F811
+    """A request routed to group:release, escalating to olga after `minutes`; its
+    escalation time."""
     tid = signed.task("t1")
     signed.rita("route", "group", "release", "--member", "person:rita", "--member", "person:ben")
     signed.rita(
         "route", "set", "deploys", "--decider", "group:release",
-        "--escalate-after", "0.02", "--escalate-to", "person:olga",
+        "--escalate-after", minutes, "--escalate-to", "person:olga",
     )  # fmt: skip
     aid = signed.ask(tid, "Deploy", {"env": "prod"}, policy="deploys")
     at = escalations.next_due(signed.store)
@@ -76,7 +77,7 @@ def test_three_processes_ticking_at_once_record_the_due_escalation_once(
     signed: Signed,  # noqa: F811
     team: Team,  # noqa: F811
 ) -> None:
-    tid, aid, at = _routed(signed)
+    tid, aid, at = _routed(signed, "0.1")  # six seconds: time for the checks before it
     # Before its time: nothing due, nothing written, and it waits on the release group.
     assert escalations.due_now(signed.store)[0] == []
     assert escalations.escalate_due(signed.store, BOT) == []
@@ -85,6 +86,7 @@ def test_three_processes_ticking_at_once_record_the_due_escalation_once(
     row = signed.ok("decisions")["decisions"][0]
     assert row["waits_on"] == ["rita", "ben"]
     assert row["routing"].startswith("waiting on group:release (rita, ben); escalates to")
+    assert signed.store.now() < at, "the checks before its time ran past it"
 
     _until(signed.store, at)
     assert escalations.due_now(signed.store)[0] == [f"{tid}/{aid}"]

@@ -276,7 +276,11 @@ class BatchDialog(QDialog):
             r = where.get((x.task_id, x.approval_id))
             if r is None:
                 continue
-            text = f"Recorded: {x.state}" if x.recorded else f"Refused: {x.message}"
+            text = (
+                f"Recorded: {api.ApprovalState(x.state).label}"
+                if x.recorded and x.state
+                else f"Refused: {x.message}"
+            )
             item = QTableWidgetItem(text)
             item.setToolTip(text)
             self.table.setItem(r, RESULT, item)

@@ -41,10 +41,10 @@ EXPIRIES = (
 def cells(r: api.StandingRule) -> tuple[str, ...]:
     """A rule's row, in the reviewer's words."""
     until = f"revoked {r.revoked_at} by {r.revoked_by}" if r.revoked_at else r.expires_at
-    decides = f"{r.verdict}" + ("" if r.proved else f" — not proved: {r.why_unproved}")
+    decides = r.verdict.label + ("" if r.proved else f" — not proved: {r.why_unproved}")
     return (
         r.id,
-        str(r.standing),
+        r.standing.label,
         decides,
         r.covers,
         r.tool,
@@ -66,7 +66,7 @@ class GrantForm(QWidget):
         self.scope = QComboBox()
         self.scope.setAccessibleName("Scope")
         for s in api.RuleScope:
-            self.scope.addItem(str(s), s)
+            self.scope.addItem(s.label, s)
         form.addRow("Whose calls", self.scope)
         self.agent = self._field(form, "Agent", "agent scope: agent:ID")
         self.session = self._field(form, "Session", "session scope: the session's id")
@@ -82,7 +82,7 @@ class GrantForm(QWidget):
         self.verdict = QComboBox()
         self.verdict.setAccessibleName("Verdict")
         for v in api.RuleVerdict:
-            self.verdict.addItem(str(v), v)
+            self.verdict.addItem(v.label, v)
         form.addRow("Decide them", self.verdict)
         self.note = self._field(form, "Note", "why, for whoever reads the rule")
 

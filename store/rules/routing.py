@@ -11,12 +11,12 @@ never decides their own request (store.rules.decider_refusal), routed or not. Ju
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .states import Refusal
+from .times import clock_words
 
 PERSON = "person:"
 GROUP = "group:"
@@ -95,17 +95,6 @@ def _names(named: Sequence[str], people: Sequence[str]) -> str:
     who = ", ".join(named)
     ids = ", ".join(people)
     return who if who == ", ".join(PERSON + p for p in people) else f"{who} ({ids})"
-
-
-def clock_words(at: str, now: str) -> str:
-    """A time the store wrote, as a person reads it: "14:10 UTC" today (by `now`), else
-    "8 Dec 14:10 UTC". The store keeps UTC; a reader's own zone is the page's to add."""
-    day, _, rest = at.partition("T")
-    hhmm = rest[:5]
-    if day == now.partition("T")[0]:
-        return f"{hhmm} UTC"
-    date = dt.date.fromisoformat(day)
-    return f"{date.day} {date:%b} {hhmm} UTC"
 
 
 def route_words(route: Route, now: str) -> str:

@@ -31,10 +31,20 @@ class RuleScope(StrEnum):
     AGENT = "agent"
     SESSION = "session"
 
+    @property
+    def label(self) -> str:
+        """Whose calls, as a person reads it."""
+        return _SCOPE_LABELS[self]
+
 
 class RuleVerdict(StrEnum):
     APPROVED = "approved"
     REJECTED = "rejected"
+
+    @property
+    def label(self) -> str:
+        """What the rule does with a call it covers, as a person reads it."""
+        return _VERDICT_LABELS[self]
 
 
 class RuleStanding(StrEnum):
@@ -43,6 +53,24 @@ class RuleStanding(StrEnum):
     ACTIVE = "active"
     EXPIRED = "expired"
     REVOKED = "revoked"
+
+    @property
+    def label(self) -> str:
+        return _STANDING_LABELS[self]
+
+
+#: The rules' words as a person reads them (the Rules panel shows these, never the values).
+_SCOPE_LABELS = {
+    RuleScope.TASK: "this task's calls",
+    RuleScope.AGENT: "one agent's calls",
+    RuleScope.SESSION: "one session's calls",
+}
+_VERDICT_LABELS = {RuleVerdict.APPROVED: "approve", RuleVerdict.REJECTED: "reject"}
+_STANDING_LABELS = {
+    RuleStanding.ACTIVE: "active",
+    RuleStanding.EXPIRED: "expired",
+    RuleStanding.REVOKED: "revoked",
+}
 
 
 @dataclass(frozen=True)

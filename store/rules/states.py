@@ -68,6 +68,24 @@ class ApprovalState(StrEnum):
     STALE = "stale"
     REVOKED = "revoked"
 
+    @property
+    def label(self) -> str:
+        """The state as a person reads it ("sent back for changes", not sent_back)."""
+        return _APPROVAL_LABELS[self]
+
+
+_APPROVAL_LABELS: dict[str, str] = {
+    "pending": "waiting for a decision",
+    "approved": "approved",
+    "rejected": "rejected",
+    "sent_back": "sent back for changes",
+    "answered": "answered as the tool",
+    "consumed": "used",
+    "expired": "expired unanswered",
+    "stale": "stale: its object changed",
+    "revoked": "revoked",
+}
+
 
 class CriterionState(StrEnum):
     UNVERIFIED = "unverified"

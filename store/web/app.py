@@ -59,11 +59,11 @@ def make_app(site: Site) -> Starlette:
             return html(request, pages.sign_in)
         who = _actor(s.actor)
 
-        def read() -> list[Any]:
-            rows = decisions(site.store).decisions
+        def read() -> tuple[list[Any], str]:
+            found = decisions(site.store)
             return [
                 d
-                for d in rows
+                for d in found.decisions
                 if d.kind == APPROVAL
                 and rules.may_decide(
                     d.kind,
@@ -72,10 +72,10 @@ def make_app(site: Site) -> Starlette:
                     who.id,
                     d.waits_on,
                 )
-            ]
+            ], found.now
 
-        rows = await site.call(read)
-        return html(request, lambda csrf: pages.pending(csrf, s.actor or "", rows))
+        rows, now = await site.call(read)
+        return html(request, lambda csrf: pages.pending(csrf, s.actor or "", rows, now))
 
     async def approval_page(request: Request) -> Response:
         _sid, s = site.sessions.get(request)

@@ -15,6 +15,7 @@ from html import escape
 from ..api import ApprovalDecision, Delete, Opaque, Replace, Send, Upload, Write, write_diff
 from ..blobs import BlobStore
 from ..reads.decisions import Decision
+from ..rules.times import expiry_words
 
 
 def e(text: object) -> str:
@@ -60,10 +61,20 @@ def register(csrf: str, token: str, actor: str) -> str:
     return page("Register a passkey", body, csrf=csrf)
 
 
-def pending(csrf: str, actor: str, rows: list[Decision]) -> str:
+def _expiry(expires_at: str | None, now: str) -> str:
+    """ "expires 14:10 UTC, in 12 min": as a person reads it, by the clock the page was read
+    at (the ISO time is the element's datetime, for a reader's own zone)."""
+    if not expires_at:
+        return ""
+    return f'<time datetime="{e(expires_at)}">{e(expiry_words(expires_at, now))}</time>'
+
+
+def pending(csrf: str, actor: str, rows: list[Decision], now: str) -> str:
     items = "".join(
         f'<li><a href="/a/{e(d.task_id)}/{e(d.key)}"><span class=what>{e(d.what)}</span>'
-        f"<span class=meta>{e(d.task_title)} · expires {e(d.expires_at or '')}</span></a></li>"
+        f"<span class=meta>{e(d.task_title)} · {_expiry(d.expires_at, now)}"
+        + (f" · {e(d.routing)}" if d.routing else "")
+        + "</span></a></li>"
         for d in rows
     )
     body = (
@@ -114,14 +125,15 @@ def _change(view: ApprovalDecision, blobs: BlobStore) -> str:
 
 def approval(csrf: str, view: ApprovalDecision, blobs: BlobStore) -> str:
     facts = [
-        ("Requested by", view.requester.label()),
-        ("Policy", view.policy),
-        ("Expires", view.expires_at),
-        ("State", str(view.state)),
-        ("Quorum", view.quorum or ""),
-        ("Digest", view.payload_digest),
+        ("Requested by", e(view.requester.label())),
+        ("Policy", e(view.policy)),
+        ("Routing", e(view.routing or "")),
+        ("Expires", _expiry(view.expires_at, view.now)),
+        ("State", e(view.state.label)),
+        ("Quorum", e(view.quorum or "")),
+        ("Digest", e(view.payload_digest)),
     ]
-    dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in facts if v)
+    dl = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts if v)
     head = (
         f'<p><a href="/">← pending</a></p><h1>{e(view.consequence)}</h1>'
         f"<dl class=facts>{dl}</dl>" + _change(view, blobs)

@@ -291,17 +291,21 @@ def test_rejected_and_sent_back_the_model_reads_the_persons_note_and_nothing_run
             "call_b": other,
         }
 
-        # Nobody decided yet, then only one of two: nothing runs, nothing changes.
+        # Nobody decided yet: nothing runs, nothing changes.
         later, model = make_agent(ran_log, [FINAL])
-        for decide in (None, ("reject", by_call["call_r"], "--note", "not in this repo")):
-            if decide is not None:
-                person(store_dir, store_url, *decide)
-            still = asyncio.run(adapter.resume(later, run_config=NO_TRACING))
-            assert still.result is None and still.paused
-            assert [w.call.call_id for w in still.waiting] == (
-                ["call_r", "call_b"] if decide is None else ["call_b"]
-            )
-            assert model.calls == ()
+        still = asyncio.run(adapter.resume(later, run_config=NO_TRACING))
+        assert still.result is None and still.paused
+        assert [w.call.call_id for w in still.waiting] == ["call_r", "call_b"]
+        # Only one of two decided: it goes on (the SDK's partial resolution), and the run
+        # pauses again on the other, the same request in Boris; the model is not asked.
+        person(store_dir, store_url, "reject", by_call["call_r"], "--note", "not in this repo")
+        partial = asyncio.run(adapter.resume(later, run_config=NO_TRACING))
+        assert partial.result is not None and partial.paused
+        assert [(a.call.call_id, a.approval_id) for a in partial.asked] == [
+            ("call_b", by_call["call_b"])
+        ]
+        assert [d.state for d in partial.decided] == ["rejected"]
+        assert model.calls == ()
 
         person(
             store_dir,
@@ -315,7 +319,7 @@ def test_rejected_and_sent_back_the_model_reads_the_persons_note_and_nothing_run
     finally:
         store.close()
     assert done.result is not None and done.result.final_output == "done"
-    assert [d.state for d in done.decided] == ["rejected", "sent_back"]
+    assert [d.state for d in done.decided] == ["sent_back"]
     seen = outputs_seen(model)
     assert seen == {
         "call_r": "rita rejected this delete_path call in Boris: not in this repo. It was not run.",

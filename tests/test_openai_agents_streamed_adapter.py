@@ -71,20 +71,32 @@ def test_streamed_run_pauses_in_boris_and_a_streamed_resume_runs_the_persons_edi
             outcome = await streamed.outcome()
             if outcome.result is not None:
                 assert events  # it ran, and streamed
-                return outcome, outputs_seen(model)
-            return outcome, {}
+            if model.last_call is None:  # the model was not asked for a next turn
+                return outcome, {}
+            return outcome, outputs_seen(model)
 
-    # Only one call decided: nothing runs, nothing streams; the other one waits.
-    signed.ok("--actor", PERSON, "reject", task, by_call["call_s2"], "--note", "vendored")
+    # Nobody decided yet: nothing runs, nothing streams; both wait.
     waiting, _ = asyncio.run(resume())
-    assert waiting.result is None and [w.call.call_id for w in waiting.waiting] == ["call_s1"]
+    assert waiting.result is None
+    assert [w.call.call_id for w in waiting.waiting] == ["call_s1", "call_s2"]
+
+    # Only one call decided: it goes on (the SDK's partial resolution: the rejected call is
+    # answered, nothing runs), and the run pauses again on the other one, the same request in
+    # Boris; the model is not asked for a next turn.
+    signed.ok("--actor", PERSON, "reject", task, by_call["call_s2"], "--note", "vendored")
+    partial, seen = asyncio.run(resume())
+    assert partial.result is not None and seen == {}
+    assert [(a.call.call_id, a.approval_id) for a in partial.asked] == [
+        ("call_s1", by_call["call_s1"])
+    ]
+    assert [d.state for d in partial.decided] == ["rejected"]
 
     signed.ok(
         "--actor", PERSON, "approve", task, by_call["call_s1"], "--edited-json", json.dumps(edited)
     )
     done, seen = asyncio.run(resume())
     assert done.result is not None and done.result.final_output == "done"
-    assert [d.state for d in done.decided] == ["edited", "rejected"]
+    assert [d.state for d in done.decided] == ["edited"]
     assert ran(ran_log) == [edited]  # the person's arguments; the rejected call not at all
     assert seen["call_s1"].endswith("Tool output:\ndeleted dist/js")
     assert seen["call_s2"].startswith("rita rejected this delete_path call in Boris: vendored")

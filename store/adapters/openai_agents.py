@@ -26,6 +26,17 @@ docstrings of `RunState` and `RunHooks` in the installed package):
   `hand_over` / `BorisApprovals.record_run` (its run given `hooks=run_hooks()`).
 - `RunHooks.on_tool_start` / `on_tool_end` run immediately before / after a function tool is
   invoked, with a `ToolContext` naming `tool_call_id`, `tool_name` and `tool_arguments`.
+- "You do not need to resolve every pending approval in the same pass": a resume goes on with
+  the calls people decided, and the ones still undecided stay in `interruptions` and pause
+  the run again (still the same requests in Boris).
+- A person's answer in the tool's place (`boris respond`) is handed over as the call's
+  `rejection_message`, the exact text the model reads as its output: the tool never runs.
+- `state.approve(item, always_approve=True)` / `state.reject(item, always_reject=True)` make
+  a sticky decision for the tool for the rest of the run. Boris never answers the SDK with
+  one: an application whose own approval UI took such an answer hands it over with
+  `record_answers`, and it becomes a person's standing rule in Boris (signed by them,
+  revocable, expiring, never covering a policy reserved for a person), which decides each
+  next call like it as it is asked.
 
 Every call of a tool declared with `needs_approval` is one effect of kind `other` whose target
 is the destination `openai-agents://tools/<tool name>` (the task's scope says which tools may
@@ -46,7 +57,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
 
@@ -60,6 +71,8 @@ from ..commands.core import Content, RecordArtifact, new_id
 from ..errors import CommandRejected
 from ..events import FileState
 from ..model import Actor
+from ..services.respond import answered_result
+from ..services.standing_rules import DEFAULT_RULE_SECONDS, rule_from_answer
 from ..store import Store
 
 if TYPE_CHECKING:
@@ -81,6 +94,12 @@ DEFAULT_EXPIRY_SECONDS = 30 * 86400.0
 MAX_KEPT_OUTPUT_BYTES = 64 * 1024
 #: Who writes, unless told: the agent the SDK runs.
 DEFAULT_ACTOR = Actor(kind="agent", id="openai-agents")
+#: What a person answers in the tool's place (`boris respond`): the text the model reads as the
+#: call's output (handed over as the SDK's per-call `rejection_message`: the tool never runs).
+RESPOND_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "description": "the call's output as the model reads it; the tool is not run",
+}
 
 #: A function tool's name as the SDK sends it (a namespace joins with a dot).
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -208,6 +227,7 @@ def _plan(
         requires_approval=requires_approval,
         policy=POLICY if requires_approval else "",
         idempotency_key=key_of(call.call_id),
+        result_schema=RESPOND_SCHEMA if requires_approval else None,
         # The tool definition the model was shown when it made the call (issue 35 part M):
         # pinned, so a later configuration that changes it flags this intent.
         tool=call.tool_name if tool_digest else None,
@@ -222,6 +242,30 @@ def find_effect(store: Store, task_id: str, call_id: str) -> Any:
                 t.effects.c.task_id == task_id, t.effects.c.idempotency_key == key_of(call_id)
             )
         ).first()
+
+
+def asked_for(store: Store, task_id: str, call: Call) -> Asked:
+    """The paused call as Boris asked it; refused where Boris never recorded it, or where it
+    was answered before (a resume went past it)."""
+    effect = find_effect(store, task_id, call.call_id)
+    if effect is None:
+        raise ResumeRefused(
+            f"the stored run paused on {call.tool_name} call {call.call_id}, which Boris "
+            "never recorded: it was not paused by this adapter"
+        )
+    row = latest_approval(store, task_id, str(effect.effect_id))
+    # Answered in the tool's place: cancelled by the answer itself, and nothing can run.
+    answered = row is not None and str(row.state) == rules.ApprovalState.ANSWERED
+    if not answered and str(effect.stage) not in {
+        rules.EffectStage.PLANNED,
+        rules.EffectStage.APPROVED,
+    }:
+        raise ResumeRefused(
+            f"{call.tool_name} call {call.call_id} (effect {effect.effect_id}) is "
+            f"{effect.stage} (outcome {effect.outcome}) already: this run was resumed "
+            "before; reconcile the call in Boris, it is not run again"
+        )
+    return Asked(call, str(effect.effect_id), "" if row is None else str(row.approval_id))
 
 
 def latest_approval(store: Store, task_id: str, effect_id: str) -> Any:
@@ -281,15 +325,21 @@ def _who(decided_by: Any) -> str:
     return "a person"
 
 
-def decision_of(asked: Asked, row: Any, now: str) -> Decided | None:
+def decision_of(asked: Asked, row: Any, now: str, store: Store | None = None) -> Decided | None:
     """The decision on one call from its approval as it stands; None while a person may still
-    decide it."""
+    decide it. Answered in the tool's place (`boris respond`, read from `store`): the
+    person's result is the exact text the model reads as the call's output."""
     tool = asked.call.tool_name
     state = str(row.state)
     if rules.approval_expired(state, str(row.expires_at), now):
         state = rules.ApprovalState.EXPIRED
     if state == rules.ApprovalState.PENDING:
         return None
+    if state == rules.ApprovalState.ANSWERED and store is not None:
+        found = answered_result(store, str(row.task_id), str(row.approval_id))
+        if found is not None:
+            text = found.result if isinstance(found.result, str) else _text_of(found.result)
+            return Decided(asked, state, text)
     who = _who(row.decided_by)
     note = str(row.note or "").strip()
     if state == rules.ApprovalState.APPROVED:
@@ -386,8 +436,10 @@ class BorisApprovals:
         state_options: dict[str, Any] | None = None,
         **runner_options: Any,
     ) -> Outcome:
-        """Resume the task's paused run with the people's decisions. While any call is still
-        undecided nothing runs (`Outcome.waiting`). `agent` is the run's starting agent, built
+        """Resume the task's paused run with the people's decisions. While no call is decided
+        nothing runs (`Outcome.waiting`); a call left undecided while others are decided stays
+        in the run's interruptions and pauses it again, still waiting in Boris (the SDK's
+        partial resolution: `Outcome.asked` names it). `agent` is the run's starting agent, built
         as when it paused; `state_options` go to `RunState.from_string` (a context
         deserializer ...). A call a person edited runs with their arguments. A run that
         pauses again only on calls decided as they were asked (a person's standing rule
@@ -419,8 +471,9 @@ class BorisApprovals:
         state_options: dict[str, Any] | None = None,
         **runner_options: Any,
     ) -> StreamedRun:
-        """`resume`, streamed. While any call is still undecided nothing runs: the
-        `StreamedRun` streams nothing and its outcome is `waiting`. A streamed run is not
+        """`resume`, streamed. While no call is decided nothing runs: the `StreamedRun`
+        streams nothing and its outcome is `waiting`; undecided calls stay pending, as in
+        `resume`. A streamed run is not
         carried past a pause whose calls a standing rule decided (each stream is the
         application's to read): `resume_streamed` again goes on from there."""
         sdk = _sdk()
@@ -456,20 +509,7 @@ class BorisApprovals:
     # --- recording ------------------------------------------------------------------------
 
     def _asked_for(self, call: Call) -> Asked:
-        effect = find_effect(self.store, self.task_id, call.call_id)
-        if effect is None:
-            raise ResumeRefused(
-                f"the stored run paused on {call.tool_name} call {call.call_id}, which Boris "
-                "never recorded: it was not paused by this adapter"
-            )
-        if str(effect.stage) not in {rules.EffectStage.PLANNED, rules.EffectStage.APPROVED}:
-            raise ResumeRefused(
-                f"{call.tool_name} call {call.call_id} (effect {effect.effect_id}) is "
-                f"{effect.stage} (outcome {effect.outcome}) already: this run was resumed "
-                "before; reconcile the call in Boris, it is not run again"
-            )
-        row = latest_approval(self.store, self.task_id, str(effect.effect_id))
-        return Asked(call, str(effect.effect_id), "" if row is None else str(row.approval_id))
+        return asked_for(self.store, self.task_id, call)
 
     def _after(
         self, result: RunResult | RunResultStreaming, decided: list[Decided], based_on: int
@@ -482,6 +522,13 @@ class BorisApprovals:
         commands: list[Any] = []
         asked: list[Asked] = []
         for call in calls:
+            known = find_effect(self.store, self.task_id, call.call_id)
+            if known is not None and lg.intent_open(known):
+                # Left undecided by the resume: the same call, still waiting in Boris.
+                row = latest_approval(self.store, self.task_id, str(known.effect_id))
+                approval = "" if row is None else str(row.approval_id)
+                asked.append(Asked(call, str(known.effect_id), approval))
+                continue
             effect_id, approval_id = new_id("eff"), new_id("apr")
             commands += [
                 _plan(
@@ -780,12 +827,12 @@ async def _decided_state(
     for item in items:
         asked = adapter._asked_for(call_of(item))
         row = latest_approval(adapter.store, adapter.task_id, asked.effect_id)
-        decision = None if row is None else decision_of(asked, row, now)
+        decision = None if row is None else decision_of(asked, row, now, adapter.store)
         if decision is None:
             waiting.append(asked)
         else:
             decided.append(decision)
-    if waiting:
+    if not decided:
         return Outcome(waiting=waiting)
     run_agent, decided = _applying_edits(agent, items, decided)
     if run_agent is not agent:  # the same run, its edited calls' tools wrapped
@@ -794,7 +841,11 @@ async def _decided_state(
     adapter._edits = {d.asked.call.call_id: d.arguments for d in decided if d.arguments is not None}
     by_call = {d.asked.call.call_id: d for d in decided}
     for item in items:
-        decision = by_call[call_of(item).call_id]
+        decision = by_call.get(call_of(item).call_id)
+        if decision is None:
+            # Left undecided: it stays in the run's interruptions and pauses it again, still
+            # waiting in Boris (the SDK's documented partial resolution).
+            continue
         if decision.approved:
             state.approve(item)
         else:
@@ -809,7 +860,8 @@ MAX_RULED_ROUNDS = 16
 
 def _decided_already(adapter: BorisApprovals, asked: Asked) -> bool:
     row = latest_approval(adapter.store, adapter.task_id, asked.effect_id)
-    return row is not None and decision_of(asked, row, adapter.store.now()) is not None
+    now = adapter.store.now()
+    return row is not None and decision_of(asked, row, now, adapter.store) is not None
 
 
 async def _on_while_ruled(
@@ -899,6 +951,103 @@ def hand_over(
     Pass `hooks=BorisApprovals(...).run_hooks()` to that run so each guarded call's attempt
     is recorded; resume with `BorisApprovals(...).resume(agent)`."""
     return BorisApprovals(store, task_id, actor).record_run(result)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A person's answer given on the SDK's own `RunState`, as recorded in Boris: `verdict`
+    (approved, rejected), and `rule_id` where it was the SDK's "always"."""
+
+    asked: Asked
+    verdict: str
+    always: bool
+    message: str | None = None
+    rule_id: str | None = None
+
+
+def _sdk_decisions(state: RunState[Any, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The approval records a `RunState` carries, by tool: its serialized context's
+    `approvals` (by tool name) and `function_tool_approvals` (an agent's tool), the form the
+    SDK documents as surviving `to_string()` / `from_string()`."""
+    context = dict(state.to_json().get("context") or {})
+    found = [(str(k), dict(v)) for k, v in dict(context.get("approvals") or {}).items()]
+    for entry in context.get("function_tool_approvals") or ():
+        found.append((str(entry.get("tool_key")), dict(entry.get("decision") or {})))
+    return found
+
+
+def _sdk_answer(
+    records: list[tuple[str, dict[str, Any]]], call: Call
+) -> tuple[str, bool, str | None] | None:
+    """How the application's person answered this call on the RunState: (verdict, always,
+    rejection message), or None when they did not."""
+    for tool, record in records:
+        if tool != call.tool_name:
+            continue
+        for verdict, key in (("approved", "approved"), ("rejected", "rejected")):
+            given = record.get(key)
+            if given is True or (isinstance(given, list) and call.call_id in given):
+                messages = dict(record.get("rejection_messages") or {})
+                message = messages.get(call.call_id) or record.get("sticky_rejection_message")
+                return verdict, given is True, message if verdict == "rejected" else None
+    return None
+
+
+def record_answers(
+    store: Store,
+    task_id: str,
+    state: RunState[Any, Any],
+    person: Actor | str,
+    *,
+    scope: Literal["task", "agent", "session"] = "task",
+    fields: Sequence[str] = (),
+    expires_in_seconds: float = DEFAULT_RULE_SECONDS,
+) -> list[Answer]:
+    """A person's answers to the paused run's calls given in the application's own approval
+    UI on the SDK's `RunState` (`state.approve(item, always_approve=...)`, `state.reject(item,
+    always_reject=..., rejection_message=...)`), recorded in Boris in that person's name
+    (signed with their key, `Store.sign_as`: never the agent's): a plain answer is their
+    decision on the call's approval; the SDK's "always" (`always_approve` / `always_reject`)
+    is a Boris standing rule (`rule_from_answer`, origin `openai-agents:always_approve` /
+    `always_reject`) over calls of that tool (`fields`: whose arguments have the same values;
+    none: any arguments), for `scope` (this task by default), expiring after
+    `expires_in_seconds`; the call itself is decided in the same transaction. The rule, not
+    the SDK's sticky flag, decides the next calls like it as they are asked, each recorded as
+    the rule's; it never decides a call its policy reserves for a person, nor after it is
+    revoked or expired. Resume the run as usual (`BorisApprovals.resume`): Boris answers the
+    SDK per call, never with its own "always". Calls the person did not answer are left."""
+    who = Actor.parse(person) if isinstance(person, str) else person
+    records = _sdk_decisions(state)
+    answers: list[Answer] = []
+    for item in state.get_interruptions():
+        call = call_of(item)
+        said = _sdk_answer(records, call)
+        if said is None:
+            continue
+        verdict, always, message = said
+        asked = asked_for(store, task_id, call)
+        if always:
+            rule = rule_from_answer(
+                store, who, task_id, asked.approval_id,
+                verdict="approved" if verdict == "approved" else "rejected",
+                scope=scope, fields=fields, expires_in_seconds=expires_in_seconds,
+                origin=f"openai-agents:always_{'approve' if verdict == 'approved' else 'reject'}",
+                note=message or "",
+            )  # fmt: skip
+            answers.append(Answer(asked, verdict, True, message, rule.id))
+            continue
+        store.sign_as(who)
+        store.execute(
+            ap.DecideApproval(
+                task_id=task_id,
+                approval_id=asked.approval_id,
+                decision="approved" if verdict == "approved" else "rejected",
+                note=message or "",
+            ),
+            who,
+        )
+        answers.append(Answer(asked, verdict, False, message))
+    return answers
 
 
 def _text_of(output: object) -> str:

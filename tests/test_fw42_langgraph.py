@@ -80,13 +80,13 @@ def turn(*calls: tuple[str, dict[str, Any], str]) -> list[Any]:
     return [AIMessage(content="", tool_calls=tool_calls), AIMessage(content="done")]
 
 
-def _agent(model: RecordingModel, ran_log: Path, mode: str, saver: Any) -> Any:
+def _agent(model: RecordingModel, ran_log: Path, mode: str, saver: Any, gates: Any = None) -> Any:
     return create_agent(
         model,
         tools=_tools(ran_log),
         middleware=[
             HumanInTheLoopMiddleware(
-                interrupt_on={"send_email": True, "delete_file": True},
+                interrupt_on=gates or {"send_email": True, "delete_file": True},
                 interrupt_mode=mode,  # type: ignore[arg-type]
             )
         ],
@@ -95,10 +95,12 @@ def _agent(model: RecordingModel, ran_log: Path, mode: str, saver: Any) -> Any:
 
 
 @contextmanager
-def sync_agent(checkpoints: Path, ran_log: Path, mode: str, model: RecordingModel) -> Iterator[Any]:
+def sync_agent(
+    checkpoints: Path, ran_log: Path, mode: str, model: RecordingModel, gates: Any = None
+) -> Iterator[Any]:
     conn = sqlite3.connect(checkpoints, check_same_thread=False)
     try:
-        yield _agent(model, ran_log, mode, SqliteSaver(conn))
+        yield _agent(model, ran_log, mode, SqliteSaver(conn), gates)
     finally:
         conn.close()
 
@@ -383,3 +385,27 @@ def test_an_answer_in_the_tools_place_resumes_a_batched_graph_with_ainvoke(
     assert ran_calls(ran_log) == [{"tool": "delete_file", "args": rm[1]}]
     assert_answered_not_run(signed, task, by_call["call_m"])
     signed.assert_signed()
+
+
+def test_no_answer_in_the_tools_place_where_the_graph_does_not_take_one(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = signed.task("lg-no-respond", "langgraph://tools/")
+    signed.use_here(monkeypatch)
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    config = config_of("t-no-respond")
+    gates = {"delete_file": {"allowed_decisions": ["approve", "reject"]}}
+    model = RecordingModel(messages=iter(turn(("delete_file", {"path": "a"}, "call_n"))))
+    with sync_agent(checkpoints, ran_log, "per_call", model, gates) as g:
+        g.invoke({"messages": [{"role": "user", "content": "x"}]}, config, version="v2")
+        with Store.open(signed.store_dir) as store:
+            (asked,) = boris_lg.ask(store, AGENT, task, g, config)
+            with store.read() as conn:
+                now = db.database_now(conn)
+                view = approval_decision(conn, store.blobs, task, asked.approval_id, now)
+    assert ApprovalVerdict.RESPOND not in view.verdicts and view.result_schema_json is None
+    refused = respond(signed, task, asked.approval_id, "it is gone")
+    assert refused.returncode != 0
+    assert "does not accept an answer in the tool's place" in refused.stdout.decode()
+    (approval,) = [a for a in signed.read("approvals", task) if a["id"] == asked.approval_id]
+    assert approval["state"] == "pending"

@@ -26,6 +26,7 @@ from test_openai_agents_adapter import FINAL, NO_TRACING, asks, make_agent, outp
 
 from store.adapters import openai_agents as oa
 from store.canonical import digest_of
+from store.signing.seal import SignatureRefused
 from store.store import Store
 
 PATHS = ["dist/", "build/", "tmp/", "cache/", "src/", "docs/_build/"]
@@ -265,3 +266,20 @@ def test_always_reject_becomes_a_rule_that_decides_nothing_after_its_expiry(
     (rule,) = [r for r in signed.read("rules", "list")["rules"] if r["id"] == answer.rule_id]
     assert rule["standing"] == "expired"
     signed.assert_signed()
+
+
+def test_an_always_answer_is_a_persons_never_the_agents(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = signed.task("oa-always-agent", "openai-agents://tools/")
+    signed.use_here(monkeypatch)
+    first, _ = run(signed, task, tmp_path / "ran.jsonl", asks(("call_x", {"path": "dist/"})))
+    assert first.result is not None
+    state: RunState[Any, Any] = first.result.to_state()
+    (item,) = state.get_interruptions()
+    state.approve(item, always_approve=True)
+    # The agent's own process (its key as BORIS_KEY) cannot hand over a person's "always".
+    with Store.open(signed.store_dir) as store, pytest.raises(SignatureRefused):
+        oa.record_answers(store, task, state, PERSON)
+    assert all(r["task_id"] != task for r in signed.read("rules", "list")["rules"])
+    assert approval(signed, task, first.asked[0].approval_id)["state"] == "pending"

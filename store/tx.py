@@ -35,6 +35,7 @@ from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
 from .errors import CommandRejected
 from .events import Payload, TaskCreated
 from .model import Actor, actor_json
+from .projections.state_parts import stale_parts
 from .reads import leases
 from .record import Event
 from .signing.seal import KEYRING_HEAD
@@ -460,9 +461,39 @@ class KnownState:
     state_json: str  # its canonical JSON, as the event stores it
     digest: str
     valid_until: str | None
+    #: Parts of `state` events since it was read may have changed (store.projections.
+    #: state_parts): to be read again before it is the state at `head`.
+    stale: frozenset[str] = frozenset()
 
     def holds(self, head: tuple[int, str], now: str) -> bool:
-        return head == self.head and (self.valid_until is None or now < self.valid_until)
+        return (
+            head == self.head
+            and not self.stale
+            and (self.valid_until is None or now < self.valid_until)
+        )
+
+    def after(self, events: Iterable[Event]) -> KnownState | None:
+        """This state carried over the task's `events` (in order; those up to its head are
+        passed over), the parts they may change marked stale; None when they do not continue
+        the chain from its head (another writer's events came between)."""
+        seq, digest = self.head
+        stale = self.stale
+        for e in events:
+            if e.seq < seq:
+                continue
+            if e.seq == seq:
+                if e.hash != digest:
+                    return None
+                continue
+            if e.seq != seq + 1 or e.prev_hash != digest:
+                return None
+            seq, digest = e.seq, e.hash
+            stale = stale | stale_parts(e.type)
+        if (seq, digest) == self.head:
+            return self
+        return KnownState(
+            (seq, digest), self.state, self.state_json, self.digest, self.valid_until, stale
+        )
 
 
 class StateMemo:
@@ -486,9 +517,23 @@ class StateMemo:
         with self._lock:
             return self._known.get(task_id)
 
-    def publish(self, learned: dict[str, KnownState]) -> None:
-        """What a committed transaction learned (never a rolled-back one's)."""
+    def publish(self, learned: dict[str, KnownState], emitted: Iterable[Event] = ()) -> None:
+        """What a committed transaction learned (never a rolled-back one's), and each known
+        state carried over the events it committed (`KnownState.after`): kept current as the
+        events are written, so a checkpoint after a note reads nothing again (issue 44)."""
+        by_task: dict[str, list[Event]] = {}
+        for e in emitted:
+            by_task.setdefault(e.task_id, []).append(e)
         with self._lock:
             if len(self._known) + len(learned) > self._KEEP:
                 self._known.clear()
-            self._known.update(learned)
+            for task_id, events in by_task.items():
+                base = learned.get(task_id) or self._known.get(task_id)
+                carried = None if base is None else base.after(events)
+                if carried is not None:
+                    self._known[task_id] = carried
+                else:
+                    self._known.pop(task_id, None)
+            for task_id, known in learned.items():
+                if task_id not in by_task:
+                    self._known[task_id] = known

@@ -107,9 +107,10 @@ class Writer:
                 else:
                     with self._server_transaction(guess) as tx:
                         yield tx
-                # Committed: what it learned of checkpoint states is now true for others.
-                if tx.learned:
-                    self.states.publish(tx.learned)
+                # Committed: what it learned of checkpoint states is now true for others, and
+                # what was known before is carried over its events.
+                if tx.learned or tx.emitted:
+                    self.states.publish(tx.learned, tx.emitted)
         except sa.exc.DBAPIError as exc:
             refusal = _write_refusal(exc)
             if refusal is None:

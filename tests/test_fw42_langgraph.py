@@ -331,8 +331,8 @@ def test_a_persons_answer_reaches_the_model_as_the_tools_result_and_nothing_runs
         command = boris_lg.resume_command(store, AGENT, task, g, config)
         assert command.resume == {asked.action.interrupt_id: {"type": "respond", "message": said}}
         g.invoke(command, config, version="v2")
+        # The middleware's message is no tool's word: no response recorded; nothing waits.
         assert boris_lg.record_results(store, AGENT, task, g, config) == []
-        # Answered: nothing more to resume, and asking again is refused as answered before.
         assert boris_lg.resume_command(store, AGENT, task, g, config) is None
     (tool_message,) = [m for m in model.seen[-1] if m.type == "tool"]
     assert (tool_message.content, tool_message.status) == (said, "success")  # type: ignore[attr-defined]

@@ -239,7 +239,7 @@ def test_always_reject_becomes_a_rule_that_decides_nothing_after_its_expiry(
     ran_log = tmp_path / "ran.jsonl"
     first, _ = run(signed, task, ran_log, asks(("call_r1", {"path": "dist/"})))
     (answer,) = answer_in_the_app(
-        signed, monkeypatch, task, first, reject=True, fields=["path"], expires_in_seconds=4
+        signed, monkeypatch, task, first, reject=True, fields=["path"], expires_in_seconds=6
     )
     assert answer.always and answer.verdict == "rejected" and answer.message
     started = time.monotonic()
@@ -248,7 +248,7 @@ def test_always_reject_becomes_a_rule_that_decides_nothing_after_its_expiry(
     # reads both refusals, nothing ran.
     steps = [*asks(("call_r2", {"path": "dist/"})), FINAL]
     done, model = run(signed, task, ran_log, steps, resume=True)
-    assert time.monotonic() - started < 4, "the machine was too slow to see the rule decide"
+    assert time.monotonic() - started < 6, "the machine was too slow to see the rule decide"
     assert done.result is not None and done.result.final_output == "done"
     seen = outputs_seen(model)
     assert seen["call_r1"].startswith("rita rejected this delete_path call in Boris: never delete")
@@ -259,7 +259,7 @@ def test_always_reject_becomes_a_rule_that_decides_nothing_after_its_expiry(
     assert rule["origin"] == "openai-agents:always_reject" and rule["payload"] == {"path": "dist/"}
 
     # Expired on the database clock: the same call waits for a person.
-    time.sleep(max(0.0, 4.2 - (time.monotonic() - started)))
+    time.sleep(max(0.0, 6.2 - (time.monotonic() - started)))
     later, _ = run(signed, task, ran_log, [*asks(("call_r3", {"path": "dist/"})), FINAL])
     assert later.paused and [a.call.call_id for a in later.asked] == ["call_r3"]
     assert approval(signed, task, later.asked[0].approval_id)["state"] == "pending"

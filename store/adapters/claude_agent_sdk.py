@@ -15,10 +15,12 @@ is the same effect as under Claude Code: target `claude-code://tools/<tool_name>
 
 A deny carries `interrupt=True` (the SDK's "stop Claude") when the task's run was stopped in
 Boris. A call a person answered in the tool's place (`boris respond`) is a deny whose message
-is their result: the tool result Claude reads for a call that is not run. The context's `suggestions` (the "always allow" options) are not answered with
-`updated_permissions`: a person's "always" is a standing rule in Boris, which decides each
-next call like it as it is asked; in Claude Code's settings it would take those calls out of
-Boris, and revoking the rule would stop none of them.
+is their result: the tool result Claude reads for a call that is not run. The context's `suggestions` (Claude Code's "always" options) are kept beside the call as the
+Boris standing rules they map to (`claude_code_rules`: a note naming the `boris rules add
+--from-approval` line of each, `rule_from_suggestion` for an app): the person picks one in
+Boris, and the rule decides each next call like it as it is asked, recorded as the rule's.
+They are never answered back as `updated_permissions`: in Claude Code's settings a rule would
+take those calls out of Boris, and revoking it would stop none of them.
 
 On a signed store (what `boris init` makes) the calls are signed with the agent's key by the
 one rule (`signing.keys.signer_for`): the store's `signer` if given, else BORIS_KEY's. Without
@@ -43,6 +45,7 @@ from claude_agent_sdk import (
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
     ToolPermissionContext,
 )
 from claude_agent_sdk.types import HookEvent, SyncHookJSONOutput
@@ -103,6 +106,8 @@ def boris_can_use_tool(
         arguments: dict[str, Any] = {"tool_name": tool_name, "input": tool_input}
         if context.tool_use_id:
             arguments["tool_use_id"] = context.tool_use_id
+        # Claude Code's "always" options, offered to the person in Boris as standing rules.
+        arguments["permission_suggestions"] = _wire(context.suggestions)
         answer = await claude_code.answer_prompt(
             store, who, settings, arguments, in_store=in_store, wait=wait
         )
@@ -156,6 +161,18 @@ def boris_hooks(
         "PostToolUse": [HookMatcher(hooks=[record])],
         "PostToolUseFailure": [HookMatcher(hooks=[record])],
     }
+
+
+def _wire(suggestions: list[PermissionUpdate]) -> list[dict[str, Any]]:
+    """The SDK's suggestions as Claude Code sent them (`PermissionUpdate.to_dict`); one this
+    SDK cannot write back is left out."""
+    wire = []
+    for suggestion in suggestions:
+        try:
+            wire.append(suggestion.to_dict())
+        except ValueError:
+            continue
+    return wire
 
 
 def as_permission_result(answer: dict[str, Any]) -> PermissionResultAllow | PermissionResultDeny:

@@ -45,13 +45,14 @@ from ..canonical import canonical_json, digest_of
 from ..commands import approvals as ap
 from ..commands import effects as lg
 from ..commands import tool_calls
-from ..commands.core import new_id
+from ..commands.core import RecordNote, new_id
 from ..limits import lone_surrogate
 from ..model import Actor
 from ..services import answers
 from ..services.answers import UsageError
 from ..services.respond import answered_result
 from ..store import Store
+from . import claude_code_rules
 
 logger = logging.getLogger(__name__)
 #: Runs one piece of store work off the event loop (one at a time), and returns its result.
@@ -328,24 +329,36 @@ def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[st
         )
         return Asked(effect_id, None, digest, decision=allow(tool_input), host=host)
     approval_id = new_id("apr")
-    store.execute_all(
-        [
-            _plan(
-                effect_id, task_id, tool_name, tool_input, key, requires_approval=True, host=host
-            ),
-            ap.RequestApproval(
-                task_id=task_id,
-                approval_id=approval_id,
-                effect_id=effect_id,
-                policy=host.policy,
-                # Alive a little past the wait, so a decision made as the wait ends can still
-                # be used; the wait's end cancels the effect, which revokes it.
-                expires_in_seconds=settings.timeout_seconds + EXPIRY_MARGIN_SECONDS,
-            ),
-        ],
-        actor,
+    commands: list[Any] = [
+        _plan(effect_id, task_id, tool_name, tool_input, key, requires_approval=True, host=host),
+        ap.RequestApproval(
+            task_id=task_id,
+            approval_id=approval_id,
+            effect_id=effect_id,
+            policy=host.policy,
+            # Alive a little past the wait, so a decision made as the wait ends can still
+            # be used; the wait's end cancels the effect, which revokes it.
+            expires_in_seconds=settings.timeout_seconds + EXPIRY_MARGIN_SECONDS,
+        ),
+    ]
+    # Claude Code's own "always" answers for the call, kept beside it as the Boris rules a
+    # person may grant instead (store.adapters.claude_code_rules).
+    offered = claude_code_rules.offer_note(
+        task_id, approval_id, tool_name, tool_input, suggestions_of(arguments), host.name
     )
+    if offered is not None:
+        commands.append(RecordNote(task_id=task_id, text=offered))
+    store.execute_all(commands, actor)
     return Asked(effect_id, approval_id, digest, host=host)
+
+
+def suggestions_of(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """The "always" answers Claude Code offered for a call (`permission_suggestions`, its
+    PermissionUpdate objects), as far as they are JSON objects."""
+    given = arguments.get("permission_suggestions")
+    if not isinstance(given, list):
+        return []
+    return [dict(s) for s in given if isinstance(s, dict)]
 
 
 def _pending_approval(store: Store, task_id: str, effect_id: str) -> str | None:
@@ -663,6 +676,8 @@ class HookCall:
     tool_response: Any = None
     error: str | None = None
     duration_ms: float | None = None
+    #: PermissionRequest's `permission_suggestions`: the dialog's "always" options.
+    suggestions: tuple[dict[str, Any], ...] = ()
 
 
 def parse_hook_input(raw: bytes, event: str) -> HookCall:
@@ -705,6 +720,7 @@ def parse_hook_input(raw: bytes, event: str) -> HookCall:
         tool_response=value.get("tool_response"),
         error=error if isinstance(error, str) else None,
         duration_ms=duration if isinstance(duration, int | float) else None,
+        suggestions=tuple(suggestions_of(value)),
     )
 
 

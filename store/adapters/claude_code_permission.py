@@ -48,7 +48,8 @@ when `updatedInput` or `updatedPermissions` is present. So a Codex call is recor
 denied with the person's input, for Codex to ask again with exactly it.
 
 "Always": a person answers it in Boris, as a standing rule (`boris rules add --from-approval`,
-the window's Rules panel), which decides each next call like it as the hook asks about it,
+the window's Rules panel; the `permission_suggestions` Claude Code offers are kept beside the
+call as the rules they map to, `claude_code_rules`), which decides each next call like it as the hook asks about it,
 recorded as the rule's decision. Boris never answers with `updatedPermissions` (nor echoes a
 `permission_suggestions` entry): that would write the rule into Claude Code's settings, the
 calls it covers would no longer reach Boris (no dialog, no PermissionRequest), and revoking
@@ -113,6 +114,7 @@ def decide(
         "tool_name": call.tool_name,
         "input": call.tool_input,
         "tool_use_id": call.tool_use_id,
+        "permission_suggestions": list(call.suggestions),
     }
     asked = cc.ask(store, actor, settings, arguments)
     if asked.decision is not None:  # refused before anyone was asked (its words say so)

@@ -65,8 +65,9 @@ SCOPES: dict[str, service.Scope] = {
     "userSettings": "agent",
 }
 VERDICTS: dict[str, service.Verdict] = {"allow": "approved", "deny": "rejected"}
-#: The most offered answers an offer note lists.
+#: The most offered answers an offer note lists, and the longest words it keeps for one.
 MAX_OFFERED = 4
+MAX_WORDS = 160
 
 
 class SuggestionRefused(UsageError):
@@ -97,7 +98,11 @@ def _words(suggestion: Mapping[str, Any]) -> str:
     kind = suggestion.get("type")
     if kind != "addRules":
         said = f"{kind} {suggestion.get('mode') or suggestion.get('directories') or ''}".strip()
-    return f"{suggestion.get('behavior') or ''} {said} [{suggestion.get('destination')}]".strip()
+    words = f"{suggestion.get('behavior') or ''} {said} [{suggestion.get('destination')}]"
+    # One line, printable, bounded: a ruleContent is Claude Code's text, and a newline in it
+    # must not make a line of its own in the offer note a person reads and runs.
+    words = " ".join("".join(c if c.isprintable() else " " for c in words).split())
+    return words if len(words) <= MAX_WORDS else words[: MAX_WORDS - 1] + "…"
 
 
 def suggested_rule(

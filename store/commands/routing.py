@@ -22,9 +22,11 @@ from pydantic import Field
 
 from .. import events as ev
 from .. import schema as t
-from ..errors import AuthorityRefused, CommandRejected
+from .. import team
+from ..errors import AuthorityRefused, CommandRejected, RoleRefused
 from ..model import Actor
 from ..reads import routing as routes
+from ..rules.authority import TeamRole
 from ..rules.routing import GROUP, PERSON, Route, escalation_due, route_refusal
 from ..signing import keyring
 from ..tx import Tx
@@ -64,11 +66,33 @@ class EscalateDue(Command):
     type: Literal["escalate_due"] = "escalate_due"
 
 
-def _person(actor: Actor, what: str) -> None:
+def _person(tx: Tx, actor: Actor, what: str) -> None:
     if actor.kind != "person":
         raise AuthorityRefused(
             "routing_is_a_persons", f"only a person {what}, not an {actor.kind} ({actor.id})"
         )
+    role = _agents_login(tx)
+    if role is not None:
+        # The server refuses it too (an agents' role may not write the store's settings);
+        # said here first, in the store's words, with the role.
+        raise RoleRefused(
+            "person_setting_needs_reviewer_role",
+            f"database role {role} is an agents' role: a person {what} through a reviewers' "
+            "login, whatever actor the writer names",
+            role,
+        )
+
+
+def _agents_login(tx: Tx) -> str | None:
+    """The connection's database role when it is a team store's agents' role (and no
+    reviewers'); None elsewhere (SQLite, the owner, a reviewers' login)."""
+    if tx.conn.dialect.name != "postgresql":
+        return None
+    me = str(tx.conn.execute(sa.text("SELECT current_user")).scalar())
+    kinds = team.member_kinds(tx.conn, [me])[me]
+    if TeamRole.AGENTS in kinds and TeamRole.REVIEWERS not in kinds:
+        return me
+    return None
 
 
 def _trusted_people(tx: Tx) -> set[str] | None:
@@ -113,7 +137,7 @@ def resolve(tx: Tx, names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 @handles(SetRoute)
 def _set_route(tx: Tx, cmd: SetRoute, actor: Actor) -> str:
-    _person(actor, "routes a policy")
+    _person(tx, actor, "routes a policy")
     if cmd.remove:
         routes.put_meta(tx.conn, routes.route_key(cmd.policy), None)
         return "removed"
@@ -136,7 +160,7 @@ def _set_route(tx: Tx, cmd: SetRoute, actor: Actor) -> str:
 
 @handles(SetGroup)
 def _set_group(tx: Tx, cmd: SetGroup, actor: Actor) -> str:
-    _person(actor, "names a group")
+    _person(tx, actor, "names a group")
     bad = [m for m in cmd.members if not m.startswith(PERSON)]
     if bad:
         raise CommandRejected(f"a group's members are people (person:ID), not {', '.join(bad)}")

@@ -275,6 +275,11 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
     places = on_record.indexed(tx.conn)
     if not places:
         return None  # no rule: nothing more to read
+    if _agents_role(tx):
+        # A team store's server refuses an agents' role the approved state a rule's decision
+        # writes (store.team's projection guard), and the share lock on the rule's row that
+        # deciding by it takes: a person decides it (a reviewers' login).
+        return None
     session = _session_of(tx, task_id, actor)
     call = call_from_log(tx.conn, task_id, approval_id, session)
     if isinstance(call, str) or call.reserved or call.needed > 1:
@@ -294,10 +299,6 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
             continue
         if why_not_deciding(again.terms, call, tx.now) is not None:
             continue
-        if _agents_role(tx):
-            # A team store's server refuses an agents' role the approved state a rule's
-            # decision writes (store.team's projection guard): a person decides it.
-            return None
         r = g.terms
         tx.emit(
             task_id,

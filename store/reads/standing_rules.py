@@ -55,12 +55,27 @@ def index_key(rule_id: str) -> str:
     return INDEX_PREFIX + rule_id
 
 
+def _lock_key(rule_id: str) -> int:
+    """The rule's advisory lock key: 64 bits of a digest of its id (a collision only makes
+    two rules take turns)."""
+    import hashlib
+
+    digest = hashlib.sha256(b"boris-rule:" + rule_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
 def where_is(conn: Connection, rule_id: str, lock: str | None = None) -> tuple[str, int] | None:
     """The rule's place in the log. `lock` on a server: "share" (a request decided by it)
     or "update" (its revocation), so that the two take turns (SQLite's writer is one)."""
     q = sa.select(t.store_meta.c.value).where(t.store_meta.c.key == index_key(rule_id))
-    if lock is not None:
-        q = q.with_for_update(read=lock == "share")
+    if lock is not None and conn.dialect.name == "postgresql":
+        # A lock of the transaction's, keyed by the rule: not the row's own (FOR SHARE / FOR
+        # UPDATE), which a team store's logins may not take on the store's settings (they
+        # need UPDATE on store_meta, which no writer is granted).
+        shared = "_shared" if lock == "share" else ""
+        conn.execute(
+            sa.text(f"SELECT pg_advisory_xact_lock{shared}(:key)"), {"key": _lock_key(rule_id)}
+        )
     value = conn.execute(q).scalar()
     if value is None:
         return None

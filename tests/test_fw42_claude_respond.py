@@ -29,7 +29,10 @@ from test_claude_code_permission_hooks import ASKED_PR, ASKED_PRE, Hook, waiting
 from test_fw42_claude_batch import all_pending
 from test_fw42_mcp_answers import boris_mcp
 
+from store import db
 from store.adapters.claude_agent_sdk import boris_can_use_tool
+from store.adapters.claude_code import TOOL_RESULT_SCHEMA
+from store.reads.decision_views import ApprovalDecision, ApprovalVerdict, approval_decision
 from store.store import Store
 
 AGENT = "agent:claude"
@@ -45,6 +48,12 @@ def respond(signed: Signed, task: str, approval_id: str, result: Any) -> None:
     signed.ok(
         "--actor", PERSON, "respond", task, approval_id, "--result-json", json.dumps(result),
     )  # fmt: skip
+
+
+def decision_view(store: Store, task: str, approval_id: str) -> ApprovalDecision:
+    with store.read() as conn:
+        now = db.database_now(conn)
+        return approval_decision(conn, store.blobs, task, approval_id, now)
 
 
 def assert_answered_not_run(signed: Signed, task: str, message: str) -> None:
@@ -69,6 +78,11 @@ def test_the_agent_sdk_hands_claude_the_persons_answer(
         async with client_for(callback, cli) as client, anyio.create_task_group() as tg:
             tg.start_soon(run_turn, client)
             (asked,) = await anyio.to_thread.run_sync(all_pending, signed, task, 1)
+            # The decision view (the window's Approve dialog) offers the answer, with the text
+            # schema the call's effect declares.
+            view = await anyio.to_thread.run_sync(decision_view, store, task, asked["id"])
+            assert ApprovalVerdict.RESPOND in view.verdicts
+            assert json.loads(view.result_schema_json or "null") == TOOL_RESULT_SCHEMA
             # A result that is no text is refused by the schema; nothing is written.
             wrong = signed.boris(
                 "--actor", PERSON, "respond", task, asked["id"], "--result-json", "{}"

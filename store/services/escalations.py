@@ -71,6 +71,7 @@ def escalate_due(store: Store, ticker: Actor) -> list[str]:
     if not due:
         return []
     command = EscalateDue()
+    store.sign_as(ticker)  # only now that something is written: their key signs it
     if ticker.kind == "person":
         done: list[str] = store.execute_as_store(command)
     else:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import RunState
+from agents import Runner, RunState
+from agents.exceptions import UserError
 from signed_default import PERSON, Signed, signed_default_store
 from test_openai_agents_adapter import FINAL, NO_TRACING, asks, make_agent, outputs_seen, ran
 
@@ -283,3 +284,51 @@ def test_an_always_answer_is_a_persons_never_the_agents(
         oa.record_answers(store, task, state, PERSON)
     assert all(r["task_id"] != task for r in signed.read("rules", "list")["rules"])
     assert approval(signed, task, first.asked[0].approval_id)["state"] == "pending"
+
+
+def test_the_apps_own_run_on_the_sdks_sticky_always_goes_only_as_far_as_the_rule(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The application answers "always" on the RunState, hands it to Boris, then runs on
+    itself with `Runner.run(agent, state, hooks=run_hooks())`: the SDK lets the next call of
+    the tool through unasked (its sticky flag), Boris asks it as it starts, and only the
+    person's rule lets it run; once revoked, the same sticky flag runs nothing."""
+    signed.use_here(monkeypatch)
+    for revoked in (False, True):
+        task = signed.task(f"oa-own-run-{int(revoked)}", "openai-agents://tools/")
+        ran_log = tmp_path / f"ran-{int(revoked)}.jsonl"
+        steps = [*asks(("call_o1", {"path": "dist/"})), *asks(("call_o2", {"path": "tmp/"}))]
+        agent, _ = make_agent(ran_log, [*steps, FINAL])
+        with Store.open(signed.store_dir) as store:
+            adapter = oa.BorisApprovals(store, task)
+            first = asyncio.run(adapter.run(agent, "clean up", run_config=NO_TRACING))
+            assert first.result is not None
+            state: RunState[Any, Any] = first.result.to_state()
+            (item,) = state.get_interruptions()
+            state.approve(item, always_approve=True)
+            signed.use_here(monkeypatch, key=False)  # the person's process hands it over
+            with Store.open(signed.store_dir) as theirs:
+                (answer,) = oa.record_answers(theirs, task, state, PERSON)
+            signed.use_here(monkeypatch)
+            if revoked:
+                signed.ok(
+                    "--actor", PERSON, "rules", "revoke", str(answer.rule_id), "--reason", "x"
+                )
+            own = Runner.run(agent, state, hooks=adapter.run_hooks(), run_config=NO_TRACING)
+            if not revoked:
+                assert asyncio.run(own).final_output == "done"
+            else:
+                with pytest.raises(UserError, match="no usable approval"):
+                    asyncio.run(own)
+        if not revoked:
+            assert ran(ran_log) == [{"path": "dist/"}, {"path": "tmp/"}]
+            (by_rule,) = [
+                a for a in signed.read("approvals", task) if answer.rule_id in (a["note"] or "")
+            ]
+            assert by_rule["state"] == "consumed" and by_rule["payload"] == {"path": "tmp/"}
+        else:
+            # The call the SDK let through ran nothing and left nothing half-recorded.
+            assert ran(ran_log) == [{"path": "dist/"}]
+            keys = [e["idempotency_key"] for e in signed.effects(task)]
+            assert keys == ["openai-agents:call_o1"]
+    signed.assert_signed()

@@ -644,15 +644,17 @@ class BorisApprovals:
         their digest. The store refuses it unless an unused approval binds exactly that digest
         (then the run fails and nothing runs). A call Boris never saw is recorded now: one whose
         `needs_approval` callable said no goes through without a person; one that always
-        needs approval was approved outside Boris, and is refused."""
+        needs approval was approved outside Boris (the application's own `state.approve`, or
+        the SDK's sticky `always_approve` letting a later call through unasked): it is asked
+        in Boris in the same transaction, so a person's standing rule that covers it decides
+        it there (recorded as the rule's) and it runs; else the attempt is refused, nothing is
+        recorded, and nothing runs: Boris's decision, not the SDK's flag, lets it through."""
         edited = self._edits.get(call.call_id)
         if edited is not None:  # the person's arguments are what the tool is handed
             call = Call(call.call_id, call.tool_name, edited)
         effect = find_effect(self.store, self.task_id, call.call_id)
         commands: list[Any] = []
         if effect is None:
-            # Approved outside Boris (the application's own `state.approve`): recorded as
-            # asking, so the store refuses the attempt and nothing runs.
             effect_id = new_id("eff")
             commands.append(
                 _plan(
@@ -665,6 +667,17 @@ class BorisApprovals:
             )
             commands += self._link(call, effect_id)
             approval_id = None
+            if needs_approval:  # asked now: only a standing rule can decide it in time
+                approval_id = new_id("apr")
+                commands.append(
+                    ap.RequestApproval(
+                        task_id=self.task_id,
+                        approval_id=approval_id,
+                        effect_id=effect_id,
+                        policy=POLICY,
+                        expires_in_seconds=self.expires_in_seconds,
+                    )
+                )
         else:
             effect_id = str(effect.effect_id)
             row = latest_approval(self.store, self.task_id, effect_id)

@@ -9,7 +9,6 @@ always used.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from .. import db
 from .. import schema as t
+from ..canonical import parse_json
 from .actors import ActorRef
 from .read_model import ReadModel
 
@@ -74,7 +74,7 @@ class Checkpoints(ReadModel):
 
 def decode_json(value: Any) -> Any:
     """A JSON column as read on the driver: text on SQLite, decoded already on PostgreSQL."""
-    return json.loads(value) if isinstance(value, str) else value
+    return parse_json(value) if isinstance(value, str) else value
 
 
 def as_reader_row(

@@ -129,6 +129,8 @@ def test_the_open_window_records_the_escalation_and_shows_it_without_a_click(
     tid, routed, plain = _route(people)
     _reviewer(monkeypatch, tmp_path, "olga")
     w = open_window(qtbot, window_store)
+    told: list[tuple[str, str, str]] = []
+    w.notifier.shown.connect(lambda title, body, target: told.append((title, body, target)))
     _choose_mine(qtbot, w)
     qtbot.waitUntil(lambda: len(w.queue.model.rows) == 2, timeout=WAIT_MS)
     assert _mine(w) == [plain]
@@ -142,6 +144,8 @@ def test_the_open_window_records_the_escalation_and_shows_it_without_a_click(
         "waiting on group:release (rita, ben); escalated to person:olga"
     )
     qtbot.waitUntil(lambda: _mine(w) == sorted([routed, plain]), timeout=WAIT_MS)
+    # And olga is told: it waits on her now (the desktop's notification, as for a new one).
+    qtbot.waitUntil(lambda: any("Deploy" in body for _t, body, _at in told), timeout=WAIT_MS)
     (escalated,) = [e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE]
     assert escalated["payload"]["to"] == ["olga"]
     assert escalated["actor"]["kind"] == "system"  # the store's own, signed by olga's key

@@ -111,6 +111,7 @@ class Notifier(QObject):
         self._open = open_decision
         self._local_time = local_time or (lambda: datetime.now().time())
         self.known: set[str] | None = None  # ids open at the last read; None before the first
+        self._routed_mine: set[str] = set()  # routed approvals this reviewer might decide
         self.warned: set[str] = set()
         self.store_key = ""  # whose approvals `warned` holds (settings.warned_expiries)
         self._own: dict[str, QElapsedTimer] = {}  # task id -> since the reviewer wrote to it
@@ -157,6 +158,7 @@ class Notifier(QObject):
         self._flush.stop()
         self._expiry.stop()
         self.known, self.rows, self._now = None, [], ""
+        self._routed_mine = set()
         self.store_key = store_key
         self.warned = settings.warned_expiries(store_key) if store_key else set()
         self._own.clear()
@@ -187,11 +189,18 @@ class Notifier(QObject):
         self._since_now.start()
         self._count(len(rows))
         ids = {r.id for r in rows}
+        # A routed approval that escalated to this reviewer is news too, though it was open
+        # (its `waits_on` is the store's: issue 42, routing).
+        routed_mine = {r.id for r in rows if r.waits_on is not None and self._mine(r)}
         if self.known is None:
             self.known = ids
         else:
             new = [
-                r for r in rows if r.id not in self.known and self._mine(r) and not self._theirs(r)
+                r
+                for r in rows
+                if (r.id not in self.known or r.id in routed_mine - self._routed_mine)
+                and self._mine(r)
+                and not self._theirs(r)
             ]
             # What is open now: a decision that closed and opens again (a new reconcile
             # after a new attempt) is news again.
@@ -199,6 +208,7 @@ class Notifier(QObject):
             if new:
                 self._arrived += new
                 self._gather()
+        self._routed_mine = routed_mine
         self._check_expiry()
 
     def _mine(self, row: Decision) -> bool:

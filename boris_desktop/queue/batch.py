@@ -44,13 +44,13 @@ if TYPE_CHECKING:
 COLUMNS = ("Task", "Approval", "What it would do", "Target", "Digest", "Verdict", "Note", "Result")
 TASK, APPROVAL, WHAT, TARGET, DIGEST, VERDICT, NOTE, RESULT = range(len(COLUMNS))
 
-#: The verdicts a row offers, in the reviewer's words (an answer as the tool is given in the
-#: request's own dialog, where its result is written and checked).
-VERDICT_WORDS = {
-    api.ApprovalVerdict.APPROVE: "Approve",
-    api.ApprovalVerdict.REJECT: "Reject",
-    api.ApprovalVerdict.SEND_BACK: "Send back",
-}
+#: The verdicts a row offers, each shown by its label (the store's words); an answer as the
+#: tool is given in the request's own dialog, where its result is written and checked.
+BATCH_VERDICTS = (
+    api.ApprovalVerdict.APPROVE,
+    api.ApprovalVerdict.REJECT,
+    api.ApprovalVerdict.SEND_BACK,
+)
 
 
 def short_digest(digest: str) -> str:
@@ -156,8 +156,8 @@ class BatchDialog(QDialog):
         verdict.setAccessibleName(f"Verdict for {v.approval_id}")
         verdict.addItem("Leave", None)
         for allowed in v.verdicts:
-            if allowed in VERDICT_WORDS:
-                verdict.addItem(VERDICT_WORDS[allowed], allowed)
+            if allowed in BATCH_VERDICTS:
+                verdict.addItem(allowed.label, allowed)
         verdict.setEnabled(v.decidable)
         verdict.currentIndexChanged.connect(self.refresh)
         self.table.setCellWidget(r, VERDICT, verdict)
@@ -220,7 +220,7 @@ class BatchDialog(QDialog):
             return
         counts: dict[str, int] = {}
         for _, verdict in chosen:
-            word = VERDICT_WORDS[verdict]
+            word = verdict.label
             counts[word] = counts.get(word, 0) + 1
         said = ", ".join(f"{word} {n}" for word, n in counts.items())
         self.confirm_text.setText(

@@ -37,6 +37,19 @@ class ApprovalVerdict(StrEnum):
     # where the request allows it (store.rules.respond).
     RESPOND = "answered"
 
+    @property
+    def label(self) -> str:
+        """The verdict as a person chooses it ("Send back", not sent_back)."""
+        return _VERDICT_LABELS[self]
+
+
+_VERDICT_LABELS = {
+    ApprovalVerdict.APPROVE: "Approve",
+    ApprovalVerdict.REJECT: "Reject",
+    ApprovalVerdict.SEND_BACK: "Send back",
+    ApprovalVerdict.RESPOND: "Answer as the tool",
+}
+
 
 #: The fields of a message a person may edit before approving it.
 EDITABLE_MESSAGE_FIELDS = ("subject", "body")

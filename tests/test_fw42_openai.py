@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Runner, RunState
+from agents import Agent, Runner, RunState, function_tool
 from agents.exceptions import UserError
+from agents.testing import ScriptedModel, function_call
 from signed_default import PERSON, Signed, signed_default_store
 from test_openai_agents_adapter import FINAL, NO_TRACING, asks, make_agent, outputs_seen, ran
 
@@ -331,4 +332,51 @@ def test_the_apps_own_run_on_the_sdks_sticky_always_goes_only_as_far_as_the_rule
             assert ran(ran_log) == [{"path": "dist/"}]
             keys = [e["idempotency_key"] for e in signed.effects(task)]
             assert keys == ["openai-agents:call_o1"]
+    signed.assert_signed()
+
+
+def test_a_callable_rule_is_asked_again_when_the_sdks_sticky_always_lets_a_call_through(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`needs_approval` as a callable (outside tmp/ asks): after the application's sticky
+    always, the SDK lets every call through unasked; Boris asks the callable again as each
+    starts, so a call it would have asked about is asked in Boris (here, with the rule
+    revoked, refused) and not recorded as one the tool's own policy lets through."""
+    task = signed.task("oa-own-run-callable", "openai-agents://tools/")
+    signed.use_here(monkeypatch)
+    deleted: list[str] = []
+
+    async def outside_tmp(_ctx: Any, params: dict[str, Any], _call_id: str) -> bool:
+        return not str(params.get("path", "")).startswith("tmp/")
+
+    @function_tool(needs_approval=outside_tmp)
+    def delete_path(path: str) -> str:
+        """Delete a file or directory of the project."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    turns = [("call_c1", "dist/"), ("call_c2", "tmp/x"), ("call_c3", "build/")]
+    model = ScriptedModel(
+        [[function_call("delete_path", {"path": p}, call_id=c)] for c, p in turns] + [FINAL]
+    )
+    agent = Agent(name="cleaner", model=model, tools=[delete_path])
+    with Store.open(signed.store_dir) as store:
+        adapter = oa.BorisApprovals(store, task)
+        first = asyncio.run(adapter.run(agent, "clean up", run_config=NO_TRACING))
+        assert first.result is not None and [a.call.call_id for a in first.asked] == ["call_c1"]
+        state: RunState[Any, Any] = first.result.to_state()
+        (item,) = state.get_interruptions()
+        state.approve(item, always_approve=True)
+        signed.use_here(monkeypatch, key=False)
+        with Store.open(signed.store_dir) as theirs:
+            (answer,) = oa.record_answers(theirs, task, state, PERSON)
+        signed.use_here(monkeypatch)
+        signed.ok("--actor", PERSON, "rules", "revoke", str(answer.rule_id), "--reason", "x")
+        with pytest.raises(UserError, match="no usable approval"):
+            asyncio.run(Runner.run(agent, state, hooks=adapter.run_hooks(), run_config=NO_TRACING))
+    assert deleted == ["dist/", "tmp/x"]  # build/ did not run
+    by_key = {e["idempotency_key"]: e for e in signed.effects(task)}
+    assert set(by_key) == {"openai-agents:call_c1", "openai-agents:call_c2"}
+    (through,) = by_key["openai-agents:call_c2"]["attempts"]
+    assert through["approval_id"] is None  # tmp/: the tool's own policy asks nobody
     signed.assert_signed()

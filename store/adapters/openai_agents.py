@@ -53,6 +53,7 @@ The SDK is imported only when a run starts: `store` imports without it.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import re
 from collections.abc import Sequence
@@ -1127,7 +1128,7 @@ def _recorder(adapter: BorisApprovals, inner: RunHooks[Any] | None) -> RunHooks[
         async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
             call = _tool_call(context, tool)
             if call is not None:
-                adapter.tool_started(call, bool(_guarded(tool)))
+                adapter.tool_started(call, await _needs_approval(tool, context, call))
             if inner is not None:
                 await inner.on_tool_start(context, agent, tool)
 
@@ -1140,6 +1141,26 @@ def _recorder(adapter: BorisApprovals, inner: RunHooks[Any] | None) -> RunHooks[
 
     hooks: RunHooks[Any] = Recorder()
     return hooks
+
+
+async def _needs_approval(tool: Any, context: Any, call: Call) -> bool:
+    """Whether the tool's own rule asks a person about this call: True for
+    `needs_approval=True`; a callable is asked again here, as the SDK asks it (the run
+    context, the parsed arguments, the call id), so a call the SDK let through unasked on a
+    sticky `always_approve` is not recorded as one its policy lets through. Arguments that
+    are not a JSON object, or a callable that fails, ask a person (the SDK fails closed)."""
+    needs = _guarded(tool)
+    if needs is not False:
+        return bool(needs)
+    if set(call.arguments) == {"arguments_text"}:
+        return True
+    try:
+        said = tool.needs_approval(context, dict(call.arguments), call.call_id)
+        if inspect.isawaitable(said):
+            said = await said
+    except Exception:  # the tool's own code failed: a person decides
+        return True
+    return bool(said)
 
 
 def _tool_call(context: Any, tool: Any) -> Call | None:

@@ -380,3 +380,38 @@ def test_a_callable_rule_is_asked_again_when_the_sdks_sticky_always_lets_a_call_
     (through,) = by_key["openai-agents:call_c2"]["attempts"]
     assert through["approval_id"] is None  # tmp/: the tool's own policy asks nobody
     signed.assert_signed()
+
+
+def test_a_streamed_run_stops_at_a_pause_a_rule_decided_and_resume_streamed_goes_on(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = signed.task("oa-streamed-rule", "openai-agents://tools/")
+    signed.use_here(monkeypatch)
+    ran_log = tmp_path / "ran.jsonl"
+    first, _ = run(signed, task, ran_log, asks(("call_t1", {"path": "dist/"})))
+    said = signed.ok(
+        "--actor", PERSON, "rules", "add", task, "--from-approval", first.asked[0].approval_id,
+        "--json",
+    )  # fmt: skip
+    rule = json.loads(said)["result"]["id"]
+
+    async def resume_streamed(steps: list[Any]) -> tuple[oa.Outcome, list[str]]:
+        agent, _ = make_agent(ran_log, steps)
+        with Store.open(signed.store_dir) as store:
+            streamed = await oa.BorisApprovals(store, task).resume_streamed(
+                agent, run_config=NO_TRACING
+            )
+            kinds = [event.type async for event in streamed.stream_events()]
+            return await streamed.outcome(), kinds
+
+    # Streamed: the first call runs; the model's next call is decided by the rule as it is
+    # asked, and the stream (the application's to read) ends at that pause.
+    paused, kinds = asyncio.run(resume_streamed([*asks(("call_t2", {"path": "tmp/"})), FINAL]))
+    assert kinds and paused.paused and [a.call.call_id for a in paused.asked] == ["call_t2"]
+    assert approval(signed, task, paused.asked[0].approval_id)["state"] == "approved"
+    assert rule in approval(signed, task, paused.asked[0].approval_id)["note"]
+    assert signed.pending(task) == [] and ran(ran_log) == [{"path": "dist/"}]
+    # resume_streamed again goes on from there, nobody deciding by hand.
+    done, kinds = asyncio.run(resume_streamed([FINAL]))
+    assert kinds and done.result is not None and done.result.final_output == "done"
+    assert ran(ran_log) == [{"path": "dist/"}, {"path": "tmp/"}]

@@ -50,8 +50,11 @@ def _suspect(out: bytes) -> bool:
 
 
 def _differs(out: bytes, value: Any) -> bool:
-    """Whether orjson's output differs, or may, from the standard library's (see above)."""
-    return _SMALL_FLOAT.search(out) is not None or (b"null" in out and orjson.loads(out) != value)
+    """Whether orjson's output differs, or may, from the standard library's (see above). The
+    pattern runs only where its substrings are (it costs ten times them on a 1 KB state)."""
+    if (b"e-" in out or b"0.0000" in out) and _SMALL_FLOAT.search(out) is not None:
+        return True
+    return b"null" in out and orjson.loads(out) != value
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -23,7 +23,7 @@ from .. import schema as t
 from ..blobs import BlobStore
 from .actors import ActorRef
 from .read_model import ReadModel
-from .routing import PendingRoute, pending_routes
+from .routing import pending_routes
 from .state import blob_problem
 
 
@@ -165,17 +165,19 @@ def open_decisions(conn: Connection, now: str, blobs: BlobStore) -> list[Decisio
     return with_routing(conn, out, now)
 
 
-#: Tasks asked about in one query of their routes (well under any engine's parameter limit).
+#: Tasks asked about by name in the query of their routes (well under any engine's parameter
+#: limit); more, and every pending route is read.
 _ROUTES_AT_ONCE = 500
 
 
 def with_routing(conn: Connection, rows: list[Decision], now: str) -> list[Decision]:
     """The rows, each routed approval's with who it waits on now and its routing in words
-    (store.reads.routing; its `why` starts with them): one query per 500 tasks."""
-    tasks = sorted({r.task_id for r in rows if r.kind == APPROVAL})
-    found: dict[tuple[str, str], PendingRoute] = {}
-    for i in range(0, len(tasks), _ROUTES_AT_ONCE):
-        found.update(pending_routes(conn, tasks[i : i + _ROUTES_AT_ONCE]))
+    (store.reads.routing; its `why` starts with them): one query."""
+    tasks = {r.task_id for r in rows if r.kind == APPROVAL}
+    if not tasks:
+        return rows
+    # Many tasks (the whole queue): every pending route in one query, not one per 500.
+    found = pending_routes(conn, None if len(tasks) > _ROUTES_AT_ONCE else tasks)
     if not found:
         return rows
     out = []

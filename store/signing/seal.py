@@ -72,6 +72,11 @@ class Policy:
     version: tuple[int, str] | None = None
     #: The store, as a refusal's next step names it (`boris keys add ... --store DIR`).
     where: Location | None = None
+    #: The bindings `check_signer` accepted while the keyring is at `version`, by key and
+    #: actors: every check but the key's revocation by time depends on those alone.
+    accepted: dict[tuple[str, frozenset[tuple[str, str]]], keyring.Binding] = field(
+        default_factory=dict
+    )
 
     def refresh(self, conn: Connection) -> None:
         rows = KEYRING_HEAD.run(conn)
@@ -81,6 +86,7 @@ class Policy:
             self.required = keyring.required(conn)
             self.ring = keyring.load(conn) if last else keyring.Keyring()
             self.version = version
+            self.accepted = {}
 
     @property
     def signed(self) -> bool:
@@ -261,10 +267,16 @@ def seal(
     policy.refresh(conn)
     if not policy.signed and signer is None:
         return
-    actors = {(e.actor.kind, e.actor.id) for e in emitted}
-    binding = check_signer(policy, signer, actors, now)
-    if binding is None or signer is None:
+    actors = frozenset((e.actor.kind, e.actor.id) for e in emitted)
+    if signer is None:
+        check_signer(policy, None, actors, now)  # refused where signatures are required
         return
+    binding = policy.accepted.get((signer.key_id, actors))
+    if binding is None or binding.revoked_by(now):
+        binding = check_signer(policy, signer, actors, now)
+        if binding is None:
+            return
+        policy.accepted[(signer.key_id, actors)] = binding
     last: dict[str, Event] = {}
     for e in emitted:
         last[e.task_id] = e

@@ -226,6 +226,13 @@ def test_permission_request_suggestions_become_rules_for_the_hooks(
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert f"by standing rule {rule['id']}" in out["hookSpecificOutput"]["permissionDecisionReason"]
     assert len(decided_by(signed, task, rule["id"])) == 2
+    # A call the rule decided as it was asked gets no offer: nobody is asked about it.
+    for decided in decided_by(signed, task, rule["id"]):
+        assert not [
+            e
+            for e in signed.read("events", task)
+            if e["type"] == "note.recorded" and decided["id"] in e["payload"]["text"]
+        ]
 
     # Revoked: the next one waits for a person again (nobody: denied).
     signed.ok("--actor", PERSON, "rules", "revoke", rule["id"], "--reason", "done")

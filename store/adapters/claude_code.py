@@ -341,14 +341,18 @@ def ask(store: Store, actor: Actor, settings: PromptSettings, arguments: dict[st
             expires_in_seconds=settings.timeout_seconds + EXPIRY_MARGIN_SECONDS,
         ),
     ]
+    store.execute_all(commands, actor)
     # Claude Code's own "always" answers for the call, kept beside it as the Boris rules a
-    # person may grant instead (store.adapters.claude_code_rules).
+    # person may grant instead (store.adapters.claude_code_rules): only while a person is
+    # asked (a standing rule may have decided it as it was asked).
     offered = claude_code_rules.offer_note(
         task_id, approval_id, tool_name, tool_input, suggestions_of(arguments), host.name
     )
-    if offered is not None:
-        commands.append(RecordNote(task_id=task_id, text=offered))
-    store.execute_all(commands, actor)
+    if offered is not None and not approval_as_it_stands(store, task_id, approval_id)["decided"]:
+        try:
+            store.execute(RecordNote(task_id=task_id, text=offered), actor)
+        except Exception:  # the offer is a convenience: the call waits for a person anyway
+            logger.exception("the offer of Claude Code's 'always' answers was not recorded")
     return Asked(effect_id, approval_id, digest, host=host)
 
 

@@ -114,8 +114,12 @@ def guard_sql(schema_name: str) -> tuple[str, ...]:
         # Whatever the client sent, the row says which role inserted it.
         f"""CREATE OR REPLACE FUNCTION {s}.boris_events_db_role() RETURNS trigger AS $$
            BEGIN NEW.db_role := current_user; RETURN NEW; END; $$ LANGUAGE plpgsql""",
-        f"""CREATE TRIGGER events_db_role BEFORE INSERT ON {s}.events
-           FOR EACH ROW EXECUTE FUNCTION {s}.boris_events_db_role()""",
+        # The store sends no role: the column's default is the inserting role, and the
+        # function runs only for a row that names another (migration 0020).
+        f"ALTER TABLE {s}.events ALTER COLUMN db_role SET DEFAULT CURRENT_USER",
+        f"""CREATE TRIGGER events_db_role BEFORE INSERT ON {s}.events FOR EACH ROW
+           WHEN (NEW.db_role IS DISTINCT FROM CURRENT_USER)
+           EXECUTE FUNCTION {s}.boris_events_db_role()""",
         # Invoker's rights (current_user is the writer's role); tables and functions named
         # with their schema and a fixed search_path, so a writer's temporary table called
         # team_roles cannot stand in for the store's.
@@ -246,8 +250,11 @@ def _projection_guard_triggers(s: str, tables: Iterable[str] | None) -> list[str
                 args = ", ".join(_literal(x) for x in (column, *values))
         statements += [
             f"DROP TRIGGER IF EXISTS {table_name}_guard ON {s}.{table_name}",
+            # A role that may create triggers on the table (its owner, a superuser), whom
+            # the function lets through anyway, calls no function (migration 0020).
             f"""CREATE TRIGGER {table_name}_guard BEFORE INSERT OR UPDATE OR DELETE
                ON {s}.{table_name} FOR EACH ROW
+               WHEN (NOT pg_catalog.has_table_privilege('{s}.{table_name}'::regclass, 'TRIGGER'))
                EXECUTE FUNCTION {s}.boris_projection_guard({args})""",
         ]
     return statements

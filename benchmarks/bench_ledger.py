@@ -95,7 +95,7 @@ def boris_task(s: Store, scope: Path) -> str:
 
 
 def boris_checkpointing(root: Path) -> tuple[Store, str, WriteCheckpoint]:
-    s = Store.open(root / "boris")
+    s = signed_store(root / "boris")
     tid = boris_task(s, root / "scope")
     cmd = WriteCheckpoint(task_id=tid, reason="milestone", note="")
     s.execute(cmd, AGENT)  # the first also writes the task's initial checkpoint
@@ -122,17 +122,20 @@ def bare_commits(root: Path, n: int, size: int) -> float:
 
 
 def same_statements(root: Path, n: int) -> float:
-    """The floor for Boris's own guarantees: the eight statements one Boris checkpoint write
-    runs (read the task's head and heads; read its lease (the fence); insert the chained event with the state; move the
-    task's head and heads; insert the lineage row; check the keyring), sent by raw sqlite3
-    with the same state, and nothing computed in Python but the payload's text and the chain
-    hash: no command, no validation, no state memo, no projection code."""
+    """The floor for Boris's own guarantees: the nine statements one Boris checkpoint write
+    runs on a signed store (read the task's head and heads; read its lease (the fence);
+    insert the chained event with the state; move the task's head and heads; insert the
+    lineage row; check the keyring; insert the signature), sent by raw sqlite3 with the same
+    state, and nothing computed in Python but the payload's text, the chain hash and the
+    signature: no command, no validation, no state memo, no projection code."""
     import json
 
     from store.canonical import canonical_json, chain_hash_of_parts
     from store.clock import system_now
+    from store.signing.seal import encode_signature, record_message
 
     s, tid, _ = boris_checkpointing(root)
+    key = _AGENT_KEYS[root / "boris"]
     db_file = s.location.sqlite_file
     s.close()
     assert db_file is not None
@@ -197,6 +200,11 @@ def same_statements(root: Path, n: int) -> float:
              actor, "", at),
         )  # fmt: skip
         conn.execute("SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1").fetchall()
+        # The store requires signatures: one Ed25519 signature of the write, and its row.
+        conn.execute(
+            "INSERT INTO signatures (task_id, seq, key_id, signature) VALUES (?, ?, ?, ?)",
+            (tid, seq, key.key_id, encode_signature(key.sign(record_message(tid, seq, chained)))),
+        )
         conn.execute("COMMIT")
     rate = n / (time.perf_counter() - t0)
     conn.close()

@@ -18,12 +18,15 @@ fsync on, as a team store would run. Each contender gets its own database on tha
   row update, NOTIFY, COMMIT) in one pipeline per commit, as store.db sends a write: the
   least a chained write costs (the "floor" column);
 - one-query floor: the same statements and the row read back as one simple query, quoted by
-  the driver: less CPU on the client, but the server plans each statement anew, which for
-  the store's own statements (subqueries, a guard) costs more than it saves (store.db).
+  the driver and never prepared: the server plans each statement anew. store.db sends a
+  write the same way, as one simple query, but as EXECUTEs of statements the connection
+  prepared once (issue 44).
 
 Every contender talks to the server through benchmarks/pg_delay_proxy.py, which adds 0, 1
 and 5 ms each way (`--delays`) and counts round trips (the client's flights) per write.
-Interleaved rounds, best of `--rounds` for each, so a noisy neighbour costs everyone alike;
+Interleaved rounds, the median of `--rounds` for each (the best beside it), so a noisy
+neighbour costs everyone alike; the load average and each write's CPU in this process
+(the client's and the proxy thread's) are printed;
 at a delay the writes per round are divided by (1 + delay) to keep a run short.
 """
 
@@ -65,8 +68,9 @@ def _admin(url: str, sql: str) -> None:
         conn.execute(sql)
 
 
-#: One write's figures: writes/s and round trips per write (through the proxy).
-Result = tuple[float, float]
+#: One write's figures: writes/s, round trips per write (through the proxy) and this
+#: process's CPU per write in µs (the client's, with the proxy's thread, alike for all).
+Result = tuple[float, float, float]
 
 
 class Via:
@@ -80,11 +84,13 @@ class Via:
 
     def timed(self, n: int, write: Callable[[], object]) -> Result:
         self.proxy.reset()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         for _ in range(n):
             write()
         rate = n / (time.perf_counter() - t0)
-        return rate, self.proxy.counts()[0] / n
+        cpu = (time.process_time() - c0) / n * 1e6
+        return rate, self.proxy.counts()[0] / n, cpu
 
 
 class Database:
@@ -246,7 +252,7 @@ def main() -> int:
         from sqlalchemy.engine import make_url
 
         where = make_url(url)
-        print(f"PostgreSQL at {url.split('@')[-1]} (fsync on); best of {args.rounds} rounds")
+        print(f"PostgreSQL at {url.split('@')[-1]} (fsync on); medians of {args.rounds} rounds")
         for delay in args.delays:
             proxy = DelayProxy(where.host or "127.0.0.1", where.port or 5432, delay_ms=delay)
             via = Via(proxy.start())
@@ -271,20 +277,28 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
         "one-query floor (own statements)": lambda: one_query_floor(url, via, n),
         f"bare commit of a {size}-byte row": lambda: bare_commits(url, via, n, size),
     }
-    best: dict[str, Result] = {}
+    runs: dict[str, list[Result]] = {}
     for _ in range(rounds):
         for name, run in contenders.items():
-            rate, trips = run()
-            if rate > best.get(name, (0.0, 0.0))[0]:
-                best[name] = (rate, trips)
-    print(f"+{delay:g} ms each way, {n} writes a round:")
-    saver = best["LangGraph PostgresSaver.put"][0]
-    floor = best["pipelined floor (own statements)"][0]
-    for name, (rate, trips) in best.items():
+            runs.setdefault(name, []).append(run())
+    print(f"+{delay:g} ms each way, {n} writes a round (load {os.getloadavg()[0]:.1f}):")
+    median = {name: _median(got) for name, got in runs.items()}
+    saver = median["LangGraph PostgresSaver.put"][0]
+    floor = median["pipelined floor (own statements)"][0]
+    for name, (rate, trips, cpu) in median.items():
+        best = max(r[0] for r in runs[name])
         print(
-            f"  {name:<38}{rate:>8.0f}/s  {trips:4.1f} round trips  "
-            f"{rate / saver:5.2f}x PostgresSaver  {rate / floor:5.2f}x floor"
+            f"  {name:<36}{rate:>6.0f}/s (best {best:.0f})  {trips:3.1f} round trips  "
+            f"{rate / saver:5.2f}x PostgresSaver  {rate / floor:5.2f}x floor  "
+            f"{cpu:5.0f} µs CPU a write"
         )
+
+
+def _median(got: list[Result]) -> Result:
+    """Each figure's median over the rounds (rounds interleave the contenders)."""
+    mid = len(got) // 2
+    rate, trips, cpu = (sorted(x[i] for x in got)[mid] for i in range(3))
+    return rate, trips, cpu
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ through benchmarks/pg_delay_proxy.py.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -92,6 +93,8 @@ _IDLE_PING_S = 1.0
 
 def _server_hooks(engine: Engine) -> None:
     import time
+
+    event.listen(engine, "connect", _track_deallocations)
 
     @event.listens_for(engine, "checkin")
     def _idle_since(_dbapi_conn: Any, record: Any) -> None:
@@ -344,28 +347,118 @@ def queue(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -
     pending.append((sql, args))
 
 
-def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[str, Any]) -> Any:
-    """The queued statements and then `sql` (if any) in one pipeline: one wait for the
-    server. Returns the cursor `sql` ran on, its answer fetched."""
+def _exchange(
+    conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[str, Any]
+) -> list[Any]:
+    """The queued statements and then `sql` (if any) in one exchange: one wait for the
+    server. Returns `sql`'s rows ([] for none); the reads queued with the COMMIT
+    (`read_with_commit`) get theirs once the whole exchange succeeded.
+
+    Sent as one simple query (`_ServerStatements`): each statement with parameters runs as
+    `EXECUTE` of a statement this connection prepared (the server keeps its plan, as for
+    psycopg's own prepared statements), its values quoted in as literals; a statement's
+    first use on a connection sends its `PREPARE` ahead, in the same query. Through
+    psycopg's pipeline each statement was a call of its own, with its own flush and reads:
+    about half a write's client CPU (issue 44). An exchange carrying bytes (a blob's chunk)
+    still goes through the pipeline, which sends them as they are."""
     raw: Any = conn.connection.driver_connection
     queued = conn.info.get(_QUEUE) or []
     if queued:
         conn.info[_QUEUE] = []  # still queueing: the write transaction goes on
+    statements = _server_statements(conn)
+    cursor = _cursor(conn)
+    error = conn.dialect.loaded_dbapi.Error
+    texts: list[str] = []
+    for attempt in (1, 2):
+        try:
+            try:
+                texts, answers, wanted = _texts(statements, raw, queued, sql, args)
+            except _Unquoted:
+                statements.failed()
+                return _exchange_pipelined(conn, queued, sql, args)
+            prepares = statements.take_prepares()
+            threshold = raw.prepare_threshold
+            raw.prepare_threshold = None  # psycopg keeps no count nor copy of this text
+            try:
+                cursor.execute(";\n".join([*prepares, *texts]), prepare=False)
+            finally:
+                raw.prepare_threshold = threshold
+            break
+        except error as exc:
+            state = getattr(exc, "sqlstate", None)
+            statements.failed(state)
+            if attempt == 1 and state == _NO_SUCH_STATEMENT and texts[:1] == ["BEGIN"]:
+                # Something other than psycopg deallocated our statements (DISCARD ALL): the
+                # exchange opened the transaction, so it is sent again, prepared anew.
+                cursor.execute("ROLLBACK", prepare=False)
+                continue
+            failed = sql if sql is not None else "; ".join(q[0] for q in queued)
+            raise sa.exc.DBAPIError.instance(
+                failed, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+            ) from exc
+    statements.succeeded()
+    if not answers and wanted < 0:
+        return []
+    results: dict[int, list[Any]] = {}
+    keep = {i for i, _ in answers} | {wanted}
+    offset = len(prepares)  # each statement has one result, in order; the PREPAREs' first
+    for j in range(offset + max(keep) + 1):
+        if j:
+            cursor.nextset()
+        if j - offset in keep:
+            # A read's rows (never asked of `description`: it builds every column's
+            # description, a tenth of a write's CPU for the task's row).
+            results[j - offset] = cursor.fetchall() if cursor.pgresult.status == _ROWS else []
+    for i, answer in answers:
+        answer(results[i])
+    return results.get(wanted, [])
+
+
+def _texts(
+    statements: _ServerStatements,
+    raw: Any,
+    queued: list[Any],
+    sql: str | None,
+    args: Sequence[Any] | Mapping[str, Any],
+) -> tuple[list[str], list[tuple[int, Callable[[list[Any]], None]]], int]:
+    """The exchange's statements as text, the reads answered with it (their index) and the
+    index of `sql` (-1: none)."""
+    texts: list[str] = []
+    answers: list[tuple[int, Callable[[list[Any]], None]]] = []
+    for q_sql, q_args, *on in queued:
+        if on:
+            answers.append((len(texts), on[0]))
+        texts.append(statements.execute(q_sql, q_args, raw))
+    wanted = -1
+    if sql is not None:
+        wanted = len(texts)
+        texts.append(statements.execute(sql, args, raw))
+    return texts, answers, wanted
+
+
+def _exchange_pipelined(
+    conn: Connection,
+    queued: list[Any],
+    sql: str | None,
+    args: Sequence[Any] | Mapping[str, Any],
+) -> list[Any]:
+    """`_exchange` through psycopg's pipeline, each statement's values sent apart."""
+    raw: Any = conn.connection.driver_connection
     cursor = _cursor(conn)
     failure: Exception | None = None
     error = conn.dialect.loaded_dbapi.Error
+    answers: list[tuple[Any, Callable[[list[Any]], None]]] = []
     try:
         with raw.pipeline():
             # A refusal raised inside the block is kept, and the block ends cleanly: psycopg
             # logs an "error ignored" warning when its own closing sync fails beside one.
             try:
-                if queued:
-                    writes = conn.info.get("boris_queue_cursor")
-                    if writes is None:
-                        writes = conn.info["boris_queue_cursor"] = raw.cursor()
-                    for q_sql, q_args, *on in queued:
-                        # A read with the COMMIT (`read_with_commit`) has a cursor of its own.
-                        (on[0] if on else writes).execute(q_sql, q_args)
+                for q_sql, q_args, *on in queued:
+                    if on:  # a read with the COMMIT (`read_with_commit`): a cursor of its own
+                        answers.append((raw.cursor(), on[0]))
+                        answers[-1][0].execute(q_sql, q_args)
+                    else:
+                        cursor.execute(q_sql, q_args)
                 if sql is not None:
                     cursor.execute(sql, args)
             except error as exc:
@@ -377,7 +470,166 @@ def _exchange(conn: Connection, sql: str | None, args: Sequence[Any] | Mapping[s
         raise sa.exc.DBAPIError.instance(
             failed, args, failure, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
         ) from failure
-    return cursor
+    for read, answer in answers:
+        answer(read.fetchall())
+        read.close()
+    if sql is None:
+        return []
+    return cursor.fetchall() if cursor.pgresult.status == _ROWS else []
+
+
+_ROWS = 2  # libpq's PGRES_TUPLES_OK: the statement returned rows
+#: A psycopg placeholder: a name's (`%(name)s`), a position's (`%s`), or an escaped `%`.
+_PLACEHOLDER = re.compile(r"%%|%\(([^)]+)\)s|%s")
+#: The statements PREPARE takes; any other statement's values are quoted into its text.
+_PREPARABLE = ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "VALUES")
+_PLACEHOLDER_N = re.compile(r"\$(\d+)")
+#: SQLSTATE invalid_sql_statement_name: a prepared statement the server no longer has.
+_NO_SUCH_STATEMENT = "26000"
+
+
+class _Converted(NamedTuple):
+    text: str  # the statement with $1, $2 … in place of psycopg's placeholders
+    keys: tuple[str | int, ...]  # the argument each $n takes: a name, or a position
+    preparable: bool
+
+
+_CONVERTED: dict[str, _Converted] = {}
+
+
+def _convert(sql: str) -> _Converted:
+    got = _CONVERTED.get(sql)
+    if got is not None:
+        return got
+    keys: list[str | int] = []
+    number: dict[str | int, int] = {}
+    position = 0
+
+    def placeholder(m: re.Match[str]) -> str:
+        nonlocal position
+        whole = m.group(0)
+        if whole == "%%":
+            return "%"
+        key: str | int
+        if whole == "%s":
+            key, position = position, position + 1
+        else:
+            key = m.group(1)
+        if key not in number:
+            keys.append(key)
+            number[key] = len(keys)
+        return f"${number[key]}"
+
+    text = _PLACEHOLDER.sub(placeholder, sql)
+    preparable = bool(keys) and text.lstrip().upper().startswith(_PREPARABLE)
+    got = _CONVERTED[sql] = _Converted(text, tuple(keys), preparable)
+    return got
+
+
+class _Unquoted(Exception):
+    """A value not sent as a literal (bytes: a blob's chunk goes as it is)."""
+
+
+class _ServerStatements:
+    """The statements one server connection has prepared, SQL text -> name: kept in its
+    pool record's info, which goes with the connection. psycopg deallocates every prepared
+    statement of the connection when it clears its own (after a rollback): `forget` is
+    called then (`_track_deallocations`), and the statements are prepared anew."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self._serial = 0
+        self._new: list[tuple[str, str, str]] = []  # (sql, name, PREPARE …) not yet sent
+
+    def execute(self, sql: str, args: Sequence[Any] | Mapping[str, Any], raw: Any) -> str:
+        """The text that runs `sql` with `args` in this connection's next exchange."""
+        converted = _convert(sql)
+        if not converted.keys:
+            return converted.text
+        values = [_literal(args[k], raw) for k in converted.keys]  # type: ignore[index]
+        if not converted.preparable:
+            return _PLACEHOLDER_N.sub(lambda m: values[int(m.group(1)) - 1], converted.text)
+        name = self.names.get(sql)
+        if name is None:
+            for new_sql, new_name, _ in self._new:
+                if new_sql == sql:
+                    name = new_name
+                    break
+            else:
+                self._serial += 1
+                name = f"boris_{self._serial}"
+                self._new.append((sql, name, f"PREPARE {name} AS {converted.text}"))
+        return f"EXECUTE {name}({', '.join(values)})"
+
+    def take_prepares(self) -> list[str]:
+        return [p for _, _, p in self._new]
+
+    def succeeded(self) -> None:
+        for sql, name, _ in self._new:
+            self.names[sql] = name
+        self._new = []
+
+    def failed(self, sqlstate: str | None = None) -> None:
+        # Which of its PREPAREs ran is unknown: their names are never used again (a new
+        # serial each), and the statements are prepared anew when next used.
+        self._new = []
+        if sqlstate == _NO_SUCH_STATEMENT:
+            self.forget()
+
+    def forget(self) -> None:
+        self.names = {}
+
+
+def _server_statements(conn: Connection) -> _ServerStatements:
+    info = conn.info
+    got = info.get(_STATEMENTS)
+    if got is None:
+        got = info[_STATEMENTS] = _ServerStatements()
+    assert isinstance(got, _ServerStatements)
+    return got
+
+
+_STATEMENTS = "boris_statements"
+
+
+def _track_deallocations(dbapi_conn: Any, record: Any) -> None:
+    """Forget this connection's prepared statements whenever psycopg clears its own: it
+    then sends DEALLOCATE ALL, which takes ours too."""
+    statements = record.info[_STATEMENTS] = _ServerStatements()
+    manager: Any = getattr(dbapi_conn, "_prepared", None)
+    clear = getattr(manager, "clear", None)
+    if clear is None:  # pragma: no cover - another psycopg: forget at every rollback instead
+        return
+
+    def cleared() -> bool:
+        statements.forget()
+        return bool(clear())
+
+    manager.clear = cleared
+
+
+def _literal(value: Any, raw: Any) -> str:
+    """`value` as an SQL literal of unknown type, which the server converts to the type the
+    statement gives its parameter (as it does a parameter sent apart)."""
+    kind = type(value)
+    if value is None:
+        return "NULL"
+    if kind is str:
+        text: str = value
+        if "\x00" not in text:
+            return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+    elif kind is bool:
+        return "'true'" if value else "'false'"
+    elif kind is int:
+        return f"'{value}'"
+    elif kind in (bytes, bytearray, memoryview):
+        raise _Unquoted
+    # Anything else (JSON wrappers, times, a NUL character psycopg refuses): as psycopg
+    # quotes it.
+    from psycopg import sql as psql
+
+    quoted: str = psql.Literal(value).as_string(raw)
+    return quoted
 
 
 @contextlib.contextmanager
@@ -418,23 +670,18 @@ def read_with_commit(
 
 
 def _commit_with_queued(conn: Connection) -> None:
-    """COMMIT on the driver, in the same pipeline as what is still queued; SQLAlchemy's own
-    commit that follows finds the driver's transaction closed and sends nothing."""
+    """COMMIT on the driver, in the same exchange as what is still queued and the reads asked
+    for with it; SQLAlchemy's own commit that follows finds the driver's transaction closed
+    and sends nothing."""
     raw: Any = conn.connection.driver_connection
     reads = conn.info.pop(_AT_COMMIT, None) or []
     if conn.info.get(_QUEUE) == [("BEGIN", ())] and raw.info.transaction_status == 0:
         conn.info[_QUEUE] = []  # nothing was written or read: nothing to send
         return
-    cursors = []
-    for sql, args, answer in reads:
-        cursors.append((raw.cursor(), answer))
-        queue(conn, sql, args)
-        conn.info[_QUEUE][-1] = (sql, args, cursors[-1][0])
-    queue(conn, "COMMIT", ())
+    pending = conn.info[_QUEUE]
+    pending.extend(reads)  # (sql, args, answer): answered once the exchange succeeded
+    pending.append(("COMMIT", ()))
     _exchange(conn, None, ())
-    for cursor, answer in cursors:
-        answer(cursor.fetchall())
-        cursor.close()
 
 
 def _cursor(conn: Connection) -> Any:
@@ -464,9 +711,8 @@ def _run_sqlite(
 
 def _run_driver(conn: Connection, sql: str, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
     if conn.dialect.name == "postgresql":
-        # Through a pipeline: the BEGIN and anything queued ride with it.
-        cursor = _exchange(conn, sql, args)
-        return cursor.fetchall() if cursor.description else []
+        # In one exchange: the BEGIN and anything queued ride with it.
+        return _exchange(conn, sql, args)
     return _run_sqlite(conn.info, conn, sql, args)
 
 

@@ -8,19 +8,21 @@ append-only guard, and never tests the dialect itself.
 Round trips on PostgreSQL (issue 36): a write's latency on a network is its number of waits
 for the server, so the write path waits as little as it can. Statements whose answer nobody
 reads (the event insert, the head's move, a checkpoint row, NOTIFY: `Prepared.send`) are not
-sent on their own: they are queued on the connection and go out in one psycopg pipeline with
-the next statement that must be answered (a read) or with the COMMIT (`write_transaction`),
-and the BEGIN rides in the first of them. A pipeline, not one simple query of all the
-statements with their values quoted in: that costs less CPU here (512-530 against 637-655 µs
-a write) but the server plans every statement again, and a write took 1.7 ms against 0.9 ms
-(fsync off; issue 36). A pooled connection is pinged only when it sat idle
-(`_IDLE_PING_S`), not before every write. A process's first write to a task
-waits for the task's row (lock, head, lease, the keyring head and the server's clock, one
-statement: store.tx, which `seed`s the keyring's answer for store.signing.seal), then for
-the COMMIT with everything queued; its next writes to the task wait once: they are built on
-the row the last one left (read with its COMMIT: `read_with_commit`) and checked by the
-server under the lock (store.tx.Guesses). benchmarks/bench_pg_ledger.py counts the waits
-through benchmarks/pg_delay_proxy.py.
+sent on their own: they are queued on the connection and go out in one exchange with the
+next statement that must be answered (a read) or with the COMMIT (`write_transaction`), and
+the BEGIN rides in the first of them. An exchange is one simple query (issue 44): each
+statement runs as EXECUTE of a statement the connection prepared once (the server keeps its
+plan), its values quoted in as literals (`_exchange`). Through psycopg's pipeline each
+statement cost a call with its own flush and reads, about half a write's client CPU; one
+simple query with the values quoted into the statements themselves cost less CPU but the
+server planned every statement again (1.7 against 0.9 ms a write). A pooled connection is
+pinged only when it sat idle (`_IDLE_PING_S`), not before every write. A process's first
+write to a task waits for the task's row (lock, head, lease, the keyring head and the
+server's clock, one statement: store.tx, which `seed`s the keyring's answer for
+store.signing.seal), then for the COMMIT with everything queued; its next writes to the task
+wait once: they are built on the row the last one left (read with its COMMIT:
+`read_with_commit`) and checked by the server under the lock (store.tx.Guesses).
+benchmarks/bench_pg_ledger.py counts the waits through benchmarks/pg_delay_proxy.py.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ next write to a task it wrote waits once: it is built on the row its last write 
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import threading
@@ -101,8 +100,18 @@ def _keyring_head_column(name: str) -> Any:
 # The statement reads.leases.current runs, as a subquery (the same columns, LeaseRow).
 _LEASE = leases.current_statement().subquery()
 _LEASE_COLUMNS = len(_LEASE.c)
+
+
+def _as_known(field: str) -> Any:
+    """The task's column for `field`; a JSON column as its text (as SQLite gives it): the
+    driver parses nothing, and a guessed row is shared without a copy (`Guesses.get`), its
+    JSON decoded only where a command asks for it (TaskRow.scope)."""
+    column = t.tasks.c[field.removesuffix("_stored")]
+    return sa.cast(column, sa.Text) if field.endswith("_stored") else column
+
+
 _KNOWN = (
-    *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
+    *(_as_known(f) for f in TaskRow._fields),
     *_LEASE.c,
     *(_keyring_head_column(c) for c in ("seq", "hash")),
 )
@@ -187,14 +196,8 @@ class Guesses:
                     return None
                 del self._cold[task_id]
             guess = self._known.get(task_id)
-        if guess is None:
-            return None
-        # The JSON columns come back from the driver as objects: a command gets its own.
-        row = guess.row._replace(
-            scope_stored=copy.deepcopy(guess.row.scope_stored),
-            checkpoint_heads_stored=copy.deepcopy(guess.row.checkpoint_heads_stored),
-        )
-        return Guess(row, guess.lease, guess.ring, guess.fingerprint)
+        # Its JSON columns are text (`_as_known`): nothing a command could change is shared.
+        return guess
 
     def learn(self, task_id: str, rows: list[Any]) -> None:
         """`_SELECT_TASK_ON_SERVER`'s answer for the task, read under its lock."""

@@ -77,16 +77,24 @@ def test_three_processes_ticking_at_once_record_the_due_escalation_once(
     signed: Signed,  # noqa: F811
     team: Team,  # noqa: F811
 ) -> None:
-    tid, aid, at = _routed(signed, "0.1")  # six seconds: time for the checks before it
-    # Before its time: nothing due, nothing written, and it waits on the release group.
+    # A request whose escalation is half an hour away: nothing due, nothing written, it waits on
+    # the release group. Then the route is set to escalate sooner: the next request's
+    # escalation comes due; the first keeps the route it recorded.
+    tid, later, _ = _routed(signed, "30")
     assert escalations.due_now(signed.store)[0] == []
     assert escalations.escalate_due(signed.store, BOT) == []
     assert _escalations(signed.store, tid) == []
-    assert _mine(signed, "ben") == [aid] and _mine(signed, "olga") == []
+    assert _mine(signed, "ben") == [later] and _mine(signed, "olga") == []
     row = signed.ok("decisions")["decisions"][0]
     assert row["waits_on"] == ["rita", "ben"]
     assert row["routing"].startswith("waiting on group:release (rita, ben); escalates to")
-    assert signed.store.now() < at, "the checks before its time ran past it"
+    signed.rita(
+        "route", "set", "deploys", "--decider", "group:release",
+        "--escalate-after", "0.02", "--escalate-to", "person:olga",
+    )  # fmt: skip
+    aid = signed.ask(tid, "Deploy", {"env": "staging"}, policy="deploys")
+    at = escalations.next_due(signed.store)
+    assert at is not None
 
     _until(signed.store, at)
     assert escalations.due_now(signed.store)[0] == [f"{tid}/{aid}"]
@@ -99,21 +107,23 @@ def test_three_processes_ticking_at_once_record_the_due_escalation_once(
     assert sorted(results, key=len) == [[], [], [f"{tid}/{aid}"]]
 
     (escalated,) = _escalations(signed.store, tid)
+    assert escalated["payload"]["approval_id"] == aid
     assert escalated["payload"]["to"] == ["olga"] and escalated["payload"]["why"] == "unanswered"
     assert escalated["actor"]["kind"] == "system"  # the store's own action, whoever ticked
     assert escalated["at"] >= at  # on the database clock, never before its time
     assert escalations.escalate_due(signed.store, BOT) == []  # and never again
-    assert escalations.next_due(signed.store) is None
+    assert escalations.next_due(signed.store) is not None  # the half-hour one, still to come
 
-    # Olga is told: it is hers to decide now, and the queue says so.
+    # Olga is told: it is hers to decide now, and the queue says so (the other is not yet).
     assert _mine(signed, "olga") == [aid]
-    row = signed.ok("decisions")["decisions"][0]
+    row = next(d for d in signed.ok("decisions")["decisions"] if d["key"] == aid)
     assert row["waits_on"] == ["rita", "ben", "olga"]
     assert "escalated to person:olga" in row["routing"]
     assert row["why"].startswith("waiting on group:release (rita, ben); escalated to person:olga")
     rc, answer = team.approve("olga", tid, aid)
     assert rc == 0 and answer["result"] == "approved"
-    signed.store.execute(lg.DispatchEffect(task_id=tid, effect_id="eff-1", executor="x"), BOT)
+    effect = signed.approval(tid, aid)["effect_id"]
+    signed.store.execute(lg.DispatchEffect(task_id=tid, effect_id=effect, executor="x"), BOT)
     assert signed.verify()[0] == 0
 
 

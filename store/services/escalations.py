@@ -108,13 +108,17 @@ class Ticker:
             return escalate_due(self.store, self.ticker)
 
     def _run(self) -> None:
+        said = ""  # the last failure logged: a lasting one (a key not trusted) is said once
         while not self.stop.is_set():
             try:
                 done = self.tick()
+                said = ""
                 if done and self.on_escalated is not None:
                     self.on_escalated(done)
-            except Exception:  # a tick never stops what it runs beside
-                log.exception("escalations: a tick failed")
+            except Exception as exc:  # a tick never stops what it runs beside
+                if str(exc) != said:
+                    said = str(exc)
+                    log.exception("escalations: a tick failed")
             self.stop.wait(self.every)
 
     def close(self) -> None:

@@ -184,3 +184,23 @@ def test_a_ticker_beside_a_server_records_it_without_anyone_asking(
         ticker.close()
     assert told == [[f"{tid}/{aid}"]]
     assert len(_escalations(signed.store, tid)) == 1
+
+
+def test_an_agents_tick_leaves_a_task_a_person_holds_to_a_persons_tick(
+    signed: Signed,  # noqa: F811
+    team: Team,  # noqa: F811
+) -> None:
+    """While a person holds the task (they took it over), every write of the agent's there is
+    fenced, an escalation too: the agent's server records nothing, a person's process does."""
+    tid, aid, at = _routed(signed)
+    rc, _, err = signed.run(
+        "--actor", "person:rita", "take-over", tid, "--reason", "I drive this one now"
+    )  # fmt: skip
+    assert rc == 0, err
+    _until(signed.store, at)
+    assert escalations.escalate_due(signed.store, BOT) == []
+    assert _escalations(signed.store, tid) == []
+    assert signed.rita("route", "escalate") == [f"{tid}/{aid}"]
+    (escalated,) = _escalations(signed.store, tid)
+    assert escalated["actor"]["kind"] == "system"
+    assert signed.verify()[0] == 0

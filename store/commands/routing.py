@@ -26,7 +26,9 @@ from .. import team
 from ..errors import AuthorityRefused, CommandRejected, RoleRefused
 from ..model import Actor
 from ..reads import routing as routes
+from ..reads.leases import lease_view
 from ..rules.authority import TeamRole
+from ..rules.leases import fence_refuses_every_token
 from ..rules.routing import GROUP, PERSON, Route, escalation_due, route_refusal
 from ..signing import keyring
 from ..tx import Tx
@@ -223,6 +225,8 @@ def _escalate_due(tx: Tx, cmd: EscalateDue, actor: Actor) -> list[str]:
         if escalation_due(pending.route, pending.expires_at, pending.escalations, tx.now) is None:
             continue
         tx.task(task_id)  # the task's row lock: one escalation, however many ticks
+        if _fenced(tx, task_id, actor):
+            continue  # a person holds the task: theirs (or the store's) to record, not the agent's
         route = routes.route_on_record(tx.conn, task_id, approval_id)
         expires_at = _expires_at(tx, task_id, approval_id)
         if route is None or expires_at is None:
@@ -245,6 +249,16 @@ def _escalate_due(tx: Tx, cmd: EscalateDue, actor: Actor) -> list[str]:
         tx.emit(task_id, payload, actor)
         done.append(f"{task_id}/{approval_id}")
     return done
+
+
+def _fenced(tx: Tx, task_id: str, actor: Actor) -> bool:
+    """Whether the task's lease fences every write of this actor's (an agent's, while a person
+    holds the task): `boris verify` would judge its event there written past the fence."""
+    if actor.kind != "agent":
+        return False
+    row = tx.lease(task_id)
+    view = None if row is None else lease_view(row, tx.now)
+    return fence_refuses_every_token(actor.kind, view) is not None
 
 
 def _expires_at(tx: Tx, task_id: str, approval_id: str) -> str | None:

@@ -368,7 +368,6 @@ def _exchange(
     if queued:
         conn.info[_QUEUE] = []  # still queueing: the write transaction goes on
     statements = _server_statements(conn)
-    cursor = _cursor(conn)
     error = conn.dialect.loaded_dbapi.Error
     texts: list[str] = []
     for attempt in (1, 2):
@@ -379,12 +378,7 @@ def _exchange(
                 statements.failed()
                 return _exchange_pipelined(conn, queued, sql, args)
             prepares = statements.take_prepares()
-            threshold = raw.prepare_threshold
-            raw.prepare_threshold = None  # psycopg keeps no count nor copy of this text
-            try:
-                cursor.execute(";\n".join([*prepares, *texts]), prepare=False)
-            finally:
-                raw.prepare_threshold = threshold
+            results = _simple_query(raw, ";\n".join([*prepares, *texts]))
             break
         except error as exc:
             state = getattr(exc, "sqlstate", None)
@@ -392,7 +386,7 @@ def _exchange(
             if attempt == 1 and state == _NO_SUCH_STATEMENT and texts[:1] == ["BEGIN"]:
                 # Something other than psycopg deallocated our statements (DISCARD ALL): the
                 # exchange opened the transaction, so it is sent again, prepared anew.
-                cursor.execute("ROLLBACK", prepare=False)
+                _simple_query(raw, "ROLLBACK")
                 continue
             failed = sql if sql is not None else "; ".join(q[0] for q in queued)
             raise sa.exc.DBAPIError.instance(
@@ -401,19 +395,44 @@ def _exchange(
     statements.succeeded()
     if not answers and wanted < 0:
         return []
-    results: dict[int, list[Any]] = {}
-    keep = {i for i, _ in answers} | {wanted}
+    rows: dict[int, list[Any]] = {}
     offset = len(prepares)  # each statement has one result, in order; the PREPAREs' first
-    for j in range(offset + max(keep) + 1):
-        if j:
-            cursor.nextset()
-        if j - offset in keep:
-            # A read's rows (never asked of `description`: it builds every column's
-            # description, a tenth of a write's CPU for the task's row).
-            results[j - offset] = cursor.fetchall() if cursor.pgresult.status == _ROWS else []
+    for i in {i for i, _ in answers} | ({wanted} if wanted >= 0 else set()):
+        rows[i] = _rows(conn, results[offset + i])
     for i, answer in answers:
-        answer(results[i])
-    return results.get(wanted, [])
+        answer(rows[i])
+    return rows.get(wanted, [])
+
+
+def _simple_query(raw: Any, text: str) -> list[Any]:
+    """`text` (one or more statements, no parameters) as one simple query on the driver's
+    connection: its results, one a statement; the first refusal raised as psycopg raises it.
+    The driver's cursor would also count, describe and cache the text it ran: a tenth of a
+    write's CPU, for nothing it is asked here."""
+    from psycopg import errors, generators
+
+    pgconn = raw.pgconn
+    pgconn.send_query(text.encode(raw.info.encoding))
+    results: list[Any] = raw.wait(generators.execute(pgconn))
+    for result in results:
+        if result.status == _FAILED:
+            raise errors.error_from_result(result, encoding=raw.info.encoding)
+    return results
+
+
+def _rows(conn: Connection, result: Any) -> list[Any]:
+    """A result's rows as tuples, each value loaded as the driver loads it."""
+    if result.status != _ROWS:
+        return []
+    info = conn.info
+    transformer = info.get("boris_transformer")
+    if transformer is None:
+        from psycopg.adapt import Transformer
+
+        transformer = info["boris_transformer"] = Transformer(conn.connection.driver_connection)
+    transformer.set_pgresult(result)
+    rows: list[Any] = transformer.load_rows(0, result.ntuples, tuple)
+    return rows
 
 
 def _texts(
@@ -481,6 +500,7 @@ def _exchange_pipelined(
 
 
 _ROWS = 2  # libpq's PGRES_TUPLES_OK: the statement returned rows
+_FAILED = 7  # libpq's PGRES_FATAL_ERROR
 #: A psycopg placeholder: a name's (`%(name)s`), a position's (`%s`), or an escaped `%`.
 _PLACEHOLDER = re.compile(r"%%|%\(([^)]+)\)s|%s")
 #: The statements PREPARE takes; any other statement's values are quoted into its text.

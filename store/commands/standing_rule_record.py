@@ -34,10 +34,13 @@ def _logged(conn: Any, task_id: str, type_: str, key: str, value: str) -> Any:
 
 
 def call_from_log(
-    conn: Any, task_id: str, approval_id: str, session_id: str | None
+    conn: Any, task_id: str, approval_id: str, session_id: str | None, at: str | None = None
 ) -> CallAsked | str:
     """The call an approval asked about, as the task's log recorded it (its request, who
-    made it, and its effect's intent), or why the log has none."""
+    made it, and its effect's intent), or why the log has none. `at`: judged as of a
+    decision made then (dispatch's and verify's reading of a rule's decision): a policy
+    reserved after it did not reserve it, and the people it needed are those its request
+    recorded (the larger of what it asked and its policy's number then); None: now."""
     if _logged(conn, task_id, "approval.routed", "approval_id", approval_id) is not None:
         return f"approval {approval_id} is routed to named people: no standing rule decides it"
     asked = _logged(conn, task_id, "approval.requested", "approval_id", approval_id)
@@ -57,9 +60,22 @@ def call_from_log(
         target=str(planned["target"]),
         payload=dict(asked.get("payload") or {}),
         policy=policy,
-        needed=max(int(asked.get("approvers") or 1), policies.approvers_of(conn, policy) or 1),
-        reserved=on_record.policy_reserved(conn, policy),
+        needed=max(int(asked.get("approvers") or 1), _policy_needs(conn, policy, at)),
+        reserved=_reserved(conn, policy, at),
     )
+
+
+def _policy_needs(conn: Any, policy: str, at: str | None) -> int:
+    if at is not None:
+        return 1  # the request recorded its policy's number when it was asked
+    return policies.approvers_of(conn, policy) or 1
+
+
+def _reserved(conn: Any, policy: str, at: str | None) -> bool:
+    since = on_record.reserved_since(conn, policy)
+    # A reservation's history is its latest setting: one made after the decision did not
+    # hold then (a reservation lifted and made again since reads as made at its last time).
+    return since is not None and (at is None or since <= at)
 
 
 def ruled_on_record(
@@ -84,7 +100,9 @@ def ruled_on_record(
         return f"rule {rule_id} is person:{person}'s, not {payload.get('granted_by')}'s"
     if payload.get("decision") != found.terms.verdict:
         return f"rule {rule_id} decides {found.terms.verdict}, not {payload.get('decision')}"
-    call = call_from_log(conn, task_id, str(payload.get("approval_id")), payload.get("session_id"))
+    call = call_from_log(
+        conn, task_id, str(payload.get("approval_id")), payload.get("session_id"), at
+    )
     if isinstance(call, str):
         return call
     requester = (call.requester_kind, call.requester_id)

@@ -113,6 +113,14 @@ def policy_reserved(conn: Connection, policy: str) -> bool:
     )
 
 
+def reserved_since(conn: Connection, policy: str) -> str | None:
+    """When a person reserved this policy's calls (database clock); None when it is not."""
+    value = conn.execute(
+        sa.select(t.store_meta.c.value).where(t.store_meta.c.key == _reserved_key(policy))
+    ).scalar()
+    return None if value is None else str(json.loads(value).get("set_at") or "")
+
+
 def set_reserved(
     conn: Connection, policy: str, reserved: bool, by: dict[str, Any], now: str
 ) -> None:

@@ -207,17 +207,22 @@ def write_transaction(conn: Connection) -> Iterator[None]:
     own transaction object, whose begin hook sees the driver already in a transaction and
     issues nothing; that object then commits or rolls back the same transaction. This
     keeps SQLAlchemy's transaction bookkeeping off the common append, which uses only
-    `Prepared` statements. Elsewhere it is an ordinary Core transaction.
+    `Prepared` statements. On a server the same holds (issue 44): the BEGIN is ours
+    (`_own_begin`), and the COMMIT goes with what is queued; a Core statement inside makes
+    SQLAlchemy autobegin its transaction object, which then ends with ours.
     """
     if conn.dialect.name != "sqlite":
-        with _own_begin(conn), conn.begin():
+        with _own_begin(conn):
             try:
                 yield
+                _commit_with_queued(conn)
             except BaseException:
                 conn.info[_QUEUE] = []  # never sent: the transaction is rolled back
                 conn.info.pop(_AT_COMMIT, None)
+                _server_rollback(conn)
                 raise
-            _commit_with_queued(conn)
+            if conn.in_transaction():
+                conn.commit()  # SQLAlchemy's object only: the driver's transaction is over
         return
     sqlite_begin(conn)
     try:
@@ -226,6 +231,18 @@ def write_transaction(conn: Connection) -> Iterator[None]:
         sqlite_rollback(conn)
         raise
     sqlite_commit(conn)
+
+
+def _server_rollback(conn: Connection) -> None:
+    """End a failed server write transaction: SQLAlchemy's object if a Core statement began
+    one, else the driver's (it sends ROLLBACK only if the server has a transaction open)."""
+    if conn.in_transaction():
+        conn.rollback()
+        return
+    try:
+        conn.connection.driver_connection.rollback()  # type: ignore[union-attr]
+    except conn.dialect.loaded_dbapi.Error:
+        conn.invalidate()  # a connection that cannot roll back is not handed out again
 
 
 def sqlite_begin(conn: Connection) -> None:

@@ -120,6 +120,8 @@ def _bring_to_head(engine: Engine, rev: str | None, backup_dir: Path | None) -> 
                 f"{HEAD}: {_reason(exc)}; the store was not changed"
             ) from exc
     try:
+        if rev is None and db.is_sqlite(engine) and _create_at_head(engine):
+            return None
         _upgrade(engine)
     except StoreError:
         raise
@@ -150,6 +152,73 @@ def _failure(engine: Engine, rev: str | None, exc: BaseException, backup: Path |
     return f"upgrading the store from schema {rev} to {HEAD} failed ({_reason(exc)}); {kept}{where}"
 
 
+#: A new SQLite store's schema at HEAD, as the migrations leave it (`sqlite_schema`): made
+#: in one step from this file instead of 21 steps through Alembic, which `boris init`, the
+#: demo and every test's new store paid (about 200 ms of migrating, 360 of importing
+#: Alembic). Rails loads schema.rb and Alembic's cookbook does create_all + stamp for the
+#: same reason. tests/test_migrations_snapshot.py holds it to the migrations; a snapshot of
+#: another revision is not used, so a new migration without one is only slower, never wrong.
+SNAPSHOT = MIGRATIONS_DIR / "sqlite_head.json"
+#: The order a schema is made in: a table before its indexes and the triggers on it.
+_KINDS = ("table", "index", "trigger", "view")
+
+
+def _create_at_head(engine: Engine) -> bool:
+    """Make a new SQLite store's schema from SNAPSHOT in one write transaction; False when
+    the snapshot is missing or of another revision (the migrations then run)."""
+    import json
+
+    try:
+        snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if snapshot.get("revision") != HEAD:
+        return False
+    with db.writer(engine).begin() as conn:
+        for statement in snapshot["statements"]:
+            conn.exec_driver_sql(statement)
+        conn.execute(sa.text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD})
+        conn.execute(
+            sa.text("INSERT INTO store_meta (key, value) VALUES ('written_by', :v)"),
+            {"v": __version__},
+        )
+    return True
+
+
+def sqlite_schema(engine: Engine) -> list[str]:
+    """The statements that make `engine`'s SQLite schema: each table, index, trigger and view
+    as SQLite keeps it, in the order they can be made in (SQLite's own tables and the
+    indexes it makes for a constraint are made with their table)."""
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
+        ).all()
+    ordered = sorted(rows, key=lambda row: _KINDS.index(row[0]))  # stable: rowid within a kind
+    return [str(row[2]) for row in ordered]
+
+
+def migrated_sqlite_schema() -> list[str]:
+    """The schema the migrations make on a new SQLite database."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        engine = db.create_engine(f"sqlite:///{Path(scratch) / 'schema.sqlite'}")
+        try:
+            _upgrade(engine)
+            return sqlite_schema(engine)
+        finally:
+            engine.dispose()
+
+
+def write_snapshot() -> None:
+    """Write SNAPSHOT from the migrations: `python -m store.migrate` after adding one."""
+    import json
+
+    text = json.dumps({"revision": HEAD, "statements": migrated_sqlite_schema()}, indent=1)
+    SNAPSHOT.write_text(text + "\n", encoding="utf-8")
+
+
 def _upgrade(engine: Engine) -> None:
     from alembic import command
     from alembic.config import Config
@@ -169,3 +238,7 @@ def _upgrade(engine: Engine) -> None:
             sa.text("INSERT INTO store_meta (key, value) VALUES ('written_by', :v)"),
             {"v": __version__},
         )
+
+
+if __name__ == "__main__":
+    write_snapshot()

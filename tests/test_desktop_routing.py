@@ -191,3 +191,35 @@ def test_the_rules_panel_and_the_batch_table_speak_the_stores_labels_not_its_val
     qtbot.waitUntil(lambda: d.result_text(0) != "", timeout=WAIT_MS)
     assert d.result_text(0) == "Recorded: sent back for changes"
     assert people.approval(tid, sent_back)["state"] == "sent_back"  # the value, in the record
+
+
+def test_a_window_opened_after_an_escalation_came_due_records_it_soon(
+    qtbot,
+    people: Signed,
+    store: Store,
+    window_store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nothing ran while it came due; the window asks a moment after it opens, not a whole
+    interval later."""
+    from boris_desktop.queue.escalations import EVERY_MS, FIRST_MS
+
+    assert FIRST_MS < EVERY_MS
+    clock = HeldClock(monkeypatch)
+    clock.hold()
+    tid, routed, _plain = _route(people)
+    clock.move(61)
+    _reviewer(monkeypatch, tmp_path, "ben")
+    w = open_window(qtbot, window_store)
+    w.views.setCurrentWidget(w.queue)
+    # Shown as escalated from the first read (who may decide is judged when read)...
+    qtbot.waitUntil(lambda: "escalated to person:olga" in _whys(w).get(routed, ""), timeout=WAIT_MS)
+
+    # ...and recorded by the window a moment after it opened, once.
+    def recorded() -> int:
+        return len([e for e in store.events(tid) if e["type"] == ApprovalEscalated.TYPE])
+
+    qtbot.waitUntil(lambda: recorded() == 1, timeout=FIRST_MS + 8000)
+    qtbot.wait(300)
+    assert recorded() == 1

@@ -15,8 +15,9 @@ from PySide6.QtCore import QObject, QTimer
 from boris_desktop.decide.base import reviewer_actor
 from boris_desktop.host import Host
 
-#: How often the window asks (a read when nothing is due).
+#: How often the window asks (a read when nothing is due), and how soon after a store opens.
 EVERY_MS = 15_000
+FIRST_MS = 2_000
 
 
 class EscalationTimer(QObject):
@@ -32,7 +33,10 @@ class EscalationTimer(QObject):
         self.timer.timeout.connect(self.tick)
 
     def start(self) -> None:
+        """Ask soon (a store just opened may have waited on nobody's tick; after the first
+        page is on screen), then every `EVERY_MS`."""
         self.timer.start()
+        QTimer.singleShot(FIRST_MS, self, self.tick)
 
     def tick(self) -> None:
         store, person = self.host.store, reviewer_actor()

@@ -117,6 +117,7 @@ _WHERE: dict[str, str] = {
     # decision views: what a person decides, built by the store (the window renders them)
     "ApprovalDecision": "store.reads.decision_views",
     "ApprovalVerdict": "store.reads.decision_views",
+    "OfferedRule": "store.reads.offered_rules",
     "Change": "store.reads.changes",
     "Send": "store.reads.changes",
     "Write": "store.reads.changes",
@@ -403,6 +404,7 @@ if TYPE_CHECKING:
         ToolUsed,
         model_saw,
     )
+    from store.reads.offered_rules import OfferedRule
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.queries import (  # issue 41
@@ -678,6 +680,7 @@ __all__ = [
     "ObjectiveRevision",  # issue 41
     "Observation",  # issue 41
     "ObserveEffect",
+    "OfferedRule",  # issue 42
     "OlderEvidence",
     "Opaque",
     "OpenFollowup",  # part L

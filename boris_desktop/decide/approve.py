@@ -25,6 +25,7 @@ from boris_desktop.decide.base import no_default, reviewer_actor
 from boris_desktop.decide.content_view import ContentView, file_state, same
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
+from boris_desktop.decide.offered import OfferedRules
 from boris_desktop.decide.respond import RespondPanel
 from boris_desktop.host import Host
 from boris_desktop.runtime.watch import FileWatcher
@@ -40,6 +41,7 @@ from store.api import (
     CommandRejected,
     DecideApproval,
     FileState,
+    OfferedRule,
     Opaque,
     Write,
 )
@@ -161,7 +163,7 @@ class ApproveDialog(Following):
         self.always_button = self.add_button(
             "A&lways…", "Decide calls like this one from now on: a standing rule"
         )
-        self.always_button.clicked.connect(self._always)
+        self.always_button.clicked.connect(lambda: self._always())
         # Answer as the tool (issue 42): where the request accepts it, the reviewer's result.
         self.respond_button = self.add_button(
             "Ans&wer as the tool…", "Give the tool's result yourself: the call is never run"
@@ -169,11 +171,12 @@ class ApproveDialog(Following):
         self.respond_button.setCheckable(True)
         self.respond_button.toggled.connect(self._responding)
 
-    def _always(self) -> None:
+    def _always(self, offered: OfferedRule | None = None) -> None:
+        """The Rules form for this call; `offered`: filled in from the framework's answer."""
         from boris_desktop.rules_panel import RulesDialog
 
         self.rules_dialog = RulesDialog(self.host)
-        self.rules_dialog.answer(self.task_id, self.approval_id)
+        self.rules_dialog.answer(self.task_id, self.approval_id, offered)
         self.rules_dialog.show()
 
     def _add_content(self, host: Host) -> None:
@@ -191,6 +194,10 @@ class ApproveDialog(Following):
         self.note = note_edit("A note for the record (optional)", "Note")
         self.add(plain_label("Note:"))
         self.add(self.note)
+        # Claude Code's "always" answers for the call, each as the rule it would be.
+        self.offered = OfferedRules()
+        self.offered.chosen.connect(self._always)
+        self.add(self.offered)
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
@@ -224,6 +231,9 @@ class ApproveDialog(Following):
             self.raw_toggle.setChecked(False)
         self.raw_toggle.setVisible(not opaque)
         self.edits.offer(d)
+        self.offered.show_view(d)
+        if self.respond_button.isChecked():
+            self.respond_panel.show_view(d)
         self.edit_button.setVisible(bool(d.editable))
         if d.why_not:
             self.refuse(f"This request cannot be decided: {d.why_not}.")

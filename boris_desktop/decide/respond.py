@@ -2,7 +2,9 @@
 
 Offered only where the store's decision view lists `respond` among the verdicts (the request
 carries a result schema, or says it accepts an answer). The panel shows the schema the store
-will check the result against and takes the result as JSON; the store checks it and records
+will check the result against and takes the result as JSON, or, where the store says the
+result is a string (`answer_as_text`: Claude Code's, LangGraph's and the OpenAI Agents SDK's
+calls), as plain text sent as that string, no quotes to type; the store checks it and records
 it as answered by the reviewer, never run (`store.api.RespondToApproval`, based on the digest
 shown). The window checks nothing itself: a result that does not fit is the store's refusal,
 shown in the dialog.
@@ -38,8 +40,11 @@ class RespondPanel(QWidget):
         self.schema.setAccessibleName("Result schema")
         self.schema.setMaximumHeight(120)
         layout.addWidget(self.schema)
-        layout.addWidget(plain_label("The tool's result, as JSON (it is never run):"))
+        self.result_label = plain_label("The tool's result, as JSON (it is never run):")
+        layout.addWidget(self.result_label)
         self.result = note_edit('{"…": …}', "Result")
+        #: Plain text: the result is the text as typed (the store says it is a string).
+        self.as_text = False
         layout.addWidget(self.result)
         # Never the default button: only a click (or its mnemonic) gives the answer.
         self.answer_button = no_default(QPushButton("&Give this answer"))
@@ -47,6 +52,17 @@ class RespondPanel(QWidget):
         layout.addWidget(self.answer_button)
 
     def show_view(self, d: ApprovalDecision) -> None:
+        self.as_text = d.answer_as_text
+        if self.as_text:
+            self.result_label.setText(
+                "The tool's result, as plain text — what the agent reads in its place "
+                "(the call is never run):"
+            )
+            self.result.setPlaceholderText("Write the tool's output here…")
+            self.result.setMaximumHeight(220)
+        else:
+            self.result_label.setText("The tool's result, as JSON (it is never run):")
+            self.result.setPlaceholderText('{"…": …}')
         if d.result_schema_json is None:
             self.schema_label.setText("The request declares no result schema: any JSON answers.")
             self.schema.hide()
@@ -56,7 +72,10 @@ class RespondPanel(QWidget):
         self.schema.show()
 
     def result_value(self) -> Any:
-        """The result as typed; ValueError (the dialog's refusal) when it is not JSON."""
+        """The result as typed; ValueError (the dialog's refusal) when it is not JSON. Plain
+        text is the string as written (the store checks it against the schema)."""
+        if self.as_text:
+            return self.result.toPlainText()
         text = self.result.toPlainText().strip()
         if not text:
             raise ValueError("write the tool's result (JSON) first")

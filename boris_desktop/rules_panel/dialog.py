@@ -85,6 +85,15 @@ class GrantForm(QWidget):
             self.verdict.addItem(v.label, v)
         form.addRow("Decide them", self.verdict)
         self.note = self._field(form, "Note", "why, for whoever reads the rule")
+        #: Where the rule came from (a framework's offered answer), kept with it.
+        self.origin = ""
+
+    def offer(self, rule: api.OfferedRule) -> None:
+        """Filled in from a framework's offered "always" answer (the store's reading of it)."""
+        self.scope.setCurrentIndex(self.scope.findData(rule.scope))
+        self.verdict.setCurrentIndex(self.verdict.findData(rule.verdict))
+        self.payload.setText(rule.payload_json or "")
+        self.origin = f"{rule.host}'s suggestion: {rule.words}"[:120]
 
     def fill(self, draft: api.RuleDraft) -> None:
         """A rule answering one pending call: its task, tool and target exactly, its agent
@@ -128,6 +137,7 @@ class GrantForm(QWidget):
             expires_in_seconds=float(self.expiry.currentData()),
             verdict=self.verdict.currentData(),
             note=self.note.text().strip(),
+            origin=self.origin,
         )
 
 
@@ -174,6 +184,7 @@ class RulesDialog(QDialog):
         self.form = GrantForm()
         layout.addWidget(self.form)
         self.draft: api.RuleDraft | None = None
+        self.offered: api.OfferedRule | None = None
         self.also = QCheckBox()
         self.also.setAccessibleName("Also decide the request answered")
         self.also.hide()
@@ -261,8 +272,12 @@ class RulesDialog(QDialog):
             lambda: api.RevokeStandingRule(rule_id=chosen.id, reason=reason, based_on=version)
         )
 
-    def answer(self, task_id: str, approval_id: str) -> None:
-        """Offer a rule answering this pending request: "allow calls like this"."""
+    def answer(
+        self, task_id: str, approval_id: str, offered: api.OfferedRule | None = None
+    ) -> None:
+        """Offer a rule answering this pending request: "allow calls like this"; `offered`:
+        as the framework's offered answer has it."""
+        self.offered = offered
         store = self.host.store
         if store is None:
             return
@@ -276,6 +291,8 @@ class RulesDialog(QDialog):
     def show_draft(self, draft: api.RuleDraft) -> None:
         self.draft = draft
         self.form.fill(draft)
+        if self.offered is not None:
+            self.form.offer(self.offered)
         self.also.setText(f"Also decide {draft.approval_id} now, as the rule does")
         self.also.setChecked(True)
         self.also.show()

@@ -23,6 +23,7 @@ from ..errors import UnknownApproval
 from ..model import Actor
 from ..rules import respond as respond_rules
 from .changes import Change, Facts, Send, change_of, pretty_json
+from .offered_rules import OfferedRule, offered_rules
 from .routing import routing_words
 
 
@@ -107,6 +108,12 @@ class ApprovalDecision:
     #: The JSON Schema (as JSON text) a person's answer in the tool's place must fit, where
     #: the request carries one (`respond` is then among the verdicts).
     result_schema_json: str | None = None
+    #: The tool's result is a string (its schema's type): the person writes plain text and
+    #: it is sent as that string, no JSON quoting; False: the result is typed as JSON.
+    answer_as_text: bool = False
+    #: The "always" answers the framework offered with the call (Claude Code's permission
+    #: suggestions), each as the standing rule it would be; empty when none, or undecidable.
+    offered: tuple[OfferedRule, ...] = ()
 
     @property
     def decidable(self) -> bool:
@@ -223,6 +230,8 @@ def approval_decision(
         approved_by=tuple(a for a in map(_actor, row.approved_by or ()) if a is not None),
         routing=routing_words(conn, task_id, approval_id, now),
         result_schema_json=_schema_json(payload, declared),
+        answer_as_text=_text_schema(payload, declared),
+        offered=_offered(conn, task_id, approval_id, payload, requester, why),
     )
 
 
@@ -251,6 +260,26 @@ def _verdicts(
 def _schema_json(payload: dict[str, Any], declared: dict[str, Any] | None = None) -> str | None:
     schema = respond_rules.result_schema(payload, declared)
     return None if schema is None else pretty_json(schema)
+
+
+def _offered(
+    conn: Connection,
+    task_id: str,
+    approval_id: str,
+    payload: dict[str, Any],
+    requester: Actor | None,
+    why_not: str | None,
+) -> tuple[OfferedRule, ...]:
+    """The framework's offered "always" answers, while the request can be decided."""
+    if why_not is not None or requester is None:
+        return ()
+    return offered_rules(conn, task_id, approval_id, payload, f"{requester.kind}:{requester.id}")
+
+
+def _text_schema(payload: dict[str, Any], declared: dict[str, Any] | None = None) -> bool:
+    """Whether the tool's result is a string (`{"type": "string"}`), typed as plain text."""
+    schema = respond_rules.result_schema(payload, declared)
+    return schema is not None and schema.get("type") == "string"
 
 
 def _editable(payload: dict[str, Any], change: Change, effect_id: str | None) -> tuple[str, ...]:

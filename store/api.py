@@ -118,6 +118,15 @@ _WHERE: dict[str, str] = {
     "ApprovalDecision": "store.reads.decision_views",
     "ApprovalVerdict": "store.reads.decision_views",
     "OfferedRule": "store.reads.offered_rules",
+    # a reviewer's passkeys (issue 43): File › Reviewer…
+    "Passkey": "store.reads.passkeys",
+    "PasskeyRefused": "store.commands.passkeys",
+    "ReviewerPasskeys": "store.services.reviewer",
+    "ServeLine": "store.services.reviewer",
+    "reviewer_passkeys": "store.services.reviewer",
+    "revoke_reviewer_passkey": "store.services.reviewer",
+    "serve_argv": "store.services.reviewer",
+    "serve_line": "store.services.reviewer",
     "Change": "store.reads.changes",
     "Send": "store.reads.changes",
     "Write": "store.reads.changes",
@@ -319,6 +328,7 @@ if TYPE_CHECKING:
     from store.commands.effects import CancelEffect, ObserveEffect, ReconcileEffect
     from store.commands.late import AcknowledgeLateChanges, OpenFollowup  # part L
     from store.commands.leases import TakeOver
+    from store.commands.passkeys import PasskeyRefused  # issue 43
     from store.commands.respond import RespondToApproval
 
     # standing rules (issue 42)
@@ -405,6 +415,7 @@ if TYPE_CHECKING:
         model_saw,
     )
     from store.reads.offered_rules import OfferedRule
+    from store.reads.passkeys import Passkey  # issue 43
     from store.reads.peek import peek_tasks
     from store.reads.phase_views import PhaseCompletion, PhaseInputView, PhaseOutcome
     from store.reads.queries import (  # issue 41
@@ -547,6 +558,14 @@ if TYPE_CHECKING:
     from store.services.reconcile import observe_and_judge, reconcile_by_hand
     from store.services.respond import AnsweredResult, answered_result, respond
     from store.services.resume import brief_markdown, resume_brief
+    from store.services.reviewer import (  # issue 43
+        ReviewerPasskeys,
+        ServeLine,
+        reviewer_passkeys,
+        revoke_reviewer_passkey,
+        serve_argv,
+        serve_line,
+    )
     from store.services.standing_rules import (
         RuleDraft,
         grant_standing_rule,
@@ -685,6 +704,8 @@ __all__ = [
     "Opaque",
     "OpenFollowup",  # part L
     "PagedInbox",  # part W
+    "Passkey",  # issue 43
+    "PasskeyRefused",  # issue 43
     "PastDecision",  # issue 41
     "Phase",  # issue 41
     "PhaseBlocked",
@@ -710,6 +731,7 @@ __all__ = [
     "RetentionItem",  # issue 41
     "RetiredItem",  # issue 41
     "RetiredWeight",  # part R
+    "ReviewerPasskeys",  # issue 43
     "RevokeStandingRule",  # issue 42
     "RevokedApproval",
     "RuleDraft",  # issue 42
@@ -719,6 +741,7 @@ __all__ = [
     "RunStatus",
     "ScopeViolation",
     "Send",
+    "ServeLine",  # issue 43
     "SetBudget",
     "SetStatus",
     "ShownTask",  # issue 41
@@ -819,10 +842,14 @@ __all__ = [
     "resolve",
     "respond",  # issue 42
     "resume_brief",
+    "reviewer_passkeys",  # issue 43
+    "revoke_reviewer_passkey",  # issue 43
     "revoke_standing_rule",  # issue 42
     "rule_draft",  # issue 42
     "rule_from_answer",  # issue 42
     "same_state",
+    "serve_argv",  # issue 43
+    "serve_line",  # issue 43
     "signers",
     "stop_plan",
     "summary_markdown",

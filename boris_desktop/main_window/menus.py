@@ -50,6 +50,9 @@ class Menus(QObject):
         who = QAction("&Reviewer…", owner)
         who.triggered.connect(w.ask_reviewer)
         file.addAction(who)
+        passkeys = QAction("Reviewer &Passkeys…", owner)  # issue 43: decide on the phone
+        passkeys.triggered.connect(self.show_passkeys)
+        file.addAction(passkeys)
         self.export_key_action = QAction("Export My Public &Key…", owner)
         self.export_key_action.setToolTip(
             "Your public key as a keys-file line, for others to trust or verify your decisions"
@@ -132,6 +135,17 @@ class Menus(QObject):
             return
         self.rules_dialog = RulesDialog(self.w)
         self.rules_dialog.show()
+
+    def show_passkeys(self) -> None:
+        """The reviewer's passkeys (issue 43), one dialog at a time."""
+        from boris_desktop.reviewer import PasskeysDialog
+
+        open_ = getattr(self, "passkeys_dialog", None)
+        if open_ is not None and open_.isVisible():
+            open_.raise_()
+            return
+        self.passkeys_dialog = PasskeysDialog(self.w)
+        self.passkeys_dialog.show()
 
     def _find_task(self) -> None:
         self.w.search.setFocus()

@@ -59,6 +59,7 @@ from .narrative import ClaimIn, RecordNarrative
 from .respond import RespondToApproval
 from .retention import ExpireContent, SetRetention
 from .routing import EscalateDue, SetGroup, SetRoute
+from .rule_ticks import DecideByStandingRules
 from .standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
 from .waits import CancelWait, RecordWait, SettleWait
 
@@ -82,6 +83,7 @@ __all__ = [
     "Content",
     "CreateTask",
     "DecideApproval",
+    "DecideByStandingRules",
     "DispatchEffect",
     "EndMcpTask",
     "EscalateDue",

@@ -31,6 +31,7 @@ from ..reads import standing_rules as on_record
 from ..rules.authority import TeamRole
 from ..rules.standing_rules import (
     MAX_RULE_SECONDS,
+    CallAsked,
     RuleStanding,
     RuleTerms,
     standing,
@@ -186,19 +187,7 @@ def _decide_pending(tx: Tx, terms: RuleTerms, person: Actor) -> None:
         ).scalar_one()
         if state != "pending":
             continue  # decided by someone while this waited for the task's lock
-        tx.emit(
-            str(task_id),
-            ev.ApprovalRuled(
-                approval_id=str(approval_id),
-                rule_id=terms.rule_id,
-                rule_task_id=terms.task_id,
-                rule_seq=terms.seq,
-                granted_by=terms.granted_by,
-                decision=terms.verdict,  # type: ignore[arg-type]  # RuleVerdict's values
-                session_id=session,
-            ),
-            person,
-        )
+        record_ruled(tx, str(task_id), str(approval_id), terms, session, person)
         settle_status(tx, str(task_id), person)
 
 
@@ -278,40 +267,70 @@ def decide_by_rule(tx: Tx, task_id: str, approval_id: str, actor: Actor) -> str 
     if _agents_role(tx):
         # A team store's server refuses an agents' role the approved state a rule's decision
         # writes (store.team's projection guard), and the share lock on the rule's row that
-        # deciding by it takes: a person decides it (a reviewers' login).
+        # deciding by it takes: a person decides it (a reviewers' login), or the rule's own
+        # person's process does, when it ticks (store.commands.rule_ticks).
         return None
     session = _session_of(tx, task_id, actor)
     call = call_from_log(tx.conn, task_id, approval_id, session)
     if isinstance(call, str) or call.reserved or call.needed > 1:
         return None  # a rule covers tool calls and effects (what has a target), one person's
-    found = (on_record.grant_on_record(tx.conn, *p, prove=False) for p in places)
+    terms = covering_rule(tx.conn, places, call, tx.now, lock=True)
+    if terms is None:
+        return None
+    record_ruled(tx, task_id, approval_id, terms, session, actor)
+    return terms.rule_id
+
+
+def covering_rule(
+    conn: Any,
+    places: list[tuple[str, str, int]],
+    call: CallAsked,
+    now: str,
+    *,
+    lock: bool,
+    asked_at: str | None = None,
+) -> RuleTerms | None:
+    """The standing rule that decides `call` at `now`: the oldest active one that covers it
+    whose grant a person's trusted key signed; None when none does. `lock`: each candidate's
+    lock shared before its grant is read again (a revocation that was being written is seen).
+    `asked_at`: only a rule granted by the time the call was asked."""
+    found = (on_record.grant_on_record(conn, *p, prove=False) for p in places)
     grants = [g for g in found if not isinstance(g, str)]
     for g in sorted(grants, key=lambda g: g.terms.granted_at):
-        if standing(g.terms, tx.now) != RuleStanding.ACTIVE:
+        if asked_at is not None and g.terms.granted_at > asked_at:
             continue
-        if why_not_deciding(g.terms, call, tx.now) is not None:
+        if standing(g.terms, now) != RuleStanding.ACTIVE:
             continue
-        # Its row shared, then read again (a revocation that was being written is seen now),
-        # and its signature checked: only a person's proved grant decides.
-        on_record.where_is(tx.conn, g.terms.rule_id, lock="share")
-        again = on_record.grant_on_record(tx.conn, g.terms.rule_id, g.terms.task_id, g.terms.seq)
+        if why_not_deciding(g.terms, call, now) is not None:
+            continue
+        # Read again (under its lock, where asked), and its signature checked: only a
+        # person's proved grant decides.
+        if lock:
+            on_record.where_is(conn, g.terms.rule_id, lock="share")
+        again = on_record.grant_on_record(conn, g.terms.rule_id, g.terms.task_id, g.terms.seq)
         if isinstance(again, str) or again.unsigned is not None:
             continue
-        if why_not_deciding(again.terms, call, tx.now) is not None:
+        if why_not_deciding(again.terms, call, now) is not None:
             continue
-        r = g.terms
-        tx.emit(
-            task_id,
-            ev.ApprovalRuled(
-                approval_id=approval_id,
-                rule_id=r.rule_id,
-                rule_task_id=r.task_id,
-                rule_seq=r.seq,
-                granted_by=r.granted_by,
-                decision=r.verdict,  # type: ignore[arg-type]  # RuleVerdict's values
-                session_id=session,
-            ),
-            actor,
-        )
-        return r.rule_id
+        return again.terms
     return None
+
+
+def record_ruled(
+    tx: Tx, task_id: str, approval_id: str, r: RuleTerms, session: str | None, actor: Actor
+) -> None:
+    """The record of a request decided by rule `r` (`approval.ruled`), written by `actor`:
+    the call's requester as it asks, or the rule's own person."""
+    tx.emit(
+        task_id,
+        ev.ApprovalRuled(
+            approval_id=approval_id,
+            rule_id=r.rule_id,
+            rule_task_id=r.task_id,
+            rule_seq=r.seq,
+            granted_by=r.granted_by,
+            decision=r.verdict,  # type: ignore[arg-type]  # RuleVerdict's values
+            session_id=session,
+        ),
+        actor,
+    )

@@ -70,6 +70,8 @@ AUTHORITY: dict[str, Authority] = {
     "grant_standing_rule": Authority(_PERSON, events=("rule.granted",)),
     "revoke_standing_rule": Authority(_PERSON, events=("rule.revoked",)),
     "reserve_policy": Authority(_PERSON),
+    # A person's process applies their own rules to calls an agents' login asked (a team store).
+    "decide_by_standing_rules": Authority(_PERSON),
     # Answering in the tool's place (issue 42, "respond"): a person supplies the call's result.
     "respond_to_approval": Authority(_PERSON, events=("approval.answered",)),
     # Routing (issue 42): who decides a policy's requests, and the groups it names.

@@ -11,6 +11,13 @@ store's own action (`system:boris`, as the store records what it judged itself; 
 agent's own name from an agent's process, whose key signs nothing in the store's), each
 escalation once however many processes tick at the same moment (the command takes the
 task's row lock before it reads the escalations already recorded).
+
+The same tick applies a person's standing rules where the call's asker could not: on a team
+store an agents' login may not write a rule's decision, so a call a person's rule covers,
+asked through it, waits (store.commands.standing_rules.decide_by_rule). A person's tick
+decides each such request their own active rule covers (`rules_due`, a read first; then
+`DecideByStandingRules` in their name, signed by their key), recorded as decided by the rule
+as on SQLite, where the rule decides as the call is asked and no tick finds anything.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Callable
 
 from .. import db
 from ..commands.routing import EscalateDue
+from ..commands.rule_ticks import DecideByStandingRules, rules_due
 from ..model import Actor
 from ..reads.routing import pending_routes
 from ..rules.routing import escalation_due, next_escalation
@@ -60,23 +68,42 @@ def next_due(store: Store) -> str | None:
 
 
 def escalate_due(store: Store, ticker: Actor) -> list[str]:
-    """Record every escalation due now; TASK/APPROVAL each. A read when nothing is due.
+    """Record every escalation due now, and (a person's tick) decide the requests their own
+    standing rules decide that an agents' login asked; TASK/APPROVAL each. A read when
+    nothing is due.
 
     `ticker`: who runs the process that ticks. A person's process (the window, `boris serve`,
-    cron as a person) records it as the store's own action, `system:boris`, signed by their
-    key; an agent's (`boris mcp`) in the agent's own name, as an agent's key signs nothing
-    in the store's (store.signing.seal). Either way what is recorded is the store's
-    judgement, and `boris verify` checks it was due."""
+    cron as a person) records an escalation as the store's own action, `system:boris`, signed
+    by their key; an agent's (`boris mcp`) in the agent's own name, as an agent's key signs
+    nothing in the store's (store.signing.seal). Either way what is recorded is the store's
+    judgement, and `boris verify` checks it was due. A rule's decision is the person's, in
+    their name: an agent's tick makes none."""
     due, _ = due_now(store)
-    if not due:
+    ruled = rules_due_now(store, ticker)
+    if not due and not ruled:
         return []
-    command = EscalateDue()
     store.sign_as(ticker)  # only now that something is written: their key signs it
-    if ticker.kind == "person":
-        done: list[str] = store.execute_as_store(command)
-    else:
-        done = store.execute(command, ticker)
+    done: list[str] = []
+    if due:
+        command = EscalateDue()
+        if ticker.kind == "person":
+            done += store.execute_as_store(command)
+        else:
+            done += store.execute(command, ticker)
+    if ruled:
+        done += store.execute(DecideByStandingRules(), ticker)
     return done
+
+
+def rules_due_now(store: Store, person: Actor) -> list[str]:
+    """The requests (TASK/APPROVAL) that `person`'s own standing rules decide now and only
+    their process may record (asked through a team store's agents' login). A read only; []
+    for an agent."""
+    if person.kind != "person":
+        return []
+    with store.read() as conn:
+        now = db.database_now(conn)
+        return [d.key for d in rules_due(conn, person.id, now)]
 
 
 class Ticker:

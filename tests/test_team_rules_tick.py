@@ -1,0 +1,162 @@
+"""A person's standing rule decides the calls an agents' login asks, from the person's own
+tick (issue 42, team stores).
+
+PostgreSQL only, with the team's roles as `boris roles-sql` prints them (tests/test_team_roles
+`team` fixture): the agent asks through the agents' login (the team MCP server's), which may
+not write a rule's decision, so the call waits as it is asked; ana's process, through a
+reviewers' login, records due escalations and decides it by her rule, in her name. Never a
+revoked or expired rule, a reserved policy, a call asked before the rule, or another
+person's rule; once however many of her processes tick. `boris verify` passes afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from test_routing_team import OLGA, _agent, _ask, _reviewer, _state, task  # noqa: F401
+from test_team_roles import AGENT, PERSON, Team, team  # noqa: F401  (the fixtures)
+
+from store import Actor, Store
+from store.commands.standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
+from store.events import ApprovalRuled
+from store.services import escalations
+from store.services.verify import verify
+
+
+def _ruled(s: Store, task_id: str) -> list[dict[str, object]]:
+    return [e for e in s.events(task_id) if e["type"] == ApprovalRuled.TYPE]
+
+
+def _grant(
+    s: Store, task_id: str, tool: str, seconds: float = 3600, by: Actor = PERSON, **kw: Any
+) -> str:
+    grant = GrantStandingRule(task_id=task_id, tool=tool, expires_in_seconds=seconds, **kw)
+    return str(s.execute(grant, by))
+
+
+def _verified(s: Store) -> None:
+    report = verify(s, remember=False)
+    assert report.ok, [p.line() for p in report.problems]
+
+
+def test_the_persons_tick_decides_by_her_rule_what_the_agent_login_asked(
+    team: Team,  # noqa: F811
+    tmp_path: Path,
+    task: str,  # noqa: F811
+) -> None:
+    with _reviewer(team, tmp_path) as s:
+        rule = _grant(s, task, "Bash")
+    with _agent(team, tmp_path) as s:
+        apr = _ask(s, 1, "Bash")
+        assert _state(s, apr) == "pending"  # the agents' login may not write the rule's decision
+        # The agent's own tick (boris mcp's) decides nothing by a person's rule.
+        assert escalations.rules_due_now(s, AGENT) == []
+        assert escalations.escalate_due(s, AGENT) == []
+        assert _state(s, apr) == "pending"
+    with _reviewer(team, tmp_path) as s:
+        assert escalations.rules_due_now(s, OLGA) == []  # not olga's rule
+        assert escalations.rules_due_now(s, PERSON) == [f"{task}/{apr}"]
+        assert escalations.escalate_due(s, PERSON) == [f"{task}/{apr}"]
+        assert escalations.escalate_due(s, PERSON) == []  # once
+        assert _state(s, apr) == "approved"
+        [ruled] = _ruled(s, task)
+        assert ruled["payload"]["rule_id"] == rule
+        assert ruled["payload"]["approval_id"] == apr
+        assert ruled["payload"]["granted_by"] == PERSON.id
+        assert ruled["actor"]["id"] == PERSON.id  # written by the rule's person
+        _verified(s)
+    # A later call of the same kind waits again until the next tick.
+    with _agent(team, tmp_path) as s:
+        second = _ask(s, 2, "Bash")
+        assert _state(s, second) == "pending"
+    with _reviewer(team, tmp_path) as s:
+        assert escalations.escalate_due(s, PERSON) == [f"{task}/{second}"]
+        assert _state(s, second) == "approved"
+        _verified(s)
+
+
+def test_no_tick_decides_after_revocation_or_expiry_a_reserved_policy_or_an_earlier_call(
+    team: Team,  # noqa: F811
+    tmp_path: Path,
+    task: str,  # noqa: F811
+) -> None:
+    with _agent(team, tmp_path) as s:
+        before = _ask(s, 0, "Grep")  # asked before any rule covering it
+    with _reviewer(team, tmp_path) as s:
+        _grant(s, task, "Grep", decide_pending=False)  # "only later calls"
+        revoked = _grant(s, task, "Bash")
+        _grant(s, task, "Read", seconds=1.5)
+        _grant(s, task, "Deploy")
+        s.execute(ReservePolicy(policy="deploys"), PERSON)
+    with _agent(team, tmp_path) as s:
+        bash = _ask(s, 1, "Bash")
+        read = _ask(s, 2, "Read")
+        deploy = _ask(s, 3, "Deploy", policy="deploys")
+    with _reviewer(team, tmp_path) as s:
+        s.execute(RevokeStandingRule(rule_id=revoked, reason="enough"), PERSON)
+        expired_at = s.now()
+        while s.now() <= expired_at or len(escalations.rules_due_now(s, PERSON)) > 0:
+            time.sleep(0.1)  # the Read rule expires
+        assert escalations.escalate_due(s, PERSON) == []
+        for apr in (before, bash, read, deploy):
+            assert _state(s, apr) == "pending", apr
+        assert _ruled(s, task) == []
+        _verified(s)
+
+
+def test_two_processes_of_hers_ticking_at_once_decide_each_call_once(
+    team: Team,  # noqa: F811
+    tmp_path: Path,
+    task: str,  # noqa: F811
+) -> None:
+    with _reviewer(team, tmp_path) as s:
+        _grant(s, task, "Bash")
+    with _agent(team, tmp_path) as s:
+        asked = [_ask(s, n, "Bash") for n in range(3)]
+    stores = [Store.open(tmp_path / f"ticker{n}", url=team.reviewer_url) for n in range(2)]
+    start = threading.Barrier(len(stores))
+    got: list[list[str]] = []
+
+    def tick(s: Store) -> None:
+        start.wait()
+        got.append(escalations.escalate_due(s, PERSON))
+
+    threads = [threading.Thread(target=tick, args=(s,)) for s in stores]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    try:
+        assert sorted(k for done in got for k in done) == sorted(f"{task}/{a}" for a in asked)
+        ruled = _ruled(stores[0], task)
+        assert sorted(str(e["payload"]["approval_id"]) for e in ruled) == sorted(asked)
+        assert all(_state(stores[0], a) == "approved" for a in asked)
+        _verified(stores[0])
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_an_older_rule_of_another_person_decides_first_and_hers_waits(
+    team: Team,  # noqa: F811
+    tmp_path: Path,
+    task: str,  # noqa: F811
+) -> None:
+    """The oldest covering rule decides, as when the call is asked on SQLite: olga's older
+    rejecting rule is hers to apply; ana's tick leaves it, olga's rejects it."""
+    with _reviewer(team, tmp_path) as s:
+        _grant(s, task, "Bash", verdict="rejected", by=OLGA)
+        _grant(s, task, "Bash")
+    with _agent(team, tmp_path) as s:
+        apr = _ask(s, 1, "Bash")
+    with _reviewer(team, tmp_path) as s:
+        assert escalations.escalate_due(s, PERSON) == []
+        assert _state(s, apr) == "pending"
+        assert escalations.escalate_due(s, OLGA) == [f"{task}/{apr}"]
+        assert _state(s, apr) == "rejected"
+        [ruled] = _ruled(s, task)
+        assert ruled["actor"]["id"] == OLGA.id
+        _verified(s)

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QWidget
 
 from boris_desktop.decide.base import no_default, reviewer_actor
@@ -191,13 +192,13 @@ class ApproveDialog(Following):
         self.raw_toggle.toggled.connect(self.payload.setVisible)
         self.add(self.raw_toggle)
         self.add(self.payload, 1)
-        self.note = note_edit("A note for the record (optional)", "Note")
-        self.add(plain_label("Note:"))
-        self.add(self.note)
         # Claude Code's "always" answers for the call, each as the rule it would be.
         self.offered = OfferedRules()
         self.offered.chosen.connect(self._always)
         self.add(self.offered)
+        self.note = note_edit("A note for the record (optional)", "Note")
+        self.add(plain_label("Note:"))
+        self.add(self.note)
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
@@ -403,6 +404,8 @@ class ApproveDialog(Following):
         self.respond_panel.setVisible(on)
         if on:
             self.respond_panel.result.setFocus()
+            # Below the note: in sight on a short screen too, once laid out.
+            QTimer.singleShot(0, lambda: self.body_scroll.ensureWidgetVisible(self.respond_panel))
 
     def respond(self) -> None:
         d, note = self.decision, self.note.toPlainText().strip()

@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QButtonGroup, QPushButton, QRadioButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QHBoxLayout,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from boris_desktop.decide.base import no_default
 from boris_desktop.ui.widgets import plain_label
@@ -46,7 +53,10 @@ class OfferedRules(QWidget):
         self.allow_button.setEnabled(False)
         self.allow_button.clicked.connect(self._allow)
         self.group.buttonToggled.connect(lambda *_: self.refresh())
-        self.layout_.addWidget(self.allow_button)
+        row = QHBoxLayout()
+        row.addWidget(self.allow_button)
+        row.addStretch(1)
+        self.layout_.addLayout(row)
         self.decidable = False
         self.hide()
 

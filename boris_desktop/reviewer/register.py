@@ -49,6 +49,7 @@ class RegisterPanel(QWidget):
         self.port.setRange(1024, 65535)
         self.port.setValue(8765)  # boris serve's own default
         self.port.setAccessibleName("Port")
+        self.port.setMaximumWidth(110)
         form.addRow("Port:", self.port)
         layout.addLayout(form)
         row = QHBoxLayout()

@@ -10,6 +10,7 @@ node_modules) [localSettings]"); the window signs with rita's own key from her c
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from test_claude_code_permission_hooks import ASKED_PR, Hook, permission_request
 from test_desktop_actions import WAIT_MS, armed, done, open_window
 
 from store import Store
+from store.api import Opaque
 from store.services.respond import answered_result
 
 AGENT = "agent:claude"
@@ -113,6 +115,10 @@ def test_claude_codes_offered_always_answer_opens_the_rules_form_filled_in(
     w = open_window(qtbot, window_store, task)
     d = _dialog(qtbot, w, task, asked["id"])
 
+    # The call's arguments are its content: shown as that JSON, not as an unreadable upload.
+    assert isinstance(d.decision.change, Opaque)
+    assert json.loads(d.decision.change.payload_json) == ASKED_PR["tool_input"]
+    assert "whose arguments (this JSON) are the whole of it" in d.decision.change.why
     (offer,) = d.decision.offered
     assert offer.words == "allow Bash(rm -rf node_modules) [localSettings]"
     assert offer.fields == ("command",)

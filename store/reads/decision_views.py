@@ -22,7 +22,7 @@ from ..blobs import BlobStore
 from ..errors import UnknownApproval
 from ..model import Actor
 from ..rules import respond as respond_rules
-from .changes import Change, Facts, Send, change_of, pretty_json
+from .changes import Change, Facts, Opaque, Replace, Send, Upload, change_of, pretty_json
 from .offered_rules import OfferedRule, offered_rules
 from .routing import routing_words
 
@@ -202,7 +202,7 @@ def approval_decision(
     why = rules.why_undecidable(state, row.expires_at, now, row.decided_by)
     payload = dict(row.payload or {})
     requester = _actor(row.requester)
-    change = change_of(payload, _facts(conn, row), blobs)
+    change = _call_of(change_of(payload, _facts(conn, row), blobs), payload, row.payload_digest)
     declared = _declared_schema(conn, row)
     return ApprovalDecision(
         task_id=task_id,
@@ -260,6 +260,18 @@ def _verdicts(
 def _schema_json(payload: dict[str, Any], declared: dict[str, Any] | None = None) -> str | None:
     schema = respond_rules.result_schema(payload, declared)
     return None if schema is None else pretty_json(schema)
+
+
+def _call_of(change: Change, payload: dict[str, Any], payload_digest: str) -> Change:
+    """A framework's tool call (Claude Code's, LangGraph's, the OpenAI Agents SDK's) intends
+    exactly its arguments at its destination: the content is the prepared object itself, kept
+    in the approval, not a blob of its own; shown as that JSON, not as an unreadable upload."""
+    if isinstance(change, Upload | Replace) and change.digest == payload_digest:
+        return Opaque(
+            pretty_json(payload),
+            f"it is a call of {change.target}, whose arguments (this JSON) are the whole of it",
+        )
+    return change
 
 
 def _offered(

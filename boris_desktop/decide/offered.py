@@ -38,7 +38,7 @@ class OfferedRules(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.layout_ = QVBoxLayout(self)
-        self.layout_.setContentsMargins(0, 0, 0, 0)
+        self.layout_.setContentsMargins(0, 6, 0, 0)  # apart from the content above
         self.title = plain_label("", name="Offered always answers")
         self.layout_.addWidget(self.title)
         self.group = QButtonGroup(self)

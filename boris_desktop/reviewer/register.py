@@ -7,7 +7,7 @@ prints. The server stops when the panel does (the dialog closes, or Stop is pres
 
 from __future__ import annotations
 
-from PySide6.QtCore import QProcess, Signal
+from PySide6.QtCore import QCoreApplication, QProcess, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -79,6 +79,10 @@ class RegisterPanel(QWidget):
         layout.addWidget(self.error)
         self.process: QProcess | None = None
         self.stderr = ""
+        # The window quits with the dialog open: the server stops with it, never left behind.
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.stop)
         self.refresh()
 
     def running(self) -> bool:

@@ -327,9 +327,11 @@ def print_refusal(exc: BaseException) -> dict[str, Any]:
     return answer
 
 
-#: A parser built ahead, every subcommand declared: the resident process builds it before
-#: it forks (store.cli.resident.server.preload), so a command run in a fork parses at once.
-#: Taken once: a second `main` in one process builds its own.
+#: The parser, built once a process: the resident process builds it, every subcommand
+#: declared, before it forks (store.cli.resident.server.preload), so a command run in a fork
+#: parses at once; a process running several commands (`main` called in-process: the
+#: tests, an application) reuses it. Parsing leaves a parser as it was: argparse builds a
+#: new namespace each time and keeps nothing of the arguments.
 _built_ahead: list[_Parser] = []
 
 
@@ -341,7 +343,9 @@ def build_ahead() -> None:
 
 
 def parser_for_run() -> _Parser:
-    return _built_ahead.pop() if _built_ahead else build_parser()
+    if not _built_ahead:
+        _built_ahead.append(build_parser())
+    return _built_ahead[0]
 
 
 def build_parser() -> _Parser:

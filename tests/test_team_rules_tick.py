@@ -16,13 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from test_routing_team import OLGA, _agent, _ask, _reviewer, _state, task  # noqa: F401
+from test_routing_team import OLGA, TOOLS, _agent, _ask, _reviewer, _state, task  # noqa: F401
 from test_team_roles import AGENT, PERSON, Team, team  # noqa: F401  (the fixtures)
 
 from store import Actor, Store
+from store.commands import CreateTask
+from store.commands.effects import DispatchEffect
 from store.commands.standing_rules import GrantStandingRule, ReservePolicy, RevokeStandingRule
 from store.events import ApprovalRuled
 from store.services import escalations
+from store.services.standing_rules import list_standing_rules
 from store.services.verify import verify
 
 
@@ -68,6 +71,11 @@ def test_the_persons_tick_decides_by_her_rule_what_the_agent_login_asked(
         assert ruled["payload"]["granted_by"] == PERSON.id
         assert ruled["actor"]["id"] == PERSON.id  # written by the rule's person
         _verified(s)
+    # The agent runs the call its approval allows (dispatch judges the rule's decision again).
+    with _agent(team, tmp_path) as s:
+        assert s.execute(
+            DispatchEffect(task_id=task, effect_id="eff-1", executor="tool:Bash"), AGENT
+        )
     # A later call of the same kind waits again until the next tick.
     with _agent(team, tmp_path) as s:
         second = _ask(s, 2, "Bash")
@@ -88,18 +96,22 @@ def test_no_tick_decides_after_revocation_or_expiry_a_reserved_policy_or_an_earl
     with _reviewer(team, tmp_path) as s:
         _grant(s, task, "Grep", decide_pending=False)  # "only later calls"
         revoked = _grant(s, task, "Bash")
-        _grant(s, task, "Read", seconds=1.5)
+        expiring = _grant(s, task, "Read", seconds=4)
         _grant(s, task, "Deploy")
-        s.execute(ReservePolicy(policy="deploys"), PERSON)
     with _agent(team, tmp_path) as s:
         bash = _ask(s, 1, "Bash")
         read = _ask(s, 2, "Read")
         deploy = _ask(s, 3, "Deploy", policy="deploys")
     with _reviewer(team, tmp_path) as s:
+        # Until then her tick would decide each of them, but never the earlier call.
+        due = escalations.rules_due_now(s, PERSON)
+        assert sorted(due) == sorted(f"{task}/{a}" for a in (bash, read, deploy))
         s.execute(RevokeStandingRule(rule_id=revoked, reason="enough"), PERSON)
-        expired_at = s.now()
-        while s.now() <= expired_at or len(escalations.rules_due_now(s, PERSON)) > 0:
-            time.sleep(0.1)  # the Read rule expires
+        s.execute(ReservePolicy(policy="deploys"), PERSON)  # people decide it every time
+        [rule] = [r for r in list_standing_rules(s).rules if r.id == expiring]
+        while s.now() <= rule.expires_at:
+            time.sleep(0.1)
+        assert escalations.rules_due_now(s, PERSON) == []
         assert escalations.escalate_due(s, PERSON) == []
         for apr in (before, bash, read, deploy):
             assert _state(s, apr) == "pending", apr
@@ -159,4 +171,25 @@ def test_an_older_rule_of_another_person_decides_first_and_hers_waits(
         assert _state(s, apr) == "rejected"
         [ruled] = _ruled(s, task)
         assert ruled["actor"]["id"] == OLGA.id
+        _verified(s)
+
+
+def test_on_sqlite_the_rule_decides_as_the_call_is_asked_and_no_tick_finds_anything(
+    tmp_path: Path,
+) -> None:
+    with Store.open(tmp_path / "lite") as s:
+        s.execute(
+            CreateTask(
+                task_id="t1", title="ship", owner="ana", objective="ship it", destinations=[TOOLS]
+            ),
+            AGENT,
+        )
+        _grant(s, "t1", "Bash")
+        apr = _ask(s, 1, "Bash")
+        assert _state(s, apr) == "approved"  # as it was asked, by the agent's own command
+        [ruled] = _ruled(s, "t1")
+        assert ruled["actor"]["id"] == AGENT.id
+        assert escalations.rules_due_now(s, PERSON) == []
+        assert escalations.escalate_due(s, PERSON) == []
+        assert len(_ruled(s, "t1")) == 1
         _verified(s)

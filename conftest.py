@@ -199,7 +199,8 @@ pytest_collect_file = Sybil(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files are handed to xdist's workers (`--dist loadfile`) longest first, as far as is
-    known before they run: the documents (the suite's longest sequences), then the test
+    known before they run: the bundle's module (its build, under BORIS_SLOW=1), the
+    documents (the suite's longest sequences), then the test
     modules marked `early` (a long sequence of processes, such as each part of
     tests/test_cli_table.py's command table), then the rest by their number of tests (xdist's
     own order; `--no-loadscope-reorder` in pyproject leaves the order to this). A long file
@@ -211,6 +212,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def rank(path: Path) -> tuple[int, int]:
         first = files[path][0]
+        if any(item.get_closest_marker("slow") for item in files[path]):
+            # The bundle's build (BORIS_SLOW=1, CI) is the longest sequence of all; skipped
+            # otherwise, it costs nothing to go first.
+            return -1, 0
         kind = 0 if path.suffix == ".md" else 1 if first.get_closest_marker("early") else 2
         return kind, -len(files[path])
 

@@ -101,6 +101,9 @@ def test_the_agent_waiting_over_mcp_receives_the_approval_ritas_tick_gives_by_he
             await session.initialize()
             got["first"] = first = await ask(session, 1)
             got["pending"] = await wait(session, first, 0)
+            got["dry"] = await anyio.to_thread.run_sync(
+                lambda: _ok("route", "escalate", "--dry-run", *as_rita)
+            )
             async with anyio.create_task_group() as tg:
                 tg.start_soon(ritas_tick)
                 got["waited"] = await wait(session, first, 60)
@@ -116,6 +119,7 @@ def test_the_agent_waiting_over_mcp_receives_the_approval_ritas_tick_gives_by_he
 
     anyio.run(scenario)
     assert got["pending"]["timed_out"] is True  # asked through the agents' login: it waits
+    assert got["dry"] == [f"{task}/{got['first']}"]  # listed, not decided
     assert got["tick"] == [f"{task}/{got['first']}"]
     assert got["waited"]["timed_out"] is False
     assert got["waited"]["result"]["state"] == "approved"

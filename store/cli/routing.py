@@ -76,6 +76,7 @@ def cmd_escalate(store: Store, args: argparse.Namespace) -> None:
     store.sign_as(actor)  # the caller's key signs it
     if args.dry_run:
         due, now = escalations.due_now(store)
+        due += escalations.rules_due_now(store, actor)  # what her rules decide (a team store)
         _print(args, due, "\n".join(due) or f"(nothing due at {now})")
         return
     done = escalations.escalate_due(store, actor)

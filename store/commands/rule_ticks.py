@@ -75,22 +75,34 @@ def _session_of(conn: Any, task_id: str, requester: dict[str, Any]) -> str | Non
     return str(row.session_id)
 
 
-def _asked_by_agents_login(conn: Any, task_id: str, approval_id: str) -> bool:
-    """Whether the request's event was written by a team store's agents' login."""
-    e = t.events
-    role = None
-    for payload, db_role in conn.execute(
-        sa.select(e.c.payload, e.c.db_role).where(
-            e.c.task_id == task_id, e.c.type == "approval.requested"
-        )
-    ).all():
-        if json.loads(payload).get("approval_id") == approval_id:
-            role = db_role
-            break
-    if not role:
-        return False  # SQLite, or a row without its role: decided as it was asked
-    kinds = team.member_kinds(conn, [str(role)])[str(role)]
-    return TeamRole.AGENTS in kinds and TeamRole.REVIEWERS not in kinds
+class _AgentsLogins:
+    """Which pending requests an agents' login asked: each task's requests read once, each
+    database role's team roles asked once (one tick's reads)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self._roles: dict[str, dict[str, str | None]] = {}
+        self._agents: dict[str, bool] = {}
+
+    def asked(self, task_id: str, approval_id: str) -> bool:
+        """Whether the request's event was written by a team store's agents' login."""
+        if task_id not in self._roles:
+            e = t.events
+            rows = self.conn.execute(
+                sa.select(e.c.payload, e.c.db_role).where(
+                    e.c.task_id == task_id, e.c.type == "approval.requested"
+                )
+            ).all()
+            self._roles[task_id] = {
+                str(json.loads(payload).get("approval_id")): db_role for payload, db_role in rows
+            }
+        role = self._roles[task_id].get(approval_id)
+        if not role:
+            return False  # a row without its role: decided as it was asked
+        if role not in self._agents:
+            kinds = team.member_kinds(self.conn, [role])[role]
+            self._agents[role] = TeamRole.AGENTS in kinds and TeamRole.REVIEWERS not in kinds
+        return self._agents[role]
 
 
 def _decides(
@@ -146,8 +158,9 @@ def rules_due(conn: Any, person: str, now: str) -> list[RuleDue]:
         return []
     since = min(r.granted_at for r in mine)
     due = []
+    logins = _AgentsLogins(conn)
     for row in _pending(conn, now, since):
-        if not _asked_by_agents_login(conn, str(row.task_id), str(row.approval_id)):
+        if not logins.asked(str(row.task_id), str(row.approval_id)):
             continue
         decided = _decides(conn, places, row, now)
         if decided is not None and decided[0].granted_by == person:
@@ -161,10 +174,13 @@ def _decide_by_own_rules(tx: Tx, cmd: DecideByStandingRules, actor: Actor) -> li
     if _agents_role(tx):
         return []  # the server would refuse the decisions: a reviewers' login writes them
     done: list[str] = []
-    for due in rules_due(tx.conn, actor.id, tx.now):
-        # The rule's lock first, then the task's row (the order a revocation takes them):
-        # a revocation being written is seen, and a second ticker finds this one's decision.
-        on_record.where_is(tx.conn, due.rule_id, lock="share")
+    found = rules_due(tx.conn, actor.id, tx.now)
+    # The rules' locks first, then the tasks' rows (the order a revocation takes them, so the
+    # two never wait on each other in a circle): a revocation being written is seen, and a
+    # second ticker finds this one's decisions.
+    for rule_id in sorted({d.rule_id for d in found}):
+        on_record.where_is(tx.conn, rule_id, lock="share")
+    for due in found:
         tx.task(due.task_id)
         a = t.approvals
         row = tx.conn.execute(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +194,59 @@ def test_on_sqlite_the_rule_decides_as_the_call_is_asked_and_no_tick_finds_anyth
         assert escalations.escalate_due(s, PERSON) == []
         assert len(_ruled(s, "t1")) == 1
         _verified(s)
+
+
+def _at_once(*works: Callable[[], object]) -> list[BaseException]:
+    """Run each in a thread of its own, started together; what they raised."""
+    start = threading.Barrier(len(works))
+    failed: list[BaseException] = []
+
+    def run(work: Callable[[], object]) -> None:
+        start.wait()
+        try:
+            work()
+        except BaseException as exc:  # told to the caller
+            failed.append(exc)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in works]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    return failed
+
+
+def test_a_revocation_at_the_same_moment_as_her_tick_leaves_no_decision_after_it(
+    team: Team,  # noqa: F811
+    tmp_path: Path,
+    task: str,  # noqa: F811
+) -> None:
+    """Her tick and her revocation from another process at once, a few rounds: both finish
+    (neither waits on the other in a circle), and every decision by the rule is before its
+    revocation on the record, as verify judges it."""
+    stores = [Store.open(tmp_path / f"p{n}", url=team.reviewer_url) for n in range(2)]
+    try:
+        for n in range(3):
+            rule = _grant(stores[0], task, f"Tool{n}")
+            with _agent(team, tmp_path) as s:
+                for m in range(2):
+                    _ask(s, 10 * n + m, f"Tool{n}")
+            revoke = RevokeStandingRule(rule_id=rule, reason="enough")
+            failed = _at_once(
+                lambda: escalations.escalate_due(stores[0], PERSON),
+                lambda: stores[1].execute(revoke, PERSON),  # noqa: B023  (run in this round)
+            )
+            assert failed == []
+            events = stores[0].events(task)
+            [revoked] = [
+                e for e in events
+                if e["type"] == "rule.revoked" and e["payload"]["rule_id"] == rule
+            ]  # fmt: skip
+            for e in _ruled(stores[0], task):
+                if e["payload"]["rule_id"] == rule:
+                    assert e["seq"] < revoked["seq"] and e["at"] <= revoked["at"]
+        assert escalations.escalate_due(stores[0], PERSON) == []  # revoked, all of them
+        _verified(stores[0])
+    finally:
+        for s in stores:
+            s.close()

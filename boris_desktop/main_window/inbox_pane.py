@@ -173,6 +173,13 @@ class InboxPane(QObject):
         """A keystroke: a search still on a worker is for words no longer typed, so its
         result is dropped (nothing applied for them); the pause starts again."""
         self.w.loader.cancel("search")
+        pause = SEARCH_PAUSE_MS
+        if self.w.paged:  # SQL on a worker, a keystroke's read dropped by the next
+            from boris_desktop.inbox import pages
+
+            pause = pages.SEARCH_PAUSE_MS
+            self.w.loader.cancel("inbox-read")
+        self.search_due.setInterval(pause)
         self.search_due.start()
 
     def search(self) -> None:

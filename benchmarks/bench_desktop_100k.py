@@ -231,7 +231,8 @@ def drive_main(store_dir: str) -> dict[str, float]:
 
     search_stall = heart.longest_stall(type_words, lambda: results and results[-1] > keystroke[-1])
     to_result = (results[-1] - keystroke[-1]) * 1000
-    heart.spin(lambda: not w.loader._pending)  # the count, after the rows
+    # The count, after the rows (once the typing pauses).
+    heart.spin(lambda: not w.loader._pending and not w.pages._count_due.isActive())
     heart.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     matching = w.pages.counts["matching"]
@@ -309,7 +310,9 @@ def drive(store_dir: str) -> dict[str, float]:
     results.clear()
     search_stall = heart.longest_stall(type_words, lambda: results and results[-1] > keystroke[-1])
     to_result = (results[-1] - keystroke[-1]) * 1000
-    heart.spin(lambda: not pane.loader.busy("inbox-count"))  # the count, after the rows
+    heart.spin(  # the count, after the rows (once the typing pauses)
+        lambda: not pane.loader.busy("inbox-count") and not pane.model._count_due.isActive()
+    )
     heart.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from PySide6.QtCore import QThreadPool
@@ -355,9 +358,74 @@ def queue_reads(store_dir: str, runs: int) -> dict[str, float]:
     }
 
 
+def floors(store_dir: str, runs: int) -> dict[str, float]:
+    """The floors beside tasks visible and the search, in this process (no window): the
+    peek (store.reads.inbox_pages.peek_first_page, what the window reads before its first
+    page) whole, and its statements alone replayed through sqlite3 (execute and fetch, no
+    Python around them); the search's first page ("invoice 42", as typed) read as the
+    window reads it, and its statements alone."""
+    import sqlite3
+
+    from store.clock import system_now
+    from store.reads import inbox_pages as ip
+
+    db = f"file:{Path(store_dir) / 'boris.sqlite'}?mode=ro"
+    conn = sqlite3.connect(db, uri=True)
+    said: list[tuple[str, object]] = []
+
+    def record(sql: str, params: object = ()) -> object:
+        said.append((sql, params))
+        return conn.execute(sql, params)  # type: ignore[arg-type]
+
+    def replay(statements: list[tuple[str, object]]) -> float:
+        t0 = time.perf_counter()
+        for sql, params in statements:
+            conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+        return (time.perf_counter() - t0) * 1000
+
+    now = system_now()
+    base = ip.PagedInbox(record, now, lists=ip.JSON_EACH)
+    peek_sql = [x for x in said if x[0] != "BEGIN"] + [("SELECT count(*) FROM tasks", {})]
+    said.clear()
+    words = ("invoice", "42")
+    view = ip.PagedInbox(
+        record, now, words=words, needing=base.needing, like="LIKE", lists=ip.JSON_EACH
+    )
+    view.page(record, None, 60)  # pages.FIRST
+    search_sql = list(said)
+    peek, peek_raw, search, search_raw = [], [], [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        ip.peek_first_page(store_dir, 200)
+        peek.append((time.perf_counter() - t0) * 1000)
+        peek_raw.append(replay(peek_sql))
+        t0 = time.perf_counter()
+        v = ip.PagedInbox(
+            conn.execute, now, words=words, needing=base.needing, like="LIKE", lists=ip.JSON_EACH
+        )
+        v.page(conn.execute, None, 60)
+        search.append((time.perf_counter() - t0) * 1000)
+        search_raw.append(replay(search_sql))
+    conn.close()
+    return {
+        "peek": statistics.median(peek),
+        "peek_raw": statistics.median(peek_raw),
+        "statements": len(peek_sql),
+        "search": statistics.median(search),
+        "search_raw": statistics.median(search_raw),
+    }
+
+
 def _run(args: list[str], env: dict[str, str]) -> dict[str, float]:
     out = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def _pause() -> int:
+    """The pause the search waits after the last keystroke (paged: the inbox's own)."""
+    from boris_desktop.inbox import pages
+
+    return int(pages.SEARCH_PAUSE_MS)
 
 
 def main() -> None:
@@ -421,6 +489,15 @@ def main() -> None:
     print(
         f"peak memory {d['peak_mb']:.0f} [{worst['peak_mb']:.0f}] MB (goal <= 300 MB); "
         f"filled in {d['fill_ms']:.0f} ms"
+    )
+    fl = floors(store, a.runs)
+    print(
+        f"floors, this process: the peek (the first page's read before the store is open) "
+        f"{fl['peek']:.0f} ms, its {fl['statements']:.0f} statements alone through sqlite3 "
+        f"{fl['peek_raw']:.0f} ms: first paint + those {f + fl['peek_raw']:.0f} ms = "
+        f"{(f + fl['peek_raw']) / e:.2f}x the empty window; the search's first page read "
+        f"{fl['search']:.0f} ms, its statements alone {fl['search_raw']:.0f} ms (+ the "
+        f"{_pause()} ms pause after the last keystroke)"
     )
     if a.main_window:
         r = queue_reads(store, a.runs)

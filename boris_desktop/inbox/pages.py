@@ -49,11 +49,15 @@ PAGE = 200
 #: Rows a new search, filter or order shows first: a screenful and more, soon read (a search
 #: with few matches scans the table until it has them); scrolling reads the rest.
 FIRST = 60
-#: The search waits this long after each keystroke (MainWindow's too when paged): the read
-#: is SQL on a worker and a keystroke drops the read of the one before, so a short pause
-#: costs the GUI thread nothing; the last keystroke's rows come within about 100 ms on
-#: 100,000 tasks (benchmarks/bench_desktop_100k.py; 90-100 ms made it 131-152).
-SEARCH_PAUSE_MS = 30
+#: The search waits this long after each keystroke (MainWindow's too when paged): keys that
+#: come in one turn ask for one search. The read is SQL on a worker (15-65 ms for a page on
+#: 100,000 tasks), a keystroke drops the read of the one before, and a count waits for the
+#: typing to pause (COUNT_PAUSE_MS), so reading at each key costs the GUI thread a page's
+#: rows each; the pause was 90-100 ms, which made the last keystroke's rows come in 131-152
+#: ms (benchmarks/bench_desktop_100k.py).
+SEARCH_PAUSE_MS = 10
+#: A search's or filter's count waits this long after its rows (a newer reading restarts it).
+COUNT_PAUSE_MS = 150
 #: The database's word for the columns it can sort by (the others sort by last activity).
 SQL_ORDER = {NEEDS: "needs", ACTIVITY: "activity", TITLE: "title", STATUS: "status"}
 
@@ -92,6 +96,10 @@ class PagedInboxModel(InboxModel):
         #: InboxModel makes the row's six for each (six times the work, on the GUI thread).
         self._texts: dict[str, tuple[TaskRow, tuple[str, ...]]] = {}
         self._texts_at = 0
+        self._count_due = QTimer(self)
+        self._count_due.setSingleShot(True)
+        self._count_due.setInterval(COUNT_PAUSE_MS)
+        self._count_due.timeout.connect(self._count)
 
     # --- readings ------------------------------------------------------------------------
 
@@ -172,6 +180,12 @@ class PagedInboxModel(InboxModel):
         else:
             self._show(rows, plan)  # persistent indexes (the selection) follow their task
         self.reloaded.emit()
+        if (self.search or self.status) and self.view is not None:
+            # Counted once the typing pauses: a count scans every title, and counts of words
+            # typed on held the workers the next keystroke's rows waited for.
+            self._count_due.start()
+
+    def _count(self) -> None:
         if (self.search or self.status) and self.view is not None:
             store, view, reading = self.store, self.view, self._reading
             self.loader.submit(

@@ -213,9 +213,12 @@ class PagedInbox:
             rows = [r for r in rows if r.status == self.status]
         if not self.words:
             return list(rows)
-        words = [w.casefold() for w in self.words]
         hay = _haystacks(self.needing)
-        return [r for r in rows if all(w in hay[r.id] for w in words)]
+        kept = list(rows)
+        for w in self.words:  # word by word: no generator per row
+            word = w.casefold()
+            kept = [r for r in kept if word in hay[r.id]]
+        return kept
 
     # --- counts ------------------------------------------------------------------------
 

@@ -115,3 +115,20 @@ def test_like_wildcards_typed_match_themselves(big: Store) -> None:
     # Unescaped, "_" would match the "-" of every "task-0…" id.
     _, paged = _every_page(big, words=("task_0",), order=ip.ACTIVITY)
     assert paged == []
+
+
+def test_the_peek_reads_the_first_page_the_store_reads(big: Store) -> None:
+    """The peek (sqlite3 before the store is open, each statement's rows in one JSON row:
+    `_in_one_row`) gives the rows, values and counts the store's own first reading gives."""
+    if big.location.sqlite_file is None:
+        pytest.skip("the peek reads SQLite stores only")
+    got = ip.peek_first_page(big.location.directory, 200)
+    assert got is not None
+    with big.read() as conn:
+        fetch = inbox_fetcher(conn)
+        view = ip.PagedInbox(fetch, big.now(), blob_exists=big.blobs.has)
+        rows, _ = view.page(fetch, None, 200)
+        total = ip.PagedInbox.total(fetch)
+    assert got.total == total == TASKS and got.needing == len(view.needing) > 0
+    assert [r["id"] for r in got.rows] == [r["id"] for r in rows]
+    assert got.rows == rows  # every field: counts, budget use, lease, status

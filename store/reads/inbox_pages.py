@@ -315,6 +315,27 @@ class FirstPage(NamedTuple):
     needing: int
 
 
+def _in_one_row(conn: sqlite3.Connection) -> inbox.Fetch:
+    """A `Fetch` that reads each statement's rows as one JSON row (`json_group_array`),
+    decoded in one call. The standard library's sqlite3 lets go of the interpreter lock at
+    every row: beside the window's build (the GUI thread importing) each row waited for the
+    lock again, and the peek's some 25,000 rows on 100,000 tasks took 0.8-1 s instead of
+    0.2. Values as the driver gives them (text, integers, reals, NULL), by position."""
+
+    def fetch(sql: str, params: Any) -> list[list[Any]]:
+        described = conn.execute(f"SELECT * FROM ({sql}) LIMIT 0", params).description
+        names = [f"c{i}" for i in range(len(described))]
+        listed = ", ".join(names)
+        whole = (
+            f"WITH q({listed}) AS ({sql}) "
+            f"SELECT coalesce(json_group_array(json_array({listed})), '[]') FROM q"
+        )
+        text = conn.execute(whole, params).fetchone()[0]
+        return list(json.loads(text))
+
+    return fetch
+
+
 def peek_first_page(directory: str | os.PathLike[str] | None, limit: int) -> FirstPage | None:
     """The first `limit` rows of the paged inbox of the SQLite store at `directory`, with
     the counts (every task, those that need a person), read before the Store is open, as
@@ -342,9 +363,10 @@ def peek_first_page(directory: str | os.PathLike[str] | None, limit: int) -> Fir
         conn.execute("BEGIN")  # one snapshot for every statement
         try:
             blobs = BlobStore(location.blobs)
-            view = PagedInbox(conn.execute, system_now(), blob_exists=blobs.has, lists=JSON_EACH)
-            rows, _ = view.page(conn.execute, None, limit)
-            return FirstPage(rows, PagedInbox.total(conn.execute), len(view.needing))
+            fetch = _in_one_row(conn)
+            view = PagedInbox(fetch, system_now(), blob_exists=blobs.has, lists=JSON_EACH)
+            rows, _ = view.page(fetch, None, limit)
+            return FirstPage(rows, PagedInbox.total(fetch), len(view.needing))
         finally:
             conn.rollback()
     except (sqlite3.Error, OSError):

@@ -125,6 +125,8 @@ def preload() -> None:
 
     build_ahead()
     _build_models()
+    with contextlib.suppress(OSError):  # no temporary directory: the children build it all
+        rehearse()
 
 
 def _build_models() -> None:
@@ -143,6 +145,72 @@ def _build_models() -> None:
         if model.__module__.startswith("store.") and not model.__pydantic_complete__:
             with contextlib.suppress(Exception):
                 model.model_rebuild()
+
+
+#: What the rehearsal runs: a Claude Code hook's calls on a signed store as `boris init`
+#: makes it, the commands run most often (one per tool call, before and after).
+_REHEARSAL_CALL = {
+    "session_id": "rehearsal",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "true", "description": "rehearsal"},
+    "tool_use_id": "toolu_rehearsal",
+}
+
+
+def rehearse() -> None:
+    """Run a hook's commands once on a store of its own before serving: what a command
+    builds on its first run in a process (validators, SQLAlchemy's statement constructs,
+    the signer's and the keyring's readers, regular expressions) is then built here once
+    rather than in every child (a recorded PreToolUse hook's command: 74 ms first in a
+    process, 31 ms after). Nothing of it reaches a caller's store or home: a temporary home
+    with its own store, removed after; its output goes nowhere. If it leaves a thread
+    running, forking would copy a process in the middle of something, so the server stops
+    (the commands then run where they are started, as with BORIS_RESIDENT=off)."""
+    import json
+    import threading
+
+    from ..entry import main
+
+    saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr, os.getcwd())
+    with tempfile.TemporaryDirectory(prefix="boris-rehearsal-") as home:
+        key = os.path.join(home, "agent.pem")
+        os.environ.clear()
+        os.environ.update(
+            HOME=home,
+            XDG_CONFIG_HOME=os.path.join(home, "config"),
+            XDG_DATA_HOME=os.path.join(home, "data"),
+            BORIS_RESIDENT="off",
+        )
+        agent = {"BORIS_KEY": key, "BORIS_ACTOR": "agent:rehearsal", "BORIS_TASK": "rehearsal"}
+        steps: list[tuple[list[str], dict[str, Any] | None]] = [
+            (["init", "--actor", "person:rehearsal"], None),
+            (["keys", "new", key], None),
+            (["keys", "add", key, "--for", "agent:rehearsal", "--actor", "person:rehearsal"], None),
+            (["--actor", "person:rehearsal", "create-task", "--id", "rehearsal", "--title", "-",
+              "--owner", "-", "--objective", "-", "--destination", "claude-code://tools/"], None),
+            (["hook", "pre-tool-use"], _REHEARSAL_CALL),
+            (["hook", "post-tool-use"], dict(_REHEARSAL_CALL, hook_event_name="PostToolUse",
+              tool_response={"stdout": "", "stderr": "", "interrupted": False})),
+            (["tasks"], None),
+        ]  # fmt: skip
+        try:
+            os.chdir(home)
+            for argv, call in steps:
+                if call is not None:
+                    os.environ.update(agent)
+                given = json.dumps(call).encode() if call else b""
+                sys.stdin = io.TextIOWrapper(io.BytesIO(given), encoding="utf-8")
+                sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+                with contextlib.suppress(Exception, SystemExit):
+                    main(argv)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved[0])
+            sys.stdin, sys.stdout, sys.stderr = saved[1:4]
+            os.chdir(saved[4])
+    if threading.active_count() != 1:
+        raise SystemExit("boris: the rehearsal left a thread running; not serving")
 
 
 def _watched_files() -> dict[str, int]:

@@ -7,4 +7,4 @@ from .server import end, run, serve
 
 request = serve(sys.argv[1])
 if request is not None:
-    end(run(request))
+    end(run(request), request.reply)

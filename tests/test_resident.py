@@ -94,6 +94,15 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _directory(pid: int) -> Path | None:
+    """The process's working directory, or None once it has ended (a child of an earlier
+    command may end between the listing and this read)."""
+    try:
+        return Path(f"/proc/{pid}/cwd").resolve(strict=True)
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+
+
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(child) for child in text.split()]
@@ -173,10 +182,10 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         for _ in range(400):
-            children = _children(resident)
             # Forked, it becomes the caller's process: its directory is the caller's.
-            if children and Path(f"/proc/{children[0]}/cwd").resolve() == work.resolve():
-                return caller, children[0]
+            for child in _children(resident):
+                if _directory(child) == work.resolve():
+                    return caller, child
             time.sleep(0.05)
         caller.kill()
         caller.communicate()  # its pipes closed, not left to the next test's collector

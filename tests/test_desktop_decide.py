@@ -300,7 +300,7 @@ def test_an_expiry_disables_the_open_dialog_just_after_it(
     deadline.timeout.emit()  # as its timer does, 50 ms past the expiry
     qtbot.waitUntil(lambda: not d.ok.isEnabled(), timeout=WAIT_MS)
     assert "expired" in d.changed.text() and "expired" in d.error.text()
-    assert d.fields.state.text() == "expired"
+    assert d.fields.state.text() == "expired unanswered"
     d.reject()
 
 

@@ -194,7 +194,7 @@ def test_approval_shows_prepared_object_and_counts_down(qtbot, demo) -> None:
     panel = demo.task_view.panel("Approvals")
     demo.task_view.tabs.setCurrentWidget(panel)
     select(panel.tree, "apr-note-mail")
-    assert panel.fields.state.text() == "pending"
+    assert panel.fields.state.text() == "waiting for a decision"
     assert panel.fields.digest.text().startswith("sha256:")
     assert "project-team@example.org" in panel.fields.consequence.text()
     assert "mail to people outside" in panel.fields.policy.text()

@@ -31,7 +31,6 @@ from boris_desktop.decide.respond import RespondPanel
 from boris_desktop.host import Host
 from boris_desktop.runtime.watch import FileWatcher
 from boris_desktop.ui import text as t
-from boris_desktop.ui.icons import words
 from boris_desktop.ui.widgets import TextPane, elided_label, plain_label
 from store.api import (
     Actor,
@@ -218,7 +217,7 @@ class ApproveDialog(Following):
         self.fields.requester.setText(f"{_who(d.requester)} at {t.when(d.requested_at)}")
         self.fields.expiry.setText(f"{t.when(d.expires_at)} (database clock)")
         self.fields.digest.setText(d.payload_digest)
-        self.fields.state.setText(words(d.state))
+        self.fields.state.setText(d.state.label)
         self._show_quorum(d)
         self.payload.show_text(d.prepared_json, "json")
         self.content.show_change(d.change)
@@ -299,11 +298,11 @@ class ApproveDialog(Following):
             return f"It expired at {t.when(d.expires_at)} while this was open."
         if d.decided_by is not None:
             return (
-                f"{words(d.state).capitalize()} by {_who(d.decided_by)} at "
+                f"{d.state.label.capitalize()} by {_who(d.decided_by)} at "
                 f"{t.when(d.decided_at)}, while this was open"
                 + (f": “{d.note}”" if d.note else ".")
             )
-        return f"It became {words(d.state)} while this was open."
+        return f"It became {d.state.label} while this was open."
 
     # --- following the file a write changes -------------------------------------------
 

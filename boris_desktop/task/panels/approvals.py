@@ -16,7 +16,6 @@ from boris_desktop.task.bundle import TaskBundle
 from boris_desktop.task.panels.base import TreePanel
 from boris_desktop.task.panels.next_steps import approval_next
 from boris_desktop.ui import text as t
-from boris_desktop.ui.icons import words
 from boris_desktop.ui.records import Node
 from boris_desktop.ui.widgets import elided_label, plain_label, pretty_json
 from store import api
@@ -122,7 +121,7 @@ class ApprovalsPanel(TreePanel):
             return f"in {t.duration(left)}"
         if a.state in LIVE or a.state == api.ApprovalState.EXPIRED:
             return f"expired {t.duration(left)} ago"
-        return f"— ({words(a.state)})"
+        return f"— ({a.state.label})"
 
     def tab_note(self, task: TaskState) -> str:
         n = sum(a.state == api.ApprovalState.PENDING for a in task.approvals)  # expiry judged
@@ -156,7 +155,7 @@ class ApprovalsPanel(TreePanel):
             key=a.approval_id,
             cells=(
                 a.approval_id,
-                words(a.state),
+                a.state.label,
                 self.expiry_text(a),
                 a.consequence,
                 t.actor_short(a.requester),
@@ -183,7 +182,7 @@ class ApprovalsPanel(TreePanel):
         if a.consumed_by:
             return f"{self.expiry_text(a)} (was due {t.when(a.expires_at)})"
         if a.state not in LIVE and a.state != api.ApprovalState.EXPIRED:
-            return f"was due {t.when(a.expires_at)}; no longer counts: {words(a.state)}"
+            return f"was due {t.when(a.expires_at)}; no longer counts: {a.state.label}"
         return f"{self.expiry_text(a)} — at {t.when(a.expires_at)} (database clock)"
 
     def clear_detail(self) -> None:
@@ -197,7 +196,7 @@ class ApprovalsPanel(TreePanel):
         self._current = a
         f = self.fields
         f.next.setText(self.next_step(a) or "nothing")
-        f.state.setText(words(a.state))
+        f.state.setText(a.state.label)
         f.expiry.setText(self._expiry_line(a))
         f.consequence.setText(a.consequence)
         f.policy.setText(a.policy)

@@ -507,3 +507,28 @@ sa.Index("ix_tasks_status_updated", tasks.c.status, tasks.c.updated_at, tasks.c.
 sa.Index("ix_tasks_title", tasks.c.title, tasks.c.task_id)
 sa.Index("ix_approvals_state", approvals.c.state, approvals.c.expires_at)
 sa.Index("ix_criteria_status", criteria.c.status)
+
+
+# The tasks that need a person, found by index (issue 44, migration 0021): partial indexes
+# holding only the rows store.reads.inbox_pages.NEED_CANDIDATES' arms find, its WHERE text.
+def _need_index(name: str, table: sa.Table, where: str) -> sa.Index:
+    clause = sa.text(where)
+    return sa.Index(name, table.c.task_id, sqlite_where=clause, postgresql_where=clause)
+
+
+_need_index(
+    "ix_tasks_need",
+    tasks,
+    "late_count > 0 OR status IN ('blocked', 'budget_exhausted', 'outcome_unknown') "
+    "OR json_array_length(checkpoint_heads) > 1",
+)
+_need_index(
+    "ix_effects_need",
+    effects,
+    "stage <> 'cancelled' AND (outcome IN ('unknown', 'partial') OR stage = 'observed')",
+)
+_need_index(
+    "ix_budgets_need",
+    budgets,
+    "limit_value IS NOT NULL AND (limit_value <= 0 OR used + reserved >= 0.8 * limit_value)",
+)

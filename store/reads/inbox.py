@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from .. import rules
@@ -221,6 +222,7 @@ def _leases(fetch: Fetch, now: str) -> dict[str, Lease]:
 # The enums by value: looked up, not called (an Enum call is a fifth of a row's making).
 _RUN = {str(s): s for s in RunStatus}
 _BUDGET = {str(s): s for s in BudgetStanding}
+_UNLIMITED = str(BudgetStanding.UNLIMITED)
 
 
 def list_tasks(
@@ -242,8 +244,15 @@ def list_tasks(
     _weigh_budgets(fetch, need)
     leases = _leases(fetch, now)
     out = [_task_row(r, need[r[0]], leases.get(r[0])) for r in tasks]
-    out.sort(key=lambda x: (-x.attention, x.updated_at))
+    # Most in need first, ties by last activity: two stable sorts on attributes, no key
+    # tuple made per row (the peek sorts some 4,000 rows on 100,000 tasks).
+    out.sort(key=_BY_ACTIVITY)
+    out.sort(key=_BY_ATTENTION, reverse=True)
     return out
+
+
+_BY_ACTIVITY = attrgetter("updated_at")
+_BY_ATTENTION = attrgetter("attention")
 
 
 def _nothing_needed() -> dict[str, Any]:
@@ -258,7 +267,7 @@ def _nothing_needed() -> dict[str, Any]:
         "heads": 0,
         "budget_use": 0.0,
         # How its most pressing counter stands (rules.budget_standing: reservations count).
-        "budget": rules.BudgetStanding.UNLIMITED.value,
+        "budget": _UNLIMITED,
         "missing_blobs": 0,
     }
 
@@ -274,21 +283,33 @@ def _count_missing_blobs(
 
 def _count_criteria(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
     """Stale, failed and open criteria, per task, by stored status: no blob is read per row."""
+    done: dict[str, bool] = {}  # by status: the rule asked once per status, not per row
     for task_id, status, n in fetch(CRITERIA, {}):
         if status == "stale":
             need[task_id]["stale_criteria"] += n
         elif status == "failed":
             need[task_id]["failed_criteria"] += n
-        if not rules.criterion_done(status):
+        is_done = done.get(status)
+        if is_done is None:
+            is_done = done[status] = rules.criterion_done(status)
+        if not is_done:
             need[task_id]["open_criteria"] += n
 
 
 def _count_effects(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
     """Effects sent and not settled, and those waiting for a reconciliation, per task."""
+    # By (stage, outcome): the rules asked once per pair, not per row.
+    judged: dict[tuple[str, str | None], tuple[bool, bool]] = {}
     for task_id, stage, outcome in fetch(EFFECTS, {}):
-        if rules.effect_unresolved(stage, outcome) and stage != "planned":
+        j = judged.get((stage, outcome))
+        if j is None:
+            j = judged[(stage, outcome)] = (
+                rules.effect_unresolved(stage, outcome) and stage != "planned",
+                rules.effect_to_reconcile(stage, outcome),
+            )
+        if j[0]:
             need[task_id]["unresolved_effects"] += 1
-        if rules.effect_to_reconcile(stage, outcome):
+        if j[1]:
             need[task_id]["effects_to_reconcile"] += 1
 
 
@@ -298,7 +319,7 @@ def _weigh_budgets(fetch: Fetch, need: dict[str, dict[str, Any]]) -> None:
         frac = used / limit if limit else (1.0 if used else 0.0)
         n = need[task_id]
         n["budget_use"] = max(n["budget_use"], frac)
-        standing = rules.budget_standing(used, reserved, limit).value
+        standing = rules.budget_standing(used, reserved, limit)
         n["budget"] = rules.most_pressing(n["budget"], standing)
 
 

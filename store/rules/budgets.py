@@ -51,10 +51,13 @@ BUDGET_PRESSING: tuple[BudgetStanding, ...] = (
 )
 
 
+_RANK = {str(s): i for i, s in enumerate(BUDGET_PRESSING)}
+
+
 def most_pressing(a: str, b: str) -> str:
-    """Of two standings, the one that asks more of a person."""
-    rank = BUDGET_PRESSING.index
-    return a if rank(BudgetStanding(a)) >= rank(BudgetStanding(b)) else b
+    """Of two standings, the one that asks more of a person (a standing's value, or the
+    standing itself: a StrEnum is its value)."""
+    return a if _RANK[a] >= _RANK[b] else b
 
 
 def budget_standing(used: float, reserved: float, limit: float | None) -> BudgetStanding:

@@ -50,7 +50,12 @@ class Login:
         return env
 
     def boris(
-        self, *argv: str, cwd: Path | None = None, stdin: bytes = b"", **extra: str
+        self,
+        *argv: str,
+        cwd: Path | None = None,
+        stdin: bytes = b"",
+        umask: int = -1,
+        **extra: str,
     ) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
             [BORIS, *argv],
@@ -59,6 +64,7 @@ class Login:
             input=stdin,
             capture_output=True,
             timeout=60,
+            umask=umask,
         )
 
     @property
@@ -106,6 +112,25 @@ def _directory(pid: int) -> Path | None:
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(child) for child in text.split()]
+
+
+def _spare(resident: int) -> int:
+    """The child the resident process forked ahead of the next command: the one child still
+    in its directory, "/" (a command's child is in its caller's)."""
+    for _ in range(600):
+        spares = [c for c in _children(resident) if _directory(c) == Path("/") and _alive(c)]
+        if len(spares) == 1:
+            return spares[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no spare among {_children(resident)}")
+
+
+def _gone(pid: int) -> bool:
+    for _ in range(200):
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 @pytest.fixture
@@ -177,6 +202,7 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
     env = login.env(BORIS_ACTOR="agent:a")
 
     def mcp() -> tuple[subprocess.Popen[bytes], int]:
+        spare = _spare(resident)
         caller = subprocess.Popen(
             [BORIS, "mcp", "--task", "t1"], env=env, cwd=work, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -185,6 +211,8 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
             # Forked, it becomes the caller's process: its directory is the caller's.
             for child in _children(resident):
                 if _directory(child) == work.resolve():
+                    # ... and it is the spare forked before the command was given.
+                    assert child == spare
                     return caller, child
             time.sleep(0.05)
         caller.kill()
@@ -213,6 +241,54 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
     assert _alive(resident)
 
 
+def test_a_spare_runs_the_next_command_as_one_run_by_itself(login: Login) -> None:
+    """Each command here is given to the spare forked before it (a child made ready ahead,
+    holding nothing of anyone's): its answer, the files it makes and their modes are those
+    of the command run by itself, in the caller's directory, environment and umask."""
+    _signed_task(login)
+    resident = login.resident()
+    work = login.home / "work"
+    work.mkdir()
+    hook_env = {"BORIS_ACTOR": "agent:a", "BORIS_TASK": "t1"}
+    call = json.loads((ROOT / "tests/fixtures/claude_code/pre_tool_use.json").read_text())
+    for argv, stdin, umask, extra in (
+        (["tasks"], b"", 0o022, {"BORIS_STORE": "./elsewhere"}),  # env and directory
+        (["--store", "./made", "init", "--actor", PERSON], b"", 0o077, {}),  # umask
+        (["--store", "./made", "init", "--actor", PERSON], b"", 0o002, {}),
+        (["hook", "pre-tool-use"], json.dumps(call).encode(), 0o022, hook_env),
+        (["show", "nope"], b"", 0o022, {}),  # exit 4, one line on stderr
+    ):
+        answers = []
+        for resident_on in ("off", "on"):
+            spare = _spare(resident)
+            done = login.boris(
+                *argv, cwd=work, stdin=stdin, umask=umask, BORIS_RESIDENT=resident_on, **extra
+            )
+            made = sorted((p.name, p.stat().st_mode) for p in work.rglob("*"))
+            if umask == 0o077:  # the store made is the caller's alone
+                assert made and all(mode & 0o077 == 0 for _, mode in made)
+            answers.append((done.returncode, _timeless(done.stdout), done.stderr, made))
+            for path in sorted(work.rglob("*"), reverse=True):
+                path.rmdir() if path.is_dir() else path.unlink()
+            if resident_on == "on":
+                assert _gone(spare), argv  # the spare ran it: reaped once it ended
+                assert _spare(resident) != spare  # ... and another is forked for the next
+        assert answers[0] == answers[1], argv
+    assert answers[0][0] == 4
+
+
+def test_a_spare_ends_with_its_server(login: Login) -> None:
+    """The spare holds nothing and waits only for its server: killed outright, the server
+    takes its spare with it, and the next command starts a new one."""
+    assert login.boris("init", "--actor", PERSON).returncode == 0
+    resident = login.resident()
+    spare = _spare(resident)
+    os.kill(resident, signal.SIGKILL)
+    assert _gone(spare)
+    assert login.boris("tasks").stdout == b"(no tasks)\n"
+    assert login.resident(other_than=resident) != resident
+
+
 def test_an_edited_module_retires_the_resident_process(login: Login, tmp_path: Path) -> None:
     """A copy of the store package first on the import path stands for an upgrade or a
     developer's edit: once a module changes, the next command runs by itself (right all the
@@ -223,15 +299,13 @@ def test_an_edited_module_retires_the_resident_process(login: Login, tmp_path: P
     assert login.boris("init", "--actor", PERSON, **login_env).returncode == 0
     first = login.resident()
     assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
+    spare = _spare(first)
     module = lib / "store" / "cli" / "app.py"
     later = module.stat().st_mtime + 5
     os.utime(module, (later, later))
     assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
-    for _ in range(200):
-        if not _alive(first):
-            break
-        time.sleep(0.05)
-    assert not _alive(first)
+    assert _gone(first)
+    assert _gone(spare)  # discarded with its server: a spare of the old files runs nothing
     assert login.boris("tasks", **login_env).stdout == b"(no tasks)\n"
     assert login.resident(other_than=first) != first
 

@@ -34,7 +34,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
-from . import client, wire
+from . import client, spare, wire
 
 #: Packages a command imports itself when it is used: frameworks, the MCP SDK, the server.
 NOT_PRELOADED = ("store.adapters", "store.mcp", "store.web", "store.cli.resident")
@@ -90,7 +90,7 @@ def serve(path: str) -> Request | None:
     # Its pid, for whoever wants to stop it (`kill $(cat …lock)`).
     os.truncate(lock.fileno(), 0)
     os.write(lock.fileno(), f"{os.getpid()}\n".encode())
-    preload()
+    pages = preload()
     watched = _watched_files()
     # What importing made stays put: the collector never walks it, in the server or in a
     # child, so a child neither pays a collection of it nor copies its pages by touching
@@ -102,7 +102,7 @@ def serve(path: str) -> Request | None:
     listener.bind(path)
     listener.listen(64)
     bound = os.stat(path).st_ino
-    server = _Server(listener, lock, watched, wire.idle_seconds(os.environ))
+    server = _Server(listener, lock, watched, wire.idle_seconds(os.environ), pages)
     try:
         return server.loop()
     finally:
@@ -112,9 +112,10 @@ def serve(path: str) -> Request | None:
                     os.unlink(path)
 
 
-def preload() -> None:
-    """Import what commands use: the store's modules and its database drivers. Import
-    only: nothing here opens a file, a connection or a thread."""
+def preload() -> spare.Pages:
+    """Import what commands use: the store's modules and its database drivers, then
+    rehearse a hook's commands (`rehearse`); the pages a command writes, for the spares.
+    Nothing left open: no file, connection or thread."""
     import store
 
     for module in pkgutil.walk_packages(store.__path__, "store.", onerror=lambda _: None):
@@ -130,7 +131,8 @@ def preload() -> None:
     build_ahead()
     _build_models()
     with contextlib.suppress(OSError):  # no temporary directory: the children build it all
-        rehearse()
+        return rehearse()
+    return []
 
 
 def _build_models() -> None:
@@ -162,7 +164,7 @@ _REHEARSAL_CALL = {
 }
 
 
-def rehearse() -> None:
+def rehearse() -> spare.Pages:
     """Run a hook's commands once on a store of its own before serving: what a command
     builds on its first run in a process (validators, SQLAlchemy's statement constructs,
     the signer's and the keyring's readers, regular expressions) is then built here once
@@ -170,11 +172,12 @@ def rehearse() -> None:
     process, 31 ms after). Nothing of it reaches a caller's store or home: a temporary home
     with its own store, removed after; its output goes nowhere. If it leaves a thread
     running, forking would copy a process in the middle of something, so the server stops
-    (the commands then run where they are started, as with BORIS_RESIDENT=off)."""
-    import json
-    import threading
+    (the commands then run where they are started, as with BORIS_RESIDENT=off).
 
-    from ..entry import main
+    Then, what importing and the rehearsal made frozen (gc.freeze), a probe child runs the
+    hook's commands again: the pages it wrote are returned, for each spare to copy ahead of
+    its command (store.cli.resident.spare)."""
+    import threading
 
     saved = (dict(os.environ), sys.stdin, sys.stdout, sys.stderr, os.getcwd())
     with tempfile.TemporaryDirectory(prefix="boris-rehearsal-") as home:
@@ -193,9 +196,7 @@ def rehearse() -> None:
             (["keys", "add", key, "--for", "agent:rehearsal", "--actor", "person:rehearsal"], None),
             (["--actor", "person:rehearsal", "create-task", "--id", "rehearsal", "--title", "-",
               "--owner", "-", "--objective", "-", "--destination", "claude-code://tools/"], None),
-            (["hook", "pre-tool-use"], _REHEARSAL_CALL),
-            (["hook", "post-tool-use"], dict(_REHEARSAL_CALL, hook_event_name="PostToolUse",
-              tool_response={"stdout": "", "stderr": "", "interrupted": False})),
+            *_hook_steps("toolu_rehearsal"),
             (["tasks"], None),
         ]  # fmt: skip
         try:
@@ -203,18 +204,47 @@ def rehearse() -> None:
             for argv, call in steps:
                 if call is not None:
                     os.environ.update(agent)
-                given = json.dumps(call).encode() if call else b""
-                sys.stdin = io.TextIOWrapper(io.BytesIO(given), encoding="utf-8")
-                sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
-                with contextlib.suppress(Exception, SystemExit):
-                    main(argv)
+                _play(argv, call)
+            if threading.active_count() != 1:
+                raise SystemExit("boris: the rehearsal left a thread running; not serving")
+            gc.freeze()
+            return spare.written_pages(_hook_steps_played)
         finally:
             os.environ.clear()
             os.environ.update(saved[0])
             sys.stdin, sys.stdout, sys.stderr = saved[1:4]
             os.chdir(saved[4])
-    if threading.active_count() != 1:
-        raise SystemExit("boris: the rehearsal left a thread running; not serving")
+
+
+def _hook_steps(tool_use_id: str) -> list[tuple[list[str], dict[str, Any] | None]]:
+    """A tool call's two hooks, before and after."""
+    call = dict(_REHEARSAL_CALL, tool_use_id=tool_use_id)
+    response = {"stdout": "", "stderr": "", "interrupted": False}
+    return [
+        (["hook", "pre-tool-use"], call),
+        (
+            ["hook", "post-tool-use"],
+            dict(call, hook_event_name="PostToolUse", tool_response=response),
+        ),
+    ]
+
+
+def _hook_steps_played() -> None:
+    for argv, call in _hook_steps("toolu_probe"):
+        _play(argv, call)
+
+
+def _play(argv: list[str], call: dict[str, Any] | None) -> None:
+    """One rehearsed command: `call` on its stdin, its output nowhere, its failure ignored."""
+    import json
+
+    from ..entry import main
+
+    given = json.dumps(call).encode() if call else b""
+    sys.stdin = io.TextIOWrapper(io.BytesIO(given), encoding="utf-8")
+    sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    with contextlib.suppress(Exception, SystemExit):
+        main(argv)
 
 
 def _watched_files() -> dict[str, int]:
@@ -236,9 +266,19 @@ def _watched_files() -> dict[str, int]:
 
 class _Server:
     def __init__(
-        self, listener: socket.socket, lock: IO[bytes], watched: dict[str, int], idle: float
+        self,
+        listener: socket.socket,
+        lock: IO[bytes],
+        watched: dict[str, int],
+        idle: float,
+        pages: spare.Pages,
     ):
         self.idle = idle
+        self.pages = pages
+        #: The child forked ahead of the next command, if any (store.cli.resident.spare).
+        self.spare: spare.Spare | None = None
+        #: Whether to keep one: no longer once forking one failed.
+        self.spares = True
         self.listener = listener
         self.lock = lock
         self.watched = watched
@@ -251,6 +291,10 @@ class _Server:
     def loop(self) -> Request | None:
         last = time.monotonic()
         while self.accepting or self.jobs:
+            if self.accepting and not self.jobs and self.spare is None and self.spares:
+                request = self._keep_spare()
+                if request is not None:
+                    return request  # the spare, given its command
             for key, _ in self.selector.select(timeout=min(self.idle, 30.0)):
                 try:
                     if key.data is None:
@@ -258,6 +302,8 @@ class _Server:
                         if request is not None:
                             return request  # the child
                         last = time.monotonic()
+                    elif key.data[1] == "spare":
+                        self._spare_ended(key.data[0])
                     else:
                         job, what = key.data
                         if job.pid not in self.jobs or self.jobs[job.pid] is not job:
@@ -287,6 +333,7 @@ class _Server:
             self.accepting = False
             self.selector.unregister(self.listener)
             self.listener.close()
+            self._discard_spare()
 
     def _accept(self) -> Request | None:
         conn, _ = self.listener.accept()
@@ -312,27 +359,90 @@ class _Server:
                 conn.sendall(b"again\n")
             _refuse(conn, fds)
             return None
+        if self.spare is not None and self._hand(conn, fds, body):
+            return None
         request = Request((fds[0], fds[1], fds[2]), umask, cwd, streams, argv, environ)
         pid = os.fork()
         if pid == 0:
-            self._become_child(conn)
-            # The child says it has started, and later how it ended (`end`), on the one
-            # connection: the two cannot pass each other, and a caller that reads anything
-            # else first knows nothing of its command ran. The server speaks on it again
-            # only once the child is reaped (a command ended by a signal).
-            try:
-                conn.settimeout(None)
-                conn.sendall(f"started {os.getpid()}\n".encode())
-            except OSError:
-                os._exit(1)  # the caller went away before its command began
-            return dataclasses.replace(request, reply=conn)
+            self._become_child()
+            return _started(request, conn)
         for fd in fds:
             os.close(fd)
-        self._watch(conn, pid)
+        self._watch(conn, pid, os.pidfd_open(pid))
         return None
 
-    def _watch(self, conn: socket.socket, pid: int) -> None:
-        pidfd = os.pidfd_open(pid)
+    def _hand(self, conn: socket.socket, fds: list[int], body: bytes) -> bool:
+        """The command to the spare, which becomes its job: False when the spare is gone
+        (the command is then forked for, as with no spare)."""
+        given, self.spare = self.spare, None
+        assert given is not None
+        try:
+            spare.hand(given, conn, fds, body)
+        except OSError:
+            self._end_spare(given)
+            return False
+        given.channel.close()
+        for fd in fds:
+            os.close(fd)
+        self.selector.unregister(given.pidfd)
+        self._watch(conn, given.pid, given.pidfd)
+        return True
+
+    def _keep_spare(self) -> Request | None:
+        """Idle with no spare: fork one (store.cli.resident.spare), so the next command
+        starts in a child made ready for it, off its caller's path. In the spare, once
+        given its command: the request. Should forking one fail, commands are forked for
+        as they come, as before."""
+        try:
+            return self._fork_spare()
+        except Exception:
+            if self.in_child:
+                raise
+            self.spares = False
+            self._log(traceback.format_exc())
+            return None
+
+    def _fork_spare(self) -> Request | None:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            self._become_child()
+            spare.populate(self.pages)
+            given = spare.wait(theirs)
+            if given is None:
+                os._exit(0)  # the server ended, or discarded it
+            theirs.close()
+            conn, fds, body = given
+            umask, cwd, streams, argv, environ = wire.unpack(body)
+            request = Request((fds[0], fds[1], fds[2]), umask, cwd, streams, argv, environ)
+            return _started(request, conn)
+        theirs.close()
+        self.spare = spare.Spare(pid, os.pidfd_open(pid), ours)
+        self.selector.register(self.spare.pidfd, selectors.EVENT_READ, (self.spare, "spare"))
+        return None
+
+    def _spare_ended(self, ended: spare.Spare) -> None:
+        """The spare ended before it was given a command (killed): the next idle moment
+        forks another."""
+        if self.spare is ended:
+            self._discard_spare()
+
+    def _discard_spare(self) -> None:
+        if self.spare is not None:
+            self._end_spare(self.spare)
+            self.spare = None
+
+    def _end_spare(self, given: spare.Spare) -> None:
+        given.channel.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(given.pid, signal.SIGKILL)  # it holds nothing: nothing to let finish
+        os.waitpid(given.pid, 0)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(given.pidfd)
+        os.close(given.pidfd)
+
+    def _watch(self, conn: socket.socket, pid: int, pidfd: int) -> None:
         job = Job(conn, pid, pidfd)
         self.jobs[pid] = job
         self.selector.register(pidfd, selectors.EVENT_READ, (job, "pid"))
@@ -342,12 +452,16 @@ class _Server:
         except (OSError, ValueError):
             self._caller_gone(job)
 
-    def _become_child(self, conn: socket.socket) -> None:
+    def _become_child(self) -> None:
         """Let go of everything the server holds: the child is the caller's process."""
         self.in_child = True
         self.selector.close()
         if self.accepting:
             self.listener.close()
+        if self.spare is not None:
+            self.spare.channel.close()
+            os.close(self.spare.pidfd)
+            self.spare = None
         for job in self.jobs.values():
             job.conn.close()
             os.close(job.pidfd)
@@ -397,6 +511,19 @@ class _Server:
             except OSError:
                 return True
         return False
+
+
+def _started(request: Request, conn: socket.socket) -> Request:
+    """In the child: say it has started, and later how it ended (`end`), on the one
+    connection: the two cannot pass each other, and a caller that reads anything else first
+    knows nothing of its command ran. The server speaks on it again only once the child is
+    reaped (a command ended by a signal)."""
+    try:
+        conn.settimeout(None)
+        conn.sendall(f"started {os.getpid()}\n".encode())
+    except OSError:
+        os._exit(1)  # the caller went away before its command began
+    return dataclasses.replace(request, reply=conn)
 
 
 def _peer_uid(conn: socket.socket) -> int:

@@ -28,6 +28,7 @@ benchmarks/bench_pg_ledger.py counts the waits through benchmarks/pg_delay_proxy
 from __future__ import annotations
 
 import contextlib
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -91,6 +92,28 @@ def create_engine(url: str, *, read_only: str = "") -> Engine:
 #: replaced by the pool); one used just before is not: pinging each checkout, as
 #: pool_pre_ping does, is one more round trip on every write.
 _IDLE_PING_S = 1.0
+
+
+def ping_if_idle(conn: Connection, idle_s: float) -> bool:
+    """Whether a server connection idle for `idle_s` still answers: pinged only when idle
+    longer than _IDLE_PING_S (store.writing's kept writer, as the pool's checkout does); one
+    that does not answer is invalidated."""
+    if idle_s < _IDLE_PING_S:
+        return True
+    raw: Any = conn.connection.driver_connection
+    try:
+        raw.execute("SELECT 1")
+        raw.rollback()
+    except conn.dialect.loaded_dbapi.Error:
+        conn.invalidate()
+        return False
+    return True
+
+
+def driver_broken(conn: Connection) -> bool:
+    """Whether the driver knows its connection is closed or broken (a server gone)."""
+    raw: Any = conn.connection.driver_connection
+    return bool(raw is None or raw.closed or getattr(raw, "broken", False))
 
 
 def _server_hooks(engine: Engine) -> None:
@@ -269,8 +292,8 @@ def keeps_writer_open(engine: Engine) -> bool:
     """Whether the store may hold one writer connection for its lifetime.
 
     SQLite serializes writers anyway and a file connection never goes stale, so reusing it
-    saves a pool checkout and reset per append; a server connection is checked out per
-    transaction so that a dropped one is replaced by the pool.
+    saves a pool checkout and reset per append. A server's writer keeps its connection too,
+    pinging it after _IDLE_PING_S idle and replacing it once broken (store.writing).
     """
     return is_sqlite(engine)
 
@@ -287,6 +310,11 @@ class Prepared:
         self._stmt = stmt
         self._compiled: dict[str, tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
         self.unanswered = False
+        #: On SQLite (where nothing is seeded or queued): the text and how its parameters
+        #: are taken from a call's, made at its first run there (`_sqlite_args`).
+        self._sqlite: tuple[str, Callable[[Mapping[str, Any] | None], Sequence[Any]]] | None = (
+            None
+        )
 
     def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
         got = self._compiled.get(dialect.name)
@@ -307,17 +335,26 @@ class Prepared:
             got = self._compiled[dialect.name] = (c.string, names, fixed)
         return got
 
+    def _on_sqlite(
+        self, dialect: sa.Dialect
+    ) -> tuple[str, Callable[[Mapping[str, Any] | None], Sequence[Any]]]:
+        sql, names, fixed = self._for(dialect)
+        self._sqlite = got = (sql, _sqlite_args(names, fixed))
+        return got
+
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
-        sql, names, fixed = self._for(conn.dialect)
+        dialect = conn.dialect
+        if dialect.name == "sqlite":
+            # The append path on SQLite, where nothing is seeded or queued (a server's ways):
+            # straight to the driver's cursor, the parameters taken in one call (issue 36, 44).
+            sql, args_of = self._sqlite or self._on_sqlite(dialect)
+            return _run_sqlite(conn.info, conn, sql, args_of(params))
+        sql, names, fixed = self._for(dialect)
         values = {**fixed, **params} if params and fixed else (params or fixed)
         args: Sequence[Any] | Mapping[str, Any] = (
             values if names is None else [values[n] for n in names]
         )
         info = conn.info
-        if _SEEDS not in info and _QUEUE not in info and conn.dialect.name == "sqlite":
-            # The append path on SQLite, where nothing is seeded or queued (a server's
-            # ways): straight to the driver's cursor (issue 36).
-            return _run_sqlite(info, conn, sql, args)
         seeds = info.get(_SEEDS)
         if seeds:
             answer = seeds.pop(id(self), None)
@@ -331,13 +368,34 @@ class Prepared:
     def send(self, conn: Connection, params: Mapping[str, Any] | None = None) -> None:
         """Run a statement whose answer is not read: on a server it is queued and sent with
         the next statement that is answered, or the COMMIT (one round trip for all)."""
-        sql, names, fixed = self._for(conn.dialect)
+        dialect = conn.dialect
+        if dialect.name == "sqlite":  # nothing is queued on SQLite
+            sql, args_of = self._sqlite or self._on_sqlite(dialect)
+            _run_sqlite(conn.info, conn, sql, args_of(params))
+            return
+        sql, names, fixed = self._for(dialect)
         values = {**fixed, **params} if params and fixed else (params or fixed)
         args = values if names is None else [values[n] for n in names]
-        if conn.dialect.name == "sqlite":
-            _run_sqlite(conn.info, conn, sql, args)  # nothing is queued on SQLite
-            return
         queue(conn, sql, args)
+
+
+def _sqlite_args(
+    names: tuple[str, ...] | None, fixed: dict[str, Any]
+) -> Callable[[Mapping[str, Any] | None], Sequence[Any]]:
+    """How a statement's parameters for the driver are taken from a call's (by name): its
+    positional values by one `itemgetter` (a tuple, made in C), the values the statement
+    carries itself (`fixed`) first where it has any."""
+    if names is None:  # named parameters: the mapping as it is
+        return lambda params: {**fixed, **params} if params and fixed else (params or fixed)
+    if not names:
+        return lambda _params: ()
+    get = operator.itemgetter(*names)
+    if fixed:
+        take = (lambda v: (get(v),)) if len(names) == 1 else get
+        return lambda params: take({**fixed, **params} if params else fixed)
+    if len(names) == 1:
+        return lambda params: (get(params),)
+    return get  # type: ignore[return-value]
 
 
 #: Statements queued on a server connection (conn.info), sent with the next answered one.
@@ -678,17 +736,33 @@ def _own_begin(conn: Connection) -> Iterator[None]:
     driver is in autocommit meanwhile (so it adds no BEGIN of its own); its commit() and
     rollback() still end a transaction the server has open, and send nothing otherwise."""
     raw: Any = conn.connection.driver_connection
-    raw.autocommit = True
-    conn.info[_QUEUE] = [("BEGIN", ())]  # the queue exists only inside a write transaction
+    info = conn.info
+    if not raw.autocommit:
+        raw.autocommit = True
+    info[_QUEUE] = [("BEGIN", ())]  # the queue exists only inside a write transaction
     try:
         yield
     finally:
-        conn.info.pop(_QUEUE, None)
-        conn.info.pop(_SEEDS, None)
-        conn.info.pop(_AT_COMMIT, None)
-        # Back to the pool as it came: reads rely on the driver's implicit BEGIN.
+        info.pop(_QUEUE, None)
+        info.pop(_SEEDS, None)
+        info.pop(_AT_COMMIT, None)
+        if not info.get(KEPT_WRITER):
+            # Back to the pool as it came: reads rely on the driver's implicit BEGIN.
+            with contextlib.suppress(Exception):
+                raw.autocommit = False
+
+
+#: Set in the conn.info of a server connection store.writing keeps for its writes only: it
+#: stays in autocommit between them (each write sends its own BEGIN), and is put back as it
+#: came when the writer lets it go (`release_kept_writer`).
+KEPT_WRITER = "boris_kept_writer"
+
+
+def release_kept_writer(conn: Connection) -> None:
+    """A kept writer connection made fit for the pool again: its reads begin transactions."""
+    if conn.info.pop(KEPT_WRITER, None) and not conn.invalidated:
         with contextlib.suppress(Exception):
-            raw.autocommit = False
+            conn.connection.driver_connection.autocommit = False  # type: ignore[union-attr]
 
 
 def read_with_commit(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -60,10 +61,12 @@ class Writer:
         # db.keeps_writer_open); the lock also serializes this process's writers.
         self.lock = threading.Lock()
         self._conn: Connection | None = None
+        self._used = 0.0  # when the kept server connection was last used (monotonic)
 
     def close(self) -> None:
         with self.lock:
             if self._conn is not None:
+                db.release_kept_writer(self._conn)
                 self._conn.close()
                 self._conn = None
 
@@ -126,12 +129,9 @@ class Writer:
         With `guess`, a task this process wrote last is written in one exchange
         (tx.Guesses); a wrong guess, or any failure, raises `GuessMissed`."""
         began: Tx | None = None
+        conn = self._server_connection()
         try:
-            with (
-                self._writer.connect() as conn,
-                db.write_transaction(conn),
-                self.blobs.creating(),
-            ):
+            with db.write_transaction(conn), self.blobs.creating():
                 tx = began = Tx(conn, self.blobs.within(conn), memo=self.states)
                 if guess:
                     tx.guesses = self.guesses
@@ -140,18 +140,40 @@ class Writer:
                 notify.announce(conn, (e.task_id for e in tx.emitted))
                 tx.read_back()
         except Exception as exc:
+            self._used = time.monotonic()
+            if conn.invalidated or db.driver_broken(conn):
+                self._drop()
             if began is not None and began.guesses is not None:
                 # Whatever went wrong, what we knew of these tasks may be why.
                 self.guesses.forget(began.touched(), missed=bool(began.guessed))
                 if began.guessed:
                     raise GuessMissed(str(exc)) from exc
             raise
+        self._used = time.monotonic()
+
+    def _server_connection(self) -> Connection:
+        """The connection this store writes on, kept between writes as on SQLite: a pool
+        checkout and checkin per write were a sixth of an append's client CPU (issue 44).
+        One idle longer than a second is pinged first, as the pool pings one it hands out
+        after that long (db.ping_if_idle), and one that broke is replaced."""
+        conn = self._conn
+        if conn is not None and (conn.invalidated or db.driver_broken(conn)):
+            self._drop()
+            conn = None
+        if conn is not None and not db.ping_if_idle(conn, time.monotonic() - self._used):
+            self._drop()
+            conn = None
+        if conn is None:
+            conn = self._conn = self._writer.connect()
+            conn.info[db.KEPT_WRITER] = True  # it stays in autocommit between writes
+        return conn
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
                 conn.invalidate()
+            db.release_kept_writer(conn)
             with contextlib.suppress(Exception):
                 conn.close()
 

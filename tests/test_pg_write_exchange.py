@@ -8,6 +8,7 @@ role a bare projection write, on a store migrated from 0019 as on a new one."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -47,11 +48,12 @@ def test_awkward_texts_are_written_and_read_back_exactly(store: Store) -> None:
 
 
 def _deallocate_everywhere(s: Store, n: int) -> None:
-    """DEALLOCATE ALL on `n` of the store's pooled connections at once (not through psycopg,
-    so neither psycopg nor the store hears of it)."""
+    """DEALLOCATE ALL on `n` of the store's pooled connections at once and on its kept
+    writer's (not through psycopg, so neither psycopg nor the store hears of it)."""
     conns = [s.engine.connect() for _ in range(n)]
+    kept = s._writes._conn  # the connection the store keeps for its writes (store.writing)
     try:
-        for conn in conns:
+        for conn in [*conns, *([kept] if kept is not None else [])]:
             raw = conn.connection.driver_connection
             assert raw is not None
             raw.pgconn.exec_(b"DEALLOCATE ALL")
@@ -70,6 +72,31 @@ def test_statements_the_server_lost_are_prepared_again(pg_url: str, tmp_path: Pa
             s.execute(c.RecordNote(task_id=tid, text="a step"), AGENT)
             assert [e.seq for e in s.events(tid)] == [1, 2]
             assert verify(s, tid).ok
+
+
+def test_the_kept_write_connection_is_replaced_once_the_server_drops_it(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The store keeps one connection for its writes (no pool checkout a write): when the
+    server ends it between two writes, a write finds it broken or pings it, and goes on a
+    new one; the chain holds and the pool's readers never get it in autocommit."""
+    with Store.open(tmp_path / "s", url=pg_url) as s:
+        tid = s.execute(c.CreateTask(title="t", owner="o", objective="x"), AGENT)
+        kept = s._writes._conn
+        assert kept is not None
+        pid = kept.connection.driver_connection.info.backend_pid  # type: ignore[union-attr]
+        _admin(pg_url, f"SELECT pg_terminate_backend({pid})")
+        # Within a second of its last use it is not pinged: this write may fail, once.
+        with contextlib.suppress(sa.exc.DBAPIError):
+            s.execute(c.RecordNote(task_id=tid, text="right after"), AGENT)
+        s.execute(c.RecordNote(task_id=tid, text="next"), AGENT)
+        again = s._writes._conn
+        assert again is not None and again is not kept
+        texts = [e.payload.get("text") for e in s.events(tid)]
+        assert texts[-1] == "next" and texts.count("next") == 1
+        assert verify(s, tid).ok
+        with s.engine.connect() as reader:
+            assert reader.connection.driver_connection.autocommit is False  # type: ignore[union-attr]
 
 
 def _admin(url: str, sql: str) -> None:

@@ -14,6 +14,10 @@ fsync on, as a team store would run. Each contender gets its own database on tha
   hands it over each step;
 - bare commit: psycopg inserting one row of the checkpoint's size per commit, the floor.
 
+- Boris's own statements, raw: the exact text Boris sent for each write (its one simple
+  query of EXECUTEs), recorded and replayed by psycopg on a copy of the database as it was
+  before the writes: Boris's floor, the server's work a write needs with no Python of
+  Boris's around it (issue 44);
 - pipelined floor: psycopg sending a write's own statements (row lock, event insert, task
   row update, NOTIFY, COMMIT) in one pipeline per commit, as store.db sends a write: the
   least a chained write costs (the "floor" column);
@@ -98,13 +102,14 @@ class Database:
 
     serial = 0
 
-    def __init__(self, admin_url: str) -> None:
+    def __init__(self, admin_url: str, template: str = "") -> None:
         from sqlalchemy.engine import make_url
 
         Database.serial += 1
         self.admin_url = admin_url
         self.name = f"boris_bench_{os.getpid()}_{Database.serial}"
-        _admin(admin_url, f"CREATE DATABASE {self.name}")
+        like = f" TEMPLATE {template}" if template else ""
+        _admin(admin_url, f"CREATE DATABASE {self.name}{like}")
         self.url = make_url(admin_url).set(database=self.name).render_as_string(hide_password=False)
 
     def __enter__(self) -> Database:
@@ -139,6 +144,107 @@ def boris_checkpoints(admin_url: str, via: Via, n: int) -> tuple[Result, dict[st
         head = s.head_checkpoint(tid)
         assert head is not None
         return result, head["state"]
+
+
+def boris_statements(admin_url: str, via: Via, n: int, kind: str) -> Result:
+    """Boris's own statements, by raw psycopg: the exact text each of `n` writes (appends or
+    checkpoints) sent as Boris sent it (one simple query of EXECUTEs a write, the statements'
+    PREPAREs sent first, untimed), recorded on one database and replayed on a copy made
+    before the writes (so every guard, hash and seq holds), with no Python of Boris's around
+    them: the floor for Boris's writes. Only the guard's allowed clock slack is widened
+    (the recorded times are seconds old when replayed)."""
+    import psycopg
+
+    with Database(admin_url) as src, tempfile.TemporaryDirectory() as tmp:
+        with Store.open(Path(tmp) / "s", url=src.url) as s:
+            if kind == "append":  # as boris_appends makes it
+                tid = s.execute(c.CreateTask(title="bench", owner="o", objective="x"), AGENT)
+            else:
+                tid = boris_task(s, Path(tmp) / "scope")
+            for _ in range(3):
+                s.execute(_boris_write(kind, tid), AGENT)
+        with Database(admin_url, template=src.name) as copy:
+            with Store.open(Path(tmp) / "s", url=src.url) as s:
+                # The first write of a process waits twice: replayed, not timed.
+                sent, first = _recorded(lambda: s.execute(_boris_write(kind, tid), AGENT), n)
+            prepares, texts = _replayable(sent)
+            conns = {
+                conn_id: psycopg.connect(_plain(via(copy.url)), autocommit=True)
+                for conn_id in prepares
+            }
+            try:
+                for conn_id, conn in conns.items():
+                    for statement in prepares[conn_id]:
+                        conn.execute(statement)
+                for conn_id, text in texts[:first]:
+                    conns[conn_id].execute(text)
+                rest = iter(texts[first:])
+                per_write, odd = divmod(len(texts) - first, n)
+                assert not odd, "every write sends as many exchanges"
+
+                def write() -> None:
+                    for _ in range(per_write):
+                        conn_id, text = next(rest)
+                        conns[conn_id].execute(text)
+
+                return via.timed(n, write)
+            finally:
+                for conn in conns.values():
+                    conn.close()
+
+
+def _recorded(write: Callable[[], object], n: int) -> tuple[list[tuple[int, str]], int]:
+    """The simple queries (connection, text) of one write and then `n` more, and how many
+    the first took."""
+    from store import db as store_db
+
+    sent: list[tuple[int, str]] = []
+    real = store_db._simple_query
+
+    def recording(raw: Any, text: str) -> list[Any]:
+        sent.append((id(raw), text))
+        return real(raw, text)
+
+    store_db._simple_query = recording  # type: ignore[assignment]
+    try:
+        write()
+        first = len(sent)
+        for _ in range(n):
+            write()
+    finally:
+        store_db._simple_query = real  # type: ignore[assignment]
+    return sent, first
+
+
+def _replayable(sent: list[tuple[int, str]]) -> tuple[dict[int, list[str]], list[tuple[int, str]]]:
+    """The PREPAREs per connection, and the texts without them, the guard's slack widened."""
+    import re
+
+    prepares: dict[int, list[str]] = {}
+    guards: set[str] = set()
+    stripped: list[tuple[int, list[str]]] = []
+    for conn_id, text in sent:
+        kept = []
+        for statement in text.split(";\n"):
+            if statement.startswith("PREPARE"):
+                prepares.setdefault(conn_id, []).append(statement)
+                guards.update(re.findall(r"PREPARE (\w+) AS SELECT boris_write_guard", statement))
+            else:
+                kept.append(statement)
+        stripped.append((conn_id, kept))
+    names = "|".join(guards) or "-"
+    slack = re.compile(rf"^(EXECUTE (?:{names})\(.*)'1000'\)$")
+    texts = [
+        (conn_id, ";\n".join(slack.sub(r"\1'86400000')", q) for q in kept))
+        for conn_id, kept in stripped
+    ]
+    return prepares, texts
+
+
+def _boris_write(kind: str, tid: str) -> Any:
+    if kind == "append":
+        return c.RecordNote(task_id=tid, text="a step")
+    return WriteCheckpoint(task_id=tid, reason="milestone", note="")
 
 
 def postgres_saver(admin_url: str, via: Via, n: int, state: dict[str, Any]) -> Result:
@@ -273,6 +379,8 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
         "Boris append (one event a commit)": lambda: boris_appends(url, via, n),
         "Boris checkpoint write": lambda: boris_checkpoints(url, via, n)[0],
         "LangGraph PostgresSaver.put": lambda: postgres_saver(url, via, n, state),
+        "Boris's append statements, raw": lambda: boris_statements(url, via, n, "append"),
+        "Boris's checkpoint statements, raw": lambda: boris_statements(url, via, n, "checkpoint"),
         "pipelined floor (own statements)": lambda: pipelined_floor(url, via, n),
         "one-query floor (own statements)": lambda: one_query_floor(url, via, n),
         f"bare commit of a {size}-byte row": lambda: bare_commits(url, via, n, size),
@@ -292,6 +400,15 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
             f"{rate / saver:5.2f}x PostgresSaver  {rate / floor:5.2f}x floor  "
             f"{cpu:5.0f} µs CPU a write"
         )
+    for kind in ("append", "checkpoint"):
+        own = median[f"Boris's {kind} statements, raw"][0]
+        print(
+            f"  Boris {kind}: {median[_BORIS[kind]][0] / own:4.2f}x its own statements, raw; "
+            f"they are {own / saver:4.2f}x PostgresSaver"
+        )
+
+
+_BORIS = {"append": "Boris append (one event a commit)", "checkpoint": "Boris checkpoint write"}
 
 
 def _median(got: list[Result]) -> Result:

@@ -12,15 +12,21 @@ fork of itself, after one command started it. The recorded hook is Claude Code's
 PreToolUse JSON (tests/fixtures/claude_code/pre_tool_use.json) fed to
 `boris hook pre-tool-use`, each run a new tool_use_id, so each records a new call. Runs of the
 floor and each command alternate, so a noisy neighbour costs them alike; the median is shown
-with its ratio to the floor's median.
+with its ratio to the floor's median, and the CPU time a command costs: the calling process's,
+and, warm, the resident process's and its children's (the command's child, the spare forked
+for the next one) over the runs, divided by their number. The resident process is this run's
+own (a runtime directory of its own), stopped at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,13 +49,44 @@ def timed(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
     return took
 
 
+def children_cpu() -> float:
+    """CPU seconds of this process's ended children (the calling `boris` processes)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def resident_cpu(runtime: Path) -> float:
+    """CPU seconds of the resident process, its ended children and its live ones (a spare)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for lock in (runtime / "boris").glob("*.lock"):
+        pid = lock.read_text().strip()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+            for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except (OSError, ValueError):
+            continue
+    return total / tick
+
+
+def stop_resident(runtime: Path) -> None:
+    for lock in (runtime / "boris").glob("*.lock"):
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(lock.read_text().strip()), signal.SIGTERM)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: a socket's name
     base = {k: v for k, v in os.environ.items() if not k.startswith("BORIS_")}
     base.update(
+        XDG_RUNTIME_DIR=str(runtime),
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
@@ -77,21 +114,34 @@ def main() -> None:
     }
     floor: list[float] = []
     results: dict[str, list[float]] = {}
+    cpu: dict[str, tuple[float, float]] = {}  # a command's: the caller's, the resident's
     for mode in ("cold", "warm"):
         for name, (argv, env, stdin) in cases.items():
             env = dict(env, BORIS_RESIDENT="off" if mode == "cold" else "on")
             timed(argv, env, stdin())  # warm: starts the resident process
             time.sleep(3 if mode == "warm" else 0)  # ... which imports once, apart
             runs = results.setdefault(f"{name}, {mode}", [])
+            caller = 0.0
+            resident = resident_cpu(runtime)
             for _ in range(args.runs):
                 floor.append(timed([sys.executable, "-c", "pass"], base))
+                before = children_cpu()
                 runs.append(timed(argv, env, stdin()))
+                caller += children_cpu() - before
+            resident = resident_cpu(runtime) - resident
+            cpu[f"{name}, {mode}"] = (caller / args.runs, resident / args.runs)
     pass_ms = statistics.median(floor) * 1000
     print(f"python -c pass: {pass_ms:.1f} ms (median of {len(floor)})")
     for name, runs in results.items():
         ms = statistics.median(runs) * 1000
-        print(f"{name}: {ms:.1f} ms ({ms / pass_ms:.1f}x python -c pass)")
+        caller_ms, resident_ms = (seconds * 1000 for seconds in cpu[name])
+        print(
+            f"{name}: {ms:.1f} ms ({ms / pass_ms:.1f}x python -c pass); CPU a command: "
+            f"{caller_ms:.0f} ms its process + {resident_ms:.0f} ms the resident's"
+        )
+    stop_resident(runtime)
     shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -298,6 +298,10 @@ def keeps_writer_open(engine: Engine) -> bool:
     return is_sqlite(engine)
 
 
+#: A call's parameters (by name, or None) -> the driver's (a tuple, or a mapping).
+_ArgsOf = Callable[[Any], Any]
+
+
 class Prepared:
     """A Core statement compiled once per dialect and run straight on the driver's cursor.
 
@@ -312,9 +316,7 @@ class Prepared:
         self.unanswered = False
         #: On SQLite (where nothing is seeded or queued): the text and how its parameters
         #: are taken from a call's, made at its first run there (`_sqlite_args`).
-        self._sqlite: tuple[str, Callable[[Mapping[str, Any] | None], Sequence[Any]]] | None = (
-            None
-        )
+        self._sqlite: tuple[str, _ArgsOf] | None = None
 
     def _for(self, dialect: sa.Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
         got = self._compiled.get(dialect.name)
@@ -335,9 +337,7 @@ class Prepared:
             got = self._compiled[dialect.name] = (c.string, names, fixed)
         return got
 
-    def _on_sqlite(
-        self, dialect: sa.Dialect
-    ) -> tuple[str, Callable[[Mapping[str, Any] | None], Sequence[Any]]]:
+    def _on_sqlite(self, dialect: sa.Dialect) -> tuple[str, _ArgsOf]:
         sql, names, fixed = self._for(dialect)
         self._sqlite = got = (sql, _sqlite_args(names, fixed))
         return got
@@ -379,9 +379,7 @@ class Prepared:
         queue(conn, sql, args)
 
 
-def _sqlite_args(
-    names: tuple[str, ...] | None, fixed: dict[str, Any]
-) -> Callable[[Mapping[str, Any] | None], Sequence[Any]]:
+def _sqlite_args(names: tuple[str, ...] | None, fixed: dict[str, Any]) -> _ArgsOf:
     """How a statement's parameters for the driver are taken from a call's (by name): its
     positional values by one `itemgetter` (a tuple, made in C), the values the statement
     carries itself (`fixed`) first where it has any."""
@@ -395,7 +393,7 @@ def _sqlite_args(
         return lambda params: take({**fixed, **params} if params else fixed)
     if len(names) == 1:
         return lambda params: (get(params),)
-    return get  # type: ignore[return-value]
+    return get
 
 
 #: Statements queued on a server connection (conn.info), sent with the next answered one.

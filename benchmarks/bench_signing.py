@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_ledger import boris_task
+from bench_store import same_statements_appends
 
 from store import Actor, Store
 from store import commands as c
@@ -72,6 +73,12 @@ def checkpoints(root: Path, n: int, signed: bool) -> Rate:
         cmd = WriteCheckpoint(task_id=tid, reason="milestone", note="")
         s.execute(cmd, AGENT)  # the first also writes the task's initial checkpoint
         return _timed(s, cmd, n)
+
+
+def floor_appends(root: Path, n: int, signed: bool) -> Rate:
+    """Boris's statements for `n` appends by raw sqlite3 (bench_store); no CPU figure (the
+    store it writes to is made inside the same call)."""
+    return same_statements_appends(root, n, signed=signed), float("nan")
 
 
 def bindings_us(n: int = 5000, rounds: int = 5) -> dict[str, float]:
@@ -122,6 +129,8 @@ def main() -> None:
         "appends signed": lambda p: appends(p, a.appends, True),
         "checkpoints unsigned": lambda p: checkpoints(p, a.checkpoints, False),
         "checkpoints signed": lambda p: checkpoints(p, a.checkpoints, True),
+        "floor unsigned": lambda p: floor_appends(p, a.appends, False),
+        "floor signed": lambda p: floor_appends(p, a.appends, True),
     }
     load_before = "/".join(f"{x:.1f}" for x in os.getloadavg())
     rounds = rounds_of(a.rounds, contenders)
@@ -160,6 +169,12 @@ def main() -> None:
             f"  {'':<19} floor: one signature is {share * 100:.1f}% of an unsigned write's time,"
             f" so signed/unsigned <= {1 / (1 + share):.3f} here"
         )
+    (f_plain, _), (f_signed, _) = rates["floor unsigned"], rates["floor signed"]
+    print(
+        f"  floor: Boris's statements for an append by raw sqlite3, unsigned {f_plain:,.0f}/s, "
+        f"signed (the signature and its row) {f_signed:,.0f}/s: signed/unsigned = "
+        f"{ratio('floor'):.3f}"
+    )
     print(f"  one Ed25519 signature: {one:.1f} us")
     print("Ed25519 bindings, same run (best of 5 x 5,000):")
     for what in ("sign", "verify"):
@@ -171,8 +186,9 @@ def main() -> None:
     (plain, _), (signed, _) = rates["appends unsigned"], rates["appends signed"]
     print(
         f"  row: signed vs unsigned appends / checkpoints | {signed:,.0f}/s: "
-        f"{ratio('appends'):.2f}x / {ratio('checkpoints'):.2f}x | unsigned {plain:,.0f}/s; one "
-        f"signature {one:.1f} us | >= 0.9x "
+        f"{ratio('appends'):.2f}x / {ratio('checkpoints'):.2f}x | unsigned {plain:,.0f}/s; Boris's "
+        f"statements by raw sqlite3 signed / unsigned {ratio('floor'):.2f}x; one signature "
+        f"{one:.1f} us | >= 0.9x "
         f"({'met' if min(ratio('appends'), ratio('checkpoints')) >= 0.9 else 'missed'})"
     )
 

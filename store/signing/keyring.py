@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import sqlalchemy as sa
@@ -66,8 +67,15 @@ class Binding:
         return (self.actor_kind, self.actor_id) == (actor_kind, actor_id)
 
     def revoked_by(self, at: str) -> bool:
+        ends = self.signs_until
+        return ends is not None and at >= ends
+
+    @cached_property
+    def signs_until(self) -> str | None:
+        """From when the key signs nothing (its revocation or import), or None: judged on
+        every signed write (store.signing.seal), so worked out once."""
         ends = [t for t in (self.revoked_at, self.imported_at) if t is not None]
-        return bool(ends) and at >= min(ends)
+        return min(ends) if ends else None
 
     @property
     def ended(self) -> str:

@@ -267,26 +267,30 @@ def seal(
     policy.refresh(conn)
     if not policy.signed and signer is None:
         return
-    actors = frozenset((e.actor.kind, e.actor.id) for e in emitted)
+    if len(emitted) == 1:  # most writes: one event, one actor, the task's last event
+        actor = emitted[0].actor
+        actors = frozenset(((actor.kind, actor.id),))
+        last: Iterable[Event] = emitted
+    else:
+        actors = frozenset((e.actor.kind, e.actor.id) for e in emitted)
+        last = {e.task_id: e for e in emitted}.values()
     if signer is None:
         check_signer(policy, None, actors, now)  # refused where signatures are required
         return
-    binding = policy.accepted.get((signer.key_id, actors))
+    key_id = signer.key_id
+    binding = policy.accepted.get((key_id, actors))
     if binding is None or binding.revoked_by(now):
         binding = check_signer(policy, signer, actors, now)
         if binding is None:
             return
-        policy.accepted[(signer.key_id, actors)] = binding
-    last: dict[str, Event] = {}
-    for e in emitted:
-        last[e.task_id] = e
-    for e in last.values():
+        policy.accepted[(key_id, actors)] = binding
+    for e in last:
         _INSERT_SIGNATURE.run(
             conn,
             {
                 "task_id": e.task_id,
                 "seq": e.seq,
-                "key_id": signer.key_id,
+                "key_id": key_id,
                 "signature": encode_signature(
                     signer.sign(record_message(e.task_id, e.seq, e.hash))
                 ),

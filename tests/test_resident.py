@@ -221,6 +221,9 @@ def test_a_long_command_is_the_resident_process_child_and_ends_with_its_caller(
 
     # Its stdin closed, `boris mcp` ends: the caller's exit status is the command's.
     caller, child = mcp()
+    # While it runs, another spare waits for the next command (a hook's, beside the MCP
+    # server an agent keeps running).
+    assert _spare(resident) != child
     caller.communicate(timeout=30)
     assert caller.returncode == 0
     # SIGTERM to the caller is passed on; the caller ends as the command did.

@@ -153,6 +153,11 @@ def _build_models() -> None:
                 model.model_rebuild()
 
 
+#: Seconds after a command started before a spare is forked while it still runs (a long
+#: one: `boris mcp`, a hook waiting for a person); a quick one is let finish first, so the
+#: spare's work does not take a core from it.
+SPARE_AFTER = 0.05
+
 #: What the rehearsal runs: a Claude Code hook's calls on a signed store as `boris init`
 #: makes it, the commands run most often (one per tool call, before and after).
 _REHEARSAL_CALL = {
@@ -287,15 +292,21 @@ class _Server:
         self.jobs: dict[int, Job] = {}  # by pid
         self.accepting = True
         self.in_child = False
+        self.started = 0.0  # when the last command was given its process (monotonic)
 
     def loop(self) -> Request | None:
         last = time.monotonic()
         while self.accepting or self.jobs:
-            if self.accepting and not self.jobs and self.spare is None and self.spares:
-                request = self._keep_spare()
-                if request is not None:
-                    return request  # the spare, given its command
-            for key, _ in self.selector.select(timeout=min(self.idle, 30.0)):
+            wait = min(self.idle, 30.0)
+            if self.accepting and self.spare is None and self.spares:
+                due = 0.0 if not self.jobs else self.started + SPARE_AFTER - time.monotonic()
+                if due <= 0:
+                    request = self._keep_spare()
+                    if request is not None:
+                        return request  # the spare, given its command
+                else:
+                    wait = due
+            for key, _ in self.selector.select(timeout=wait):
                 try:
                     if key.data is None:
                         request = self._accept()
@@ -443,6 +454,7 @@ class _Server:
         os.close(given.pidfd)
 
     def _watch(self, conn: socket.socket, pid: int, pidfd: int) -> None:
+        self.started = time.monotonic()
         job = Job(conn, pid, pidfd)
         self.jobs[pid] = job
         self.selector.register(pidfd, selectors.EVENT_READ, (job, "pid"))

@@ -119,7 +119,7 @@ _KNOWN = (
 # (here) and where its next write checks it (_GUARD): equal fingerprints, equal rows.
 _FINGERPRINT = sa.func.md5(sa.cast(sa.func.row(*_KNOWN), sa.Text))
 _TASK_AND_LEASE = t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id)
-_SELECT_TASK_ON_SERVER = db.Prepared(
+_TASK_AND_LEASE_ROW = (
     sa.select(
         *_KNOWN,
         _FINGERPRINT,
@@ -127,8 +127,12 @@ _SELECT_TASK_ON_SERVER = db.Prepared(
     )
     .select_from(_TASK_AND_LEASE)
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
-    .with_for_update(of=t.tasks)
 )
+_SELECT_TASK_ON_SERVER = db.Prepared(_TASK_AND_LEASE_ROW.with_for_update(of=t.tasks))
+# The same row read back with the COMMIT (`Tx.read_back`): the transaction holds the task's
+# row lock already (or made the row), so no lock is asked again: a LockRows node less for the
+# server to set up on every write (issue 44).
+_READ_BACK = db.Prepared(_TASK_AND_LEASE_ROW)
 # A write built on what the process knew of the task (`Guesses`): the row lock, and the
 # fingerprint and the events' time checked under it by migration 0018's function, which
 # aborts the transaction when either is off. It is queued, never waited for on its own: it
@@ -346,7 +350,7 @@ class Tx:
         for task_id in self.touched():
             db.read_with_commit(
                 self.conn,
-                _SELECT_TASK_ON_SERVER,
+                _READ_BACK,
                 {"task_id": task_id},
                 functools.partial(self.guesses.learn, task_id),
             )

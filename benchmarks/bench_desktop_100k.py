@@ -129,14 +129,18 @@ def paint_main(store_dir: str) -> dict[str, float]:
     def first() -> None:
         marks["first_paint"] = (time.perf_counter() - t0) * 1000
 
-    def shown() -> None:
+    def shown(flush: bool) -> None:
         if "tasks_paint" not in marks:
-            app.processEvents()
+            if flush:
+                app.processEvents()
             marks["tasks_paint"] = (time.perf_counter() - t0) * 1000
             marks["paged"] = float(w.paged)
 
-    w.peeked.connect(lambda: QTimer.singleShot(0, shown))
-    w.loaded.connect(lambda: (shown(), app.quit()))
+    # A first look's rows are painted before the window says so (Opening._peeked and
+    # Paging.read repaint it): the turn after, not after the events then pending (the staged
+    # start-up, its inbox built first, goes on building the rest of the window then).
+    w.peeked.connect(lambda: QTimer.singleShot(0, lambda: shown(False)))
+    w.loaded.connect(lambda: (shown(True), app.quit()))
     w.show()
     QTimer.singleShot(0, first)
     w.open_store(store_dir)

@@ -233,6 +233,83 @@ def test_a_staged_window_peeks_at_the_first_page_while_it_is_built(
     w.store.close()
 
 
+def _staged(qtbot: Any, store: Store, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[bool]]:
+    """A staged window opened by directory (as `boris-desktop DIR`), and whether it was
+    built whole each time it said its first rows were on screen."""
+    from boris_desktop.main_window import MainWindow
+
+    monkeypatch.setenv("BORIS_DESKTOP_PAGED_INBOX", "always")
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    built_when_peeked: list[bool] = []
+    w.peeked.connect(lambda: built_when_peeked.append(w._built))
+    w.resize(1200, 760)
+    w.show()
+    w.open_store(str(store.location.directory))
+    return w, built_when_peeked
+
+
+def _close(w: Any) -> None:
+    w.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
+    if w.store is not None:
+        w.store.close()
+
+
+def test_a_staged_window_shows_the_first_page_before_the_rest_of_it_is_built(
+    qtbot: Any, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44: the staged start-up builds the inbox first and waits for the first look
+    (read on a worker) before the rest of the window: the rows are on screen before the
+    menus, the task pane and the queue are built, and the store opens after, as before."""
+    from boris_desktop.main_window.opening import Opening
+
+    monkeypatch.setattr(Opening, "HOLD_MS", 60_000)  # a slow machine: the look comes first
+    w, built_when_peeked = _staged(qtbot, store, monkeypatch)
+    qtbot.waitUntil(lambda: bool(built_when_peeked), timeout=WAIT_MS)
+    assert built_when_peeked == [False]
+    shown = _ids(w)
+    assert len(shown) == 200 and w.table.model().rowCount() == 200
+    qtbot.waitUntil(lambda: w._built and w.store is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
+    assert built_when_peeked == [False]  # said once
+    assert _ids(w)[: len(shown)] == shown  # the open store's first page is the one peeked
+    assert w.task_view.task_id == w.selected == shown[0]
+    _close(w)
+
+
+def test_the_staged_start_up_waits_for_the_first_look_no_longer_than_its_hold(
+    qtbot: Any, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first look that does not come (a store on a slow disk) holds the rest of the window
+    back at most Opening.HOLD_MS; its rows are shown when they come, the store opened after."""
+    import threading
+
+    from boris_desktop.main_window.opening import Opening
+    from boris_desktop.runtime import jobs
+
+    monkeypatch.setattr(Opening, "HOLD_MS", 50)
+    gate = threading.Event()
+    peek = jobs.peek_inbox
+
+    def slow_peek(*a: Any) -> Any:
+        gate.wait(WAIT_MS / 1000)
+        return peek(*a)
+
+    monkeypatch.setattr(jobs, "peek_inbox", slow_peek)
+    w, built_when_peeked = _staged(qtbot, store, monkeypatch)
+    qtbot.waitUntil(lambda: w._built, timeout=WAIT_MS)
+    assert built_when_peeked == [] and w.store is None  # built without it; the store waits
+    gate.set()
+    qtbot.waitUntil(lambda: w.store is not None and bool(_ids(w)), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
+    assert built_when_peeked == [True]
+    _close(w)
+
+
 def test_the_staged_start_up_imports_no_sqlalchemy_on_the_gui_thread() -> None:
     """The warm-up turns before the window is built (main_window.WARM_UP) and the paged
     inbox load no SQLAlchemy: the queue's module named the store's decision kinds at import,

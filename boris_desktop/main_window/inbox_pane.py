@@ -41,6 +41,7 @@ class InboxPane(QObject):
         self.search_pending = False  # a paged search is read: `searched` when it comes
         self.columns_restored = False
         self.columns_sized = False
+        self.built = False  # `build`: the staged start-up builds the inbox first
 
     def build(self) -> None:
         """The model behind the table (until now only its column titles), how the table
@@ -48,6 +49,9 @@ class InboxPane(QObject):
         from boris_desktop.inbox.table import InboxFilter, InboxModel
         from boris_desktop.ui.icons import icon
 
+        if self.built:
+            return
+        self.built = True
         w = self.w
         w.inbox = InboxModel(w.owner())
         w.proxy = InboxFilter(w.owner())

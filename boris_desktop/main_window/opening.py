@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from boris_desktop import settings
 from boris_desktop.main_window.paging import paged_from, paged_mode
@@ -21,17 +21,23 @@ if TYPE_CHECKING:
 
 class EarlyPeek:
     """The first look read while the window is built (`Opening.peek_early`): for which
-    store, whether it is in, what it found, and whether `open_store` waits for it."""
+    store, whether it is in, what it found, whether it is on screen (the inbox is built
+    before the rest of the window: `inbox_built`), and whether `open_store` waits for it."""
 
     def __init__(self, directory: str | None) -> None:
         self.directory = directory
         self.done = False
         self.result: FirstPage | InboxPeek | None = None
+        self.shown = False
         self.asked = False
 
 
 class Opening(QObject):
     """Opens a store for the window (or takes one opened), and loads the demo into it."""
+
+    #: The longest the staged start-up waits, its inbox built, for the first look before it
+    #: builds the rest of the window (`holds_the_build`).
+    HOLD_MS = 500
 
     def __init__(self, window: Window, store: Store | None) -> None:
         super().__init__(window.owner())
@@ -39,6 +45,8 @@ class Opening(QObject):
         self.store_to_set = store  # set once the window is built
         self.open_when_built: tuple[str | None] | None = None  # asked before it was built
         self.early: EarlyPeek | None = None  # the first look, read while building
+        self.inbox_ready = False  # the staged start-up built the inbox (`inbox_built`)
+        self._held = False  # the staged start-up waited for the first look once
 
     def while_building(self) -> None:
         """The staged start-up's first paint is done: a store asked for before it is peeked
@@ -88,6 +96,34 @@ class Opening(QObject):
         if early.asked:  # `open_store` came (built) and waits for it
             self.early = None
             self._peeked_then_open(early.directory, result)
+        elif self.inbox_ready:  # the rest of the window waits for it (`holds_the_build`)
+            self._show_early(early)
+            self.w.resume_build()
+
+    def inbox_built(self) -> None:
+        """The staged start-up built the inbox (`MainWindow._build_inbox`), the rest of the
+        window comes next: a first look read already is shown now, not after the rest."""
+        self.inbox_ready = True
+        early = self.early
+        if early is not None and early.done:
+            self._show_early(early)
+
+    def holds_the_build(self) -> bool:
+        """Whether the staged start-up, its inbox built, waits for the first look before it
+        builds the rest of the window (at most HOLD_MS; `_early_in` resumes it): built
+        beside it, the rest's imports and widgets held the interpreter lock half of the
+        time the look's Python wanted it, and the rows came after the whole window."""
+        early = self.early
+        if not self.inbox_ready or early is None or early.done or self._held:
+            return False
+        self._held = True
+        QTimer.singleShot(self.HOLD_MS, self, self.w.resume_build)
+        return True
+
+    def _show_early(self, early: EarlyPeek) -> None:
+        if not early.shown:
+            early.shown = True
+            self._peeked(early.result)
 
     def open_store(self, directory: str | None) -> None:
         """Open (or create) a store on a worker; the window stays responsive meanwhile.
@@ -106,7 +142,9 @@ class Opening(QObject):
             self._open_on_worker(directory)
             return
         if early is not None and early.directory == directory:
-            if early.done:
+            if early.shown:  # on screen since the inbox was built
+                self._open_on_worker(directory)
+            elif early.done:
                 self._peeked_then_open(directory, early.result)
             else:  # read since the first paint (`peek_early`): `_early_in` goes on
                 early.asked = True

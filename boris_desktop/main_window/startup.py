@@ -26,21 +26,29 @@ def _imports(*names: str) -> Callable[[], None]:
     return step
 
 
+#: The staged start-up's first turns: what the inbox needs to show the first page of tasks
+#: (peeked at on a worker meanwhile: `Opening.peek_early`), then `MainWindow._build_inbox`.
+#: The rest of the window is built after, so the rows are not kept waiting for it (with
+#: the GUI thread importing beside it, the peek's Python waited for the interpreter lock).
+INBOX_FIRST: tuple[Callable[[], None], ...] = (
+    _imports("boris_desktop.inbox.table", "boris_desktop.inbox.pages"),
+    discover_widget_types,  # else paid by the first rows' paint
+)
+
 #: The staged start-up's turns before `_finish`, each one its own turn of the event loop.
 WARM_UP: tuple[Callable[[], None], ...] = (
+    *INBOX_FIRST,
     _imports("boris_desktop.ui.widgets"),  # Pygments' lexers, for the text panes
     # The Actions menu: imported here rather than with the window's module, whose import
     # the first paint waits for (50 ms of the 100).
     _imports("boris_desktop.decide.menu"),
     _imports(
-        "boris_desktop.inbox.table",
         "boris_desktop.runtime.task_watch",
         "boris_desktop.queue.decisions",
         "boris_desktop.runtime.notifications",
         "boris_desktop.history.decided",
         "boris_desktop.runtime.live",
     ),
-    discover_widget_types,
 )
 
 

@@ -26,7 +26,7 @@ from boris_desktop.main_window.opening import Opening
 from boris_desktop.main_window.paging import Paging
 from boris_desktop.main_window.room import Room
 from boris_desktop.main_window.selection import Selection
-from boris_desktop.main_window.startup import WARM_UP, FirstPaint, soon
+from boris_desktop.main_window.startup import INBOX_FIRST, WARM_UP, FirstPaint, soon
 from boris_desktop.main_window.status_bar import StatusLine
 from boris_desktop.runtime.interpreter import discover_widget_types
 from boris_desktop.runtime.loader import Loader
@@ -139,20 +139,34 @@ class MainWindow(QMainWindow):
 
     def _finish_soon(self) -> None:
         self.opening.while_building()
-        self._warm_up = list(WARM_UP)
+        rest = WARM_UP[len(INBOX_FIRST) :]
+        self._warm_up = [*INBOX_FIRST, self._build_inbox, *rest]
         # A timer the window owns: it dies with the window, so it never fires on a dead one.
         self._finish_timer = soon(self, self._finish_step)
         self._finish_timer.start()
 
     def _finish_step(self) -> None:
         """One turn of the staged start-up: the next modules `_finish` needs, or `_finish`."""
-        if self._built:
-            return
+        if self._built or self.opening.holds_the_build():
+            return  # (held: `resume_build` goes on)
         if self._warm_up:
             self._warm_up.pop(0)()
             self._finish_timer.start()
             return
         self._finish()
+
+    def resume_build(self) -> None:
+        """The staged start-up goes on (it waited for the first look: `Opening`)."""
+        if not self._built:
+            self._finish_timer.start()
+
+    def _build_inbox(self) -> None:
+        """The inbox before the rest of the window: the first page peeked meanwhile is shown
+        as soon as it is read (`Opening.inbox_built`), with the columns as the reviewer left
+        them."""
+        self.inbox_pane.build()
+        self.restore_columns()
+        self.opening.inbox_built()
 
     def _finish(self) -> None:
         """Everything the first paint did not need: the models, filters, menus, the file

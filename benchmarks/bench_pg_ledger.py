@@ -30,7 +30,8 @@ Every contender talks to the server through benchmarks/pg_delay_proxy.py, which 
 and 5 ms each way (`--delays`) and counts round trips (the client's flights) per write.
 Interleaved rounds, the median of `--rounds` for each (the best beside it), so a noisy
 neighbour costs everyone alike; the load average and each write's CPU in this process
-(the client's and the proxy thread's) are printed;
+(the client's and the proxy thread's) and the server's (its processes' CPU from /proc, when
+it runs on this machine) are printed;
 at a delay the writes per round are divided by (1 + delay) to keep a run short.
 """
 
@@ -72,29 +73,58 @@ def _admin(url: str, sql: str) -> None:
         conn.execute(sql)
 
 
-#: One write's figures: writes/s, round trips per write (through the proxy) and this
-#: process's CPU per write in µs (the client's, with the proxy's thread, alike for all).
-Result = tuple[float, float, float]
+#: One write's figures: writes/s, round trips per write (through the proxy), this
+#: process's CPU per write in µs (the client's, with the proxy's thread, alike for all) and
+#: the server's (all its processes, read from /proc; NaN where they cannot be read).
+Result = tuple[float, float, float, float]
 
 
 class Via:
     """Connections through the delay proxy; counts round trips of the timed loop only."""
 
-    def __init__(self, proxy: DelayProxy) -> None:
+    def __init__(self, proxy: DelayProxy, admin_url: str) -> None:
         self.proxy = proxy
+        self.admin_url = admin_url
 
     def __call__(self, url: str) -> str:
         return self.proxy.url_for(url)
 
     def timed(self, n: int, write: Callable[[], object]) -> Result:
+        pids = _server_pids(self.admin_url)
         self.proxy.reset()
+        s0 = _cpu_s(pids)
         c0 = time.process_time()
         t0 = time.perf_counter()
         for _ in range(n):
             write()
         rate = n / (time.perf_counter() - t0)
         cpu = (time.process_time() - c0) / n * 1e6
-        return rate, self.proxy.counts()[0] / n, cpu
+        server = (_cpu_s(pids) - s0) / n * 1e6
+        return rate, self.proxy.counts()[0] / n, cpu, server
+
+
+def _server_pids(admin_url: str) -> list[int]:
+    """Every process of the server (backends and its own workers: WAL writer, checkpointer)."""
+    import psycopg
+
+    with psycopg.connect(_plain(admin_url), autocommit=True) as conn:
+        mine = conn.info.backend_pid
+        return [int(r[0]) for r in conn.execute("SELECT pid FROM pg_stat_activity") if r[0] != mine]
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """User and system CPU seconds of `pids` so far (NaN if the server is not on this machine
+    or not ours to read)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue  # ended meanwhile
+        except OSError:
+            return float("nan")
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 class Database:
@@ -358,10 +388,11 @@ def main() -> int:
         from sqlalchemy.engine import make_url
 
         where = make_url(url)
-        print(f"PostgreSQL at {url.split('@')[-1]} (fsync on); medians of {args.rounds} rounds")
+        durable = "fsync on" if server is not None else "as configured"
+        print(f"PostgreSQL at {url.split('@')[-1]} ({durable}); medians of {args.rounds} rounds")
         for delay in args.delays:
             proxy = DelayProxy(where.host or "127.0.0.1", where.port or 5432, delay_ms=delay)
-            via = Via(proxy.start())
+            via = Via(proxy.start(), url)
             try:
                 run_delay(url, via, delay, max(20, int(args.writes / (1 + delay))), args.rounds)
             finally:
@@ -393,12 +424,12 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
     median = {name: _median(got) for name, got in runs.items()}
     saver = median["LangGraph PostgresSaver.put"][0]
     floor = median["pipelined floor (own statements)"][0]
-    for name, (rate, trips, cpu) in median.items():
+    for name, (rate, trips, cpu, server) in median.items():
         best = max(r[0] for r in runs[name])
         print(
             f"  {name:<36}{rate:>6.0f}/s (best {best:.0f})  {trips:3.1f} round trips  "
             f"{rate / saver:5.2f}x PostgresSaver  {rate / floor:5.2f}x floor  "
-            f"{cpu:5.0f} µs CPU a write"
+            f"CPU a write: {cpu:5.0f} µs here, {server:5.0f} µs the server's"
         )
     for kind in ("append", "checkpoint"):
         own = median[f"Boris's {kind} statements, raw"][0]
@@ -414,8 +445,8 @@ _BORIS = {"append": "Boris append (one event a commit)", "checkpoint": "Boris ch
 def _median(got: list[Result]) -> Result:
     """Each figure's median over the rounds (rounds interleave the contenders)."""
     mid = len(got) // 2
-    rate, trips, cpu = (sorted(x[i] for x in got)[mid] for i in range(3))
-    return rate, trips, cpu
+    rate, trips, cpu, server = (sorted(x[i] for x in got)[mid] for i in range(4))
+    return rate, trips, cpu, server
 
 
 if __name__ == "__main__":

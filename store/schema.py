@@ -519,13 +519,13 @@ def _need_index(name: str, table: sa.Table, where: str) -> sa.Index:
 _need_index(
     "ix_tasks_need",
     tasks,
-    "late_count > 0 OR status IN ('blocked', 'budget_exhausted', 'outcome_unknown') "
-    "OR json_array_length(checkpoint_heads) > 1",
+    "late_count > 0 OR status = 'blocked' OR status = 'budget_exhausted' "
+    "OR status = 'outcome_unknown' OR json_array_length(checkpoint_heads) > 1",
 )
 _need_index(
     "ix_effects_need",
     effects,
-    "stage <> 'cancelled' AND (outcome IN ('unknown', 'partial') OR stage = 'observed')",
+    "stage <> 'cancelled' AND (outcome = 'unknown' OR outcome = 'partial' OR stage = 'observed')",
 )
 _need_index(
     "ix_budgets_need",

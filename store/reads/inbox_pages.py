@@ -46,18 +46,19 @@ _CLOSED = tuple(sorted(str(s) for s in rules.CLOSED))
 
 #: Every task that may need a person (a superset: the exact score is inbox.attention_score's).
 #: Each arm is found by an index (migration 0021: partial indexes whose WHERE is the arm's
-#: text, word for word; the near-limit fraction is written in, not bound, for that):
+#: text, word for word; the near-limit fraction is written in, not bound, for that; `=`
+#: joined by OR, not IN, which SQLite made a table of at every write of the row):
 #: scanned, the arms on `tasks`, `budgets` and `effects` were ~110 ms on 100,000 tasks.
 NEED_CANDIDATES = (
     "SELECT task_id FROM approvals WHERE state = 'pending' AND expires_at > :now "
     "UNION SELECT task_id FROM effects WHERE stage <> 'cancelled' "
-    "AND (outcome IN ('unknown', 'partial') OR stage = 'observed') "
+    "AND (outcome = 'unknown' OR outcome = 'partial' OR stage = 'observed') "
     "UNION SELECT task_id FROM criteria WHERE status IN ('stale', 'failed') "
     "UNION SELECT task_id FROM budgets WHERE limit_value IS NOT NULL "
     f"AND (limit_value <= 0 OR used + reserved >= {float(rules.NEAR_LIMIT)!r} * limit_value) "
     "UNION SELECT task_id FROM tasks WHERE late_count > 0 "
-    f"OR status IN ({', '.join(repr(str(s)) for s in sorted(inbox.AT_ISSUE))}) "
-    "OR json_array_length(checkpoint_heads) > 1"
+    + "".join(f"OR status = '{s}' " for s in sorted(inbox.AT_ISSUE))
+    + "OR json_array_length(checkpoint_heads) > 1"
 )
 
 #: One page of rows: (the rows, the key to read the next page after, None at the end).

@@ -7,7 +7,10 @@ Each index holds only the rows its arm finds (a few percent of the table), so th
 keeps it on every write at next to no cost, and it can never change an answer: a query that
 does not match its WHERE clause word for word just scans as before. The same text on both
 engines (json_array_length: SQLite's JSON1, PostgreSQL's json). No table changes, no
-backfill (the engine builds the indexes from the rows).
+backfill (the engine builds the indexes from the rows). Their WHERE clauses compare with
+`=` joined by OR, not `IN (...)`: SQLite evaluates a partial index's WHERE at each write of
+the row, and an IN list built a table of its values for every UPDATE of `tasks` (every event
+makes one): 20 µs more a write, against about 1 µs.
 
 Revision ID: 0021
 Revises: 0020
@@ -27,13 +30,13 @@ INDEXES = (
     (
         "ix_tasks_need",
         "tasks",
-        "late_count > 0 OR status IN ('blocked', 'budget_exhausted', 'outcome_unknown') "
-        "OR json_array_length(checkpoint_heads) > 1",
+        "late_count > 0 OR status = 'blocked' OR status = 'budget_exhausted' "
+        "OR status = 'outcome_unknown' OR json_array_length(checkpoint_heads) > 1",
     ),
     (
         "ix_effects_need",
         "effects",
-        "stage <> 'cancelled' AND (outcome IN ('unknown', 'partial') OR stage = 'observed')",
+        "stage <> 'cancelled' AND (outcome = 'unknown' OR outcome = 'partial' OR stage = 'observed')",
     ),
     (
         "ix_budgets_need",

@@ -10,11 +10,18 @@ pays the imports once and every later one a fork.
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import sys
 
 from . import wire
+
+try:  # The C modules beneath `signal` and `socket`: their Python wrappers import enum,
+    # functools and selectors for names a caller never uses (~10 ms of CPU, a third of a
+    # handed-over command's own start).
+    import _signal as signal  # type: ignore[import-not-found, unused-ignore]
+    import _socket as socket
+except ImportError:  # an interpreter without them
+    import signal
+    import socket  # type: ignore[no-redef]
 
 #: The signals a terminal or a supervisor sends a command; each is passed on to the
 #: process running it, and a command one of them ended ends this process the same way.
@@ -39,12 +46,12 @@ def hand_over(argv: list[str]) -> int | None:
         conn.close()
         _start(path)
         return None
-    with conn:
+    try:
         umask = os.umask(0o022)
         os.umask(umask)
         body = wire.pack([sys.argv[0], *argv], cwd, dict(environ), umask, streams)
         try:
-            socket.send_fds(conn, [wire.HEADER.pack(len(body))], list(wire.STDIO))
+            _send_streams(conn, wire.HEADER.pack(len(body)))
             conn.sendall(body)
             answers = wire.Lines(conn)
             started = answers.next()
@@ -53,6 +60,16 @@ def hand_over(argv: list[str]) -> int | None:
         if not started.startswith("started "):
             return None  # "again": nothing ran, run it here
         return _wait(conn, answers)
+    finally:
+        conn.close()
+
+
+def _send_streams(conn: socket.socket, data: bytes) -> None:
+    """`data` with this process's stdin, stdout and stderr (socket.send_fds's message)."""
+    import array
+
+    fds = array.array("i", wire.STDIO)
+    conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
 
 
 def _streams() -> str:

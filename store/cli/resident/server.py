@@ -7,10 +7,13 @@ its own runs, and exits with its status, which goes back to the caller. Nothing 
 here that the child does not write itself, so there is one write path, not two.
 
 What is shared is only what importing left in memory: no connection, thread, engine or
-cache is made before the fork. The process listens on a socket only this login can reach
-(store.cli.resident.wire.home) and serves only callers of its own user id; it ends after
-BORIS_RESIDENT_IDLE seconds (300) without a command, or, once any file it imported changed on disk (an upgrade,
-a developer's edit), as soon as its running commands end, saying "again" to new ones.
+cache is made before the fork. When idle, it forks the next command's child ahead, a spare
+(store.cli.resident.spare) that copies the pages a command writes and waits; a command is
+handed to it, else forked for as it comes. The process listens on a socket only this login
+can reach (store.cli.resident.wire.home) and serves only callers of its own user id; it
+ends after BORIS_RESIDENT_IDLE seconds (300) without a command, or, once any file it
+imported changed on disk (an upgrade, a developer's edit), as soon as its running commands
+end, saying "again" to new ones (its spare, of the old files, ended at once).
 """
 
 from __future__ import annotations
@@ -415,6 +418,7 @@ class _Server:
 
     def _fork_spare(self) -> Request | None:
         ours, theirs = socket.socketpair()
+        ours.settimeout(5.0)  # a spare stopped (SIGSTOP) is given up, not waited on
         pid = os.fork()
         if pid == 0:
             ours.close()

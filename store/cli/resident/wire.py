@@ -1,7 +1,7 @@
 """What the resident `boris` and its callers agree on: where the socket is, and the bytes.
 
 Imported by every `boris` process before anything else, so it imports only what a Python
-start has loaded already, and `socket`.
+start has loaded already, and `struct`.
 
 A request is one message: a header (its length) carrying the caller's stdin, stdout and
 stderr as file descriptors (SCM_RIGHTS), then the body: the caller's umask, working
@@ -14,9 +14,12 @@ is sent, and its connection closing means it is gone.
 from __future__ import annotations
 
 import os
-import socket
 import struct
 import sys
+
+TYPE_CHECKING = False  # typing unimported, as in store/__init__.py
+if TYPE_CHECKING:
+    import _socket
 
 #: Off switch: BORIS_RESIDENT=off runs every command in its own process, as before.
 SWITCH = "BORIS_RESIDENT"
@@ -140,7 +143,7 @@ class Lines:
     """The answer lines of one connection, each whole: `started` and `exit` may come in one
     read when the command is quick, so what follows a line is kept for the next."""
 
-    def __init__(self, conn: socket.socket) -> None:
+    def __init__(self, conn: _socket.socket) -> None:
         self.conn = conn
         self.buffer = b""
 

@@ -12,7 +12,8 @@ fork of itself, after one command started it. The recorded hook is Claude Code's
 PreToolUse JSON (tests/fixtures/claude_code/pre_tool_use.json) fed to
 `boris hook pre-tool-use`, each run a new tool_use_id, so each records a new call. Runs of the
 floor and each command alternate, so a noisy neighbour costs them alike; the median is shown
-with its ratio to the floor's median, and the CPU time a command costs: the calling process's,
+with its ratio to the median of the floor's runs alternating with it (and of all of them,
+first), and the CPU time a command costs: the calling process's,
 and, warm, the resident process's and its children's (the command's child, the spare forked
 for the next one) over the runs, divided by their number. The resident process is this run's
 own (a runtime directory of its own), stopped at the end.
@@ -113,6 +114,7 @@ def main() -> None:
         "hook pre-tool-use (recorded)": ([BORIS, "hook", "pre-tool-use"], hook_env, hook_input),
     }
     floor: list[float] = []
+    floors: dict[str, list[float]] = {}  # each case's own, alternating with it
     results: dict[str, list[float]] = {}
     cpu: dict[str, tuple[float, float]] = {}  # a command's: the caller's, the resident's
     for mode in ("cold", "warm"):
@@ -121,10 +123,12 @@ def main() -> None:
             timed(argv, env, stdin())  # warm: starts the resident process
             time.sleep(3 if mode == "warm" else 0)  # ... which imports once, apart
             runs = results.setdefault(f"{name}, {mode}", [])
+            beside = floors.setdefault(f"{name}, {mode}", [])
             caller = 0.0
             resident = resident_cpu(runtime)
             for _ in range(args.runs):
-                floor.append(timed([sys.executable, "-c", "pass"], base))
+                beside.append(timed([sys.executable, "-c", "pass"], base))
+                floor.append(beside[-1])
                 before = children_cpu()
                 runs.append(timed(argv, env, stdin()))
                 caller += children_cpu() - before
@@ -134,9 +138,11 @@ def main() -> None:
     print(f"python -c pass: {pass_ms:.1f} ms (median of {len(floor)})")
     for name, runs in results.items():
         ms = statistics.median(runs) * 1000
+        beside_ms = statistics.median(floors[name]) * 1000
         caller_ms, resident_ms = (seconds * 1000 for seconds in cpu[name])
         print(
-            f"{name}: {ms:.1f} ms ({ms / pass_ms:.1f}x python -c pass); CPU a command: "
+            f"{name}: {ms:.1f} ms ({ms / beside_ms:.1f}x python -c pass beside it, "
+            f"{beside_ms:.1f} ms); CPU a command: "
             f"{caller_ms:.0f} ms its process + {resident_ms:.0f} ms the resident's"
         )
     stop_resident(runtime)

@@ -20,11 +20,13 @@ the spare: it never outlives its server.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import wire
 
@@ -37,6 +39,8 @@ _EXCLUSIVE = 1 << 56  # pagemap: "page exclusively mapped" (Linux 4.2)
 
 #: A run of pages, as (first address, length in bytes).
 Pages = list[tuple[int, int]]
+#: libc's madvise, once written_pages has looked it up.
+_madvise: Any = None
 
 
 @dataclass
@@ -52,7 +56,13 @@ class Spare:
 def written_pages(run: Callable[[], object]) -> Pages:
     """The pages of this process that a fork of it writes to while `run` runs in it: a
     probe child runs it, then lists the pages of this process's private writable mappings
-    it holds alone (copied on write, or first touched). Empty where /proc cannot say."""
+    it holds alone (copied on write, or first touched). Empty where /proc cannot say.
+    madvise is looked up here, once, not in every spare."""
+    global _madvise
+    import ctypes
+
+    _madvise = ctypes.CDLL(None, use_errno=True).madvise
+    _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the probe: it only ever writes to the pipe, then ends
@@ -110,15 +120,14 @@ def populate(pages: Pages) -> None:
     """Have the kernel copy `pages` for this process now, as writing to them would, without
     writing: what they hold is unchanged. A run no longer mapped, or a kernel without the
     advice, is refused by madvise and left alone (the command then copies it itself)."""
-    if not pages:
+    if _madvise is None:
         return
-    import ctypes
+    import ctypes  # imported by written_pages, before the fork
 
-    madvise = ctypes.CDLL(None, use_errno=True).madvise
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    for start, length in pages:
-        if madvise(start, length, MADV_POPULATE_WRITE) != 0 and ctypes.get_errno() == 22:
-            return  # EINVAL: a kernel before 5.14, no use asking again
+    for index, (start, length) in enumerate(pages):
+        refused = _madvise(start, length, MADV_POPULATE_WRITE) != 0
+        if refused and index == 0 and ctypes.get_errno() == errno.EINVAL:
+            return  # a kernel before 5.14: no use asking again
 
 
 def hand(spare: Spare, conn: socket.socket, fds: list[int], body: bytes) -> None:

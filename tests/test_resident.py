@@ -252,8 +252,17 @@ def test_a_spare_runs_the_next_command_as_one_run_by_itself(login: Login) -> Non
     resident = login.resident()
     work = login.home / "work"
     work.mkdir()
-    hook_env = {"BORIS_ACTOR": "agent:a", "BORIS_TASK": "t1"}
+    key = str(login.home / "agent.pem")
+    assert login.boris("keys", "new", key).returncode == 0
+    assert login.boris("keys", "add", key, "--for", "agent:a", "--actor", PERSON).returncode == 0
+    hooks_task = login.boris(
+        "--actor", PERSON, "create-task", "--id", "t2", "--title", "Hooks", "--owner", "rita",
+        "--objective", "tool calls", "--destination", "claude-code://tools/",
+    )  # fmt: skip
+    assert hooks_task.returncode == 0, hooks_task.stderr
+    hook_env = {"BORIS_ACTOR": "agent:a", "BORIS_TASK": "t2", "BORIS_KEY": key}
     call = json.loads((ROOT / "tests/fixtures/claude_code/pre_tool_use.json").read_text())
+    call["tool_use_id"] = "toolu_RUN"  # each run records a call of its own
     for argv, stdin, umask, extra in (
         (["tasks"], b"", 0o022, {"BORIS_STORE": "./elsewhere"}),  # env and directory
         (["--store", "./made", "init", "--actor", PERSON], b"", 0o077, {}),  # umask
@@ -264,8 +273,9 @@ def test_a_spare_runs_the_next_command_as_one_run_by_itself(login: Login) -> Non
         answers = []
         for resident_on in ("off", "on"):
             spare = _spare(resident)
+            given = stdin.replace(b"toolu_RUN", f"toolu_{resident_on}".encode())
             done = login.boris(
-                *argv, cwd=work, stdin=stdin, umask=umask, BORIS_RESIDENT=resident_on, **extra
+                *argv, cwd=work, stdin=given, umask=umask, BORIS_RESIDENT=resident_on, **extra
             )
             made = sorted((p.name, p.stat().st_mode) for p in work.rglob("*"))
             if umask == 0o077:  # the store made is the caller's alone
@@ -278,6 +288,9 @@ def test_a_spare_runs_the_next_command_as_one_run_by_itself(login: Login) -> Non
                 assert _spare(resident) != spare  # ... and another is forked for the next
         assert answers[0] == answers[1], argv
     assert answers[0][0] == 4
+    # The hook's call, recorded by each (exit 0), in the task its environment named.
+    events = login.boris("--json", "events", "t2").stdout
+    assert b"toolu_off" in events and b"toolu_on" in events
 
 
 def test_a_spare_ends_with_its_server(login: Login) -> None:

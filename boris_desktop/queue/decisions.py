@@ -170,6 +170,9 @@ class DecisionQueue(QWidget):
         self.whose, self.kind, self.task = self._filters()
         self.summary = QLabel("Reading the open decisions…")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        # Wrapped when narrow: on one line, a big store's counts and the hint made the queue,
+        # and so the window, 1,080 pixels wide at least (wider than a 1024-pixel screen).
+        self.summary.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(self.summary, 1)
         bar.addWidget(self.whose)

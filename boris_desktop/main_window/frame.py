@@ -1,8 +1,9 @@
 """The window's frame: what the first paint shows (the inbox's table under its search and
-status filter, the pane below saying the store is opening, the menus' titles), then, right
-after that paint, the rest of the layout: the pages of the pane below (the task, an empty
-store, no decision selected) and the tabs above it (Tasks, Decisions, What I Decided) in a
-splitter.
+status filter, in its tab beside the titles of the Decisions and What I Decided tabs, above
+the pane saying the store is opening, in the splitter between them, the menus' titles),
+then, right after that paint, the rest: the pages of the pane below (the task, an empty
+store, no decision selected) and the queue and the history in their tabs. The first paint's
+geometry is the built window's: nothing moves when the rest comes.
 
 Only what the first paint needs is imported at module level. Touching `Qt` builds every
 enum of Qt's namespace (about 20 ms here), and a Python item model on a visible view makes
@@ -20,11 +21,15 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QSplitter,
     QStackedWidget,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
+
+from boris_desktop.ui.icons import icon
 
 if TYPE_CHECKING:
     from boris_desktop.main_window.face import Window
@@ -37,8 +42,9 @@ COLUMN_TITLES = ("Title", "Status", "Needs you", "Budget", "Last activity", "Wor
 
 
 def paint_frame(window: Window) -> None:
-    """The first paint's widgets: the inbox above the pane saying the store is opening, in
-    the proportions the splitter keeps once built, and the menus' titles."""
+    """The first paint's widgets: the inbox in its tab above the pane saying the store is
+    opening, in the splitter sized as the built window keeps it (`Room.placed`), and the
+    menus' titles."""
     window.table, window.titles = _inbox_table(window)
     window.search = QLineEdit()
     window.search.setPlaceholderText("Search tasks (Ctrl+F)")
@@ -70,18 +76,35 @@ def paint_frame(window: Window) -> None:
     row.addWidget(window.nothing)
     row.addStretch(1)
     window.right.addWidget(opening)
-    # Until the window is built: the inbox above the task, in the proportions the splitter
-    # keeps.
-    shell = QWidget()
-    col = QVBoxLayout(shell)
-    col.setContentsMargins(0, 0, 0, 0)
-    col.addWidget(window.left, 17)
-    col.addWidget(window.right, 61)
-    window.owner().setCentralWidget(shell)
+    _views_in_place(window)
     # The menus' titles are on the first paint; their actions come when it is built.
     bar = window.menuBar()
     window.menu_titles = [bar.addMenu(t) for t in ("&File", "&View", "&Actions", "&Help")]
     window.statusBar().showMessage("Opening the store…")
+
+
+def _views_in_place(window: Window) -> None:
+    """The splitter and the tabs above the task as the window keeps them once built, the
+    Decisions and What I Decided tabs titles only until then (`build_views`): the inbox's
+    first rows, shown before the rest is built (`Opening.inbox_built`), appear where they
+    stay, not 4 rows lower and twice as many once the tab bar and the split come."""
+    window.split = QSplitter()
+    # Vertical (Qt.Orientation.Vertical, 2) set as a property: touching Qt's enums here would
+    # make the first paint wait for all of them (see the module's note).
+    window.split.setProperty("orientation", 2)
+    window.split.setChildrenCollapsible(False)
+    window.views = QTabWidget()
+    window.views.setDocumentMode(True)
+    window.views.setAccessibleName("Tasks or decisions")
+    # With their icons, which make the tab bar 2 pixels taller (their SVG is drawn lazily).
+    window.views.addTab(window.left, icon("attention"), "&Tasks")
+    for name, title in (("approval", "&Decisions"), ("ok", "&What I Decided")):
+        window.views.addTab(QWidget(), icon(name), title)  # the queue, the history once built
+    window.split.addWidget(window.views)
+    window.split.addWidget(window.right)
+    window.split.setStretchFactor(0, 0)
+    window.split.setStretchFactor(1, 1)
+    window.owner().setCentralWidget(window.split)
 
 
 def _inbox_table(window: Window) -> tuple[QTableView, QStandardItemModel]:
@@ -94,6 +117,8 @@ def _inbox_table(window: Window) -> tuple[QTableView, QStandardItemModel]:
     table.verticalHeader().hide()
     table.horizontalHeader().setStretchLastSection(True)
     table.setColumnWidth(0, 340)
+    # The rows' height as the inbox sets it (`InboxPane`): the split is sized by it.
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     return table, titles
 
 
@@ -142,23 +167,14 @@ def build_views(window: Window) -> None:
     The inbox spans the window's width above the task: its columns stay readable and the
     task's tables, previews and diffs get the whole width. The inbox is tall enough for a
     queue (see `Room.default_split`); a taller window goes to the task."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QSplitter, QTabWidget
-
     from boris_desktop.history.decided import HistoryView
     from boris_desktop.queue.decisions import DecisionQueue
     from boris_desktop.runtime.notifications import Notifier
-    from boris_desktop.ui.icons import icon
 
-    window.split = QSplitter(Qt.Orientation.Vertical)
-    window.split.setChildrenCollapsible(False)
-    window.views = QTabWidget()
-    window.views.setDocumentMode(True)
-    window.views.setAccessibleName("Tasks or decisions")
-    window.views.addTab(window.left, icon("attention"), "&Tasks")
+    views = window.views  # in place since the first paint (`_views_in_place`)
     window.queue = DecisionQueue(window)
     window.queue.set_paged(window.paged)
-    window.views.addTab(window.queue, icon("approval"), "&Decisions")
+    _in_tab(views, 1, window.queue)
     window.queue.updated.connect(window.queue_updated)
     window.queue.show_task.connect(window.show_task)
     # The pane below the queue is the selected decision's task (see `show_decision`).
@@ -174,11 +190,15 @@ def build_views(window: Window) -> None:
     window.notifier = Notifier(window.open_decision, window.owner())
     window.queue.updated.connect(window.notifier.update)
     window.history = HistoryView(window)
-    window.views.addTab(window.history, icon("ok"), "&What I Decided")
+    _in_tab(views, 2, window.history)
     window.history.show_event.connect(window.show_event)
     window.history.current_task.connect(window.select_task)
-    window.split.addWidget(window.views)
-    window.split.addWidget(window.right)
-    window.split.setStretchFactor(0, 0)
-    window.split.setStretchFactor(1, 1)
-    window.owner().setCentralWidget(window.split)  # the shell it replaces is deleted, empty now
+
+
+def _in_tab(views: QTabWidget, index: int, widget: QWidget) -> None:
+    """`widget` in the tab at `index` instead of its placeholder, under the same title."""
+    placeholder, title, icon = views.widget(index), views.tabText(index), views.tabIcon(index)
+    views.removeTab(index)
+    views.insertTab(index, widget, icon, title)
+    if placeholder is not None:
+        placeholder.deleteLater()

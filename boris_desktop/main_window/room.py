@@ -26,17 +26,22 @@ class Room(QObject):
         self.layout_restored = False
         self.split_moved = False
         self.parts_moved: set[str] = set()  # parts whose split the reviewer dragged
+        self.split_timer = soon(self, self.default_split)
+        self.place_split()
 
-    def build(self) -> None:
-        """The split as the reviewer left it, or the default one (again at each resize
-        until the reviewer moves it)."""
+    def place_split(self) -> None:
+        """The split as the reviewer left it, or the default one (again at each resize until
+        the reviewer moves it): from the first paint on, so the inbox's first rows, shown
+        before the rest of the window is built, stay where they are once it is."""
         split = settings.layout("main/split")
         self.layout_restored = split is not None and self.w.split.restoreState(split)
-        self.w.restore_columns()
         self.w.split.splitterMoved.connect(self._moved)
-        self.split_timer = soon(self, self.default_split)
         if not self.layout_restored:
             self.default_split()
+
+    def build(self) -> None:
+        """The inbox's columns as the reviewer left them (the split is in place already)."""
+        self.w.restore_columns()
 
     def _moved(self, *_: Any) -> None:
         self.split_moved = True
@@ -51,8 +56,7 @@ class Room(QObject):
         filters = max(w.search.sizeHint().height(), w.status_filter.sizeHint().height())
         header = w.table.horizontalHeader().sizeHint().height()
         row = w.table.verticalHeader().defaultSectionSize()
-        views = getattr(w, "views", None)  # the Tasks / Decisions tabs, once built
-        tabs = views.tabBar().sizeHint().height() if views is not None else 0
+        tabs = w.views.tabBar().sizeHint().height()  # the Tasks / Decisions tabs
         return int(tabs + filters + margins + header + frame + rows * row + 1)
 
     def default_split(self) -> None:
@@ -63,7 +67,12 @@ class Room(QObject):
         split.setSizes([inbox, max(total - inbox, 1)])
 
     def resized(self) -> None:
+        """The window was shown or resized: the default split again, unless the reviewer's."""
         if not self.layout_restored and not self.split_moved:
+            if not self.w._built:
+                # Now, not a turn later: the first paint and the inbox's first rows may
+                # come before that turn, in a split sized for the hidden window.
+                self.default_split()
             # Once the layout has given the splitter its new height.
             self.split_timer.start()
 

@@ -232,8 +232,11 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        if self._built:
-            self.room.resized()
+        self.room.resized()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self.room.resized()  # the split for the height it is shown at (`Room.resized`)
 
     # --- the store (opening, following) ----------------------------------------------------
 

@@ -91,3 +91,49 @@ def test_the_first_rows_appear_where_they_stay_once_the_window_is_built(
     QThreadPool.globalInstance().waitForDone(10_000)
     assert w.store is not None
     w.store.close()
+
+
+def test_a_split_the_reviewer_left_is_in_place_from_the_first_paint(
+    qtbot: Any, big_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The split as the reviewer dragged it last time (saved on closing) is the first
+    paint's too: the rows come where the built window keeps them, in the inbox's height
+    the reviewer chose."""
+    from boris_desktop import settings
+    from boris_desktop.main_window import MainWindow
+    from boris_desktop.main_window.opening import Opening
+
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.setenv("BORIS_DESKTOP_PAGED_INBOX", "always")
+    monkeypatch.setattr(Opening, "HOLD_MS", 60_000)
+    directory = tmp_path / "store"
+    shutil.copytree(big_store, directory)
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    w.resize(1366, 768)
+    w.show()
+    qtbot.waitUntil(lambda: w._built and not w.room.split_timer.isActive(), timeout=WAIT_MS)
+    total = sum(w.split.sizes())
+    w.split.setSizes([300, total - 300])  # the reviewer's drag, saved on closing
+    w.close()
+    assert settings.layout("main/split") is not None
+
+    w = MainWindow(staged=True)
+    qtbot.addWidget(w)
+    peeked: list[tuple[bool, tuple[Any, ...]]] = []
+    w.peeked.connect(lambda: peeked.append((w._built, _table_place(w))))
+    w.resize(1366, 768)
+    w.show()
+    w.open_store(str(directory))
+    qtbot.waitUntil(lambda: bool(peeked), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
+    built_then, first = peeked[0]
+    assert not built_then and w.split.sizes()[0] == 300
+    assert _table_place(w) == first
+    w.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
+    assert w.store is not None
+    w.store.close()

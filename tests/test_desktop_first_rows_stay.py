@@ -71,6 +71,9 @@ def test_the_first_rows_appear_where_they_stay_once_the_window_is_built(
     painted: list[tuple[Any, ...]] = []
     peeked: list[tuple[bool, tuple[Any, ...]]] = []
     w.peeked.connect(lambda: peeked.append((w._built, _table_place(w))))
+    tabs = w.views.isTabEnabled
+    choosable: list[list[bool]] = []  # the Decisions and What I Decided tabs, until built
+    w.peeked.connect(lambda: choosable.append([tabs(1), tabs(2)]))
     w.resize(*size)
     w.show()
     painted.append(_table_place(w)[:2])  # the first paint's frame, no rows yet
@@ -83,6 +86,7 @@ def test_the_first_rows_appear_where_they_stay_once_the_window_is_built(
     assert first[4][1] > first[4][0] + 4  # a screenful of rows, not a strip
     assert _table_place(w) == first  # the same place, size and rows in sight, built whole
     assert painted == [first[:2]]  # and where the first paint put the empty table
+    assert choosable == [[False, False]] and tabs(1) and tabs(2)  # greyed until built
     assert w.views.tabText(1).startswith("&Decisions") and w.views.widget(1) is w.queue
     assert w.views.widget(2) is w.history and w.views.currentWidget() is w.left
     w.close()

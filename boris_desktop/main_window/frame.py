@@ -99,7 +99,9 @@ def _views_in_place(window: Window) -> None:
     # With their icons, which make the tab bar 2 pixels taller (their SVG is drawn lazily).
     window.views.addTab(window.left, icon("attention"), "&Tasks")
     for name, title in (("approval", "&Decisions"), ("ok", "&What I Decided")):
-        window.views.addTab(QWidget(), icon(name), title)  # the queue, the history once built
+        # The queue and the history once built; not to be chosen before (greyed meanwhile).
+        index = window.views.addTab(QWidget(), icon(name), title)
+        window.views.setTabEnabled(index, False)
     window.split.addWidget(window.views)
     window.split.addWidget(window.right)
     window.split.setStretchFactor(0, 0)
@@ -199,6 +201,6 @@ def _in_tab(views: QTabWidget, index: int, widget: QWidget) -> None:
     """`widget` in the tab at `index` instead of its placeholder, under the same title."""
     placeholder, title, icon = views.widget(index), views.tabText(index), views.tabIcon(index)
     views.removeTab(index)
-    views.insertTab(index, widget, icon, title)
+    views.insertTab(index, widget, icon, title)  # enabled
     if placeholder is not None:
         placeholder.deleteLater()

@@ -162,9 +162,10 @@ def build_pages(window: Window) -> None:
 
 
 def build_views(window: Window) -> None:
-    """The tabs above the task (the task inbox; beside it the queue of open decisions across
-    tasks and what the reviewer decided), the notifier following the queue, and the
-    splitter between the tabs and the task.
+    """What the tabs above the task hold besides the task inbox: the queue of open decisions
+    across tasks and what the reviewer decided, in the tabs titled since the first paint
+    (`_views_in_place`, as is the splitter between the tabs and the task), and the notifier
+    following the queue.
 
     The inbox spans the window's width above the task: its columns stay readable and the
     task's tables, previews and diffs get the whole width. The inbox is tall enough for a

@@ -757,8 +757,13 @@ KEPT_WRITER = "boris_kept_writer"
 
 
 def release_kept_writer(conn: Connection) -> None:
-    """A kept writer connection made fit for the pool again: its reads begin transactions."""
-    if conn.info.pop(KEPT_WRITER, None) and not conn.invalidated:
+    """A kept writer connection made fit for the pool again: its reads begin transactions.
+    An invalidated one is left as it is: its driver connection is discarded, not pooled, and
+    one invalidated inside a transaction refuses even a look at its `info` until rolled back
+    (a full disk's failed COMMIT)."""
+    if conn.invalidated:
+        return
+    if conn.info.pop(KEPT_WRITER, None):
         with contextlib.suppress(Exception):
             conn.connection.driver_connection.autocommit = False  # type: ignore[union-attr]
 

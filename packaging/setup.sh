@@ -46,11 +46,17 @@ fi
 STAMP=.venv/.boris-setup
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) $(readlink -f .venv/bin/python)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
   # Everything: the window (desktop), the test tools and PostgreSQL's driver. An agent's
   # machine needs only `pip install .`: the boris CLI, boris mcp and the adapters, without Qt.
-  # Editable: edits in the checkout take effect without installing again.
-  .venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"
+  # Editable: edits in the checkout take effect without installing again. Installed by uv
+  # (the same versions pip resolves, compared package by package: 3-6 s against pip's 30 s
+  # for ~150 packages); by pip where uv cannot be had.
+  if .venv/bin/python -m pip install -q uv && .venv/bin/uv --version >/dev/null 2>&1; then
+    .venv/bin/uv pip install -q --python .venv/bin/python -e ".[desktop,test,postgres]"
+  else
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"
+  fi
   echo "$want" > "$STAMP"
 fi
 echo "ready: .venv/bin/boris-desktop, .venv/bin/boris"

@@ -49,10 +49,13 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   # Everything: the window (desktop), the test tools and PostgreSQL's driver. An agent's
   # machine needs only `pip install .`: the boris CLI, boris mcp and the adapters, without Qt.
   # Editable: edits in the checkout take effect without installing again. Installed by uv
-  # (the same versions pip resolves, compared package by package: 3-6 s against pip's 30 s
-  # for ~150 packages); by pip where uv cannot be had.
+  # (the same versions pip resolves, compared package by package; a third of pip's time);
+  # by pip where uv cannot be had. Compiled to bytecode as pip does: a process that may not
+  # write it (PYTHONDONTWRITEBYTECODE) would otherwise compile each library it imports from
+  # source every time (an agent framework's test script took 2.5 times as long).
   if .venv/bin/python -m pip install -q uv && .venv/bin/uv --version >/dev/null 2>&1; then
-    .venv/bin/uv pip install -q --python .venv/bin/python -e ".[desktop,test,postgres]"
+    .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python \
+      -e ".[desktop,test,postgres]"
   else
     .venv/bin/python -m pip install -q --upgrade pip
     .venv/bin/python -m pip install -q -e ".[desktop,test,postgres]"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, set up as CI sets it up: the app and its test tools (setup.sh), a
 # throw-away PostgreSQL server for the store tests' second engine, and a private desktop
-# session (Xvfb, D-Bus and dunst) for the notification test. Safe to run again. About 12
+# session (Xvfb, D-Bus and dunst) for the notification test. Safe to run again. 12-15
 # minutes on two cores; arguments go to pytest (e.g. `bash packaging/test.sh tests/test_cli.py`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,5 +49,5 @@ fi
 # The 25 slowest tests are listed at the end, so a slow one is seen the day it lands.
 # Three workers on two cores: the suite's tests also wait (on the processes they start,
 # timers, the PostgreSQL server), and a third worker fills that time (vmstat: the CPU 92%
-# busy through the run; 696 s on a clean checkout in CI). BORIS_TEST_WORKERS sets another.
+# busy through the run; 696-833 s on a clean checkout in CI). BORIS_TEST_WORKERS sets another.
 QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -q -n "${BORIS_TEST_WORKERS:-3}" --durations=25 "$@"

@@ -99,6 +99,11 @@ def main() -> int:
         )
     )
     w.close()
+    # A read the window started may still be running: the store closes after it, as the
+    # app's own exit does (`boris_desktop.app`), and its directory is removed after that.
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(10_000)
     store.close()
     tmp.cleanup()
     return 0

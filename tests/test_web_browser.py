@@ -253,7 +253,7 @@ def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
     assert browser.save_screenshot(str(images / "desk-approval-1366x768.png"))
     _viewport(browser, 390, 844, mobile=True)
     for p in signed.read("passkeys", "list")["passkeys"]:
-        signed.ok("--actor", "person:rita", "passkeys", "revoke", p["credential_id"])
+        signed.ok("--actor", "person:rita", "passkeys", "revoke", "--", p["credential_id"])
     browser.get(server.origin + f"/a/weekly/{approval}")
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     refused = _click(browser, "button.rejected")

@@ -267,7 +267,7 @@ def test_a_revoked_passkey_decides_nothing(site, rita, tmp_path: Path) -> None:
     key, options = client.begin(
         f"/a/weekly/{approval}/begin", {"verdict": "rejected", "note": "", "digest": digest}
     )
-    signed.ok("--actor", "person:rita", "passkeys", "revoke", mine[0]["credential_id"])
+    signed.ok("--actor", "person:rita", "passkeys", "revoke", "--", mine[0]["credential_id"])
     done = client.post(
         f"/a/weekly/{approval}/finish", {"key": key, "credential": auth.get(options)}
     )

@@ -166,4 +166,8 @@ def register(add: Add) -> None:
     rv = sub.add_parser(
         "revoke", help="revoke a passkey: it decides nothing from now on", parents=[common]
     )
-    rv.add_argument("credential_id")
+    # A base64url id may begin with "-", which argparse reads as an option: `--` before it.
+    rv.add_argument(
+        "credential_id",
+        help="as `boris passkeys list` prints it; one that begins with '-' goes after --",
+    )

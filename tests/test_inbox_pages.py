@@ -117,21 +117,78 @@ def test_like_wildcards_typed_match_themselves(big: Store) -> None:
     assert paged == []
 
 
-def test_the_peek_reads_the_first_page_the_store_reads(big: Store) -> None:
-    """The peek (sqlite3 before the store is open, each statement's rows in one JSON row:
-    `_in_one_row`) gives the rows, values and counts the store's own first reading gives."""
-    if big.location.sqlite_file is None:
-        pytest.skip("the peek reads SQLite stores only")
-    got = ip.peek_first_page(big.location.directory, 200)
+def _peek_is_the_stores_own(s: Store, limit: int) -> list[Any]:
+    got = ip.peek_first_page(s.location.directory, limit)
     assert got is not None
-    with big.read() as conn:
+    with s.read() as conn:
         fetch = inbox_fetcher(conn)
-        view = ip.PagedInbox(fetch, big.now(), blob_exists=big.blobs.has)
-        rows, _ = view.page(fetch, None, 200)
+        view = ip.PagedInbox(fetch, s.now(), blob_exists=s.blobs.has)
+        rows, _ = view.page(fetch, None, limit)
         total = ip.PagedInbox.total(fetch)
     assert got.total == total == TASKS and got.needing == len(view.needing) > 0
     assert [r["id"] for r in got.rows] == [r["id"] for r in rows]
     assert got.rows == rows  # every field: counts, budget use, lease, status
+    return rows
+
+
+@pytest.mark.parametrize("limit", [7, 200, 1_000])
+def test_the_peek_reads_the_first_page_the_store_reads(big: Store, limit: int) -> None:
+    """The peek (sqlite3 before the store is open, each statement's rows in one JSON row:
+    `_in_one_row`; the candidates ordered by NEED_SCORES, rows made for the page's tasks
+    only) gives the rows, values and counts the store's own first reading gives: a page
+    of some of the tasks that need a person, all of them, and all of them and others."""
+    if big.location.sqlite_file is None:
+        pytest.skip("the peek reads SQLite stores only")
+    rows = _peek_is_the_stores_own(big, limit)
+    assert len(rows) == limit
+
+
+def test_the_databases_weights_are_attention_scores(big: Store) -> None:
+    """NEED_SCORES (each candidate's needs weighed by SQL) with inbox.attention_of is the
+    whole read's attention for every task, both engines: the same tasks need a person."""
+    from store.reads import inbox
+
+    now, whole = _whole(big)
+    with big.read() as conn:
+        scored = list(inbox_fetcher(conn)(ip.NEED_SCORES, {"now": now}))
+    by_sql = {
+        str(t): inbox.attention_of(status, int(w), 0, late) for t, status, _, late, w in scored
+    }
+    needing = {r["id"]: r["attention"] for r in whole if r["attention"] > 0}
+    assert len(needing) > 0
+    assert {t: a for t, a in by_sql.items() if a > 0} == needing
+    assert all(r["attention"] == by_sql[r["id"]] for r in whole if r["id"] in by_sql)
+
+
+def test_a_missing_blob_lifts_a_task_into_the_peeked_page(big: Store) -> None:
+    """A task that needs a person little, whose evidence's blob is gone, weighs that too:
+    the peek finds it among every candidate, not only the page's, as the store does."""
+    from store import Actor
+    from store import commands as c
+    from store.reads import inbox
+
+    if big.location.sqlite_file is None:
+        pytest.skip("the peek reads SQLite stores only")
+    _, whole = _whole(big)
+    needing = [r for r in whole if r["attention"] > 0]
+    low = needing[-1]  # the least in need
+    agent = Actor(kind="agent", id="bench-agent", name="Bench agent")
+    big.execute(
+        c.AttachEvidence(
+            task_id=low["id"], criterion_id="c1", kind="review", content=c.Content(text="gone\n")
+        ),
+        agent,
+    )
+    with big.read() as conn:
+        digests = [d for t, d in inbox_fetcher(conn)(inbox.RETAINED, {}) if t == low["id"]]
+    assert len(digests) == 1
+    big.blobs.path_of(digests[0]).unlink()
+    weight = low["attention"] + inbox.PER_MISSING_BLOB
+    limit = 1 + sum(1 for r in needing if r["attention"] >= weight)
+    assert limit < len(needing)  # a page of some, the task far below it before
+    rows = _peek_is_the_stores_own(big, limit)
+    (lifted,) = [r for r in rows if r["id"] == low["id"]]
+    assert lifted["needs"]["missing_blobs"] == 1 and lifted["attention"] == weight
 
 
 @pytest.mark.parametrize(

@@ -361,22 +361,33 @@ AT_ISSUE = frozenset({RunStatus.BUDGET_EXHAUSTED, RunStatus.BLOCKED, RunStatus.O
 _QUIET = frozenset({RunStatus.COMPLETED, RunStatus.SUPERSEDED, RunStatus.STOPPED})
 
 
+#: What each need weighs in `attention_score` (the peek's SQL weighs with the same numbers:
+#: store.reads.inbox_pages.NEED_SCORES).
+PER_APPROVAL, PER_RECONCILE, FORKED, PER_CRITERION, PER_MISSING_BLOB = 100, 80, 60, 40, 70
+AT_ISSUE_WEIGHT, BUDGET_WEIGHT, LATE_WEIGHT = 50, 20, 45
+
+
 def attention_score(status: str, n: TaskNeeds) -> int:
     """How much a task needs a person now: what blocks progress first."""
     score = 0
-    score += 100 * n.pending_approvals
+    score += PER_APPROVAL * n.pending_approvals
     # Effects a person must reconcile, not those still in flight (the agent's to answer).
-    score += 80 * n.effects_to_reconcile
-    score += 60 if n.heads > 1 else 0
-    score += 40 * (n.stale_criteria + n.failed_criteria)
-    score += 70 * n.missing_blobs
-    score += 50 if status in AT_ISSUE else 0
-    score += 20 if n.budget in BUDGET_NEEDS_YOU else 0
+    score += PER_RECONCILE * n.effects_to_reconcile
+    score += FORKED if n.heads > 1 else 0
+    score += PER_CRITERION * (n.stale_criteria + n.failed_criteria)
+    score += AT_ISSUE_WEIGHT if status in AT_ISSUE else 0
+    score += BUDGET_WEIGHT if n.budget in BUDGET_NEEDS_YOU else 0
+    return attention_of(status, score, n.missing_blobs, n.late_changes)
+
+
+def attention_of(status: str, open_score: int, missing_blobs: int, late_changes: int) -> int:
+    """`attention_score` from what an open record's needs weigh (all but missing blobs)."""
     if not rules.record_open(status):
         # A closed record takes no decision of work: only evidence it lost, and what changed
         # after it completed (acknowledge it or open a follow-up: issue 35 part L).
-        late = 45 if n.late_changes else 0
-        return 70 * n.missing_blobs + late or -1
+        late = LATE_WEIGHT if late_changes else 0
+        return PER_MISSING_BLOB * missing_blobs + late or -1
+    score = open_score + PER_MISSING_BLOB * missing_blobs
     if status in _QUIET and score == 0:
         score = -1
     return score

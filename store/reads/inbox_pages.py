@@ -61,6 +61,71 @@ NEED_CANDIDATES = (
     + "OR json_array_length(checkpoint_heads) > 1"
 )
 
+
+def _effect_to_reconcile_sql() -> str:
+    """rules.effect_to_reconcile as SQL on `effects` columns: the (stage, outcome) pairs it
+    holds for, asked of the rule itself (an outcome not yet known is NULL)."""
+    outcomes: list[str | None] = [*map(str, rules.Outcome), None]
+    arms = []
+    for stage in map(str, rules.EffectStage):
+        held = [o for o in outcomes if rules.effect_to_reconcile(stage, o)]
+        if len(held) == len(outcomes):
+            arms.append(f"stage = '{stage}'")
+        elif held:
+            tests = " OR ".join(
+                "outcome IS NULL" if o is None else f"outcome = '{o}'" for o in held
+            )
+            arms.append(f"(stage = '{stage}' AND ({tests}))")
+    return " OR ".join(arms) or "1 = 0"
+
+
+def _or_equal(column: str, values: Sequence[str]) -> str:
+    return " OR ".join(f"{column} = '{v}'" for v in sorted(values))
+
+
+#: rules.budget_standing's exhausted, fully reserved or near its limit, on `budgets` columns.
+_BUDGET_NEEDS_YOU = (
+    "used >= limit_value OR limit_value - used - reserved <= 0 OR (limit_value > 0 "
+    f"AND (used + reserved) / limit_value >= {float(rules.NEAR_LIMIT)!r})"
+)
+_ARMS = NEED_CANDIDATES.split(" UNION ")
+
+#: Each task that may need a person (`NEED_CANDIDATES`) with what its open record's needs
+#: weigh (`inbox.attention_score`'s weights and rules, missing blobs aside:
+#: `inbox.attention_of` adds them and judges closed and quiet records). Each arm of the
+#: candidates, read by its index, gives its rows' weight; summed by task. The peek orders
+#: the candidates by it and makes rows for the first page's tasks only, instead of reading
+#: and scoring every candidate's rows (some 4,000 on 100,000 tasks).
+NEED_SCORES = (
+    "SELECT t.task_id, t.status, t.updated_at, t.late_count, n.w "
+    f"+ CASE WHEN json_array_length(t.checkpoint_heads) > 1 THEN {inbox.FORKED} ELSE 0 END "
+    f"+ CASE WHEN {_or_equal('t.status', [str(s) for s in inbox.AT_ISSUE])} "
+    f"THEN {inbox.AT_ISSUE_WEIGHT} ELSE 0 END "
+    "FROM (SELECT task_id, sum(w) AS w FROM ("
+    + " UNION ALL ".join(
+        (
+            _ARMS[0].replace("SELECT task_id ", f"SELECT task_id, {inbox.PER_APPROVAL} AS w ", 1),
+            _ARMS[1].replace(
+                "SELECT task_id ",
+                f"SELECT task_id, CASE WHEN {_effect_to_reconcile_sql()} "
+                f"THEN {inbox.PER_RECONCILE} ELSE 0 END ",
+                1,
+            ),
+            _ARMS[2].replace("SELECT task_id ", f"SELECT task_id, {inbox.PER_CRITERION} ", 1),
+            # One budget's standing weighs once, however many counters are near the limit.
+            _ARMS[3].replace(
+                "SELECT task_id ",
+                f"SELECT task_id, max(CASE WHEN {_BUDGET_NEEDS_YOU} "
+                f"THEN {inbox.BUDGET_WEIGHT} ELSE 0 END) ",
+                1,
+            )
+            + " GROUP BY task_id",
+            _ARMS[4].replace("SELECT task_id ", "SELECT task_id, 0 ", 1),
+        )
+    )
+    + ") w GROUP BY task_id) n JOIN tasks t ON t.task_id = n.task_id"
+)
+
 #: One page of rows: (the rows, the key to read the next page after, None at the end).
 Page = tuple[list[inbox.TaskRow], "PageKey | None"]
 
@@ -309,6 +374,35 @@ class PagedInbox:
         return [by_id[i] for i in ids if i in by_id]
 
 
+def _first_needing(
+    fetch: inbox.Fetch, now: str, blob_exists: Callable[[str], bool], limit: int
+) -> tuple[list[inbox.TaskRow], int]:
+    """The first `limit` tasks that need a person, in the whole read's order (most in need
+    first, ties oldest first, then by id), with how many need one: the candidates ordered
+    by `NEED_SCORES`, rows made for the first `limit` only."""
+    scored = list(fetch(NEED_SCORES, {"now": now}))
+    if not scored:
+        return [], 0
+    # Missing blobs weigh too: every candidate's evidence and current artifacts checked.
+    listed, params = _in_list("c", [str(r[0]) for r in scored], JSON_EACH)
+    missing: dict[str, int] = {}
+    for task_id, digest in _restricted(fetch, listed, params)(inbox.RETAINED, {}):
+        if not blob_exists(str(digest)):
+            missing[task_id] = missing.get(task_id, 0) + 1
+    ranked = []
+    for task_id, status, updated_at, late, score in scored:
+        attention = inbox.attention_of(status, int(score), missing.get(task_id, 0), late)
+        if attention > 0:
+            ranked.append((-attention, updated_at, task_id))
+    ranked.sort()
+    ids = [task_id for _, _, task_id in ranked[:limit]]
+    listed, params = _in_list("p", ids, JSON_EACH)
+    by_id = {
+        r.id: r for r in inbox.list_tasks(_restricted(fetch, listed, params), now, blob_exists)
+    }
+    return [by_id[i] for i in ids if i in by_id], len(ranked)
+
+
 class FirstPage(NamedTuple):
     """The paged inbox's first rows read before the Store is open (`peek_first_page`)."""
 
@@ -368,9 +462,13 @@ def peek_first_page(directory: str | os.PathLike[str] | None, limit: int) -> Fir
         try:
             blobs = BlobStore(location.blobs)
             fetch = _in_one_row(conn)
-            view = PagedInbox(fetch, system_now(), blob_exists=blobs.has, lists=JSON_EACH)
-            rows, _ = view.page(fetch, None, limit)
-            return FirstPage(rows, PagedInbox.total(fetch), len(view.needing))
+            now = system_now()
+            first, needing = _first_needing(fetch, now, blobs.has, limit)
+            rows = first
+            if len(first) < limit:  # every task that needs a person: the rest follow
+                view = PagedInbox(fetch, now, needing=first, lists=JSON_EACH)
+                rows, _ = view.page(fetch, None, limit)
+            return FirstPage(rows, PagedInbox.total(fetch), needing)
         finally:
             conn.rollback()
     except (sqlite3.Error, OSError):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -182,7 +183,9 @@ def boris_statements(admin_url: str, via: Via, n: int, kind: str) -> Result:
     PREPAREs sent first, untimed), recorded on one database and replayed on a copy made
     before the writes (so every guard, hash and seq holds), with no Python of Boris's around
     them: the floor for Boris's writes. Only the guard's allowed clock slack is widened
-    (the recorded times are seconds old when replayed)."""
+    (the recorded times are seconds old when replayed), and the task row's version the
+    guard expects is the one the replay's previous write left (`_replay`: the copy's
+    transactions are not the recorded ones)."""
     import psycopg
 
     with Database(admin_url) as src, tempfile.TemporaryDirectory() as tmp:
@@ -206,8 +209,9 @@ def boris_statements(admin_url: str, via: Via, n: int, kind: str) -> Result:
                 for conn_id, conn in conns.items():
                     for statement in prepares[conn_id]:
                         conn.execute(statement)
+                xid: list[str] = []  # the task row's version as the replay left it
                 for conn_id, text in texts[:first]:
-                    conns[conn_id].execute(text)
+                    _replay(conns[conn_id], text, xid)
                 rest = iter(texts[first:])
                 per_write, odd = divmod(len(texts) - first, n)
                 assert not odd, "every write sends as many exchanges"
@@ -215,12 +219,39 @@ def boris_statements(admin_url: str, via: Via, n: int, kind: str) -> Result:
                 def write() -> None:
                     for _ in range(per_write):
                         conn_id, text = next(rest)
-                        conns[conn_id].execute(text)
+                        _replay(conns[conn_id], text, xid)
 
                 return via.timed(n, write)
             finally:
                 for conn in conns.values():
                     conn.close()
+
+
+#: A write's guard names the row versions it was built on (store.tx._FINGERPRINT): first the
+#: task row's xmin, which on the copy is the replayed transaction's, not the recorded one's.
+_VERSION = re.compile(r"E'\d+:(\d+:[^']*)'")
+_XID = re.compile(r"\d+(?=:\d+:|$)")
+
+
+def _replay(conn: Any, text: str, xid: list[str]) -> None:
+    """Send one recorded exchange as it was sent, its guard's task-row version (if any) the
+    one the replay's previous write left (`xid`), and keep the version the exchange's
+    read-back answers (its last row naming one) for the next."""
+    if xid:
+        text = _VERSION.sub(lambda m: f"E'{xid[0]}:{m.group(1)}'", text, count=1)
+    cur = conn.execute(text)
+    seen = None
+    while True:
+        if cur.description is not None:
+            for row in cur.fetchall():
+                for value in row[-2:]:
+                    m = _XID.match(value) if isinstance(value, str) else None
+                    if m is not None:
+                        seen = m.group(0)
+        if not cur.nextset():
+            break
+    if seen is not None:
+        xid[:] = [seen]
 
 
 def _recorded(write: Callable[[], object], n: int) -> tuple[list[tuple[int, str]], int]:
@@ -248,8 +279,6 @@ def _recorded(write: Callable[[], object], n: int) -> tuple[list[tuple[int, str]
 
 def _replayable(sent: list[tuple[int, str]]) -> tuple[dict[int, list[str]], list[tuple[int, str]]]:
     """The PREPAREs per connection, and the texts without them, the guard's slack widened."""
-    import re
-
     prepares: dict[int, list[str]] = {}
     guards: set[str] = set()
     stripped: list[tuple[int, list[str]]] = []

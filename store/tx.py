@@ -34,7 +34,8 @@ from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
 from .errors import CommandRejected
 from .events import Payload, TaskCreated
 from .model import Actor, actor_json
-from .projections.state_parts import stale_parts
+from .projections.core import _APPLY as _PROJECTED
+from .projections.state_parts import WRITES, stale_parts
 from .reads import leases
 from .record import Event
 from .signing.seal import KEYRING_HEAD
@@ -90,16 +91,27 @@ _SELECT_TASK = db.Prepared(
 )
 
 
-def _keyring_head_column(name: str) -> Any:
-    k = t.keyring
-    return sa.select(k.c[name]).order_by(k.c.seq.desc()).limit(1).scalar_subquery()
-
-
 # On a server, the same row with the task's lease (as reads.leases.current reads it) and the
 # server's clock once the lock is ours: one round trip for all a write needs to decide.
-# The statement reads.leases.current runs, as a subquery (the same columns, LeaseRow).
-_LEASE = leases.current_statement().subquery()
-_LEASE_COLUMNS = len(_LEASE.c)
+# The statement reads.leases.current runs, as a subquery (the same columns, LeaseRow), with
+# the versions of its two rows (below).
+_LEASE = (
+    leases.current_statement()
+    .add_columns(
+        sa.literal_column("leases.xmin").label("lease_version"),
+        sa.literal_column("lease_heartbeats.xmin").label("heartbeat_version"),
+    )
+    .subquery()
+)
+_LEASE_ROW = tuple(_LEASE.c)[:-2]  # LeaseRow's columns: the versions are the last two
+_LEASE_COLUMNS = len(_LEASE_ROW)
+# The keyring's head, read once per statement (a lateral join, not a subplan per column).
+_RING = (
+    sa.select(t.keyring.c.seq, t.keyring.c.hash)
+    .order_by(t.keyring.c.seq.desc())
+    .limit(1)
+    .lateral("ring")
+)
 
 
 def _as_known(field: str) -> Any:
@@ -112,13 +124,35 @@ def _as_known(field: str) -> Any:
 
 _KNOWN = (
     *(_as_known(f) for f in TaskRow._fields),
-    *_LEASE.c,
-    *(_keyring_head_column(c) for c in ("seq", "hash")),
+    *_LEASE_ROW,
+    _RING.c.seq,
+    _RING.c.hash,
 )
-# All of the above in one value, computed by the server both where a process learns the row
-# (here) and where its next write checks it (_GUARD): equal fingerprints, equal rows.
-_FINGERPRINT = sa.func.md5(sa.cast(sa.func.row(*_KNOWN), sa.Text))
-_TASK_AND_LEASE = t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id)
+# All of the above as one value, computed by the server both where a process learns the row
+# (here) and where its next write checks it (_GUARD): equal fingerprints, equal rows. It is
+# the rows' versions as the server keeps them, not their contents: every change to a row
+# (an UPDATE, even one that writes the same values) makes a new version with the changing
+# transaction's id as its xmin, and the task's row, its lease's and its heartbeat's are the
+# only rows read, with the keyring's head named by its seq and hash. Hashing the joined row's
+# 30 columns as text, twice a write, was a fifth of a write's server CPU (issue 44). The
+# task's last_seq rides along: a transaction id repeats only after 2^32 of them.
+_FINGERPRINT = sa.func.concat_ws(
+    sa.literal_column("':'"),
+    *(
+        sa.func.coalesce(sa.cast(part, sa.Text), sa.literal_column("''"))
+        for part in (
+            sa.literal_column("tasks.xmin"),
+            t.tasks.c.last_seq,
+            _LEASE.c.lease_version,
+            _LEASE.c.heartbeat_version,
+            _RING.c.seq,
+            _RING.c.hash,
+        )
+    ),
+)
+_TASK_AND_LEASE = t.tasks.outerjoin(_LEASE, _LEASE.c.task_id == t.tasks.c.task_id).outerjoin(
+    _RING, sa.true()
+)
 _TASK_AND_LEASE_ROW = (
     sa.select(
         *_KNOWN,
@@ -133,6 +167,15 @@ _SELECT_TASK_ON_SERVER = db.Prepared(_TASK_AND_LEASE_ROW.with_for_update(of=t.ta
 # row lock already (or made the row), so no lock is asked again: a LockRows node less for the
 # server to set up on every write (issue 44).
 _READ_BACK = db.Prepared(_TASK_AND_LEASE_ROW)
+# The task's row alone, with its version, read back where the write changed neither its lease
+# nor its heartbeat: the rest of the fingerprint is what the write was built on, and checked
+# (`Guesses.relearn`). An index lookup instead of the three joins and the keyring's head.
+_READ_BACK_TASK = db.Prepared(
+    sa.select(
+        *(_as_known(f) for f in TaskRow._fields),
+        sa.cast(sa.literal_column("tasks.xmin"), sa.Text),
+    ).where(t.tasks.c.task_id == sa.bindparam("task_id"))
+)
 # A write built on what the process knew of the task (`Guesses`): the row lock, and the
 # fingerprint and the events' time checked under it by migration 0018's function, which
 # aborts the transaction when either is off. It is queued, never waited for on its own: it
@@ -220,6 +263,28 @@ class Guesses:
         with self._lock:
             if len(self._known) >= self._KEEP:
                 self._known.clear()
+            self._known[task_id] = guess
+
+    def known(self, task_id: str) -> Guess | None:
+        """What this process knows of the task (cold or not)."""
+        with self._lock:
+            return self._known.get(task_id)
+
+    def relearn(self, task_id: str, prior: Guess, rows: list[Any]) -> None:
+        """`_READ_BACK_TASK`'s answer for a task whose lease, heartbeat and keyring head the
+        write left as `prior` knew them: the new row and its version, the rest as before.
+        The fingerprint's parts are the server's (`_FINGERPRINT`): the row's version and
+        last_seq, then the lease's, the heartbeat's and the keyring head's, which `prior`
+        read together with the lease and head it holds. Were any of them changed since, the
+        server's fingerprint differs and the next write is a miss, never a wrong guess."""
+        if not rows:
+            self.forget([task_id])
+            return
+        got = rows[0]
+        row = TaskRow(*got[:_N])
+        rest = prior.fingerprint.split(":", 2)[2]
+        guess = Guess(row, prior.lease, prior.ring, f"{got[_N]}:{row.last_seq}:{rest}")
+        with self._lock:
             self._known[task_id] = guess
 
     def forget(self, task_ids: Iterable[str], *, missed: bool = False) -> None:
@@ -344,16 +409,37 @@ class Tx:
     def read_back(self) -> None:
         """On a server, ask with the COMMIT for the row of each task this transaction read or
         wrote, as it leaves it (a lease's heartbeat changes it without an event), for this
-        process's next write to it (`Guesses`): no wait of its own."""
+        process's next write to it (`Guesses`): no wait of its own. Where this transaction
+        appended to the task and touched neither its lease nor its heartbeat, only the task's
+        row is read (`_READ_BACK_TASK`, `Guesses.relearn`)."""
         if self.guesses is None:
             return
+        kept = self._lease_kept()
         for task_id in self.touched():
+            prior = self.guesses.known(task_id) if task_id in kept else None
+            if prior is not None:
+                db.read_with_commit(
+                    self.conn,
+                    _READ_BACK_TASK,
+                    {"task_id": task_id},
+                    functools.partial(self.guesses.relearn, task_id, prior),
+                )
+                continue
             db.read_with_commit(
                 self.conn,
                 _READ_BACK,
                 {"task_id": task_id},
                 functools.partial(self.guesses.learn, task_id),
             )
+
+    def _lease_kept(self) -> set[str]:
+        """The tasks this transaction appended to with events whose projections are known to
+        leave the task's lease and heartbeat as they were (projections.state_parts.WRITES)."""
+        kept: set[str] = set()
+        changed: set[str] = set()
+        for e in self.emitted:
+            (kept if _keeps_lease(e.type) else changed).add(e.task_id)
+        return kept - changed
 
     def touched(self) -> list[str]:
         """The tasks whose rows this transaction read or wrote."""
@@ -444,6 +530,17 @@ class Tx:
         self._heads[task_id] = (seq, digest)
         self.emitted.append(event)
         return event
+
+
+@functools.cache
+def _keeps_lease(type_name: str) -> bool:
+    """Whether an event of this type is known to write neither a lease nor a heartbeat."""
+    if type_name == "task.created":
+        return False
+    tables = WRITES.get(type_name)
+    if tables is None:
+        return type_name not in _PROJECTED  # no projection at all; an undeclared one may
+    return "leases" not in tables and "lease_heartbeats" not in tables
 
 
 def payload_json(event_row: Row[Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ imported inside them so that SQLAlchemy loads after the window's first paint.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from boris_desktop.runtime.job_results import (
@@ -278,8 +279,15 @@ def inbox_first_page(
             like="ILIKE" if store.engine.dialect.name == "postgresql" else "LIKE",
         )
         rows, key = view.page(fetch, None, limit)
-        total = PagedInbox.total(fetch)
+        # Every task, counted once a data version (not at each keystroke of a search).
+        held = _TOTAL.get(store)
+        total = held[1] if held is not None and held[0] == version else PagedInbox.total(fetch)
+        _TOTAL[store] = (version, total)
         return FirstPage(view, rows, key, version, total, len(view.needing), fresh=fresh)
+
+
+#: By store: the data version and its count of every task (`inbox_first_page`).
+_TOTAL: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
 
 
 def inbox_matching(store: Any, view: Any) -> int:

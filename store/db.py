@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -171,6 +172,8 @@ def _sqlite_engine(url: str, read_only: str = "") -> Engine:
             max_overflow=8,
         )
 
+    engine.update_execution_options(compiled_cache=_COMPILED)
+
     @event.listens_for(engine, "connect")
     def _configure(dbapi_conn: Any, _record: Any) -> None:
         # Take transaction control from the sqlite3 module so BEGIN is ours to choose.
@@ -195,6 +198,55 @@ def _sqlite_engine(url: str, read_only: str = "") -> Engine:
         _run_driver(conn, sql, ())
 
     return engine
+
+
+class SharedCompiled:
+    """SQLAlchemy's compiled-statement cache, one for every SQLite engine this process makes
+    (`_sqlite_engine`, given as the engines' `compiled_cache` execution option).
+
+    Each engine has a cache of its own by default, and its keys hold the engine's dialect
+    instance: a new engine (a `Store` opened anew, each command of the resident `boris`:
+    store.cli.resident) compiled every Core statement again, though the rehearsal before
+    the fork had compiled them (16 of a recorded hook's, 5-7 ms of its ~19 ms of CPU, issue
+    44). SQLAlchemy leaves a cache shared across engines to its user, who must make sure
+    the engines' dialects are alike (sqlalchemy issue 5002). Here they are: made by one
+    function with the same arguments, in one process, on one SQLite library. So the key's
+    dialect is replaced by its class and the SQLite version it reads; a key of any other
+    shape (another SQLAlchemy) is kept as it is, which only shares nothing."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(key: Any) -> Any:
+        if type(key) is tuple and key and isinstance(key[0], sa.Dialect):
+            dialect = key[0]
+            return (type(dialect), dialect.server_version_info, *key[1:])
+        return key
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._entries.get(self._key(key), default)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        entries = self._entries
+        with self._lock:
+            if len(entries) >= self._size:  # the oldest half goes (dicts keep their order)
+                for old in list(entries)[: self._size // 2]:
+                    del entries[old]
+            entries[self._key(key)] = value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+#: As large as SQLAlchemy's own per-engine cache (query_cache_size).
+_COMPILED = SharedCompiled(500)
 
 
 def writer(engine: Engine) -> Engine:

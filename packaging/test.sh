@@ -36,7 +36,13 @@ if have_pg && [ -z "${BORIS_TEST_PG_URL:-}" ]; then
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1 && ! id borispg >/dev/null 2>&1; then
     useradd -r -m borispg
   fi
-  PG_DIR=$(mktemp -d /tmp/boris-test-pg.XXXXXX)
+  # On tmpfs where there is one: each test makes and drops a database, and on ext4 creating
+  # their files cost the server more CPU than the tests' statements (perf: ext4's inode
+  # allocator; the server's CPU for tests/test_verify.py 10.9 s on disk, 5.6 s on tmpfs).
+  # The server runs with fsync off: nothing of it outlives the run.
+  scratch=/tmp
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch=/dev/shm; fi
+  PG_DIR=$(mktemp -d "$scratch/boris-test-pg.XXXXXX")
   trap '.venv/bin/python tests/pg_server.py stop "$PG_DIR"' EXIT
   eval "$(.venv/bin/python tests/pg_server.py start "$PG_DIR")"
   echo "PostgreSQL for the tests: $BORIS_TEST_PG_URL"

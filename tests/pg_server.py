@@ -85,7 +85,12 @@ class PgServer:
         initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
         if not (initdb and pg_ctl):
             raise RuntimeError("PostgreSQL's initdb/pg_ctl are not installed")
-        root = Path(root) if root else Path(tempfile.mkdtemp(prefix="boris-pg-"))
+        if root is None:
+            # A test server (fsync off) on tmpfs where there is one: packaging/test.sh says why.
+            shm = Path("/dev/shm")
+            scratch = shm if not durable and shm.is_dir() and os.access(shm, os.W_OK) else None
+            root = Path(tempfile.mkdtemp(prefix="boris-pg-", dir=scratch))
+        root = Path(root)
         root.mkdir(parents=True, exist_ok=True)
         user = _run_as()
         if user:

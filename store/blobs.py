@@ -103,15 +103,25 @@ class BlobStore:
     def creating(self) -> Iterator[list[Path]]:
         """Collect the blob files this thread creates inside the block (not those that
         were already there, which others may reference)."""
-        outer = getattr(self._local, "created", None)
-        created: list[Path] = []
-        self._local.created = created
+        outer, created = self.start_creating()
         try:
             yield created
         finally:
-            self._local.created = outer
-            if outer is not None:
-                outer.extend(created)
+            self.end_creating(outer, created)
+
+    def start_creating(self) -> tuple[list[Path] | None, list[Path]]:
+        """`creating`'s start, for a caller that is not a with block (store.writing's SQLite
+        write): what was collected so far, and the list this thread's blobs now go to."""
+        outer = getattr(self._local, "created", None)
+        created: list[Path] = []
+        self._local.created = created
+        return outer, created
+
+    def end_creating(self, outer: list[Path] | None, created: list[Path]) -> None:
+        """`creating`'s end: collecting goes on where it was (`start_creating`'s `outer`)."""
+        self._local.created = outer
+        if outer is not None:
+            outer.extend(created)
 
     def discard(self, created: list[Path]) -> None:
         """Remove blobs this program created for a write that was then rolled back."""

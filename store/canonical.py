@@ -79,6 +79,16 @@ def canonical_json(value: Any) -> str:
     return out.decode("utf-8")
 
 
+def canonical_text_object(members: dict[str, str]) -> str:
+    """`canonical_json` of an object whose values are all text: orjson writes every string
+    as json does (the differences above are numbers and nulls), so no look for them; a lone
+    surrogate, which orjson refuses, goes the general way (`NotText`)."""
+    try:
+        return orjson.dumps(members, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except TypeError:
+        return canonical_json(members)
+
+
 def _text(encoded: str, value: Any) -> str:
     """The standard library's JSON of `value`, refused as the caller's input when it is not
     UTF-8 text (a lone surrogate, which orjson refuses and json writes as it is): no digest
@@ -166,13 +176,22 @@ def chain_hash_of_parts(
     body's canonical form is assembled around it, keys in sorted order, instead of
     serializing the payload a second time. A test checks it equals `chain_hash`.
     """
-    dumps = _plain_string
-    text = (
-        f'{prev_hash}\n{{"actor":{actor_json},"at":{dumps(at)},"format":{fmt},'
-        f'"payload":{payload_json},"seq":{seq},'
-        f'"task_id":{dumps(task_id)},'
-        f'"type":{dumps(type_name)}}}'
-    )
+    if _PLAIN.fullmatch(f"{at}{task_id}{type_name}") is not None:
+        # All three plain (as the store's times, ids and type names are): one look for all.
+        text = (
+            f'{prev_hash}\n{{"actor":{actor_json},"at":"{at}","format":{fmt},'
+            f'"payload":{payload_json},"seq":{seq},'
+            f'"task_id":"{task_id}",'
+            f'"type":"{type_name}"}}'
+        )
+    else:
+        dumps = _plain_string
+        text = (
+            f'{prev_hash}\n{{"actor":{actor_json},"at":{dumps(at)},"format":{fmt},'
+            f'"payload":{payload_json},"seq":{seq},'
+            f'"task_id":{dumps(task_id)},'
+            f'"type":{dumps(type_name)}}}'
+        )
     # One buffer, one call: the same bytes as updating with each part (prev_hash is ASCII).
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -323,21 +323,21 @@ def _server_rollback(conn: Connection) -> None:
 def sqlite_begin(conn: Connection) -> None:
     """`write_transaction`'s three steps on SQLite, for the append path (Store.transaction),
     which spells them out rather than pay for a generator context manager per write."""
-    _run_driver(conn, "BEGIN IMMEDIATE", ())
+    _run_sqlite(conn.info, conn, "BEGIN IMMEDIATE", ())
 
 
 def sqlite_rollback(conn: Connection) -> None:
     if conn.in_transaction():
         conn.rollback()
     else:
-        _run_driver(conn, "ROLLBACK", ())
+        _run_sqlite(conn.info, conn, "ROLLBACK", ())
 
 
 def sqlite_commit(conn: Connection) -> None:
     if conn.in_transaction():
         conn.commit()
     else:
-        _run_driver(conn, "COMMIT", ())
+        _run_sqlite(conn.info, conn, "COMMIT", ())
 
 
 def keeps_writer_open(engine: Engine) -> bool:

@@ -223,7 +223,7 @@ class Store:
             check_signer(policy, self.signer, {(str(actor.kind), actor.id)}, now)
 
     def execute(self, command: cmds.Command, actor: Actor) -> Any:
-        return self.execute_all([command], actor)[0]
+        return self._execute_all((command,), actor, by_store=False)[0]
 
     def execute_all(self, commands: Sequence[cmds.Command], actor: Actor) -> list[Any]:
         """All commands in one transaction: every one is written, or none is."""
@@ -244,7 +244,7 @@ class Store:
         attempt = 0
         while True:
             try:
-                with self.transaction(guess=True) as tx:
+                with self._writes.transaction(guess=True) as tx:  # Store.transaction's
                     return [cmds.execute(tx, c, actor, by_store=by_store) for c in commands]
             except GuessMissed:
                 continue  # the tasks are no longer guessed: this time they are read first

@@ -22,7 +22,7 @@ import json
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
@@ -30,9 +30,14 @@ from sqlalchemy.engine import Connection, Row
 
 from . import clock, db, projections
 from . import schema as t
-from .canonical import GENESIS_HASH, canonical_json, chain_hash_of_parts
+from .canonical import (
+    GENESIS_HASH,
+    canonical_json,
+    canonical_text_object,
+    chain_hash_of_parts,
+)
 from .errors import CommandRejected
-from .events import Payload, TaskCreated
+from .events import Additive, Payload, TaskCreated
 from .model import Actor, actor_json
 from .projections.core import _APPLY as _PROJECTED
 from .projections.state_parts import WRITES, stale_parts
@@ -305,36 +310,56 @@ class Guesses:
         return max(clock.format_micros(time.time_ns() // 1000 + offset), not_before)
 
 
-@dataclass
 class Tx:
-    conn: Connection
-    blobs: BlobStore
-    _now: str = _UNSET
-    emitted: list[Event] = field(default_factory=list)
-    _heads: dict[str, tuple[int, str]] = field(default_factory=dict)
-    # Task rows read in this transaction, until an event for the task changes them: a
-    # command asks for its task several times (writable? scope? its checkpoint's state?).
-    _rows: dict[str, TaskRow] = field(default_factory=dict)
-    # Checkpoint states known at a head (store.checkpoint_state): the store's memo, and what
-    # this transaction adds to it once it commits.
-    memo: StateMemo | None = None
-    learned: dict[str, KnownState] = field(default_factory=dict)
-    _waited: bool = False
-    #: Per task, its last checkpoint.written event here and the checkpoints row it made.
-    checkpoint_rows: dict[str, tuple[Event, dict[str, Any]]] = field(default_factory=dict)
-    #: Per task, its lease as read with its row on a server (None: never leased).
-    _leases: dict[str, Any] = field(default_factory=dict)
-    #: On a server, what this process knows of the tasks it wrote (None: read every row).
-    guesses: Guesses | None = None
-    #: The tasks whose row this transaction took from `guesses` (checked only at the server).
-    guessed: list[str] = field(default_factory=list)
+    """One write transaction: its connection and blob store, the events it emitted, what it
+    read of each task's row (and lease, on a server) and the checkpoint states it learned.
+    A plain class with slots: one is made per write, where a dataclass's generated
+    __init__ and default factories cost more than the rest of its setup (issue 44)."""
 
-    def __post_init__(self) -> None:
-        # Only a server makes us wait for a task's row lock; SQLite waited at BEGIN.
-        self._server = self.conn.dialect.name == "postgresql"
+    __slots__ = (
+        "_heads",
+        "_leases",
+        "_now",
+        "_rows",
+        "_server",
+        "_waited",
+        "blobs",
+        "checkpoint_rows",
+        "conn",
+        "emitted",
+        "guessed",
+        "guesses",
+        "learned",
+        "memo",
+    )
+
+    def __init__(
+        self, conn: Connection, blobs: BlobStore, *, memo: StateMemo | None = None
+    ) -> None:
+        self.conn = conn
+        self.blobs = blobs
+        self.emitted: list[Event] = []
+        self._heads: dict[str, tuple[int, str]] = {}
+        # Task rows read in this transaction, until an event for the task changes them: a
+        # command asks for its task several times (writable? scope? its checkpoint's state?).
+        self._rows: dict[str, TaskRow] = {}
+        # Checkpoint states known at a head (store.checkpoint_state): the store's memo, and
+        # what this transaction adds to it once it commits.
+        self.memo = memo
+        self.learned: dict[str, KnownState] = {}
+        #: Per task, its last checkpoint.written event here and the checkpoints row it made.
+        self.checkpoint_rows: dict[str, tuple[Event, dict[str, Any]]] = {}
+        #: Per task, its lease as read with its row on a server (None: never leased).
+        self._leases: dict[str, Any] = {}
+        #: On a server, what this process knows of the tasks it wrote (None: read every row).
+        self.guesses: Guesses | None = None
+        #: The tasks whose row this transaction took from `guesses` (checked at the server).
+        self.guessed: list[str] = []
+        # Only a server makes us wait for a task's row lock; SQLite waited at BEGIN, and its
+        # clock is this process's (db.database_now): read once, now.
+        self._server = conn.dialect.name == "postgresql"
         self._waited = not self._server
-        if not self._server:
-            self._now = db.database_now(self.conn)
+        self._now = _UNSET if self._server else db.database_now(conn)
 
     @property
     def now(self) -> str:
@@ -490,16 +515,17 @@ class Tx:
         else:
             last, prev = self._head(task_id)
             seq = last + 1
-        payload_text = payload_json or canonical_json(payload.model_dump(mode="json"))
+        payload_text = payload_json or _payload_json(payload)
+        now, type_name, fmt = self.now, payload.TYPE, payload.FORMAT
         digest = chain_hash_of_parts(
             prev,
             actor_json=actor_json(actor),
-            at=self.now,
-            fmt=payload.FORMAT,
+            at=now,
+            fmt=fmt,
             payload_json=payload_text,
             seq=seq,
             task_id=task_id,
-            type_name=payload.TYPE,
+            type_name=type_name,
         )
         # Its answer is not read: on a server it goes with the next read or the COMMIT.
         _INSERT_EVENT.send(
@@ -507,18 +533,18 @@ class Tx:
             {
                 "task_id": task_id,
                 "seq": seq,
-                "type": payload.TYPE,
-                "format": payload.FORMAT,
+                "type": type_name,
+                "format": fmt,
                 "payload": payload_text,
                 "actor_kind": actor.kind,
                 "actor_id": actor.id,
                 "actor_name": actor.name,
-                "at": self.now,
+                "at": now,
                 "prev_hash": prev,
                 "hash": digest,
             },
         )
-        event = Event(task_id, seq, payload.TYPE, payload, actor, self.now, prev, digest)
+        event = Event(task_id, seq, type_name, payload, actor, now, prev, digest)
         row = self._rows.pop(task_id, None)
         self._leases.pop(task_id, None)  # the event may change the lease (an acquire)
         # The row read in this transaction is the task's as the event finds it.
@@ -541,6 +567,32 @@ def _keeps_lease(type_name: str) -> bool:
     if tables is None:
         return type_name not in _PROJECTED  # no projection at all; an undeclared one may
     return "leases" not in tables and "lease_heartbeats" not in tables
+
+
+def _payload_json(payload: Payload) -> str:
+    """The payload's canonical JSON, as stored and hashed: `canonical_json` of its
+    `model_dump`, or, for a payload of text only whose type dumps its fields as they are
+    (`_dumps_fields`), written from its fields in one orjson call (a note's, a message's:
+    model_dump and the look for numbers were a tenth of an append's Python, issue 44)."""
+    values = payload.__dict__
+    if _dumps_fields(type(payload)) and all(type(v) is str for v in values.values()):
+        return canonical_text_object(values)
+    return canonical_json(payload.model_dump(mode="json"))
+
+
+@functools.cache
+def _dumps_fields(kind: type[Payload]) -> bool:
+    """Whether `model_dump` of this payload type is its fields by name, as they are: no
+    serializer (an `Additive` leaves unused fields out), computed field, alias or exclusion."""
+    found = kind.__pydantic_decorators__
+    if issubclass(kind, Additive) or found.model_serializers or found.field_serializers:
+        return False
+    if found.computed_fields or kind.model_config.get("extra") != "forbid":
+        return False
+    return all(
+        f.alias is None and f.serialization_alias is None and not f.exclude
+        for f in kind.model_fields.values()
+    )
 
 
 def payload_json(event_row: Row[Any]) -> dict[str, Any]:
@@ -625,6 +677,11 @@ class StateMemo:
         """What a committed transaction learned (never a rolled-back one's), and each known
         state carried over the events it committed (`KnownState.after`): kept current as the
         events are written, so a checkpoint after a note reads nothing again (issue 44)."""
+        if not learned and not self._known:
+            # Nothing to carry or keep (appends to tasks with no checkpoint state known). Read
+            # without the lock: only `publish` changes what is known, and a store's writes,
+            # with their publishing, are one at a time (store.writing's lock).
+            return
         by_task: dict[str, list[Event]] = {}
         for e in emitted:
             by_task.setdefault(e.task_id, []).append(e)

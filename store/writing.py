@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, NoReturn
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -57,6 +58,7 @@ class Writer:
         self.states = states
         self.guesses = guesses
         self._writer = db.writer(self.engine)
+        self._sqlite = db.keeps_writer_open(self.engine)
         # One writer connection for the store's life where the database allows it (see
         # db.keeps_writer_open); the lock also serializes this process's writers.
         self.lock = threading.Lock()
@@ -70,46 +72,22 @@ class Writer:
                 self._conn.close()
                 self._conn = None
 
-    @contextlib.contextmanager
-    def transaction(self, *, guess: bool = False) -> Iterator[Tx]:
+    def transaction(self, *, guess: bool = False) -> contextlib.AbstractContextManager[Tx]:
         """One write transaction (see `Store.transaction`); on return its events are durably
-        on disk, sealed by the store's `seal`."""
+        on disk, sealed by the store's `seal`. On SQLite a `_SqliteWrite` (the append's
+        path: no generator context manager per write), on a server `_server_write`."""
+        if self._sqlite:
+            return _SqliteWrite(self)
+        return self._server_write(guess)
+
+    @contextlib.contextmanager
+    def _server_write(self, guess: bool) -> Iterator[Tx]:
         if self._read_only is not None:
             raise StoreReadOnly(self._read_only)
         try:
             with self.lock:
-                if db.keeps_writer_open(self.engine):
-                    conn = self._conn
-                    if conn is None or conn.invalidated:
-                        conn = self._conn = self._writer.connect()
-                    try:
-                        # db.write_transaction and a blob guard spelled out: two generator
-                        # context managers less per write (issue 36). No notice to announce:
-                        # an SQLite store has no listeners (store.notify).
-                        with self.blobs.creating() as created:
-                            db.sqlite_begin(conn)
-                            try:
-                                tx = Tx(conn, self.blobs, memo=self.states)
-                                yield tx
-                                self._seal(tx)
-                            except BaseException:
-                                self.blobs.discard(created)
-                                db.sqlite_rollback(conn)
-                                raise
-                        db.sqlite_commit(conn)
-                    except sa.exc.SQLAlchemyError:
-                        # A failed COMMIT or ROLLBACK (a full disk) can leave the kept
-                        # connection needing a rollback that never comes: every later write
-                        # would fail even after space returns. Start afresh next time.
-                        self._drop()
-                        raise
-                    # Committed, and still under the write lock: no head read on the
-                    # writer can come between and take what it kept for a head we moved.
-                    if tx.emitted:
-                        heads.wrote(self._owner, _new_heads(tx))
-                else:
-                    with self._server_transaction(guess) as tx:
-                        yield tx
+                with self._server_transaction(guess) as tx:
+                    yield tx
                 # Committed: what it learned of checkpoint states is now true for others, and
                 # what was known before is carried over its events.
                 if tx.learned or tx.emitted:
@@ -196,6 +174,106 @@ class Writer:
             if env is not None:
                 raise env from exc
             raise
+
+
+class _SqliteWrite:
+    """A write transaction on SQLite, on the writer connection kept for the store's life
+    (db.keeps_writer_open), under the writer's lock: BEGIN IMMEDIATE, the caller's block,
+    the seal, the COMMIT; the blobs the block created are removed again if it fails, while
+    the write lock is still held. A class rather than a generator context manager: the
+    append path paid for two of those per write (issue 36, 44). No notice to announce: an
+    SQLite store has no listeners (store.notify).
+
+    A failure anywhere, the block's included, is raised as `Writer.transaction` says
+    (`_write_refusal`); a failed statement, COMMIT or ROLLBACK (a full disk) can leave the
+    kept connection needing a rollback that never comes, so it is dropped and made afresh
+    next time."""
+
+    __slots__ = ("_conn", "_created", "_outer", "_tx", "_writer")
+
+    def __init__(self, writer: Writer) -> None:
+        self._writer = writer
+
+    def __enter__(self) -> Tx:
+        w = self._writer
+        if w._read_only is not None:
+            raise StoreReadOnly(w._read_only)
+        w.lock.acquire()
+        try:
+            conn = w._conn
+            if conn is None or conn.invalidated:
+                conn = w._conn = w._writer.connect()
+            self._conn = conn
+            self._outer, self._created = w.blobs.start_creating()
+            try:
+                db.sqlite_begin(conn)
+                try:
+                    self._tx = tx = Tx(conn, w.blobs, memo=w.states)
+                except BaseException:
+                    db.sqlite_rollback(conn)
+                    raise
+            except BaseException as exc:
+                w.blobs.end_creating(self._outer, self._created)
+                if isinstance(exc, sa.exc.SQLAlchemyError):
+                    w._drop()
+                raise
+        except BaseException as exc:
+            self._failed(exc)  # releases the lock; raises
+        return tx
+
+    def __exit__(self, _type: object, exc: BaseException | None, _tb: object) -> None:
+        w, conn, tx = self._writer, self._conn, self._tx
+        try:
+            try:
+                try:
+                    if exc is not None:
+                        raise exc
+                    w._seal(tx)
+                except BaseException:
+                    w.blobs.discard(self._created)
+                    db.sqlite_rollback(conn)
+                    raise
+                finally:
+                    w.blobs.end_creating(self._outer, self._created)
+                db.sqlite_commit(conn)
+            except sa.exc.SQLAlchemyError:
+                w._drop()
+                raise
+            # Committed, and still under the write lock: no head read on the writer can
+            # come between and take what it kept for a head we moved.
+            if tx.emitted:
+                heads.wrote(w._owner, _new_heads(tx) if tx.checkpoint_rows else _NO_HEADS)
+            # What it learned of checkpoint states is now true for others, and what was
+            # known before is carried over its events.
+            if tx.learned or tx.emitted:
+                w.states.publish(tx.learned, tx.emitted)
+        except BaseException as failure:
+            if failure is exc:
+                w.lock.release()
+                _refused(exc)
+                return  # the block's own exception, raised on by the with statement
+            self._failed(failure)
+        w.lock.release()
+
+    def _failed(self, exc: BaseException) -> NoReturn:
+        """Let the lock go and raise `exc` in the store's words (`_refused`)."""
+        self._writer.lock.release()
+        _refused(exc)
+        raise exc
+
+
+def _refused(exc: BaseException) -> None:
+    """Raise a failed write's DBAPIError in the store's words (`_write_refusal`) where it has
+    some; return for anything else, which the caller raises as it came."""
+    if isinstance(exc, sa.exc.DBAPIError):
+        refusal = _write_refusal(exc)
+        if refusal is not None:
+            raise refusal from exc
+    elif isinstance(exc, sa.exc.PendingRollbackError):  # pragma: no cover - _drop prevents it
+        raise StoreError(f"the store's connection failed: {exc}") from exc
+
+
+_NO_HEADS: Mapping[str, heads.Primed] = types.MappingProxyType({})
 
 
 def _write_refusal(exc: sa.exc.DBAPIError) -> StoreError | None:

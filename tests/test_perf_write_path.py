@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store import events as ev
 from store.canonical import GENESIS_HASH, canonical_json, chain_hash, chain_hash_of_parts
 from store.commands.checkpoints import payload_json
+from store.errors import NotText
 from store.projections.ledger import _ids_json
+from store.tx import _dumps_fields, _payload_json
 
 _AWKWARD = st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "😀", "\u2028", "~", " "])
 _TEXT = st.lists(st.one_of(st.characters(exclude_categories=["Cs"]), _AWKWARD), max_size=10).map(
@@ -83,3 +87,45 @@ def test_checkpoint_payload_read_off_the_model_is_its_dump(
     assert payload_json(payload, canonical_json(state)) == canonical_json(
         payload.model_dump(mode="json")
     )
+
+
+def _payload_types() -> list[type[ev.Payload]]:
+    seen: set[type[ev.Payload]] = set()
+    stack: list[type[ev.Payload]] = [ev.Payload]
+    while stack:
+        for kind in stack.pop().__subclasses__():
+            if kind not in seen:
+                seen.add(kind)
+                stack.append(kind)
+    return sorted((k for k in seen if hasattr(k, "TYPE")), key=lambda k: k.TYPE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, kind=st.sampled_from(["note", "message"]))
+def test_a_notes_payload_is_written_as_its_dump_writes_it(text: str, kind: str) -> None:
+    payload = ev.NoteRecorded(text=text, kind=kind)  # type: ignore[arg-type]
+    assert _payload_json(payload) == canonical_json(payload.model_dump(mode="json"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=_TEXT)
+def test_every_payload_of_text_is_written_as_its_dump_writes_it(text: str) -> None:
+    # Built without validation: every field text, whatever its type says (a Literal, an
+    # int): where the shortcut applies, it writes what model_dump and canonical_json write.
+    shortcut = [kind for kind in _payload_types() if _dumps_fields(kind)]
+    assert ev.NoteRecorded in shortcut
+    assert not any(issubclass(kind, ev.Additive) for kind in shortcut)
+    for kind in shortcut:
+        payload = kind.model_construct(**dict.fromkeys(kind.model_fields, text))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pydantic: "expected int, got str"
+            dumped = canonical_json(payload.model_dump(mode="json"))
+        assert _payload_json(payload) == dumped, kind.TYPE
+
+
+def test_a_lone_surrogate_is_refused_as_the_general_way_refuses_it() -> None:
+    payload = ev.NoteRecorded.model_construct(text="\ud800", kind="note")
+    with pytest.raises(NotText):
+        canonical_json(payload.model_dump(mode="json"))
+    with pytest.raises(NotText):
+        _payload_json(payload)

@@ -5,6 +5,7 @@ multiprocessing's resource tracker stays behind. And highlighting without a usab
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -121,3 +122,36 @@ def test_without_dev_shm_highlighting_runs_in_process_said_once(
     assert {s[2] for line in spans.values() for s in line} >= {"key", "number"}
     said = [r for r in caplog.records if r.name == lexing.__name__]
     assert len(said) == 1 and "/dev/shm" in said[0].getMessage()
+
+
+#: A fresh interpreter (Pygments not yet imported) where the lexing process cannot start,
+#: so four highlights run on four threads at once, each the first to ask for Pygments.
+SIDE_BY_SIDE = """
+import json, threading
+from boris_desktop.runtime import lexing
+lexing._unavailable = True  # as after "highlighting runs in the window's own process"
+go, out = threading.Barrier(4), {}
+def one(name):
+    go.wait()
+    try:
+        out[name] = sorted({s[2] for line in lexing.lex("x = 1  # one\\n", None, name).values() for s in line})
+    except Exception as exc:
+        out[name] = repr(exc)
+threads = [threading.Thread(target=one, args=(n,)) for n in ("a.py", "b.py", "c.py", "d.py")]
+[t.start() for t in threads]
+[t.join(60) for t in threads]
+print(json.dumps(out))
+"""
+
+
+def test_first_highlights_on_four_threads_at_once_all_colour() -> None:
+    # Pygments' lexers module replaces itself with a lazy one at the end of its first
+    # import; a thread importing from it meanwhile got "cannot import name 'TextLexer'".
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", SIDE_BY_SIDE], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    coloured = json.loads(done.stdout)
+    assert coloured == {n: ["comment", "number"] for n in ("a.py", "b.py", "c.py", "d.py")}

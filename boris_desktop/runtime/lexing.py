@@ -60,10 +60,24 @@ def normalize(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2029", "\n")
 
 
+_import_lock = threading.Lock()
+
+
+def _pygments_lexers() -> Any:
+    """`pygments.lexers`, its first import under a lock: the module replaces itself with a
+    lazy one at the end of its import, and a second thread importing from it meanwhile gets
+    "cannot import name 'TextLexer'". Without the lexing process the worker threads lex side
+    by side, so two first imports at once happen."""
+    with _import_lock:
+        import pygments.lexers
+
+        return pygments.lexers
+
+
 def _lexer(media_type: str | None, name: str | None, text: str) -> Any:
-    from pygments.lexers import TextLexer, get_lexer_for_filename, get_lexer_for_mimetype
     from pygments.util import ClassNotFound
 
+    lexers = _pygments_lexers()
     opts = {"stripnl": False, "ensurenl": False, "stripall": False}
     aliases = {
         "diff": "diff",
@@ -74,20 +88,17 @@ def _lexer(media_type: str | None, name: str | None, text: str) -> Any:
         "application/json": "json",
     }
     if media_type in aliases:
-        from pygments.lexers import get_lexer_by_name
-
-        return get_lexer_by_name(aliases[media_type], **opts)
-    for finder, arg in ((get_lexer_for_mimetype, media_type), (get_lexer_for_filename, name)):
+        return lexers.get_lexer_by_name(aliases[media_type], **opts)
+    finders = ((lexers.get_lexer_for_mimetype, media_type), (lexers.get_lexer_for_filename, name))
+    for finder, arg in finders:
         if arg:
             try:
                 return finder(arg, **opts)
             except ClassNotFound:
                 pass
     if media_type and media_type.endswith("+json"):
-        from pygments.lexers import JsonLexer
-
-        return JsonLexer(**opts)
-    return TextLexer(**opts)
+        return lexers.JsonLexer(**opts)
+    return lexers.TextLexer(**opts)
 
 
 def _style_of(ttype: Any, cache: dict[Any, str | None]) -> str | None:

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from store import commands as c
 from store import db
 from store import events as ev
+from store import tx as tx_module
 from store.commands.checkpoints import WriteCheckpoint
 from store.commands.leases import AcquireLease, ReleaseLease
 from store.model import Actor
@@ -111,12 +112,19 @@ def test_an_append_validates_and_dumps_its_payload_once(
     monkeypatch.setattr(ev.NoteRecorded, "__pydantic_validator__", validator)
     dumps: list[str] = []
     real_dump = ev.NoteRecorded.model_dump
+    real_json = tx_module._payload_json
 
     def dump(self: ev.Payload, **kw: Any) -> dict[str, Any]:
-        dumps.append(type(self).__name__)
+        dumps.append(f"model_dump {type(self).__name__}")
         return real_dump(self, **kw)  # type: ignore[arg-type]
 
+    def to_json(payload: ev.Payload) -> str:
+        dumps.append(f"canonical JSON {type(payload).__name__}")
+        return real_json(payload)
+
     monkeypatch.setattr(ev.NoteRecorded, "model_dump", dump)
+    monkeypatch.setattr(tx_module, "_payload_json", to_json)
     store.execute(note, AGENT)
     assert validator.calls == 1  # built by the handler; never validated again
-    assert dumps == ["NoteRecorded"]  # dumped once, to its canonical JSON
+    # Made into its canonical JSON once, from its fields (a note's text only: no model_dump).
+    assert dumps == ["canonical JSON NoteRecorded"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, set up as CI sets it up: the app and its test tools (setup.sh), a
 # throw-away PostgreSQL server for the store tests' second engine, and a private desktop
-# session (Xvfb, D-Bus and dunst) for the notification test. Safe to run again. 12-15
+# session (Xvfb, D-Bus and dunst) for the notification test. Safe to run again. About 10
 # minutes on two cores; arguments go to pytest (e.g. `bash packaging/test.sh tests/test_cli.py`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -17,13 +17,18 @@ import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from pg_server import PgServer, available
 
 from store import Store
 
+if TYPE_CHECKING:
+    from pg_delay_proxy import DelayProxy
+
 ENGINES = ("sqlite", "postgresql")
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 #: The collector's thresholds in a test process (the processes the tests start, and the app,
@@ -169,6 +174,29 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
     yield pg_cluster.url(name)
     _collect_leaks()
     pg_cluster.drop(name)
+
+
+@pytest.fixture
+def proxy(pg_url: str) -> Iterator[DelayProxy]:
+    """A proxy between this test's stores and its database that counts the round trips
+    (benchmarks/pg_delay_proxy.py): the team store's tests of what a write waits for."""
+    from sqlalchemy.engine import make_url
+
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    from pg_delay_proxy import DelayProxy
+
+    u = make_url(pg_url)
+    p = DelayProxy(u.host or "127.0.0.1", u.port or 5432).start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture
+def via(proxy: DelayProxy, pg_url: str, tmp_path: Path) -> Iterator[Store]:
+    """The test's store, reaching its database through `proxy`."""
+    with Store.open(tmp_path / "s", url=proxy.url_for(pg_url)) as s:
+        yield s
 
 
 @pytest.fixture

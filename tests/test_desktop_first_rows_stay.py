@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-
-from store import Store
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from big_stores import generated
 
 TASKS = 600
 WAIT_MS = 20_000
@@ -26,12 +22,7 @@ WAIT_MS = 20_000
 
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gen_big_store import fill
-
-    directory = tmp_path_factory.mktemp("big") / "store"
-    with Store.open(directory) as s:
-        fill(s, TASKS, 5, report=lambda _: None)
-    return directory
+    return generated(tmp_path_factory, TASKS, 5)
 
 
 def _table_place(w: Any) -> tuple[Any, ...]:

@@ -18,11 +18,11 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from big_stores import generated
 
 from store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 TASKS = 3_000
 WAIT_MS = 20_000
@@ -31,12 +31,7 @@ WAIT_MS = 20_000
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One store of TASKS generated tasks for the module; each test works on a copy."""
-    from gen_big_store import fill
-
-    directory = tmp_path_factory.mktemp("big") / "store"
-    with Store.open(directory) as s:
-        fill(s, TASKS, 6, report=lambda _: None)
-    return directory
+    return generated(tmp_path_factory, TASKS, 6)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ made again the ordinary way."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +30,6 @@ AGENT = Actor(kind="agent", id="a1")
 PERSON = Actor(kind="person", id="p1")
 #: The waits a process's next write to a task makes: the whole write with the COMMIT.
 WAITS = 1
-
-
-@pytest.fixture
-def proxy(pg_url: str) -> Iterator[DelayProxy]:
-    u = make_url(pg_url)
-    p = DelayProxy(u.host or "127.0.0.1", u.port or 5432).start()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
-def via(proxy: DelayProxy, pg_url: str, tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "s", url=proxy.url_for(pg_url)) as s:
-        yield s
 
 
 def _waits(proxy: DelayProxy, write: Any, n: int = 5) -> float:

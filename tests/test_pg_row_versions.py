@@ -12,11 +12,9 @@ own lease events still teach its next write (one wait)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import make_url
 from test_pg_round_trips import DelayProxy, _other, _waits
 
 from store import Actor, Store
@@ -27,20 +25,6 @@ from store.tx import Guesses
 
 HOLDER = Actor(kind="agent", id="a1")
 OTHER_AGENT = Actor(kind="agent", id="a2")
-
-
-@pytest.fixture
-def proxy(pg_url: str) -> Iterator[DelayProxy]:
-    u = make_url(pg_url)
-    p = DelayProxy(u.host or "127.0.0.1", u.port or 5432).start()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
-def via(proxy: DelayProxy, pg_url: str, tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "s", url=proxy.url_for(pg_url)) as s:
-        yield s
 
 
 def test_a_heartbeat_from_another_process_fences_the_next_write(

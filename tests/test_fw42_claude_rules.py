@@ -197,9 +197,8 @@ def test_agent_sdk_suggestion_becomes_a_rule_until_revoked_or_expired_never_rese
     listed = {r["id"]: r for r in signed.read("rules", "list")["rules"]}
     assert listed[rules["test"]["id"]]["standing"] == "revoked"
     assert listed[rules["lint"]["id"]]["standing"] == "expired"
-    # Reserved no longer before verify: verify judges a rule's earlier decisions against the
-    # reservation as it is now, not as it was then (reported on the helpers' board).
-    signed.ok("--actor", PERSON, "rules", "reserve", POLICY, "--off")
+    # Still reserved: verify judges the rule's earlier decision by the reservation as it was
+    # when the rule made it (none then), not as it is now.
     signed.assert_signed()
 
 

@@ -3,17 +3,20 @@ authenticator (Chrome DevTools' WebAuthn domain) standing in for the phone's pas
 phone's viewport (390x844). One browser and one `boris serve` for the module.
 
 A reviewer registers a passkey through the one-time link `boris serve` prints, opens a pending
-e-mail approval (To, Subject, body and digest on screen), approves it: the record holds the
-assertion and `boris verify` re-proves it offline. Then the refusals, each recorded as nothing:
-a changed payload, a replayed assertion, one made for another approval, an expired approval,
-a revoked passkey, a request without the CSRF token. Screenshots of the page go to
-docs/images/ (phone and desk sizes)."""
+e-mail approval an agent asked for through MCP (the official client over `boris mcp`) and waits
+on (To, Subject, body and digest on screen), approves it: the record holds the assertion,
+`boris verify` re-proves it offline, and the waiting agent receives the approval. Then the
+refusals, each shown on the page and recorded as nothing: a changed payload, a replayed
+assertion, one made for another approval, an expired approval, a revoked passkey, a request
+without the CSRF token. Screenshots of the page go to docs/images/ (phone and desk sizes)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +28,8 @@ pytest.importorskip("webauthn")
 pytest.importorskip("uvicorn")
 webdriver = pytest.importorskip("selenium.webdriver")
 
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.virtual_authenticator import (  # noqa: E402
     Protocol,
@@ -117,6 +122,64 @@ def _ask(signed: Signed, payload: dict[str, Any], expires: int = 3600) -> str:
     ).strip()  # fmt: skip
 
 
+class WaitingAgent(threading.Thread):
+    """The agent over MCP: asks for the approval, then waits on it (`wait_for_approval`)."""
+
+    def __init__(self, signed: Signed, payload: dict[str, Any]) -> None:
+        super().__init__(daemon=True)
+        self.signed, self.payload = signed, payload
+        self.asked = threading.Event()
+        self.approval = ""
+        self.result: dict[str, Any] = {}
+        self.failed: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            anyio.run(self._scenario)
+        except BaseException as exc:  # shown by the test's assertion
+            self.failed = exc
+            self.asked.set()
+
+    async def _scenario(self) -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "store.cli", "mcp", "--actor", self.signed.agent],
+            env=self.signed.env(agent=True),
+            cwd=str(ROOT),
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            asked = await session.call_tool(
+                "request_approval",
+                {
+                    "task_id": "weekly",
+                    "payload": self.payload,
+                    "consequence": "mail the team the week's status",
+                    "policy": "mail is reviewed",
+                },
+            )
+            self.approval = asked.structured_content["result"]
+            self.asked.set()
+            got = await session.call_tool(
+                "wait_for_approval",
+                {"task_id": "weekly", "approval_id": self.approval, "timeout_seconds": 90},
+            )
+            self.result = dict(got.structured_content or {})
+
+
+def _rita_wrote(signed: Signed, since: int) -> list[dict[str, Any]]:
+    """The task's events after the first `since` that rita's decisions would be."""
+    return [e for e in signed.read("events", "weekly")[since:] if e["actor"]["id"] == "rita"]
+
+
+def _refusal_shown(driver: Any) -> str:
+    """The page's status line after a refusal: said, in the refusal's style."""
+    status = driver.find_element(By.CSS_SELECTOR, ".status")
+    assert "refusal" in (status.get_attribute("class") or ""), status.text
+    assert status.text.strip(), "a refusal the page does not explain"
+    return str(status.text)
+
+
 def _outcome(driver: Any) -> str:
     """What the page's script says of its last ceremony (body[data-outcome])."""
     WebDriverWait(driver, 20).until(
@@ -160,7 +223,10 @@ def test_register_then_approve_an_email_on_a_phone(site, browser, images) -> Non
     browser.get(server.register_url)
     assert "person:rita" in browser.find_element(By.TAG_NAME, "main").text
     assert _click(browser, "#register") == "ok"
-    approval = _ask(signed, MAIL)
+    agent = WaitingAgent(signed, MAIL)
+    agent.start()
+    assert agent.asked.wait(60) and agent.failed is None, agent.failed
+    approval = agent.approval
     browser.get(server.origin + "/")
     WebDriverWait(browser, 10).until(lambda d: "Pending approvals" in d.title)
     browser.find_element(By.CSS_SELECTOR, f'a[href="/a/weekly/{approval}"]').click()
@@ -172,8 +238,14 @@ def test_register_then_approve_an_email_on_a_phone(site, browser, images) -> Non
     # Fits the phone: nothing wider than the viewport.
     assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
     assert browser.save_screenshot(str(images / "phone-approval-390x844.png"))
+    assert agent.is_alive() and not agent.result  # still waiting on rita
     browser.find_element(By.ID, "note").send_keys("fine to send")
     assert _click(browser, "button.approved") == "approved"
+    agent.join(60)
+    assert agent.failed is None and not agent.is_alive(), agent.failed
+    assert agent.result["ok"] and agent.result["timed_out"] is False, agent.result
+    got = agent.result["result"]
+    assert got["state"] == "approved" and got["decided_by"]["id"] == "rita", got
     last = json.loads(
         browser.find_element(By.TAG_NAME, "body").get_attribute("data-last-assertion")
     )
@@ -182,8 +254,10 @@ def test_register_then_approve_an_email_on_a_phone(site, browser, images) -> Non
     assert decided["payload"]["assertion"]["digest"] == digest
     signed.assert_signed()  # boris verify: the assertion re-proved offline
     # The same assertion posted again: replayed, and nothing more is recorded.
+    before = len(signed.read("events", "weekly"))
     again = _fetch(browser, f"/a/weekly/{approval}/finish", last)
     assert again["status"] == 409 and again["answer"]["error"] == "assertion_replayed"
+    assert _rita_wrote(signed, before) == []
 
 
 def test_refused_in_the_browser(site, browser) -> None:
@@ -231,17 +305,20 @@ def test_refused_in_the_browser(site, browser) -> None:
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     signed.ok("revise-effect", "weekly", effect, "--text", "v2", "--reason", "typo", agent=True)
     assert _click(browser, "button.approved") == "refused:stale_digest"
+    assert "changed" in _refusal_shown(browser)
     # Expired while the page was open.
     short = _ask(signed, MAIL, expires=2)
     browser.get(server.origin + f"/a/weekly/{short}")
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     time.sleep(2.2)
     assert _click(browser, "button.approved") == "refused:approval_expired"
-    events = [
-        e for e in signed.read("events", "weekly")[before:] if e["type"] == "approval.decided"
-    ]
-    assert events == []
+    assert "expired" in _refusal_shown(browser)
+    # Refused, each recorded as nothing: no event of rita's, no decision of anyone's.
+    assert _rita_wrote(signed, before) == []
+    after = signed.read("events", "weekly")[before:]
+    assert [e for e in after if e["type"] == "approval.decided"] == []
     assert {_state(signed, a) for a in (one, other)} == {"pending"}
+    assert _state(signed, stale) != "approved"
 
 
 def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
@@ -256,9 +333,12 @@ def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
         signed.ok("--actor", "person:rita", "passkeys", "revoke", "--", p["credential_id"])
     browser.get(server.origin + f"/a/weekly/{approval}")
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
+    before = len(signed.read("events", "weekly"))
     refused = _click(browser, "button.rejected")
     assert refused == "refused:passkey_revoked", browser.find_element(
         By.CSS_SELECTOR, ".status"
     ).text
+    _refusal_shown(browser)
+    assert _rita_wrote(signed, before) == []
     assert _state(signed, approval) == "pending"
     signed.assert_signed()

@@ -125,13 +125,14 @@ def _change(view: ApprovalDecision, blobs: BlobStore) -> str:
 
 def approval(csrf: str, view: ApprovalDecision, blobs: BlobStore) -> str:
     facts = [
+        ("Task", e(view.task_id)),
         ("Requested by", e(view.requester.label())),
         ("Policy", e(view.policy)),
         ("Routing", e(view.routing or "")),
         ("Expires", _expiry(view.expires_at, view.now)),
         ("State", e(view.state.label)),
         ("Quorum", e(view.quorum or "")),
-        ("Digest", e(view.payload_digest)),
+        ("Digest", f"<code class=digest>{e(view.payload_digest)}</code>"),
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in facts if v)
     head = (

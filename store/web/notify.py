@@ -24,6 +24,7 @@ from typing import Any
 from .. import rules
 from ..api import Actor, ApprovalState, DecideApproval, StoreError
 from ..reads.decisions import APPROVAL, Decision, decisions
+from ..rules.times import expiry_words
 from ..store import Store
 from .serve import ServeRefused
 
@@ -44,10 +45,13 @@ class Watcher:
     deny_within: float | None = None
     #: Denied on timeout at the last look.
     denied: list[Decision] = field(default_factory=list)
+    #: The database clock of the last look (an expiry is told by it).
+    now: str = ""
 
     def _mine(self) -> dict[str, Decision]:
         with self.lock:
             read = decisions(self.store)
+        self.now = read.now
         mine = self._filter(read.decisions)
         if self.deny_within is None:
             return mine
@@ -110,7 +114,7 @@ class Watcher:
             parts.append("denied on timeout: " + "; ".join(d.what for d in self.denied))
         if len(new) == 1:
             d = new[0]
-            parts.append(f"approve? {d.what} (task {d.task_id}, expires {d.expires_at})")
+            parts.append(f"approve? {d.what} ({self._about(d)})")
         elif new:
             parts.append(f"{len(new)} approvals wait on you: " + "; ".join(d.what for d in new))
         if expired:
@@ -123,6 +127,16 @@ class Watcher:
             else f"{self.origin}/"
         )
         return " ".join(f"Boris: {' | '.join(parts)} — {link}".split())
+
+    def _about(self, d: Decision) -> str:
+        """ "task weekly; expires 14:10 UTC, in 12 min; waiting on person:ben; escalated to
+        person:rita": the task, the expiry as a person reads it, who it waits on (routed)."""
+        about = [f"task {d.task_id}"]
+        if d.expires_at and self.now:
+            about.append(expiry_words(d.expires_at, self.now))
+        if d.routing:
+            about.append(d.routing)
+        return "; ".join(about)
 
     def look(self) -> str | None:
         """Read the queue, send what is new since the last look; the line sent, if any."""

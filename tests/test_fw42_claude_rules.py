@@ -83,7 +83,15 @@ def pick(signed: Signed, task: str, approval_id: str, words: str, *extra: str) -
 
 
 def decided_by(signed: Signed, task: str, rule_id: str) -> list[dict[str, Any]]:
-    return [a for a in signed.read("approvals", task) if rule_id in (a["note"] or "")]
+    """The requests the record says the rule decided (`approval.ruled` naming it)."""
+    ruled = {
+        e["payload"]["approval_id"]
+        for e in signed.read("events", task)
+        if e["type"] == "approval.ruled" and e["payload"]["rule_id"] == rule_id
+    }
+    found = [a for a in signed.read("approvals", task) if a["id"] in ruled]
+    assert all(rule_id in (a["note"] or "") for a in found)  # and the approval says so
+    return found
 
 
 class Agent:

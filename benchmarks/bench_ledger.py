@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from bench_store import TASK_ROW_SQL
 
 from store import Actor, CommandRejected, Store
 from store import commands as c
@@ -122,10 +123,10 @@ def bare_commits(root: Path, n: int, size: int) -> float:
 
 
 def same_statements(root: Path, n: int) -> float:
-    """The floor for Boris's own guarantees: the nine statements one Boris checkpoint write
-    runs on a signed store (read the task's head and heads; read its lease (the fence);
-    insert the chained event with the state; move the task's head and heads; insert the
-    lineage row; check the keyring; insert the signature), sent by raw sqlite3 with the same
+    """The floor for Boris's own guarantees: the seven statements one Boris checkpoint write
+    runs on a signed store (BEGIN; read the task's head and heads with its lease (the fence)
+    and the keyring's head; insert the chained event with the state; move the task's head
+    and heads; insert the lineage row; insert the signature; COMMIT), sent by raw sqlite3 with the same
     state, and nothing computed in Python but the payload's text, the chain hash and the
     signature: no command, no validation, no state memo, no projection code."""
     import json
@@ -152,19 +153,7 @@ def same_statements(root: Path, n: int) -> float:
     t0 = time.perf_counter()
     for i in range(n):
         conn.execute("BEGIN IMMEDIATE")
-        (row,) = conn.execute(
-            "SELECT task_id, title, owner, status, status_reason, objective_rev, scope, "
-            "created_at, updated_at, last_seq, head_hash, checkpoint_heads FROM tasks "
-            "WHERE task_id = ?",
-            (tid,),
-        ).fetchall()
-        # The lease fence's read (an agent's write is fenced by the task's lease).
-        conn.execute(
-            "SELECT leases.*, h.token, h.last_heartbeat_at, h.expires_at FROM leases "
-            "LEFT OUTER JOIN lease_heartbeats AS h ON h.task_id = leases.task_id "
-            "WHERE leases.task_id = ?",
-            (tid,),
-        ).fetchall()
+        (row,) = conn.execute(TASK_ROW_SQL, (tid, tid)).fetchall()
         seq, prev, heads, at = row[9] + 1, row[10], json.loads(row[11]), system_now()
         cid = f"ckpt-{i:08x}"
         payload = (
@@ -199,7 +188,6 @@ def same_statements(root: Path, n: int) -> float:
             (tid, cid, "milestone", json.dumps(heads[-1:]), "[]", seq - 1, prev, seq, digest,
              actor, "", at),
         )  # fmt: skip
-        conn.execute("SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1").fetchall()
         # The store requires signatures: one Ed25519 signature of the write, and its row.
         conn.execute(
             "INSERT INTO signatures (task_id, seq, key_id, signature) VALUES (?, ?, ?, ?)",

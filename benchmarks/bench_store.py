@@ -136,11 +136,26 @@ def raw_sqlite_appends(root: Path, n: int) -> float:
     return rate
 
 
+#: The read a Boris write opens with on SQLite (store.tx._SELECT_TASK): the task's row (its
+#: head), its lease with the newest heartbeat (the fence) and the keyring's head (the
+#: signature policy's check), in one statement.
+TASK_ROW_SQL = (
+    "SELECT tasks.task_id, title, owner, status, status_reason, objective_rev, scope, "
+    "created_at, updated_at, last_seq, head_hash, checkpoint_heads, lease.*, ring.seq, ring.hash "
+    "FROM tasks LEFT OUTER JOIN (SELECT leases.*, h.token AS heartbeat_token, "
+    "h.last_heartbeat_at, h.expires_at AS heartbeat_expires_at FROM leases "
+    "LEFT OUTER JOIN lease_heartbeats AS h ON h.task_id = leases.task_id "
+    "WHERE leases.task_id = ?) AS lease ON lease.task_id = tasks.task_id "
+    "LEFT OUTER JOIN (SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1) AS ring ON 1 = 1 "
+    "WHERE tasks.task_id = ?"
+)
+
+
 def same_statements_appends(root: Path, n: int, signed: bool = False) -> float:
     """The floor for Boris's own guarantees: the statements one Boris append runs (read the
-    task's head, read its lease (the fence), insert the chained event into the same schema
-    and its indexes, move the task's head, check the keyring), sent by raw sqlite3 with only the chain hash computed
-    in Python: no command, no validation, no projection code."""
+    task's head with its lease (the fence) and the keyring's head, insert the chained event
+    into the same schema and its indexes, move the task's head), sent by raw sqlite3 with
+    only the chain hash computed in Python: no command, no validation, no projection code."""
     from store.canonical import chain_hash_of_parts
     from store.clock import system_now
     from store.signing.seal import encode_signature, record_message
@@ -158,19 +173,7 @@ def same_statements_appends(root: Path, n: int, signed: bool = False) -> float:
     t0 = time.perf_counter()
     for _ in range(n):
         conn.execute("BEGIN IMMEDIATE")
-        (row,) = conn.execute(
-            "SELECT task_id, title, owner, status, status_reason, objective_rev, scope, "
-            "created_at, updated_at, last_seq, head_hash, checkpoint_heads FROM tasks "
-            "WHERE task_id = ?",
-            (tid,),
-        ).fetchall()
-        # The lease fence's read (an agent's write is fenced by the task's lease).
-        conn.execute(
-            "SELECT leases.*, h.token, h.last_heartbeat_at, h.expires_at FROM leases "
-            "LEFT OUTER JOIN lease_heartbeats AS h ON h.task_id = leases.task_id "
-            "WHERE leases.task_id = ?",
-            (tid,),
-        ).fetchall()
+        (row,) = conn.execute(TASK_ROW_SQL, (tid, tid)).fetchall()
         seq, prev, at = row[9] + 1, row[10], system_now()
         digest = chain_hash_of_parts(
             prev,
@@ -191,7 +194,6 @@ def same_statements_appends(root: Path, n: int, signed: bool = False) -> float:
             "UPDATE tasks SET updated_at = ?, last_seq = ?, head_hash = ? WHERE task_id = ?",
             (at, seq, digest, tid),
         )
-        conn.execute("SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1").fetchall()
         if key is not None:  # one Ed25519 signature of the write, and its row
             conn.execute(
                 "INSERT INTO signatures (task_id, seq, key_id, signature) VALUES (?, ?, ?, ?)",

@@ -187,6 +187,12 @@ def _sqlite_engine(url: str, read_only: str = "") -> Engine:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
+    @event.listens_for(engine, "before_cursor_execute")
+    def _forget_seeds(conn: Connection, *_args: Any) -> None:
+        # A Core statement may change what a seeded answer said (the keyring's head read
+        # with a task's row, store.tx): those are read again, as on a server.
+        conn.info.pop(_SEEDS, None)
+
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
         # A read-then-write transaction started with a plain BEGIN fails with "database is
@@ -327,6 +333,7 @@ def sqlite_begin(conn: Connection) -> None:
 
 
 def sqlite_rollback(conn: Connection) -> None:
+    conn.info.pop(_SEEDS, None)
     if conn.in_transaction():
         conn.rollback()
     else:
@@ -334,6 +341,7 @@ def sqlite_rollback(conn: Connection) -> None:
 
 
 def sqlite_commit(conn: Connection) -> None:
+    conn.info.pop(_SEEDS, None)
     if conn.in_transaction():
         conn.commit()
     else:
@@ -397,10 +405,17 @@ class Prepared:
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
         dialect = conn.dialect
         if dialect.name == "sqlite":
-            # The append path on SQLite, where nothing is seeded or queued (a server's ways):
-            # straight to the driver's cursor, the parameters taken in one call (issue 36, 44).
+            # The append path on SQLite, where nothing is queued (a server's way): straight to
+            # the driver's cursor, the parameters taken in one call (issue 36, 44); an answer
+            # read along with another statement (`seed`) is taken as it is.
+            info = conn.info
+            seeds = info.get(_SEEDS)
+            if seeds:
+                answer = seeds.pop(id(self), None)
+                if answer is not None:
+                    return list(answer)
             sql, args_of = self._sqlite or self._on_sqlite(dialect)
-            return _run_sqlite(conn.info, conn, sql, args_of(params))
+            return _run_sqlite(info, conn, sql, args_of(params))
         sql, names, fixed = self._for(dialect)
         values = {**fixed, **params} if params and fixed else (params or fixed)
         args: Sequence[Any] | Mapping[str, Any] = (

@@ -21,7 +21,7 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -85,14 +85,31 @@ def _decoded(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-# FOR UPDATE: on a server, concurrent writers to one task queue on its row, so each reads the
-# head the previous one committed and takes the next seq (READ COMMITTED re-reads a row it
-# waited for). SQLite has no row locks and needs none: BEGIN IMMEDIATE already serialized us,
-# and its compiler leaves the clause out.
+# On SQLite, the task's row with its lease (as reads.leases.current reads it) and the
+# keyring's head, in one statement: what an agent's write needs to decide (the fence) and
+# to seal (the signature policy's check), where it was three statements (issue 44). BEGIN
+# IMMEDIATE already serialized us: no row lock, nothing to version. The server's form, with
+# its lock and the rows' versions, is below (_SELECT_TASK_ON_SERVER).
+_LEASE_HERE = leases.current_statement().subquery("lease")
+_RING_HERE = (
+    sa.select(t.keyring.c.seq, t.keyring.c.hash)
+    .order_by(t.keyring.c.seq.desc())
+    .limit(1)
+    .subquery("ring")
+)
 _SELECT_TASK = db.Prepared(
-    sa.select(*(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields))
+    sa.select(
+        *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
+        *_LEASE_HERE.c,
+        _RING_HERE.c.seq,
+        _RING_HERE.c.hash,
+    )
+    .select_from(
+        t.tasks.outerjoin(_LEASE_HERE, _LEASE_HERE.c.task_id == t.tasks.c.task_id).outerjoin(
+            _RING_HERE, sa.true()
+        )
+    )
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
-    .with_for_update()
 )
 
 
@@ -110,6 +127,7 @@ _LEASE = (
 )
 _LEASE_ROW = tuple(_LEASE.c)[:-2]  # LeaseRow's columns: the versions are the last two
 _LEASE_COLUMNS = len(_LEASE_ROW)
+assert len(_LEASE_HERE.c) == _LEASE_COLUMNS  # both engines' reads give LeaseRow's columns
 # The keyring's head, read once per statement (a lateral join, not a subplan per column).
 _RING = (
     sa.select(t.keyring.c.seq, t.keyring.c.hash)
@@ -382,7 +400,7 @@ class Tx:
         rows = _SELECT_TASK.run(self.conn, {"task_id": task_id})
         if not rows:
             return None
-        return self._keep(TaskRow(*rows[0]))
+        return self._keep_with_lease(task_id, rows[0])
 
     def _task_row_on_server(self, task_id: str) -> TaskRow | None:
         if not self._waited and self.guesses is not None:
@@ -401,14 +419,18 @@ class Tx:
             self._now = str(rows[0][-1]) if rows else db.database_now(self.conn)
         if not rows:
             return None
+        return self._keep_with_lease(task_id, rows[0])
+
+    def _keep_with_lease(self, task_id: str, got: Sequence[Any]) -> TaskRow:
+        """The task's row read with its lease and the keyring's head (either engine's read)."""
         n = _N
-        lease = rows[0][n : n + _LEASE_COLUMNS]
+        lease = got[n : n + _LEASE_COLUMNS]
         self._leases[task_id] = None if lease[0] is None else leases.LeaseRow(*lease)
         # The keyring's head as of this read, for the signature policy's check at the end of
         # the write (store.signing.seal), unless a statement in between may change it.
-        ring_seq, ring_hash = rows[0][n + _LEASE_COLUMNS : n + _LEASE_COLUMNS + 2]
+        ring_seq, ring_hash = got[n + _LEASE_COLUMNS : n + _LEASE_COLUMNS + 2]
         db.seed(self.conn, KEYRING_HEAD, [] if ring_seq is None else [(ring_seq, ring_hash)])
-        return self._keep(TaskRow(*rows[0][:n]))
+        return self._keep(TaskRow(*got[:n]))
 
     def _guessed_row(self, task_id: str, guess: Guess) -> TaskRow:
         """The row as this process's last write left it, checked by the server, under the
@@ -469,6 +491,11 @@ class Tx:
     def touched(self) -> list[str]:
         """The tasks whose rows this transaction read or wrote."""
         return list(dict.fromkeys([*self._heads, *self._rows, *self.guessed]))
+
+    def forget_lease(self, task_id: str) -> None:
+        """A statement of this transaction changed the task's lease without an event (a
+        heartbeat): the lease read with its row is no longer the lease."""
+        self._leases.pop(task_id, None)
 
     def lease(self, task_id: str) -> Any:
         """The task's lease row as `reads.leases.current` gives it (None: never leased),

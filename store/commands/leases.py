@@ -101,6 +101,7 @@ def _heartbeat(tx: Tx, task_id: str, token: int, ttl: int) -> None:
     done = tx.conn.execute(h.update().where(h.c.task_id == task_id).values(**values))
     if done.rowcount == 0:
         tx.conn.execute(h.insert().values(task_id=task_id, **values))
+    tx.forget_lease(task_id)  # the lease read with the task's row is the lease before this
 
 
 def _current(tx: Tx, task_id: str) -> Any:

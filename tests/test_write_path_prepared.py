@@ -19,6 +19,7 @@ from store import events as ev
 from store import tx as tx_module
 from store.commands.checkpoints import WriteCheckpoint
 from store.commands.leases import AcquireLease, ReleaseLease
+from store.errors import LeaseLost
 from store.model import Actor
 from store.reads import leases
 from store.store import Store
@@ -128,3 +129,76 @@ def test_an_append_validates_and_dumps_its_payload_once(
     assert validator.calls == 1  # built by the handler; never validated again
     # Made into its canonical JSON once, from its fields (a note's text only: no model_dump).
     assert dumps == ["canonical JSON NoteRecorded"]
+
+
+def _driver_statements(store: Store, write: c.Command, actor: Actor) -> list[str]:
+    """The statements the writer's SQLite connection runs for `write`, as the driver sees them."""
+    with store.transaction() as tx:
+        raw = tx.conn.connection.driver_connection
+    seen: list[str] = []
+    raw.set_trace_callback(seen.append)  # type: ignore[union-attr]
+    try:
+        store.execute(write, actor)
+    finally:
+        raw.set_trace_callback(None)  # type: ignore[union-attr]
+    return seen
+
+
+def _shape(statement: str) -> str:
+    """A statement's verb and table: "INSERT INTO events", "UPDATE tasks", "SELECT tasks"."""
+    words = statement.split()
+    if words[0] == "SELECT":
+        return "SELECT " + words[1].split(".")[0]
+    return " ".join(words[:3] if words[0] == "INSERT" else words[:2])
+
+
+@pytest.mark.sqlite_only
+def test_a_signed_write_reads_its_task_lease_and_keyring_in_one_statement(
+    tmp_path: Path, ws: Path
+) -> None:
+    """On a signed store an agent's fenced write opens with one read: the task's row, its lease
+    (the fence) and the keyring's head (the seal's check), as on a server (issue 44)."""
+    from store.signing import SigningKey
+    from store.signing.trust import add_key, require
+
+    person = Actor(kind="person", id="rita")
+    with Store.open(tmp_path / "signed") as store:
+        owner, agent_key = SigningKey.generate(), SigningKey.generate()
+        require(store, owner, person)
+        add_key(store, owner, agent_key.public_raw, AGENT)
+        store.signer = agent_key
+        tid = store.execute(
+            c.CreateTask(title="T", owner="o", objective="x", scope_paths=[str(ws)]), AGENT
+        )
+        lease = store.execute(AcquireLease(task_id=tid, session_id="s-1", ttl_seconds=60), AGENT)
+        note = c.RecordNote(task_id=tid, text="tick", lease_token=lease["token"])
+        ckpt = WriteCheckpoint(task_id=tid, reason="milestone", note="", lease_token=lease["token"])
+        store.execute(note, AGENT)
+        store.execute(ckpt, AGENT)
+        appended = _driver_statements(store, note, AGENT)
+        assert [_shape(x) for x in appended] == [
+            "BEGIN IMMEDIATE",
+            "SELECT tasks",
+            "INSERT INTO events",
+            "UPDATE tasks",
+            "INSERT INTO signatures",
+            "COMMIT",
+        ]
+        assert "FROM leases" in appended[1] and "FROM keyring" in appended[1]
+        checkpointed = _driver_statements(store, ckpt, AGENT)
+        assert [_shape(x) for x in checkpointed] == [
+            "BEGIN IMMEDIATE",
+            "SELECT tasks",
+            "INSERT INTO events",
+            "UPDATE tasks",
+            "INSERT INTO checkpoints",
+            "INSERT INTO signatures",
+            "COMMIT",
+        ]
+        # A stale lease token is still refused by the fence read with the row.
+        with pytest.raises(LeaseLost):
+            store.execute(c.RecordNote(task_id=tid, text="x", lease_token=99), AGENT)
+        from store.services.verify import verify
+
+        report = verify(store)
+        assert report.ok and report.signed, report.problems

@@ -33,6 +33,15 @@ def _options(key: str, options_json: str) -> JSONResponse:
     return JSONResponse({"key": key, "options": options_json})
 
 
+def _credential(body: dict[str, Any]) -> dict[str, Any]:
+    """The browser's answer (`PublicKeyCredential.toJSON()`): an object whose `response` is
+    one; anything else is refused as a bad request, never left to fail inside."""
+    credential = body.get("credential")
+    if not isinstance(credential, dict) or not isinstance(credential.get("response"), dict):
+        raise ceremony.CeremonyRefused("bad_request", "the passkey's answer is not a credential")
+    return credential
+
+
 def register_routes(site: Site) -> dict[str, Step]:
     rp = site.rp
 
@@ -69,7 +78,7 @@ def register_routes(site: Site) -> dict[str, Step]:
         inv = site.invitations.get(token)
         if inv is None or f"{inv.actor.kind}:{inv.actor.id}" != p.actor:
             raise ceremony.CeremonyRefused("link_invalid", "this registration link is not valid")
-        cred, public = ceremony.registered(rp, dict(body.get("credential") or {}), p.challenge)
+        cred, public = ceremony.registered(rp, _credential(body), p.challenge)
         from starlette.concurrency import run_in_threadpool
 
         await run_in_threadpool(register_passkey, site, inv.actor, cred, public)
@@ -99,7 +108,7 @@ def login_routes(site: Site) -> dict[str, Step]:
         sid: str, s: guard.Session, body: dict[str, Any], _r: Request
     ) -> Response:
         p = site.challenges.take(str(body.get("key") or ""), sid, "login")
-        credential = dict(body.get("credential") or {})
+        credential = _credential(body)
 
         def passkey() -> tuple[pk.Passkey | None, str]:
             with site.store.read() as conn:
@@ -131,6 +140,8 @@ def decision_routes(site: Site) -> dict[str, Step]:
             raise ceremony.CeremonyRefused("bad_request", "a verdict, a digest and a short note")
 
         def read() -> tuple[str, list[str]]:
+            # The approval the address names (UnknownTask/UnknownApproval: nothing to sign).
+            site.store.approval_decision(task_id, approval_id)
             with site.store.read() as conn:
                 now = database_now(conn)
                 mine = pk.registry(conn).of(who.kind, who.id, now)
@@ -163,18 +174,21 @@ def decision_routes(site: Site) -> dict[str, Step]:
         _task, _approval, digest, verdict, note = p.decision
         # The approval this address names: an assertion made for another is the store's to refuse.
         task_id, approval_id = r.path_params["task"], r.path_params["approval"]
-        assertion = pk.PasskeyAssertion.of_browser(
-            dict(body.get("credential") or {}), nonce, digest
-        )
-        command = DecideApproval.model_validate(
-            {
-                "task_id": task_id,
-                "approval_id": approval_id,
-                "decision": verdict,
-                "note": note,
-                "assertion": assertion,
-            }
-        )
+        try:
+            assertion = pk.PasskeyAssertion.of_browser(_credential(body), nonce, digest)
+            command = DecideApproval.model_validate(
+                {
+                    "task_id": task_id,
+                    "approval_id": approval_id,
+                    "decision": verdict,
+                    "note": note,
+                    "assertion": assertion,
+                }
+            )
+        except ValueError:  # pydantic's ValidationError: a field of the wrong shape
+            raise ceremony.CeremonyRefused(
+                "bad_request", "the passkey's answer is not a credential"
+            ) from None
         from starlette.concurrency import run_in_threadpool
 
         state = await run_in_threadpool(decide, site, Actor.parse(p.actor), command)

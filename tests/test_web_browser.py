@@ -321,6 +321,23 @@ def test_refused_in_the_browser(site, browser) -> None:
     assert _state(signed, stale) != "approved"
 
 
+def test_long_unbroken_strings_fit_the_phone(site, browser) -> None:
+    """A consequence, a subject and a body of one long word each (a link, a token): the list
+    and the page still fit 390 px; nothing scrolls sideways, the words wrap."""
+    signed, server = site
+    long = {**MAIL, "subject": "S" * 160, "body": "https://example.org/" + "b" * 300}
+    approval = signed.ok(
+        "request-approval", "weekly", "--payload-json", json.dumps(long),
+        "--consequence", "mail " + "C" * 160, "--policy", "P" * 120, agent=True,
+    ).strip()  # fmt: skip
+    for path in ("/", f"/a/weekly/{approval}"):
+        browser.get(server.origin + path)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.TAG_NAME, "main"))
+        assert "C" * 40 in browser.find_element(By.TAG_NAME, "main").text, path
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 390, (path, width)
+
+
 def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
     signed, server = site
     approval = _ask(signed, MAIL)

@@ -347,3 +347,26 @@ def test_serve_refuses_to_listen_in_clear(site, argv: list[str], said: str) -> N
     err = refused.stderr.decode()
     assert refused.returncode == 2 and said in err, err
     assert "Traceback" not in err and "\n" not in err.strip()
+
+
+def test_authentication_is_rate_limited_at_every_step(site, rita) -> None:
+    """Ten attempts a minute from one address, whichever step of signing in or registering:
+    then each of them is refused (429, the page's headers, no trace) and nothing is recorded.
+    A server of its own, so that the module's keeps its budget."""
+    signed = site[0]
+    server = serve(signed)
+    try:
+        client = server.client()
+        client.page("/")
+        steps = [p for p in POSTS if p.startswith("/auth/")]
+        said = [client.post(steps[n % len(steps)], {}).status_code for n in range(10)]
+        assert 429 not in said, said
+        for step in steps:
+            refused = client.post(step, {"key": "x", "token": "x", "credential": {}})
+            assert refused.status_code == 429 and refused.json()["error"] == "rate_limited"
+            _headers_are_strict(refused.headers, step)
+        # Only the passkey the module's rita registered: the refused steps added none.
+        listed = signed.read("passkeys", "list")["passkeys"]
+        assert [p["actor"] for p in listed] == [PERSON], listed
+    finally:
+        assert "Traceback" not in server.stop()

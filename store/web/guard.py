@@ -3,8 +3,10 @@
 A session is a random id in a cookie (`Secure`, `HttpOnly`, `SameSite=Strict`, path /)
 mapped in this process to who signed in, when it ends and its CSRF token; nothing about the
 person is in the cookie. Every POST carries the session's CSRF token (a form field or the
-`X-CSRF-Token` header) and is refused without it. Authentication (sign in, register, each
-decision's ceremony) is rate limited per client address. Every response says what it may
+`X-CSRF-Token` header) and is refused without it. Authentication (signing in and
+registering, each step of each: every path under /auth/) is rate limited per client address;
+a decision's ceremony needs a signed-in session and a passkey's assertion of exactly that
+decision, and is not limited (a reviewer clears a burst). Every response says what it may
 load: scripts and styles from this server only, no inline script, no frames, no plugins.
 """
 

@@ -4,10 +4,11 @@ The Decisions tab's "Decide several…" opens it over the approvals the queue sh
 pre-flight table the store builds (`store.api.batch_preflight`): each request's task, what
 approving it would do, its target and the digest a decision binds; the reviewer sets a verdict
 per row (none is set: "Leave" decides nothing) and a note where one is needed, then Apply, then
-Confirm: two clicks, never Return, so nothing is decided by a stray keystroke. The store
-records each row on its own (`store.api.decide_batch`) and every row shows its own result: a
-row whose request changed since the table was read is refused with its conflict, the others
-recorded.
+Confirm: two clicks, never Return, so nothing is decided by a stray keystroke. A row whose
+message the store offers for editing (the Approve dialog's Edit) can be approved with the
+reviewer's own words: Edit… (queue.batch_edit). The store records each row on its own
+(`store.api.decide_batch`) and every row shows its own result: a row whose request changed
+since the table was read is refused with its conflict, the others recorded.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from boris_desktop.ui.widgets import error_label, plain_label
 from store import api
 
 if TYPE_CHECKING:
+    from boris_desktop.queue.batch_edit import MessageEditDialog
     from store.api import BatchItemResult, BatchResults, BatchRow
 
 #: The table's columns, in order.
@@ -69,6 +71,11 @@ class BatchDialog(QDialog):
         self.refs = list(refs)
         self.rows: list[BatchRow] = []
         self.results: list[BatchItemResult] = []
+        #: Per row, the message editor the reviewer opened, and the words they chose to
+        #: approve the row with (what the editor said at their last Use these words).
+        self.editors: dict[int, MessageEditDialog] = {}
+        self.words: dict[int, dict[str, str]] = {}
+        self.editor: MessageEditDialog | None = None
         self.reading = False
         self.running = False
         self.setWindowTitle("Decide several")
@@ -80,6 +87,7 @@ class BatchDialog(QDialog):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.currentCellChanged.connect(lambda *_: self.refresh())
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         layout.addWidget(self.table, 1)
@@ -95,6 +103,11 @@ class BatchDialog(QDialog):
 
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
+        self.edit_button = no_default(QPushButton("&Edit…"))
+        self.edit_button.setAccessibleName("Edit the selected message")
+        self.edit_button.setToolTip("Approve the selected message with your own subject and body")
+        self.edit_button.clicked.connect(self.edit_selected)
+        row.addWidget(self.edit_button)
         row.addStretch(1)
         self.apply_button = no_default(QPushButton("&Apply…"))
         self.apply_button.setAccessibleName("Apply")
@@ -132,6 +145,7 @@ class BatchDialog(QDialog):
         self.reading = False
         self.rows = rows
         self.results = []
+        self.editors, self.words = {}, {}
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             self._fill(r, row)
@@ -211,6 +225,9 @@ class BatchDialog(QDialog):
             self.summary.setText(text)
         ready = chosen > 0 and self.missing_note() is None and not self.running
         self.apply_button.setEnabled(ready and self.confirm_button.isHidden())
+        self.edit_button.setEnabled(
+            self.editable_row() is not None and not self.running and self.confirm_button.isHidden()
+        )
         self.confirm_button.setEnabled(ready)
 
     def ask_confirm(self) -> None:
@@ -219,8 +236,8 @@ class BatchDialog(QDialog):
         if not chosen:
             return
         counts: dict[str, int] = {}
-        for _, verdict in chosen:
-            word = verdict.label
+        for r, verdict in chosen:
+            word = verdict.label + (" edited" if self.edited(r, verdict) else "")
             counts[word] = counts.get(word, 0) + 1
         said = ", ".join(f"{word} {n}" for word, n in counts.items())
         self.confirm_text.setText(
@@ -260,13 +277,62 @@ class BatchDialog(QDialog):
 
     def _item(self, r: int, verdict: api.ApprovalVerdict) -> api.BatchItem:
         v = self.rows[r].view
-        return api.BatchItem(
-            task_id=v.task_id,
-            approval_id=v.approval_id,
-            verdict=verdict.value,
-            based_on=v.payload_digest,
-            note=self.note_field(r).text().strip(),
+        # Validated as a line of `boris decide-batch` is.
+        return api.BatchItem.model_validate(
+            {
+                "task_id": v.task_id,
+                "approval_id": v.approval_id,
+                "verdict": verdict.value,
+                "based_on": v.payload_digest,
+                "note": self.note_field(r).text().strip(),
+                "edited_message": self.edited(r, verdict),
+            }
         )
+
+    # --- a row approved with the reviewer's own words ---------------------------------------
+
+    def editable_row(self) -> int | None:
+        """The selected row, where its message may be edited and it is not yet recorded."""
+        r = self.table.currentRow()
+        if not 0 <= r < len(self.rows) or not self.table.isEnabled():
+            return None
+        v = self.rows[r].view
+        done = any(
+            x.recorded and (x.task_id, x.approval_id) == (v.task_id, v.approval_id)
+            for x in self.results
+        )
+        return r if v.decidable and v.editable and not done else None
+
+    def edit_selected(self) -> None:
+        from boris_desktop.queue.batch_edit import MessageEditDialog
+
+        r = self.editable_row()
+        if r is None:
+            return
+        if r not in self.editors:
+            editor = MessageEditDialog(self, self.rows[r].view)
+            editor.accepted.connect(lambda row=r: self._words_used(row))
+            self.editors[r] = editor
+        self.editor = self.editors[r]
+        self.editor.open()
+
+    def _words_used(self, r: int) -> None:
+        """Edit's Use these words: the row is approved with them (as asked, if unchanged)."""
+        changed = self.editors[r].changed()
+        self.words.pop(r, None)
+        if changed:
+            self.words[r] = changed
+            self.set_verdict(r, api.ApprovalVerdict.APPROVE)
+        v = self.rows[r].view
+        what = v.consequence + (f" — with your {' and '.join(sorted(changed))}" if changed else "")
+        item = QTableWidgetItem(what)
+        item.setToolTip(what)
+        self.table.setItem(r, WHAT, item)
+        self.refresh()
+
+    def edited(self, r: int, verdict: api.ApprovalVerdict) -> dict[str, str] | None:
+        """The reviewer's words for row `r`, when it is approved with them."""
+        return self.words.get(r) if verdict == api.ApprovalVerdict.APPROVE else None
 
     def show_results(self, done: BatchResults) -> None:
         self.running = False

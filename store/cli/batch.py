@@ -1,7 +1,8 @@
 """`boris decide-batch FILE|-`: several pending approvals decided in one pass (issue 42).
 
 Each line of FILE (or stdin, `-`) is one JSON object, a batch item (store.services.batch's
-`BatchItem`): `{"task_id", "approval_id", "verdict", "based_on", "note", "edited", "result"}`
+`BatchItem`): `{"task_id", "approval_id", "verdict", "based_on", "note", "edited",
+"edited_message", "result"}`
 where `verdict` is approve, reject, send-back or respond (the store's words are taken too)
 and `based_on` the payload digest you decided on (`boris approvals TASK --json` shows it as
 `payload_digest`). A malformed line refuses the whole batch before anything is written; then

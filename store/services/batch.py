@@ -83,8 +83,10 @@ class StaleDecision(CommandRejected):
 
 class BatchItem(BaseModel):
     """One line of a batch: a verdict on one pending approval, based on the digest the
-    person saw. `edited`: approve this revision of the object instead; `result`: the tool's
-    result, for `answered` (respond)."""
+    person saw. `edited`: approve this revision of the object instead; `edited_message`: approve
+    the message with these words instead (its subject, body: where the decision view lists them
+    `editable`, as the Approve dialog's Edit); `result`: the tool's result, for `answered`
+    (respond)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -94,6 +96,7 @@ class BatchItem(BaseModel):
     based_on: str = Field(min_length=1, description="the payload digest the person decided on")
     note: str = ""
     edited: dict[str, Any] | None = None
+    edited_message: dict[Literal["subject", "body"], str] | None = None
     result: Any = None
 
     @field_validator("verdict", mode="before")
@@ -222,6 +225,7 @@ def _command(item: BatchItem) -> cmds.Command:
         decision=item.verdict,
         note=item.note,
         edited=item.edited,
+        edited_message=item.edited_message,
     )
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as hs
 
 from store import Actor, CommandRejected, Store, projections
 from store import commands as c
+from store.canonical import canonical_json, digest_of
 from store.commands.approvals import DecideApproval, RequestApproval
 from store.commands.checkpoint_state import known_state, task_checkpoint_state
 from store.commands.checkpoints import StopRun, WriteCheckpoint
@@ -46,6 +47,9 @@ def carried_and_fresh(s: Store, tid: str) -> tuple[dict[str, Any], dict[str, Any
         known = s._states.get(tid)
         carried = known is not None and known.head == tx._head(tid)
         got = known_state(tx, tid)
+        # Its JSON, made of the members kept and those encoded again, is the state's own.
+        assert got.state_json == canonical_json(got.state)
+        assert got.digest == digest_of(got.state)
         return got.state, task_checkpoint_state(tx, tid), carried
 
 

@@ -91,6 +91,8 @@ def browser(site: tuple[Signed, Server]) -> Iterator[Any]:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(arg)
     options.add_argument("--window-size=390,844")
+    # The console, to find what the Content-Security-Policy blocked (nothing, it must be).
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.set_script_timeout(20)
     _viewport(driver, 390, 844, mobile=True)
@@ -104,7 +106,13 @@ def browser(site: tuple[Signed, Server]) -> Iterator[Any]:
         )
     )
     yield driver
+    blocked = [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if "Content Security Policy" in entry["message"] or "Refused to" in entry["message"]
+    ]
     driver.quit()
+    assert blocked == [], blocked  # the page needs nothing its own policy refuses
 
 
 def _viewport(driver: Any, width: int, height: int, *, mobile: bool) -> None:
@@ -336,6 +344,25 @@ def test_long_unbroken_strings_fit_the_phone(site, browser) -> None:
         assert "C" * 40 in browser.find_element(By.TAG_NAME, "main").text, path
         width = browser.execute_script("return document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
+
+
+def test_the_browser_enforces_the_policy(site, browser) -> None:
+    """Markup that got into the page anyway (here put there by the test) runs no inline
+    script: Chromium refuses it under the page's Content-Security-Policy, and says so."""
+    _signed, server = site
+    browser.get_log("browser")  # what came before
+    browser.get(server.origin + "/")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.TAG_NAME, "main"))
+    browser.execute_script(
+        "const s = document.createElement('script'); s.textContent = 'window.ran = 1';"
+        "document.body.appendChild(s);"
+        "const i = document.createElement('img'); i.setAttribute('onerror', 'window.ran = 2');"
+        "i.src = '/no-such.png'; document.body.appendChild(i);"
+    )
+    time.sleep(0.3)
+    assert browser.execute_script("return window.ran === undefined")
+    said = [e["message"] for e in browser.get_log("browser")]
+    assert any("violates the following Content Security Policy" in m for m in said), said
 
 
 def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:

@@ -164,3 +164,22 @@ def test_deny_on_timeout_answers_the_agent_waiting_over_mcp(site, told: Endpoint
     decided = [e for e in signed.read("events", "weekly") if e["type"] == "approval.decided"][-1]
     assert decided["actor"]["id"] == "rita" and decided["payload"]["decision"] == "rejected"
     signed.assert_signed()
+
+
+def test_an_agents_markup_reaches_an_html_service_as_text(site) -> None:
+    """E-mail and other services that render HTML get the line as text: an agent's link or
+    image in its consequence is shown, escaped, never made a link or loaded."""
+    signed, _server = site
+    html = Endpoint()
+    threading.Thread(target=html.serve_forever, daemon=True).start()
+    url = f"json://127.0.0.1:{html.server_address[1]}/html?format=html"
+    server = serve(signed, "--notify", url, "--notify-every", "0.3")
+    try:
+        _ask(signed, 'mail <a href="https://evil.example/">approve here</a>')
+        # (What waited before this server started is told first, in its own burst.)
+        line = _until(html, lambda line: "evil.example" in line)[-1]
+        assert "<a " not in line and "&lt;a" in line and "https://evil.example/" in line, line
+    finally:
+        assert "Traceback" not in server.stop()
+        html.shutdown()
+        html.server_close()

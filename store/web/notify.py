@@ -180,6 +180,10 @@ def apprise_sender(urls: list[str]) -> Callable[[str], bool]:
             raise ServeRefused(f"--notify {url!r} is not a notification URL Apprise knows")
 
     def send(line: str) -> bool:
-        return bool(notifier.notify(title="Boris", body=line))
+        # Text, said so: a service that shows HTML or Markdown (e-mail, Slack, Telegram…) gets
+        # it escaped, so an agent's words are never markup (a link of theirs, an image).
+        return bool(
+            notifier.notify(title="Boris", body=line, body_format=apprise.NotifyFormat.TEXT)
+        )
 
     return send

@@ -291,6 +291,30 @@ def test_a_part_s_split_is_remembered_across_restarts(qtbot, store: Store) -> No
     again.close()
 
 
+def test_a_drag_right_after_a_resize_stays_where_the_reviewer_left_it(qtbot, store: Store) -> None:
+    """The default split is laid out again a turn after each resize; a drag of the handle
+    in between (the reviewer's first moments in the window) is theirs, not reset."""
+    from boris_desktop.main_window import MainWindow
+
+    fill_demo(store)
+    w = MainWindow(store)
+    qtbot.addWidget(w)
+    w.fit_to_screen(LAPTOP)
+    w.show()
+    w.reload_now()
+    qtbot.wait(50)
+    w.resize(w.width(), w.height() - 40)  # the default split is due again next turn
+    total = sum(w.split.sizes())
+    w.split.setSizes([120, total - 120])
+    w.split.splitterMoved.emit(120, 1)  # as a drag of the handle says
+    dragged = w.split.sizes()
+    qtbot.wait(100)  # the turn the default split was due in has come and gone
+    assert w.split.sizes() == dragged
+    w.resize(w.width(), w.height() + 40)
+    qtbot.wait(100)
+    assert w.split.sizes()[0] == dragged[0]  # a resize keeps the reviewer's split too
+
+
 def test_a_long_path_is_elided_in_the_middle_and_whole_in_its_tooltip(qtbot, store: Store) -> None:
     fill_demo(store)
     _file_approval(store)

@@ -26,7 +26,7 @@ class Room(QObject):
         self.layout_restored = False
         self.split_moved = False
         self.parts_moved: set[str] = set()  # parts whose split the reviewer dragged
-        self.split_timer = soon(self, self.default_split)
+        self.split_timer = soon(self, self._default_unless_moved)
         self.place_split()
 
     def place_split(self) -> None:
@@ -65,6 +65,12 @@ class Room(QObject):
         total = split.height() if split.isVisible() else self.w.owner().height() - 60
         inbox = min(self.inbox_height(INBOX_ROWS), int(total * 0.42))
         split.setSizes([inbox, max(total - inbox, 1)])
+
+    def _default_unless_moved(self) -> None:
+        """The default split a turn after a resize, unless the reviewer dragged the handle
+        meanwhile (a drag in the first moments after the window opened snapped back)."""
+        if not self.layout_restored and not self.split_moved:
+            self.default_split()
 
     def resized(self) -> None:
         """The window was shown or resized: the default split again, unless the reviewer's."""

@@ -47,7 +47,7 @@ def cmd_serve(store: Store, args: argparse.Namespace) -> None:
     person = _person(args)
     where = listen(args.host, args.port, args.cert, args.cert_key, args.origin)
     store.sign_as(person)
-    site = Site(store, RelyingParty(where.origin, where.rp_id), secure_cookies=True)
+    site = Site(store, RelyingParty(where.origin, where.rp_id), secure_cookies=True, person=person)
     stop = _notifications(site, person, where.origin, args)
     token = site.invite(person)
     print(f"boris serve: decisions at {where.origin}/", flush=True)

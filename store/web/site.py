@@ -38,6 +38,9 @@ class Site:
     store: Store
     rp: ceremony.RelyingParty
     secure_cookies: bool = True
+    #: The person `boris serve` runs as: only their passkeys sign in (their decisions are
+    #: signed by their desktop key, the one this process holds). None: anyone registered.
+    person: Actor | None = None
     sessions: guard.Sessions = field(default_factory=guard.Sessions)
     challenges: ceremony.Challenges = field(default_factory=ceremony.Challenges)
     limit: guard.RateLimit = field(default_factory=guard.RateLimit)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -185,6 +186,12 @@ def _refusal_shown(driver: Any) -> str:
     status = driver.find_element(By.CSS_SELECTOR, ".status")
     assert "refusal" in (status.get_attribute("class") or ""), status.text
     assert status.text.strip(), "a refusal the page does not explain"
+    seen = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.top >= 0 && r.bottom <= window.innerHeight + 1;",
+        status,
+    )
+    assert seen, "the refusal is out of sight: the person would have to scroll to find it"
     return str(status.text)
 
 
@@ -313,14 +320,17 @@ def test_refused_in_the_browser(site, browser) -> None:
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     signed.ok("revise-effect", "weekly", effect, "--text", "v2", "--reason", "typo", agent=True)
     assert _click(browser, "button.approved") == "refused:stale_digest"
-    assert "changed" in _refusal_shown(browser)
+    said = _refusal_shown(browser)
+    assert "went stale since you read it" in said and "nothing was decided" in said, said
     # Expired while the page was open.
     short = _ask(signed, MAIL, expires=2)
     browser.get(server.origin + f"/a/weekly/{short}")
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     time.sleep(2.2)
     assert _click(browser, "button.approved") == "refused:approval_expired"
-    assert "expired" in _refusal_shown(browser)
+    said = _refusal_shown(browser)
+    assert re.search(r"expired [^,]*UTC, .* ago", said), said  # as a person reads it
+    assert "nothing was decided" in said, said
     # Refused, each recorded as nothing: no event of rita's, no decision of anyone's.
     assert _rita_wrote(signed, before) == []
     after = signed.read("events", "weekly")[before:]

@@ -20,6 +20,7 @@ from .. import schema as t
 from ..errors import CommandRejected
 from ..model import Actor
 from ..reads import passkeys as pk
+from ..rules.times import expiry_words
 from ..signing import keyring
 from ..signing.keys import SigningKey
 
@@ -151,20 +152,30 @@ def check_assertion(
             "assertion_replayed", "this assertion was used already: each decision is signed anew"
         )
     state = rules.approval_state(str(approval.state), approval.expires_at, now)
+    # The messages are read on a phone: what happened, in words, and what to do.
     if state == rules.ApprovalState.EXPIRED:
         raise PasskeyRefused(
-            "approval_expired", f"approval {approval.approval_id} expired at {approval.expires_at}"
+            "approval_expired",
+            f"approval {approval.approval_id} {expiry_words(str(approval.expires_at), now)}: "
+            "nothing was decided",
         )
-    if state == rules.ApprovalState.STALE or assertion.digest != approval.payload_digest:
+    if assertion.digest != approval.payload_digest:
         raise PasskeyRefused(
             "stale_digest",
-            f"approval {approval.approval_id}'s request changed since it was shown (digest "
-            f"{assertion.digest[:12]}, now {str(approval.payload_digest)[:12]}, {state}): "
-            "read it again",
+            f"approval {approval.approval_id}'s request changed since you read it (you saw "
+            f"{assertion.digest[:19]}…, it binds {str(approval.payload_digest)[:19]}… now): "
+            "nothing was decided; read it again",
+        )
+    if state == rules.ApprovalState.STALE:
+        raise PasskeyRefused(
+            "stale_digest",
+            f"approval {approval.approval_id} went stale since you read it (what it would "
+            "let happen was revised): nothing was decided; the agent asks again",
         )
     if state != rules.ApprovalState.PENDING:
         raise PasskeyRefused(
-            "approval_not_pending", f"approval {approval.approval_id} is {state}: nothing to decide"
+            "approval_not_pending",
+            f"approval {approval.approval_id} is {state.label}: nothing to decide",
         )
     challenge = pk.decision_challenge(
         pk.store_identity(conn),

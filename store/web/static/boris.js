@@ -12,6 +12,8 @@ function say(text, refused) {
   if (status) {
     status.textContent = text;
     status.className = refused ? "status refusal" : "status";
+    // Below the buttons, out of a phone's sight: bring it in.
+    status.scrollIntoView({ block: "nearest" });
   }
 }
 

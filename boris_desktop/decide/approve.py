@@ -23,6 +23,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QWidget
 
 from boris_desktop.decide.base import no_default, reviewer_actor
+from boris_desktop.decide.call_edits import CallEdits
 from boris_desktop.decide.content_view import ContentView, file_state, same
 from boris_desktop.decide.following import Following, note_edit
 from boris_desktop.decide.message_edits import MessageEdits
@@ -155,7 +156,7 @@ class ApproveDialog(Following):
         )
         self.send_back_button.clicked.connect(self.send_back)
         self.edit_button = self.add_button(
-            "&Edit…", "Edit the message's subject and body, then approve your version"
+            "&Edit…", "Edit what is asked (a message's words, a call's arguments), then approve"
         )
         self.edit_button.setCheckable(True)
         self.edit_button.toggled.connect(self._editing)
@@ -201,6 +202,10 @@ class ApproveDialog(Following):
         self.edits = MessageEdits()
         self.edits.hide()
         self.add(self.edits)
+        # A tool call's arguments, where the store offers them for editing (issue 42).
+        self.call_edits = CallEdits()
+        self.call_edits.hide()
+        self.add(self.call_edits)
         self.respond_panel = RespondPanel()
         self.respond_panel.hide()
         self.respond_panel.answer_button.clicked.connect(self.respond)
@@ -231,10 +236,11 @@ class ApproveDialog(Following):
             self.raw_toggle.setChecked(False)
         self.raw_toggle.setVisible(not opaque)
         self.edits.offer(d)
+        self.call_edits.offer(d)
         self.offered.show_view(d)
         if self.respond_button.isChecked():
             self.respond_panel.show_view(d)
-        self.edit_button.setVisible(bool(d.editable))
+        self.edit_button.setVisible(bool(d.editable) or d.edits_call)
         if d.why_not:
             self.refuse(f"This request cannot be decided: {d.why_not}.")
         self.follower.at(d.expires_at, d.now)
@@ -366,7 +372,10 @@ class ApproveDialog(Following):
         self.respond_panel.answer_button.setEnabled(self.can_decide() and respond)
         # Opening the editor decides nothing: it is not held back by the arming delay.
         self.edit_button.setEnabled(
-            not self.running and self.final_refusal is None and bool(d and d.editable)
+            not self.running
+            and self.final_refusal is None
+            and d is not None
+            and (bool(d.editable) or d.edits_call)
         )
 
     def command(self) -> Any:
@@ -374,17 +383,38 @@ class ApproveDialog(Following):
 
     def _command(self, verdict: ApprovalVerdict) -> DecideApproval:
         # Validated as the CLI's JSON is: the verdict's value is the command's `decision`.
-        edited = self.edits.changed() if self.edit_button.isChecked() else None
+        editing = self.edit_button.isChecked() and verdict is ApprovalVerdict.APPROVE
+        words = self._message_editing()
         return DecideApproval.model_validate(
             {
                 "task_id": self.task_id,
                 "approval_id": self.approval_id,
                 "decision": verdict.value,
                 "note": self.note.toPlainText().strip(),
-                # Approve the reviewer's version (the store records it as their revision).
-                "edited_message": edited if verdict is ApprovalVerdict.APPROVE else None,
+                # Approve the reviewer's version (the store records it as their revision):
+                # a message's words, or a tool call's arguments.
+                "edited_message": self.edits.changed() if editing and words else None,
+                "edited": self.call_edits.changed() if editing and not words else None,
             }
         )
+
+    def act(self) -> None:
+        """Approve (the dialog's own button): an edit that is no JSON object is said here and
+        can be mended, never sent (a refusal of the command would end the dialog)."""
+        if self.edit_button.isChecked() and not self._message_editing():
+            try:
+                self.call_edits.changed()
+            except ValueError as problem:
+                self.refuse(f"Not approved: {problem}.")
+                self.call_edits.text.setFocus()
+                return
+        super().act()
+
+    def _message_editing(self) -> bool:
+        """Edit edits a tool call's arguments where the store offers them (the whole call),
+        else a message's words."""
+        d = self.decision
+        return d is None or (bool(d.editable) and not d.edits_call)
 
     def decide(self, verdict: ApprovalVerdict) -> None:
         self.run(lambda: self._command(verdict))
@@ -412,11 +442,13 @@ class ApproveDialog(Following):
             self.run(lambda: self.respond_panel.command(d, note))
 
     def _editing(self, on: bool) -> None:
-        self.edits.setVisible(on)
+        words = self._message_editing()
+        self.edits.setVisible(on and words)
+        self.call_edits.setVisible(on and not words)
         self._label_approve()
         self.rearm()  # what Approve means changed: a moment before it is armed again
         if on:
-            self.edits.subject.setFocus()
+            (self.edits.subject if words else self.call_edits.text).setFocus()
 
     def _failed(self, error: Exception) -> None:
         if isinstance(error, CommandRejected):

@@ -4,11 +4,11 @@ The Decisions tab's "Decide several…" opens it over the approvals the queue sh
 pre-flight table the store builds (`store.api.batch_preflight`): each request's task, what
 approving it would do, its target and the digest a decision binds; the reviewer sets a verdict
 per row (none is set: "Leave" decides nothing) and a note where one is needed, then Apply, then
-Confirm: two clicks, never Return, so nothing is decided by a stray keystroke. A row whose
-message the store offers for editing (the Approve dialog's Edit) can be approved with the
-reviewer's own words: Edit… (queue.batch_edit). The store records each row on its own
-(`store.api.decide_batch`) and every row shows its own result: a row whose request changed
-since the table was read is refused with its conflict, the others recorded.
+Confirm: two clicks, never Return, so nothing is decided by a stray keystroke. A row the
+store offers for editing (a message's words, a tool call's arguments: the Approve dialog's
+Edit) can be approved with the reviewer's edit: Edit… (queue.batch_edit). The store records
+each row on its own (`store.api.decide_batch`) and every row shows its own result: a row whose
+request changed since the table was read is refused with its conflict, the others recorded.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from boris_desktop.ui.widgets import error_label, plain_label
 from store import api
 
 if TYPE_CHECKING:
-    from boris_desktop.queue.batch_edit import MessageEditDialog
+    from boris_desktop.queue.batch_edit import EditDialog, RowEdit
     from store.api import BatchItemResult, BatchResults, BatchRow
 
 #: The table's columns, in order.
@@ -71,11 +71,11 @@ class BatchDialog(QDialog):
         self.refs = list(refs)
         self.rows: list[BatchRow] = []
         self.results: list[BatchItemResult] = []
-        #: Per row, the message editor the reviewer opened, and the words they chose to
-        #: approve the row with (what the editor said at their last Use these words).
-        self.editors: dict[int, MessageEditDialog] = {}
-        self.words: dict[int, dict[str, str]] = {}
-        self.editor: MessageEditDialog | None = None
+        #: Per row, the editor the reviewer opened, and the edit they chose to approve the
+        #: row with (what the editor said at their last Use this).
+        self.editors: dict[int, EditDialog] = {}
+        self.words: dict[int, RowEdit] = {}
+        self.editor: EditDialog | None = None
         self.reading = False
         self.running = False
         self.setWindowTitle("Decide several")
@@ -104,8 +104,10 @@ class BatchDialog(QDialog):
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.edit_button = no_default(QPushButton("&Edit…"))
-        self.edit_button.setAccessibleName("Edit the selected message")
-        self.edit_button.setToolTip("Approve the selected message with your own subject and body")
+        self.edit_button.setAccessibleName("Edit the selected request")
+        self.edit_button.setToolTip(
+            "Approve the selected request with your edit (a message's words, a call's arguments)"
+        )
         self.edit_button.clicked.connect(self.edit_selected)
         row.addWidget(self.edit_button)
         row.addStretch(1)
@@ -276,7 +278,7 @@ class BatchDialog(QDialog):
         )
 
     def _item(self, r: int, verdict: api.ApprovalVerdict) -> api.BatchItem:
-        v = self.rows[r].view
+        v, edit = self.rows[r].view, self.edited(r, verdict)
         # Validated as a line of `boris decide-batch` is.
         return api.BatchItem.model_validate(
             {
@@ -285,14 +287,15 @@ class BatchDialog(QDialog):
                 "verdict": verdict.value,
                 "based_on": v.payload_digest,
                 "note": self.note_field(r).text().strip(),
-                "edited_message": self.edited(r, verdict),
+                "edited_message": edit.message if edit else None,
+                "edited": edit.call if edit else None,
             }
         )
 
-    # --- a row approved with the reviewer's own words ---------------------------------------
+    # --- a row approved with the reviewer's own edit ----------------------------------------
 
     def editable_row(self) -> int | None:
-        """The selected row, where its message may be edited and it is not yet recorded."""
+        """The selected row, where it may be edited and it is not yet recorded."""
         r = self.table.currentRow()
         if not 0 <= r < len(self.rows) or not self.table.isEnabled():
             return None
@@ -301,37 +304,37 @@ class BatchDialog(QDialog):
             x.recorded and (x.task_id, x.approval_id) == (v.task_id, v.approval_id)
             for x in self.results
         )
-        return r if v.decidable and v.editable and not done else None
+        return r if v.decidable and (v.editable or v.edits_call) and not done else None
 
     def edit_selected(self) -> None:
-        from boris_desktop.queue.batch_edit import MessageEditDialog
+        from boris_desktop.queue.batch_edit import EditDialog
 
         r = self.editable_row()
         if r is None:
             return
         if r not in self.editors:
-            editor = MessageEditDialog(self, self.rows[r].view)
+            editor = EditDialog(self, self.rows[r].view)
             editor.accepted.connect(lambda row=r: self._words_used(row))
             self.editors[r] = editor
         self.editor = self.editors[r]
         self.editor.open()
 
     def _words_used(self, r: int) -> None:
-        """Edit's Use these words: the row is approved with them (as asked, if unchanged)."""
-        changed = self.editors[r].changed()
+        """Edit's Use this: the row is approved with the edit (as asked, if unchanged)."""
+        changed = self.editors[r].edit()
         self.words.pop(r, None)
-        if changed:
+        if changed is not None:
             self.words[r] = changed
             self.set_verdict(r, api.ApprovalVerdict.APPROVE)
         v = self.rows[r].view
-        what = v.consequence + (f" — with your {' and '.join(sorted(changed))}" if changed else "")
+        what = v.consequence + (f" — with {changed.what()}" if changed is not None else "")
         item = QTableWidgetItem(what)
         item.setToolTip(what)
         self.table.setItem(r, WHAT, item)
         self.refresh()
 
-    def edited(self, r: int, verdict: api.ApprovalVerdict) -> dict[str, str] | None:
-        """The reviewer's words for row `r`, when it is approved with them."""
+    def edited(self, r: int, verdict: api.ApprovalVerdict) -> RowEdit | None:
+        """The reviewer's edit of row `r`, when it is approved with it."""
         return self.words.get(r) if verdict == api.ApprovalVerdict.APPROVE else None
 
     def show_results(self, done: BatchResults) -> None:

@@ -114,6 +114,10 @@ class ApprovalDecision:
     #: The "always" answers the framework offered with the call (Claude Code's permission
     #: suggestions), each as the standing rule it would be; empty when none, or undecidable.
     offered: tuple[OfferedRule, ...] = ()
+    #: A framework's tool call (its change is the call's arguments) that a person may approve
+    #: with arguments of their own (DecideApproval `edited`, `boris approve --edited-json`):
+    #: the window's Edit shows `prepared_json` to edit. False when undecidable.
+    edits_call: bool = False
 
     @property
     def decidable(self) -> bool:
@@ -202,7 +206,8 @@ def approval_decision(
     why = rules.why_undecidable(state, row.expires_at, now, row.decided_by)
     payload = dict(row.payload or {})
     requester = _actor(row.requester)
-    change = _call_of(change_of(payload, _facts(conn, row), blobs), payload, row.payload_digest)
+    facts = _facts(conn, row)
+    change = _call_of(change_of(payload, facts, blobs), payload, row.payload_digest)
     declared = _declared_schema(conn, row)
     return ApprovalDecision(
         task_id=task_id,
@@ -232,6 +237,7 @@ def approval_decision(
         result_schema_json=_schema_json(payload, declared),
         answer_as_text=_text_schema(payload, declared),
         offered=_offered(conn, task_id, approval_id, payload, requester, why),
+        edits_call=why is None and _is_call(facts, row.payload_digest),
     )
 
 
@@ -260,6 +266,18 @@ def _verdicts(
 def _schema_json(payload: dict[str, Any], declared: dict[str, Any] | None = None) -> str | None:
     schema = respond_rules.result_schema(payload, declared)
     return None if schema is None else pretty_json(schema)
+
+
+def _is_call(facts: Facts | None, payload_digest: str) -> bool:
+    """A framework's tool call (every adapter's): an effect of kind `other` whose intended
+    content is exactly the approval's prepared object, the call's arguments."""
+    intended = facts.intended if facts is not None else None
+    return (
+        facts is not None
+        and facts.kind == "other"
+        and intended is not None
+        and intended.get("digest") == payload_digest
+    )
 
 
 def _call_of(change: Change, payload: dict[str, Any], payload_digest: str) -> Change:

@@ -133,6 +133,9 @@ def _register(server: Server) -> tuple[Client, SoftAuthenticator, str]:
     assert done.status_code == 200, done.text
     _cookie_is_strict(done.headers["set-cookie"])
     assert client.cookie != anonymous  # a new session id once signed in
+    token_before = client.csrf
+    client.page("/")
+    assert client.csrf != token_before  # and a new CSRF token
     return client, auth, anonymous
 
 

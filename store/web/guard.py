@@ -72,11 +72,12 @@ class Sessions:
             return sid, s
 
     def sign_in(self, sid: str, actor: str) -> str:
-        """A new session id for the person (the anonymous one ends: no fixation)."""
+        """A new session id and CSRF token for the person (the anonymous session ends: what
+        was handed out before signing in, planted or not, is worth nothing after)."""
         with self.lock:
-            old = self.by_id.pop(sid, None)
+            self.by_id.pop(sid, None)
             new = secrets.token_urlsafe(32)
-            csrf = old.csrf if old is not None else secrets.token_urlsafe(32)
+            csrf = secrets.token_urlsafe(32)
             self.by_id[new] = Session(csrf, time.monotonic() + SESSION_SECONDS, actor)
             return new
 

@@ -373,3 +373,26 @@ def test_authentication_is_rate_limited_at_every_step(site, rita) -> None:
         assert [p["actor"] for p in listed] == [PERSON], listed
     finally:
         assert "Traceback" not in server.stop()
+
+
+def test_over_https_the_browser_is_told_to_stay_on_https(site, tmp_path: Path) -> None:
+    """With a certificate (or an https --origin behind a proxy) every response carries HSTS;
+    over plain loopback http, where it would mean nothing, none does."""
+    import ssl
+
+    import httpx
+    from test_web_passkeys import _self_signed
+
+    signed, plain, _mail, _write = site
+    assert "strict-transport-security" not in plain.client().page("/").headers
+    cert, key = _self_signed(tmp_path)
+    tls = serve(signed, "--cert", str(cert), "--cert-key", str(key), scheme="https")
+    try:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        for path in ("/", "/static/boris.js", "/no/such/page"):
+            answer = httpx.get(tls.origin + path, verify=trusted, timeout=20)
+            assert answer.headers["strict-transport-security"] == "max-age=31536000", path
+            _headers_are_strict(answer.headers, path)
+        _cookie_is_strict(httpx.get(tls.origin + "/", verify=trusted).headers["set-cookie"])
+    finally:
+        assert "Traceback" not in tls.stop()

@@ -117,7 +117,7 @@ def make_app(site: Site) -> Starlette:
     return Starlette(
         routes=routes,
         middleware=[
-            Middleware(guard.SecurityHeaders),
+            Middleware(guard.SecurityHeaders, https=site.rp.origin.startswith("https://")),
             # Only the page's own host name: a site that points its own name at this address
             # (DNS rebinding) is answered 400, never the record.
             Middleware(TrustedHostMiddleware, allowed_hosts=[site.rp.rp_id]),

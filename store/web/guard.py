@@ -127,8 +127,12 @@ class SecurityHeaders:
     """ASGI middleware: the headers above on every response, and a plain 500 (no trace) for
     any exception a route let through."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, https: bool = False) -> None:
         self.app = app
+        # Over HTTPS the browser is told to come back over HTTPS only (a year, this host).
+        self.headers = HEADERS | (
+            {"strict-transport-security": "max-age=31536000"} if https else {}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -143,9 +147,9 @@ class SecurityHeaders:
                 headers = [
                     (k, v)
                     for k, v in message.get("headers", [])
-                    if k.decode().lower() not in HEADERS
+                    if k.decode().lower() not in self.headers
                 ]
-                headers += [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+                headers += [(k.encode(), v.encode()) for k, v in self.headers.items()]
                 message = {**message, "headers": headers}
             await send(message)
 

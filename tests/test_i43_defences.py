@@ -396,3 +396,24 @@ def test_over_https_the_browser_is_told_to_stay_on_https(site, tmp_path: Path) -
         _cookie_is_strict(httpx.get(tls.origin + "/", verify=trusted).headers["set-cookie"])
     finally:
         assert "Traceback" not in tls.stop()
+
+
+def test_a_revoked_passkey_ends_its_sessions(site) -> None:
+    """A lost phone: once its passkey is revoked at the desk, its signed-in session shows
+    nothing more of the record (not only decides nothing). A server of its own, a passkey
+    of its own, so that the module's stay as they are."""
+    signed, _plain, mail, _write = site
+    server = serve(signed)
+    try:
+        lost, _phone = _register(server)[:2]
+        assert "signed in as person:rita" in lost.page("/").text
+        assert lost.page(f"/a/weekly/{mail}").status_code == 200
+        newest = max(signed.read("passkeys", "list")["passkeys"], key=lambda p: p["added_at"])
+        signed.ok("--actor", PERSON, "passkeys", "revoke", "--", newest["credential_id"])
+        assert lost.page(f"/a/weekly/{mail}").status_code == 303
+        front = lost.page("/")
+        assert "Sign in with passkey" in front.text and "mail the team" not in front.text
+        refused = lost.post(f"/a/weekly/{mail}/begin", {"verdict": "approved", "digest": "x"})
+        assert refused.json()["error"] == "signed_out", refused.text
+    finally:
+        assert "Traceback" not in server.stop()

@@ -383,10 +383,11 @@ def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
     assert browser.save_screenshot(str(images / "desk-approval-1366x768.png"))
     _viewport(browser, 390, 844, mobile=True)
-    for p in signed.read("passkeys", "list")["passkeys"]:
-        signed.ok("--actor", "person:rita", "passkeys", "revoke", "--", p["credential_id"])
     browser.get(server.origin + f"/a/weekly/{approval}")
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.decide"))
+    # The phone is lost while the page is open: rita revokes its passkey at her desk.
+    for p in signed.read("passkeys", "list")["passkeys"]:
+        signed.ok("--actor", "person:rita", "passkeys", "revoke", "--", p["credential_id"])
     before = len(signed.read("events", "weekly"))
     refused = _click(browser, "button.rejected")
     assert refused == "refused:passkey_revoked", browser.find_element(
@@ -395,4 +396,8 @@ def test_a_revoked_passkey_and_the_desk_size(site, browser, images) -> None:
     _refusal_shown(browser)
     assert _rita_wrote(signed, before) == []
     assert _state(signed, approval) == "pending"
+    # Its session ended with it: the phone reads nothing more of the record either.
+    browser.get(server.origin + f"/a/weekly/{approval}")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.ID, "sign-in"))
+    assert "Week 49" not in browser.find_element(By.TAG_NAME, "main").text
     signed.assert_signed()

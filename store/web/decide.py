@@ -83,7 +83,7 @@ def register_routes(site: Site) -> dict[str, Step]:
 
         await run_in_threadpool(register_passkey, site, inv.actor, cred, public)
         del site.invitations[token]  # one passkey a link
-        new = site.sessions.sign_in(sid, p.actor)
+        new = site.sessions.sign_in(sid, p.actor, cred)
         response = JSONResponse({"ok": True, "credential_id": cred, "next": "/"})
         guard.remember(response, new, secure=site.secure_cookies)
         return response
@@ -127,7 +127,7 @@ def login_routes(site: Site) -> dict[str, Step]:
                 f"{found.actor} signs in on a boris serve of their own",
             )
         ceremony.signed_in(found, credential, p.challenge)
-        new = site.sessions.sign_in(sid, found.actor)
+        new = site.sessions.sign_in(sid, found.actor, found.credential_id)
         response = JSONResponse({"ok": True, "actor": found.actor, "next": "/"})
         guard.remember(response, new, secure=site.secure_cookies)
         return response
@@ -139,6 +139,11 @@ def decision_routes(site: Site) -> dict[str, Step]:
     async def begin(sid: str, s: guard.Session, body: dict[str, Any], r: Request) -> Response:
         if s.actor is None:
             raise ceremony.CeremonyRefused("signed_out", "sign in first")
+        if await site.passkey_revoked(s):
+            site.sessions.end(sid)
+            raise ceremony.CeremonyRefused(
+                "passkey_revoked", "the passkey you signed in with was revoked: nothing was decided"
+            )
         who = Actor.parse(s.actor)
         task_id, approval_id = r.path_params["task"], r.path_params["approval"]
         verdict, note = str(body.get("verdict") or ""), str(body.get("note") or "")

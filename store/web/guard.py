@@ -49,6 +49,9 @@ class Session:
     expires: float
     #: `kind:id` of the person signed in (None: not yet).
     actor: str | None = None
+    #: The passkey they signed in with: its revocation ends the session (a lost phone reads
+    #: nothing more either).
+    credential: str | None = None
 
 
 @dataclass
@@ -71,14 +74,14 @@ class Sessions:
             s = self.by_id[sid] = Session(secrets.token_urlsafe(32), now + SESSION_SECONDS)
             return sid, s
 
-    def sign_in(self, sid: str, actor: str) -> str:
+    def sign_in(self, sid: str, actor: str, credential: str | None = None) -> str:
         """A new session id and CSRF token for the person (the anonymous session ends: what
         was handed out before signing in, planted or not, is worth nothing after)."""
         with self.lock:
             self.by_id.pop(sid, None)
             new = secrets.token_urlsafe(32)
             csrf = secrets.token_urlsafe(32)
-            self.by_id[new] = Session(csrf, time.monotonic() + SESSION_SECONDS, actor)
+            self.by_id[new] = Session(csrf, time.monotonic() + SESSION_SECONDS, actor, credential)
             return new
 
     def end(self, sid: str) -> None:

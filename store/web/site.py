@@ -53,6 +53,20 @@ class Site:
         self.invitations[token] = Invitation(actor, time.monotonic() + seconds)
         return token
 
+    async def passkey_revoked(self, session: guard.Session) -> bool:
+        """Whether the passkey the session signed in with no longer decides (revoked, or its
+        entry gone): the caller ends the session."""
+        cred = session.credential
+        if session.actor is None or cred is None:
+            return False
+
+        def gone() -> bool:
+            with self.store.read() as conn:
+                found = pk.registry(conn).get(cred)
+                return found is None or not found.active(database_now(conn))
+
+        return await self.call(gone)
+
     async def call(self, fn: Callable[[], T]) -> T:
         def locked() -> T:
             with self.store_lock:

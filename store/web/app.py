@@ -53,19 +53,8 @@ def make_app(site: Site) -> Starlette:
         guard.remember(response, sid, secure=site.secure_cookies)
         return response
 
-    async def signed_in(request: Request) -> guard.Session | None:
-        """The request's session if a person signed in with a passkey that still decides;
-        a session whose passkey was revoked ends here (None)."""
-        sid, s = site.sessions.get(request)
-        if s.actor is None:
-            return None
-        if await site.passkey_revoked(s):
-            site.sessions.end(sid)
-            return None
-        return s
-
     async def home(request: Request) -> Response:
-        s = await signed_in(request)
+        s = await site.signed_in(request)
         if s is None or s.actor is None:
             return html(request, pages.sign_in)
         who = _actor(s.actor)
@@ -89,7 +78,7 @@ def make_app(site: Site) -> Starlette:
         return html(request, lambda csrf: pages.pending(csrf, s.actor or "", rows, now))
 
     async def approval_page(request: Request) -> Response:
-        if await signed_in(request) is None:
+        if await site.signed_in(request) is None:
             return RedirectResponse("/", 303)
         task_id, approval_id = request.path_params["task"], request.path_params["approval"]
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
 
 from ..api import Actor, DecideApproval
 from ..commands.passkeys import add_passkey
@@ -52,6 +53,17 @@ class Site:
         token = secrets.token_urlsafe(24)
         self.invitations[token] = Invitation(actor, time.monotonic() + seconds)
         return token
+
+    async def signed_in(self, request: Request) -> guard.Session | None:
+        """The request's session if a person signed in with a passkey that still decides;
+        a session whose passkey was revoked ends here (None)."""
+        sid, s = self.sessions.get(request)
+        if s.actor is None:
+            return None
+        if await self.passkey_revoked(s):
+            self.sessions.end(sid)
+            return None
+        return s
 
     async def passkey_revoked(self, session: guard.Session) -> bool:
         """Whether the passkey the session signed in with no longer decides (revoked, or its

@@ -170,7 +170,7 @@ def check_assertion(
         raise PasskeyRefused(
             "stale_digest",
             f"approval {approval.approval_id} went stale since you read it (what it would "
-            "let happen was revised): nothing was decided; the agent asks again",
+            "let happen was revised): nothing was decided; the revision needs a request of its own",
         )
     if state != rules.ApprovalState.PENDING:
         raise PasskeyRefused(

@@ -119,14 +119,14 @@ def login_routes(site: Site) -> dict[str, Step]:
             raise ceremony.CeremonyRefused(
                 "passkey_unknown", "this passkey is not registered here, or was revoked"
             )
-        serving = site.person
+        ceremony.signed_in(found, credential, p.challenge)
+        serving = site.person  # judged once the passkey proved itself: it names no one before
         if serving is not None and found.actor != f"{serving.kind}:{serving.id}":
             raise ceremony.CeremonyRefused(
                 "passkey_another_actor",
                 f"this server decides as {serving.kind}:{serving.id} only: "
                 f"{found.actor} signs in on a boris serve of their own",
             )
-        ceremony.signed_in(found, credential, p.challenge)
         new = site.sessions.sign_in(sid, found.actor, found.credential_id)
         response = JSONResponse({"ok": True, "actor": found.actor, "next": "/"})
         guard.remember(response, new, secure=site.secure_cookies)

@@ -576,7 +576,7 @@ def test_forged_approval_for_another_task_is_refused(
     ("change", "match"),
     [
         ({"schema_revision": "9999"}, rf"the package has schema 9999.*reads schema up to {HEAD}"),
-        ({"format_version": 3}, r"the package is in format 3.*reads package formats up to 2"),
+        ({"format_version": 4}, r"the package is in format 4.*reads package formats up to 3"),
         (
             {"event_formats": {"task.created": 7}},
             r"'task.created' events in format 7.*up to format 1",

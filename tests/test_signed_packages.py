@@ -135,7 +135,7 @@ def test_a_signed_task_verifies_offline_with_only_the_keys_file(
     members = {m.name for m in read_members(pkg)}
     assert {"keyring.json", "signatures.jsonl"} <= members
     m = manifest_of(read_members(pkg))
-    assert m["format_version"] == ar.FORMAT_VERSION == 2 and m["signed"] is True
+    assert m["format_version"] == ar.FORMAT_VERSION == 3 and m["signed"] is True
     sigs = signatures_of(pkg)
     # One signature per write transaction (seven here), the last over the head.
     assert m["signature_count"] == len(sigs) == 7
@@ -345,6 +345,29 @@ def test_a_format_1_package_still_imports_as_unsigned(
     fix_digests(members)
     with pytest.raises(ar.PackageRefused, match=r"has no member 'signatures\.jsonl'"):
         ar.import_package(dst, write_package(tmp_path / "cut.tar.gz", members))
+    # A format 3 package must carry passkeys.json (empty here: no decision by passkey).
+    members = read_members(pkg)
+    assert json.loads(get(members, "passkeys.json").data) == {"entries": []}
+    members = [m for m in members if m.name != "passkeys.json"]
+    fix_digests(members)
+    with pytest.raises(ar.PackageRefused, match=r"has no member 'passkeys\.json'"):
+        ar.import_package(dst, write_package(tmp_path / "cut3.tar.gz", members))
+
+
+def test_a_format_2_package_still_imports_and_verifies(
+    signed: Signed, dst: Store, tmp_path: Path
+) -> None:
+    """The package an earlier Boris wrote (no passkeys.json) still verifies offline and imports."""
+    pkg = signed.export()
+    members = [m for m in read_members(pkg) if m.name != "passkeys.json"]
+    m = manifest_of(members)
+    m["format_version"] = 2
+    set_manifest(members, m)
+    fix_digests(members)
+    old = write_package(tmp_path / "format2.tar.gz", members)
+    report = ar.verify_package(old, read_keys_file(signed.keys("alice", "bot")))
+    assert report.ok and report.signed
+    assert ar.import_package(dst, old)["signed"] is True
 
 
 def test_a_signed_store_keeps_an_imported_tasks_signatures_as_history(

@@ -319,6 +319,36 @@ def test_an_imported_task_notes_a_passkey_it_does_not_register(site, tmp_path: P
     assert {i["kind"] for i in report["info"]} == {"passkey_unknown_here"}
 
 
+def test_verify_package_proves_a_passkey_decision_from_the_file_alone(site, tmp_path: Path) -> None:
+    """An exported package carries the signed registration of each passkey its decisions were
+    made with: `boris verify-package --keys` proves those assertions again offline, against
+    the keys file alone. A forger who swaps the passkey in the package (and fixes the
+    manifest) cannot make its entry verify, and the decision is named."""
+    from test_archive import fix_digests, get, read_members, write_package
+
+    signed, _server = site
+    package, keys = tmp_path / "weekly.tar.gz", tmp_path / "trusted.keys"
+    signed.ok("export", "weekly", str(package))
+    keys.write_text(signed.ok("keys", "export", "--all"))
+    members = read_members(package)
+    carried = json.loads(get(members, "passkeys.json").data)["entries"]
+    assert carried and all(e["value"]["body"]["actor"]["id"] == "rita" for e in carried)
+    report = signed.read("verify-package", str(package), "--keys", str(keys))
+    assert report["ok"] and report["problems"] == []
+    assert "passkey_unknown_here" not in {i["kind"] for i in report["info"]}
+
+    for entry in carried:
+        entry["value"]["body"]["public_key"] = SoftAuthenticator("x").create_public_key()
+    get(members, "passkeys.json").data = json.dumps({"entries": carried}).encode()
+    fix_digests(members)
+    forged = write_package(tmp_path / "forged.tar.gz", members)
+    got = signed.boris("--json", "verify-package", str(forged), "--keys", str(keys))
+    assert got.returncode == 3, got.stderr.decode()
+    problems = json.loads(got.stdout)["error"]["details"]["report"]["problems"]
+    assert {p["kind"] for p in problems} == {"passkey_assertion"}, problems
+    assert all("its signature does not verify" in p["message"] for p in problems)
+
+
 def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     """Last: whoever writes the database directly cannot swap the passkey a decision was
     checked against; its entry's signature no longer verifies, and neither does the decision."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,10 @@ CHALLENGE_DOMAIN = b"boris-passkey-decision-v1\n"
 ADDED = "passkey:"
 REVOKED = "passkey_revoked:"
 NONCE = "passkey_nonce:"
+
+
+#: A passkey entry's settings key, as `meta_key` makes it.
+ENTRY_KEY = re.compile(r"(passkey|passkey_revoked):[0-9a-f]{40}")
 
 
 def b64url(data: bytes) -> str:
@@ -124,9 +130,11 @@ def _verified(ring: keyring.Keyring, entry: dict[str, Any]) -> str | None:
     return None
 
 
-def registry(conn: Connection) -> Registry:
-    """The passkeys the store's signed entries register, revocations applied."""
-    ring = keyring.load(conn)
+def registry(conn: Connection, trusted: keyring.Keyring | None = None) -> Registry:
+    """The passkeys the store's signed entries register, revocations applied: each entry
+    signed by a person's key the store's keyring trusted at its time, or only `trusted`
+    (the keys a person gives `verify --keys` or `verify-package`, out of band)."""
+    ring = trusted if trusted is not None else keyring.load(conn)
     rows = conn.execute(
         sa.select(t.store_meta.c.key, t.store_meta.c.value).where(
             sa.or_(t.store_meta.c.key.startswith(ADDED), t.store_meta.c.key.startswith(REVOKED))
@@ -166,6 +174,21 @@ def registry(conn: Connection) -> Registry:
         if p is not None:
             added[cred] = Passkey(**{**p.__dict__, "revoked_at": at})
     return Registry(added, tuple(problems), refused)
+
+
+def entries_of(conn: Connection, credential_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """The stored entries (settings key, value) registering or revoking these credentials,
+    as a package carries them (store.services.archive): a store's own entries, never
+    another's."""
+    keys = sorted({meta_key(p, c) for c in credential_ids for p in (ADDED, REVOKED)})
+    if not keys:
+        return []
+    rows = conn.execute(
+        sa.select(t.store_meta.c.key, t.store_meta.c.value)
+        .where(t.store_meta.c.key.in_(keys))
+        .order_by(t.store_meta.c.key)
+    ).all()
+    return [(str(k), str(v)) for k, v in rows]
 
 
 def store_identity(conn: Connection) -> str:

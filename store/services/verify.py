@@ -193,7 +193,7 @@ def verify(
         with Scratch() as scratch:
             for tid in ids:
                 mem = witness.get(tid) or legacy.get(tid)
-                found = TaskCheck(store, conn, scratch, tid, blob_cache, mem).run()
+                found = TaskCheck(store, conn, scratch, tid, blob_cache, mem, keys).run()
                 report.tasks.append(tid)
                 report.problems.extend(found.problems)
                 report.info.extend(found.info)

@@ -24,9 +24,14 @@ FORMAT = "boris-task-package"
 #: 1: manifest, README, events, checkpoints, blobs.
 #: 2: also keyring.json (the source store's keyring) and signatures.jsonl (the task's
 #:    signatures), so a package's history verifies offline (store.services.archive.offline).
-FORMAT_VERSION = 2
+#: 3: also passkeys.json (the signed registrations, and revocations, of the passkeys the
+#:    task's decisions were made with), so those decisions' assertions are proved again
+#:    offline too (issue 43).
+FORMAT_VERSION = 3
 #: The first format whose packages carry the keyring and signatures members.
 SIGNED_FORMAT = 2
+#: The first format whose packages carry the passkeys member.
+PASSKEY_FORMAT = 3
 
 # Limits on what an import reads. The sizes a header states are checked before anything is
 # read; the bytes actually decompressed are counted too, so a lying header gains nothing.
@@ -69,7 +74,8 @@ CHECKPOINTS = "checkpoints.json"
 README = "README.txt"
 KEYRING = "keyring.json"
 SIGNATURES = "signatures.jsonl"
-TEXT_MEMBERS = (MANIFEST, README, EVENTS, CHECKPOINTS, KEYRING, SIGNATURES)
+PASSKEYS = "passkeys.json"
+TEXT_MEMBERS = (MANIFEST, README, EVENTS, CHECKPOINTS, KEYRING, SIGNATURES, PASSKEYS)
 #: verify's finding kinds about signatures (store.signing.check).
 SIGNATURE_KINDS = frozenset(
     {

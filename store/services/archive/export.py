@@ -17,11 +17,12 @@ from typing import Any, BinaryIO, cast
 import sqlalchemy as sa
 
 from ... import db, migrate, rules, tempfiles
+from ... import events as ev
 from ... import schema as t
 from ...blobs import PREFIX
-from ...canonical import canonical_json
+from ...canonical import canonical_json, parse_json
 from ...errors import BlobProblem, StoreError
-from ...reads import queries
+from ...reads import passkeys, queries
 from ...record import Event
 from ...signing import keyring
 from ...store import Store
@@ -34,6 +35,7 @@ from .common import (
     FORMAT_VERSION,
     KEYRING,
     MANIFEST,
+    PASSKEYS,
     README,
     SIGNATURES,
     BlobRef,
@@ -97,6 +99,9 @@ def export_with_manifest(
         CHECKPOINTS: pretty(record.checkpoints),
         KEYRING: pretty({"required": record.required, "entries": record.ring_rows}),
         SIGNATURES: b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in record.signatures),
+        PASSKEYS: pretty(
+            {"entries": [{"key": k, "value": parse_json(v)} for k, v in record.passkeys]}
+        ),
     }
     manifest = _manifest(record, classes, withheld, texts, blobs, counts)
     _write_atomically(store, out, task_id, manifest, texts, blobs, force=force)
@@ -127,12 +132,16 @@ class _Record:
     ring_rows: list[dict[str, Any]]
     required: bool
     signatures: list[dict[str, Any]]
+    #: The signed entries registering (and revoking) the passkeys the task's decisions
+    #: were made with: settings key and value.
+    passkeys: list[tuple[str, str]]
     now: str
 
 
 def _read_record(store: Store, task_id: str) -> _Record:
     """Everything the package holds but the blobs, in one read (one snapshot)."""
     with store.read() as conn:
+        events = list(store.load_events(conn, task_id))
         return _Record(
             task_id=task_id,
             task=queries.task_row(conn, task_id),
@@ -144,7 +153,7 @@ def _read_record(store: Store, task_id: str) -> _Record:
                     .order_by(t.events.c.seq)
                 )
             ],
-            events=list(store.load_events(conn, task_id)),
+            events=events,
             checkpoints=checkpoint_rows_json(conn, task_id),
             ring_rows=keyring.rows(conn),
             required=keyring.required(conn),
@@ -156,8 +165,18 @@ def _read_record(store: Store, task_id: str) -> _Record:
                     .order_by(t.signatures.c.seq)
                 )
             ],
+            passkeys=passkeys.entries_of(conn, _passkeys_used(events)),
             now=db.database_now(conn),
         )
+
+
+def _passkeys_used(events: Iterable[Event]) -> set[str]:
+    """The credentials of the passkeys the task's decisions were made with."""
+    return {
+        str(e.payload.assertion.get("credential_id"))
+        for e in events
+        if isinstance(e.payload, ev.ApprovalDecided) and e.payload.assertion is not None
+    }
 
 
 def _blobs_carried(

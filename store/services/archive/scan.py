@@ -26,6 +26,7 @@ from ...codec import EventDecoder
 from ...errors import UnknownEventFormat
 from ...limits import input_problem
 from ...model import Actor
+from ...reads import passkeys
 from ...record import Event, stored_body
 from ...signing import keyring
 from ...version import __version__
@@ -41,6 +42,8 @@ from .common import (
     HASH,
     KEYRING,
     MANIFEST,
+    PASSKEY_FORMAT,
+    PASSKEYS,
     README,
     SIGNATURES,
     SIGNED_FORMAT,
@@ -466,7 +469,7 @@ class Scan:
             log = self.log
         elif name == SIGNATURES:
             log = self.sigs
-        kept: list[bytes] | None = [] if name == KEYRING else None
+        kept: list[bytes] | None = [] if name in (KEYRING, PASSKEYS) else None
         if kept is not None and entry.size > self.limits.manifest_bytes:
             raise refuse(too_large(name, entry.size, self.limits.manifest_bytes))
         for chunk in chunks:
@@ -487,7 +490,7 @@ class Scan:
         if log is not None:
             log.finish()
         if kept is not None:
-            self._keyring(b"".join(kept))
+            (self._keyring if name == KEYRING else self._passkeys)(b"".join(kept))
         self.digests[name] = (got, entry.size)
 
     def _keyring(self, data: bytes) -> None:
@@ -506,6 +509,33 @@ class Scan:
         if required:
             keyring.set_required(self.conn)
         self.ring_entries, self.required = len(rows), required
+
+    def _passkeys(self, data: bytes) -> None:
+        """The signed entries of the passkeys the task's decisions were made with, staged as
+        the source store keeps them: verify checks each entry's signature (against the keys
+        the caller gives, or the package's keyring) and each decision's assertion against
+        the passkey its entry registers. Only entries of that shape, each once."""
+        value = parse_json(f"member {PASSKEYS!r}", data, self.limits.json_items)
+        entries = value.get("entries") if isinstance(value, dict) else None
+        if not isinstance(entries, list) or set(value) != {"entries"}:
+            raise refuse(f"{PASSKEYS} is not {{entries}}")
+        rows: dict[str, str] = {}
+        for n, entry in enumerate(entries, 1):
+            where = f"{PASSKEYS} entry {n}"
+            if not isinstance(entry, dict) or set(entry) != {"key", "value"}:
+                raise refuse(f"{where} is not {{key, value}}")
+            key, body = entry["key"], entry["value"]
+            if not isinstance(key, str) or not passkeys.ENTRY_KEY.fullmatch(key):
+                raise refuse(f"{where}: {key!r} is not a passkey entry's key")
+            if not isinstance(body, dict):
+                raise refuse(f"{where}: its value is not a JSON object")
+            if key in rows:
+                raise refuse(f"{where}: {key} is there twice")
+            rows[key] = canonical_json(body)
+        if rows:
+            self.conn.execute(
+                t.store_meta.insert(), [{"key": k, "value": v} for k, v in rows.items()]
+            )
 
     def _manifest(self, data: bytes) -> None:
         m = parse_json(f"member {MANIFEST!r}", data, self.limits.json_items)
@@ -538,6 +568,8 @@ class Scan:
         needed = [README, EVENTS, CHECKPOINTS]
         if m["format_version"] >= SIGNED_FORMAT:
             needed += [KEYRING, SIGNATURES]
+        if m["format_version"] >= PASSKEY_FORMAT:
+            needed.append(PASSKEYS)
         for name in needed:
             if name not in self.listed:
                 raise refuse(f"the package has no member {name!r}")

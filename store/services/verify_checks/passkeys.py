@@ -13,13 +13,19 @@ from sqlalchemy.engine import Connection
 from ... import events as ev
 from ...reads import passkeys as pk
 from ...record import Event
+from ...signing import keyring
 from .findings import TaskFindings
 
 
 class PasskeysCheck:
-    def __init__(self, found: TaskFindings, conn: Connection) -> None:
+    def __init__(
+        self, found: TaskFindings, conn: Connection, keys: keyring.Keyring | None = None
+    ) -> None:
         self.found = found
         self.conn = conn
+        #: The keys given out of band (`verify --keys`, `verify-package`): the entries'
+        #: signatures are checked against these only, as the writes' are.
+        self.keys = keys
         #: What each approval binds as the log streams by (its request, then an edit).
         self.binds: dict[str, str] = {}
         self.decided: list[tuple[Event, ev.ApprovalDecided, str | None]] = []
@@ -37,7 +43,7 @@ class PasskeysCheck:
     def check(self) -> None:
         if not self.decided:
             return
-        registry = pk.registry(self.conn)
+        registry = pk.registry(self.conn, self.keys)
         store_id = pk.store_identity(self.conn)
         nonces: set[str] = set()
         for e, p, bound in self.decided:

@@ -11,6 +11,7 @@ from ... import schema as t
 from ...codec import EventDecoder
 from ...errors import StoreError
 from ...record import Event
+from ...signing.keyring import Keyring
 from ...store import Store
 from ..verified_heads import VerifiedHead
 from .approvals import ApprovalsCheck
@@ -62,6 +63,7 @@ class TaskCheck:
         task_id: str,
         blob_cache: dict[str, str | None],
         remembered: VerifiedHead | None,
+        keys: Keyring | None = None,
     ) -> None:
         self.conn = conn
         self.task_id = task_id
@@ -75,7 +77,7 @@ class TaskCheck:
         self.blobs = BlobsCheck(self.found, store, blob_cache)
         self.rules = StandingRulesCheck(self.found, conn)
         self.routing = RoutingCheck(self.found)
-        self.passkeys = PasskeysCheck(self.found, conn)
+        self.passkeys = PasskeysCheck(self.found, conn, keys)
 
     @property
     def problems(self) -> list[Finding]:

@@ -32,7 +32,7 @@ class Endpoint(http.server.ThreadingHTTPServer):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 n = int(self.headers["content-length"])
-                endpoint.got.put(json.loads(self.rfile.read(n)))
+                endpoint.got.put({**json.loads(self.rfile.read(n)), "path": self.path})
                 self.send_response(200)
                 self.end_headers()
 
@@ -135,3 +135,39 @@ def test_deny_on_timeout_answers_the_agent_with_a_rejection(site, told: Endpoint
     assert decided["actor"]["id"] == "rita" and decided["payload"]["approval_id"] == approval
     assert decided["payload"]["note"].startswith("denied on timeout: no answer")
     signed.assert_signed()
+
+
+def test_the_urls_in_a_file_only_you_read(site, told: Endpoint, tmp_path) -> None:
+    """`--notify-file`: the URLs (their tokens) in an Apprise configuration file readable by
+    the person alone, not on the command line where other processes read them."""
+    import os
+
+    signed, _server = site
+    urls = tmp_path / "notify.txt"
+    urls.write_text(f"# my phone\njson://127.0.0.1:{told.server_address[1]}/from-file\n")
+    os.chmod(urls, 0o644)
+    refused = signed.boris("serve", "--actor", "person:rita", "--notify-file", str(urls))
+    err = refused.stderr.decode()
+    assert refused.returncode == 2 and f"chmod 600 {urls}" in err, err
+    assert "Traceback" not in err and "\n" not in err.strip()
+    empty = tmp_path / "empty.txt"
+    empty.write_text("not a notification URL\n")
+    os.chmod(empty, 0o600)
+    refused = signed.boris("serve", "--actor", "person:rita", "--notify-file", str(empty))
+    assert refused.returncode == 2 and "names no notification URL" in refused.stderr.decode()
+
+    os.chmod(urls, 0o600)
+    _ask(signed, "waiting before the server starts")
+    from_file = serve(signed, "--notify-file", str(urls), "--notify-every", "0.3")
+    try:
+        # Its first look tells what already waits; then the new request, in a line of its own.
+        first = told.got.get(timeout=20)
+        while not first["path"].startswith("/from-file"):  # the module's server's lines too
+            first = told.got.get(timeout=20)
+        approval = _ask(signed, "mail the team from the file's URL")
+        line = told.got.get(timeout=20)
+        while not line["path"].startswith("/from-file"):
+            line = told.got.get(timeout=20)
+        assert line["message"].endswith(f"/a/weekly/{approval}"), line
+    finally:
+        assert "Traceback" not in from_file.stop()

@@ -77,12 +77,13 @@ def _notifications(
     stop = threading.Event()
     # The escalations that come due while the page is served are recorded (issue 42).
     escalations.Ticker(site.store, person, lock=site.store_lock, stop=stop).start()
-    if args.notify or args.deny_on_timeout:
+    if args.notify or args.notify_file or args.deny_on_timeout:
         from ..web.notify import Watcher, apprise_sender
 
         if args.notify_every <= 0:
             raise answers.UsageError("--notify-every must be a positive number of seconds")
-        send = apprise_sender(args.notify) if args.notify else None
+        wanted = args.notify or args.notify_file
+        send = apprise_sender(args.notify or [], args.notify_file or []) if wanted else None
         watcher = Watcher(site.store, person, origin, send, site.store_lock)
         if args.deny_on_timeout:
             # Two looks' time before the expiry, so that no look misses it.
@@ -148,6 +149,14 @@ def register(add: Add) -> None:
         metavar="URL",
         help="send new approvals and expiries to this Apprise URL (repeat for more): "
         "one plain-text line with the page's link",
+    )
+    sp.add_argument(
+        "--notify-file",
+        action="append",
+        metavar="FILE",
+        help="the same, with the URLs in an Apprise configuration file (one a line) readable "
+        "by you alone: a URL's token is then not on the command line, where other processes "
+        "can read it",
     )
     sp.add_argument(
         "--notify-every", type=float, default=5.0, help="seconds between looks (default 5)"

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +162,27 @@ class Watcher:
             stop.wait(every)
 
 
+def _config_file(apprise: Any, name: str) -> Any:
+    """An Apprise configuration file's URLs: the file must be the caller's to read alone (its
+    URLs hold the services' tokens, as a key file holds a key) and name at least one."""
+    try:
+        mode = os.stat(name).st_mode
+        with open(name, "rb"):
+            pass
+    except OSError as exc:
+        raise ServeRefused(f"--notify-file {name}: {exc.strerror}") from None
+    if mode & 0o077:
+        raise ServeRefused(
+            f"--notify-file {name} may be read by others (mode {stat.S_IMODE(mode):04o}); its "
+            f"URLs hold the services' tokens: chmod 600 {name}"
+        )
+    config: Any = apprise.AppriseConfig()
+    config.add(os.path.abspath(name))
+    if not config.services():
+        raise ServeRefused(f"--notify-file {name} names no notification URL Apprise knows")
+    return config
+
+
 def _seconds_left(d: Decision, now: str) -> float:
     if d.expires_at is None:
         return float("inf")
@@ -170,14 +193,17 @@ def _instant(iso: str) -> dt.datetime:
     return dt.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def apprise_sender(urls: list[str]) -> Callable[[str], bool]:
-    """Send a line to every Apprise URL given (refused at start when one is not one)."""
+def apprise_sender(urls: Sequence[str], files: Sequence[str] = ()) -> Callable[[str], bool]:
+    """Send a line to every Apprise URL given, and every one the configuration `files` list
+    (refused at start when one is not one, or a file holds none or others may read it)."""
     import apprise
 
     notifier: Any = apprise.Apprise()
     for url in urls:
         if not notifier.add(url):
             raise ServeRefused(f"--notify {url!r} is not a notification URL Apprise knows")
+    for name in files:
+        notifier.add(_config_file(apprise, name))
 
     def send(line: str) -> bool:
         # Text, said so: a service that shows HTML or Markdown (e-mail, Slack, Telegram…) gets

@@ -212,6 +212,10 @@ def _check_brief(s: Store, tid: str) -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(history=hs.lists(hs.tuples(STEPS, hs.integers(0, 5)), min_size=1, max_size=16))
+# Always tried: a judgement gone stale under a new version, its only evidence made on the
+# old one (the brief said re-check with it; the judge command asks for evidence made on the
+# current version, or a reason the older still holds).
+@example(history=[("artifact", 0), ("evidence", 0), ("judge", 0), ("artifact", 1)])
 # Always tried: a response that arrives after its effect was reconciled absent, once the
 # executor wrote the file after all (the brief said reconcile, the command layer refused it).
 @example(

@@ -65,7 +65,10 @@ def resume_brief(store: Store, task_id: str) -> ResumeBrief:
     artifacts = observed_artifacts(state.artifacts, scope, said)
     blob_problems(state.problems, said)
     degraded = retired_content(state.retired, said)
-    criteria = [criterion_brief(ctx, cr, artifacts, said) for cr in state.criteria]
+    version_seqs = {
+        a.artifact_id: [(v.version, v.seq) for v in a.versions] for a in state.artifacts
+    }
+    criteria = [criterion_brief(ctx, cr, artifacts, said, version_seqs) for cr in state.criteria]
     approvals = approval_briefs(state.approvals, effects, said)
     sent_back(task_id, state.approvals, effects, said)
     run_status(ctx, said)

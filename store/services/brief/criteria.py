@@ -97,11 +97,17 @@ def retired_content(retired: list[RetiredItem], said: Said) -> list[RetiredConte
 
 
 def criterion_brief(
-    ctx: Run, cr: Criterion, artifacts: dict[str, ArtifactBrief], said: Said
+    ctx: Run,
+    cr: Criterion,
+    artifacts: dict[str, ArtifactBrief],
+    said: Said,
+    version_seqs: dict[str, list[tuple[int, int]]] | None = None,
 ) -> CriterionBrief:
     """A criterion as it counts now, and what it leaves to do: evidence to attach again, a
     stale judgement to re-check, an unverified or failed one to verify. Waiving it is never
-    an agent's."""
+    an agent's. `version_seqs`: per artifact, (version, the seq it was recorded at), to date
+    the evidence (a re-check cites only evidence made on the current version, as the judge
+    command asks unless someone says why older evidence still holds)."""
     art = artifacts.get(cr.artifact_id or "")
     status, reason = _criterion_now(cr, art)
     evidence = [
@@ -123,7 +129,8 @@ def criterion_brief(
     if status == rules.CriterionState.EVIDENCE_MISSING:
         _evidence_missing(ctx, cr, reason, target, evidence, said)
     elif status == "stale":
-        _stale_criterion(ctx, cr, reason, art, target, evidence, said)
+        current = _current_evidence(cr, art, version_seqs or {})
+        _stale_criterion(ctx, cr, reason, art, target, evidence, current, said)
     elif status in {"unverified", "failed"}:
         _criterion_to_verify(ctx, cr, status, target, evidence, said)
     return CriterionBrief(id=cr.criterion_id, status=rules.CriterionState(status), reason=reason)
@@ -210,6 +217,22 @@ def _evidence_missing(
         said.actions.append({**attach, "evidence": [x for x in (target,) if x] + evidence})
 
 
+def _current_evidence(
+    cr: Criterion, art: ArtifactBrief | None, version_seqs: dict[str, list[tuple[int, int]]]
+) -> set[str]:
+    """The criterion's evidence that speaks for the artifact's current version: not known
+    to be made on an older one (`rules.evidence_made_on`, as the judge command dates it)."""
+    if art is None or art.version is None:
+        return {e.evidence_id for e in cr.evidence}
+    from ...reads.judging import made_on
+
+    return {
+        e.evidence_id
+        for e in cr.evidence
+        if rules.evidence_is_current(made_on(art.artifact_id, e, cr, version_seqs), art.version)
+    }
+
+
 def _stale_criterion(
     ctx: Run,
     cr: Criterion,
@@ -217,10 +240,12 @@ def _stale_criterion(
     art: ArtifactBrief | None,
     target: dict[str, Any] | None,
     evidence: list[dict[str, Any]],
+    current: set[str],
     said: Said,
 ) -> None:
-    """A judgement the artifact moved on from: re-checked against the current version (with
-    the evidence there is), or evidence attached for it first."""
+    """A judgement the artifact moved on from: re-checked against the current version with
+    the evidence made on it, or evidence made on it attached first (the evidence there is
+    was made on an older version)."""
     said.blockers.append(
         {
             "kind": "stale_criterion",
@@ -231,7 +256,8 @@ def _stale_criterion(
     text = f"re-check criterion {cr.criterion_id} against " + (
         f"{target['id']} ({target['digest']})" if target else "the artifact"
     )
-    if art is not None and target is not None and evidence and not ctx.closed:
+    cited = [x for x in evidence if x["id"] in current]
+    if art is not None and target is not None and cited and not ctx.closed:
         judge = cmd(
             "judge_criterion",
             ctx.task_id,
@@ -239,11 +265,9 @@ def _stale_criterion(
             status="satisfied",
             artifact_id=art.artifact_id,
             artifact_version=art.version,
-            evidence_ids=[x["id"] for x in evidence],
+            evidence_ids=[x["id"] for x in cited],
         )
-        said.actions.append(
-            item(text, rules.ActorKind.AGENT, judge, (), evidence=[target, *evidence])
-        )
+        said.actions.append(item(text, rules.ActorKind.AGENT, judge, (), evidence=[target, *cited]))
     elif not ctx.closed:
         attach = _attach(ctx.task_id, cr.criterion_id)
         said.actions.append(

@@ -153,7 +153,7 @@ def same_statements(root: Path, n: int) -> float:
     t0 = time.perf_counter()
     for i in range(n):
         conn.execute("BEGIN IMMEDIATE")
-        (row,) = conn.execute(TASK_ROW_SQL, (tid, tid)).fetchall()
+        (row,) = conn.execute(TASK_ROW_SQL, (tid,)).fetchall()
         seq, prev, heads, at = row[9] + 1, row[10], json.loads(row[11]), system_now()
         cid = f"ckpt-{i:08x}"
         payload = (

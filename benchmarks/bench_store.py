@@ -141,12 +141,12 @@ def raw_sqlite_appends(root: Path, n: int) -> float:
 #: signature policy's check), in one statement.
 TASK_ROW_SQL = (
     "SELECT tasks.task_id, title, owner, status, status_reason, objective_rev, scope, "
-    "created_at, updated_at, last_seq, head_hash, checkpoint_heads, lease.*, ring.seq, ring.hash "
-    "FROM tasks LEFT OUTER JOIN (SELECT leases.*, h.token AS heartbeat_token, "
-    "h.last_heartbeat_at, h.expires_at AS heartbeat_expires_at FROM leases "
+    "created_at, updated_at, last_seq, head_hash, checkpoint_heads, leases.*, "
+    "h.token, h.last_heartbeat_at, h.expires_at, "
+    "(SELECT seq FROM keyring ORDER BY seq DESC LIMIT 1), "
+    "(SELECT hash FROM keyring ORDER BY seq DESC LIMIT 1) "
+    "FROM tasks LEFT OUTER JOIN leases ON leases.task_id = tasks.task_id "
     "LEFT OUTER JOIN lease_heartbeats AS h ON h.task_id = leases.task_id "
-    "WHERE leases.task_id = ?) AS lease ON lease.task_id = tasks.task_id "
-    "LEFT OUTER JOIN (SELECT seq, hash FROM keyring ORDER BY seq DESC LIMIT 1) AS ring ON 1 = 1 "
     "WHERE tasks.task_id = ?"
 )
 
@@ -173,7 +173,7 @@ def same_statements_appends(root: Path, n: int, signed: bool = False) -> float:
     t0 = time.perf_counter()
     for _ in range(n):
         conn.execute("BEGIN IMMEDIATE")
-        (row,) = conn.execute(TASK_ROW_SQL, (tid, tid)).fetchall()
+        (row,) = conn.execute(TASK_ROW_SQL, (tid,)).fetchall()
         seq, prev, at = row[9] + 1, row[10], system_now()
         digest = chain_hash_of_parts(
             prev,

@@ -85,28 +85,31 @@ def _decoded(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-# On SQLite, the task's row with its lease (as reads.leases.current reads it) and the
+# On SQLite, the task's row with its lease (the columns reads.leases.current reads) and the
 # keyring's head, in one statement: what an agent's write needs to decide (the fence) and
-# to seal (the signature policy's check), where it was three statements (issue 44). BEGIN
-# IMMEDIATE already serialized us: no row lock, nothing to version. The server's form, with
-# its lock and the rows' versions, is below (_SELECT_TASK_ON_SERVER).
-_LEASE_HERE = leases.current_statement().subquery("lease")
-_RING_HERE = (
-    sa.select(t.keyring.c.seq, t.keyring.c.hash)
-    .order_by(t.keyring.c.seq.desc())
-    .limit(1)
-    .subquery("ring")
+# to seal (the signature policy's check), where it was three statements (issue 44). Joined
+# flat, the keyring's head by two scalar subqueries (a reverse rowid lookup each): a
+# subquery joined is materialized first, which cost more than the statements it saved.
+# BEGIN IMMEDIATE already serialized us: no row lock, nothing to version. The server's
+# form, with its lock and the rows' versions, is below (_SELECT_TASK_ON_SERVER).
+_HEARTBEAT = t.lease_heartbeats
+_LEASE_HERE = (
+    *t.leases.c,
+    _HEARTBEAT.c.token.label("heartbeat_token"),
+    _HEARTBEAT.c.last_heartbeat_at,
+    _HEARTBEAT.c.expires_at.label("heartbeat_expires_at"),
 )
+_RING_HEAD = sa.select(t.keyring.c.seq, t.keyring.c.hash).order_by(t.keyring.c.seq.desc()).limit(1)
 _SELECT_TASK = db.Prepared(
     sa.select(
         *(t.tasks.c[f.removesuffix("_stored")] for f in TaskRow._fields),
-        *_LEASE_HERE.c,
-        _RING_HERE.c.seq,
-        _RING_HERE.c.hash,
+        *_LEASE_HERE,
+        _RING_HEAD.with_only_columns(t.keyring.c.seq).scalar_subquery(),
+        _RING_HEAD.with_only_columns(t.keyring.c.hash).scalar_subquery(),
     )
     .select_from(
-        t.tasks.outerjoin(_LEASE_HERE, _LEASE_HERE.c.task_id == t.tasks.c.task_id).outerjoin(
-            _RING_HERE, sa.true()
+        t.tasks.outerjoin(t.leases, t.leases.c.task_id == t.tasks.c.task_id).outerjoin(
+            _HEARTBEAT, _HEARTBEAT.c.task_id == t.leases.c.task_id
         )
     )
     .where(t.tasks.c.task_id == sa.bindparam("task_id"))
@@ -127,7 +130,8 @@ _LEASE = (
 )
 _LEASE_ROW = tuple(_LEASE.c)[:-2]  # LeaseRow's columns: the versions are the last two
 _LEASE_COLUMNS = len(_LEASE_ROW)
-assert len(_LEASE_HERE.c) == _LEASE_COLUMNS  # both engines' reads give LeaseRow's columns
+# Both engines' reads give LeaseRow's columns, in its order.
+assert [c.name for c in _LEASE_HERE] == list(leases.LeaseRow._fields)
 # The keyring's head, read once per statement (a lateral join, not a subplan per column).
 _RING = (
     sa.select(t.keyring.c.seq, t.keyring.c.hash)
@@ -423,14 +427,13 @@ class Tx:
 
     def _keep_with_lease(self, task_id: str, got: Sequence[Any]) -> TaskRow:
         """The task's row read with its lease and the keyring's head (either engine's read)."""
-        n = _N
-        lease = got[n : n + _LEASE_COLUMNS]
-        self._leases[task_id] = None if lease[0] is None else leases.LeaseRow(*lease)
+        n, ring = _N, _N + _LEASE_COLUMNS
+        self._leases[task_id] = None if got[n] is None else leases.LeaseRow._make(got[n:ring])
         # The keyring's head as of this read, for the signature policy's check at the end of
         # the write (store.signing.seal), unless a statement in between may change it.
-        ring_seq, ring_hash = got[n + _LEASE_COLUMNS : n + _LEASE_COLUMNS + 2]
-        db.seed(self.conn, KEYRING_HEAD, [] if ring_seq is None else [(ring_seq, ring_hash)])
-        return self._keep(TaskRow(*got[:n]))
+        ring_seq = got[ring]
+        db.seed(self.conn, KEYRING_HEAD, [] if ring_seq is None else [(ring_seq, got[ring + 1])])
+        return self._keep(TaskRow._make(got[:n]))
 
     def _guessed_row(self, task_id: str, guess: Guess) -> TaskRow:
         """The row as this process's last write left it, checked by the server, under the

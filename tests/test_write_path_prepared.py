@@ -184,7 +184,7 @@ def test_a_signed_write_reads_its_task_lease_and_keyring_in_one_statement(
             "INSERT INTO signatures",
             "COMMIT",
         ]
-        assert "FROM leases" in appended[1] and "FROM keyring" in appended[1]
+        assert "JOIN leases" in appended[1] and "FROM keyring" in appended[1]
         checkpointed = _driver_statements(store, ckpt, AGENT)
         assert [_shape(x) for x in checkpointed] == [
             "BEGIN IMMEDIATE",

@@ -348,6 +348,16 @@ def test_verify_package_proves_a_passkey_decision_from_the_file_alone(site, tmp_
     assert {p["kind"] for p in problems} == {"passkey_assertion"}, problems
     assert all("its signature does not verify" in p["message"] for p in problems)
 
+    # Entries of any other shape are judged, never a crash: each counts for nothing.
+    for n, entry in enumerate(carried):
+        entry["value"] = [{"body": "x"}, {"body": {"actor": []}}, {"body": {"actor": {}}}][n % 3]
+    get(members, "passkeys.json").data = json.dumps({"entries": carried}).encode()
+    fix_digests(members)
+    odd = write_package(tmp_path / "odd.tar.gz", members)
+    got = signed.boris("--json", "verify-package", str(odd), "--keys", str(keys))
+    assert got.returncode in (0, 3) and b"Traceback" not in got.stderr, got.stderr.decode()
+    assert "passkey" in got.stdout.decode()
+
 
 def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     """Last: whoever writes the database directly cannot swap the passkey a decision was

@@ -112,13 +112,18 @@ def entry_message(body: dict[str, Any]) -> bytes:
     return PASSKEY_DOMAIN + canonical_bytes(body)
 
 
-def _verified(ring: keyring.Keyring, entry: dict[str, Any]) -> str | None:
-    """Why an entry counts for nothing (None: it verifies)."""
-    body = entry.get("body") or {}
+def _verified(ring: keyring.Keyring, entry: Any) -> str | None:
+    """Why an entry counts for nothing (None: it verifies). Any shape is judged, never
+    raised on: the entry may come from a package or a database someone wrote by hand."""
+    body = entry.get("body") if isinstance(entry, dict) else None
+    if not isinstance(body, dict) or not isinstance(body.get("actor"), dict):
+        return "it is not a passkey entry (no body naming an actor)"
+    if not all(isinstance(body.get(k), str) for k in ("credential_id", "at")):
+        return "it is not a passkey entry (no credential id and time)"
     signer = ring.trusted_person(str(entry.get("signer_key_id")), str(body.get("at")))
     if signer is None:
         return f"signed by {entry.get('signer_key_id')}, not a person's key trusted then"
-    actor = body.get("actor") or {}
+    actor = body["actor"]
     if not signer.names(str(actor.get("kind")), str(actor.get("id"))):
         return f"signed by {signer.actor}'s key for {actor.get('kind')}:{actor.get('id')}"
     try:
@@ -145,15 +150,18 @@ def registry(conn: Connection, trusted: keyring.Keyring | None = None) -> Regist
     problems: list[str] = []
     refused: dict[str, str] = {}
     for key, value in sorted(rows, key=lambda r: not str(r[0]).startswith(ADDED)):
-        entry = json.loads(value)
-        body = entry.get("body") or {}
+        try:
+            entry = json.loads(value)
+        except ValueError:
+            entry = None
         why = _verified(ring, entry)
-        cred = str(body.get("credential_id"))
+        body = entry.get("body") if isinstance(entry, dict) else None
+        cred = str(body.get("credential_id")) if isinstance(body, dict) else key
         if why is None and meta_key(ADDED if key.startswith(ADDED) else REVOKED, cred) != key:
             why = "it is filed under another credential's key"
-        if why is not None:
+        if why is not None or not isinstance(body, dict):
             problems.append(f"passkey entry {key}: {why}")
-            refused[cred] = why
+            refused[cred] = str(why)
             continue
         actor = body["actor"]
         if key.startswith(ADDED):

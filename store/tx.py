@@ -40,7 +40,7 @@ from .errors import CommandRejected
 from .events import Additive, Payload, TaskCreated
 from .model import Actor, actor_json
 from .projections.core import _APPLY as _PROJECTED
-from .projections.state_parts import WRITES, stale_parts
+from .projections.state_parts import WRITES, carried, stale_parts
 from .reads import leases
 from .record import Event
 from .signing.seal import KEYRING_HEAD
@@ -663,7 +663,7 @@ class KnownState:
         passed over), the parts they may change marked stale; None when they do not continue
         the chain from its head (another writer's events came between)."""
         seq, digest = self.head
-        stale = self.stale
+        stale, state = self.stale, self.state
         for e in events:
             if e.seq < seq:
                 continue
@@ -674,11 +674,16 @@ class KnownState:
             if e.seq != seq + 1 or e.prev_hash != digest:
                 return None
             seq, digest = e.seq, e.hash
-            stale = stale | stale_parts(e.type)
+            # A part the event's own values say is carried (a charge, a new version); the
+            # others it may change are read again (store.projections.state_parts).
+            now, marks = carried(e, state, stale) if stale_parts(e.type) else (None, frozenset())
+            if now is not None:
+                state = now
+            stale = stale | marks
         if (seq, digest) == self.head:
             return self
         return KnownState(
-            (seq, digest), self.state, self.state_json, self.digest, self.valid_until, stale
+            (seq, digest), state, self.state_json, self.digest, self.valid_until, stale
         )
 
 

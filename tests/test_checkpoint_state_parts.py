@@ -164,6 +164,64 @@ def test_a_note_carries_the_state_whole(s: Store, ws: Path) -> None:
         assert known.holds(tx._head(tid), tx.now)
 
 
+def test_a_charge_and_a_new_version_are_carried_from_the_event(s: Store, ws: Path) -> None:
+    """On both engines: a budget's charge and an artifact's new version change the parts they
+    write from the event's own values (nothing read again but the phases, which a new
+    version may invalidate); a version that makes a satisfied criterion stale has the
+    criteria read again. The carried state is the fresh one each time."""
+    tid = s.execute(
+        c.CreateTask(title="t", owner="ana", objective="o", scope_paths=[str(ws)]), AGENT
+    )
+    s.execute_all(
+        [
+            c.SetBudget(task_id=tid, counter="model_calls", limit=50),
+            c.AddCriterion(task_id=tid, criterion_id="C1", text="right"),
+            c.RecordArtifact(task_id=tid, name="draft.md", content=c.Content(text="v1")),
+        ],
+        AGENT,
+    )
+    _checkpointed(s, tid)
+    steps: list[tuple[list[c.Command], frozenset[str]]] = [
+        ([c.ChargeBudget(task_id=tid, counter="model_calls", amount=2.5)], frozenset()),
+        (
+            [c.RecordArtifact(task_id=tid, name="draft.md", content=c.Content(text="v2"))],
+            frozenset({"pending_phases"}),
+        ),
+        (
+            [c.RecordArtifact(task_id=tid, name="notes.md", content=c.Content(text="n1"))],
+            frozenset({"pending_phases"}),
+        ),
+    ]
+    for batch, read_again in steps:
+        s.execute_all(batch, AGENT)
+        known = s._states.get(tid)
+        assert known is not None and known.stale - {"pending_work"} == read_again, batch
+        carried, fresh, knew = carried_and_fresh(s, tid)
+        assert knew and carried == fresh, batch
+    # A satisfied criterion goes stale with the next version: the criteria are read again.
+    (draft,) = [a for a in s.task(tid).artifacts if a.name == "draft.md"]
+    s.execute_all(
+        [
+            c.AttachEvidence(
+                task_id=tid, evidence_id="ev1", criterion_id="C1", kind="review",
+                content=c.Content(text="checked"),
+            ),
+            c.JudgeCriterion(
+                task_id=tid, criterion_id="C1", status="satisfied",
+                artifact_id=draft.artifact_id, evidence_ids=["ev1"],
+            ),
+        ],
+        AGENT,
+    )  # fmt: skip
+    _checkpointed(s, tid)
+    s.execute(c.RecordArtifact(task_id=tid, name="draft.md", content=c.Content(text="v3")), AGENT)
+    known = s._states.get(tid)
+    assert known is not None and "criteria" in known.stale
+    carried, fresh, _ = carried_and_fresh(s, tid)
+    assert carried == fresh
+    assert [x["status"] for x in fresh["criteria"]] == ["stale"]
+
+
 # --- what each projection writes ---------------------------------------------------------------
 
 _WRITE = re.compile(r"^\s*(INSERT(?: OR \w+)? INTO|UPDATE|DELETE FROM)\s+\"?(\w+)\"?", re.I)

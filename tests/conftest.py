@@ -26,6 +26,7 @@ from store import Store
 
 if TYPE_CHECKING:
     from pg_delay_proxy import DelayProxy
+    from test_respond import Signed
 
 ENGINES = ("sqlite", "postgresql")
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -174,6 +175,35 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
     yield pg_cluster.url(name)
     _collect_leaks()
     pg_cluster.drop(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_url(request: pytest.FixtureRequest) -> str | None:
+    """Each engine, for a test that opens the store itself: the agent's and the window's
+    (`signed`, `window_store`). None: SQLite."""
+    return str(request.getfixturevalue("pg_url")) if request.param == "postgresql" else None
+
+
+@pytest.fixture
+def signed(
+    engine_url: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Signed]:
+    """The agent's store on each engine, signed as `boris init` makes it (it signs with the
+    agent's key); a module's own `signed` fixture takes its place."""
+    from test_respond import Signed
+
+    s = Store.open(tmp_path / "store", url=engine_url)
+    yield Signed(s, tmp_path, capsys)
+    s.close()
+
+
+@pytest.fixture
+def window_store(signed: Signed, engine_url: str | None, tmp_path: Path) -> Iterator[Store]:
+    """The same store as the reviewer's window opens it (she signs with her own key)."""
+    from test_desktop_actions import store_for_window
+
+    with store_for_window(tmp_path / "store", engine_url) as s:
+        yield s
 
 
 @pytest.fixture

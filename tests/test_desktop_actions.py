@@ -3,9 +3,10 @@ reads the result back from the store and the UI."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,21 @@ def _reviewer(tmp_path: Path, monkeypatch) -> None:
 
 def settle(qtbot, w) -> None:
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
+
+
+@contextlib.contextmanager
+def store_for_window(directory: Path, url: str | None = None, **kw: Any) -> Iterator[Store]:
+    """The store opened again, as the window opens it (beside the agent's, which signs with
+    the agent's key: the reviewer signs with her own); closed once the window's reads end,
+    as the app's own exit waits for them."""
+    s = Store.open(directory, url=url, **kw)
+    try:
+        yield s
+    finally:
+        from PySide6.QtCore import QThreadPool
+
+        QThreadPool.globalInstance().waitForDone(10_000)
+        s.close()
 
 
 def open_window(qtbot, store: Store, task_id: str | None = None):

@@ -7,7 +7,6 @@ Return decides nothing. On a signed store as `boris init` makes it, on both engi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -28,38 +27,6 @@ def _reviewer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from boris_desktop import settings
 
     settings.set_reviewer("Rita Reviewer", "rita")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine_url(request: pytest.FixtureRequest) -> str | None:
-    """Each engine (the desktop's tests use SQLite by default: see conftest; a PostgreSQL
-    store is opened by the window here, as test_desktop_rules)."""
-    return str(request.getfixturevalue("pg_url")) if request.param == "postgresql" else None
-
-
-@pytest.fixture
-def engine_store(engine_url: str | None, tmp_path: Path) -> Iterator[Store]:
-    """The agent's store (it signs with the agent's key)."""
-    s = Store.open(tmp_path / "store", url=engine_url)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def window_store(signed: Signed, engine_url: str | None, tmp_path: Path) -> Iterator[Store]:
-    """The same store as the window opens it, apart from the agent's (the reviewer signs
-    with their own key)."""
-    s = Store.open(tmp_path / "store", url=engine_url)
-    yield s
-    from PySide6.QtCore import QThreadPool
-
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
-
-
-@pytest.fixture
-def signed(engine_store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Signed:
-    return Signed(engine_store, tmp_path, capsys)
 
 
 def _open_batch(qtbot, w):

@@ -29,11 +29,13 @@ def window_store(open_store) -> Iterator[Store]:
     """The store as the window opens it, apart from the agent's (which signs with the agent's
     key): the reviewer signs with their own."""
     s = open_store()
-    yield s
-    from PySide6.QtCore import QThreadPool
+    try:
+        yield s
+    finally:
+        from PySide6.QtCore import QThreadPool
 
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
+        QThreadPool.globalInstance().waitForDone(10_000)
+        s.close()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ call waits for a person; `boris verify` accepts every write. pytest-qt, as the r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -31,32 +30,6 @@ def _reviewer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from boris_desktop import settings
 
     settings.set_reviewer("Rita Reviewer", "rita")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine_url(request: pytest.FixtureRequest) -> str | None:
-    return str(request.getfixturevalue("pg_url")) if request.param == "postgresql" else None
-
-
-@pytest.fixture
-def signed(
-    engine_url: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> Iterator[Signed]:
-    """The agent's store (it signs with the agent's key), initialised as `boris init`."""
-    s = Store.open(tmp_path / "store", url=engine_url)
-    yield Signed(s, tmp_path, capsys)
-    s.close()
-
-
-@pytest.fixture
-def window_store(signed: Signed, engine_url: str | None, tmp_path: Path) -> Iterator[Store]:
-    """The same store as the window opens it (the reviewer signs with her own key)."""
-    s = Store.open(tmp_path / "store", url=engine_url)
-    yield s
-    from PySide6.QtCore import QThreadPool
-
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
 
 
 def _events(signed: Signed, task_id: str, type_: str) -> list[dict[str, object]]:

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from test_desktop_actions import WAIT_MS, armed, done, open_window
+from test_desktop_actions import WAIT_MS, armed, done, open_window, store_for_window
 from test_respond import WEATHER_SCHEMA, Signed
 
 from store import Store
@@ -38,12 +38,8 @@ def window_store(signed: Signed, tmp_path: Path) -> Iterator[Store]:
     """The store as the window opens it (the reviewer signs with their own key)."""
     where = signed.store.location
     url = None if where.url.startswith("sqlite") else where.url
-    s = Store.open(where.directory, url=url)
-    yield s
-    from PySide6.QtCore import QThreadPool
-
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
+    with store_for_window(where.directory, url) as s:
+        yield s
 
 
 def _dialog(qtbot, w, tid: str, aid: str):

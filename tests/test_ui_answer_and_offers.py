@@ -21,7 +21,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from signed_default import Signed, signed_default_store
 from test_claude_code_permission_hooks import ASKED_PR, Hook, permission_request, waiting
-from test_desktop_actions import WAIT_MS, armed, done, open_window
+from test_desktop_actions import WAIT_MS, armed, done, open_window, store_for_window
 
 from store import Store
 from store.api import Opaque
@@ -44,12 +44,8 @@ def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Signed:
 
 @pytest.fixture
 def window_store(signed: Signed) -> Iterator[Store]:
-    s = Store.open(signed.store_dir, create=False)
-    yield s
-    from PySide6.QtCore import QThreadPool
-
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
+    with store_for_window(signed.store_dir, create=False) as s:
+        yield s
 
 
 def _dialog(qtbot, w, tid: str, aid: str):

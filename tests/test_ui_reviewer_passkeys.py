@@ -20,7 +20,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from signed_default import PERSON, Signed, signed_default_store
-from test_desktop_actions import WAIT_MS, open_window
+from test_desktop_actions import WAIT_MS, open_window, store_for_window
 
 from store import Store
 from store.commands.passkeys import add_passkey
@@ -44,12 +44,8 @@ def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Signed:
 
 @pytest.fixture
 def window_store(signed: Signed) -> Iterator[Store]:
-    s = Store.open(signed.store_dir, create=False)
-    yield s
-    from PySide6.QtCore import QThreadPool
-
-    QThreadPool.globalInstance().waitForDone(10_000)
-    s.close()
+    with store_for_window(signed.store_dir, create=False) as s:
+        yield s
 
 
 def _registered(store: Store, credential_id: str) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import queue
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,22 +20,17 @@ import pytest
 pytest.importorskip("apprise")
 pytest.importorskip("uvicorn")
 
-import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from signed_default import PERSON, ROOT, Signed, signed_default_store
-from test_web_notify import Endpoint
-from web_site import Server, serve
+from signed_default import PERSON, Signed, signed_default_store
+from test_web_notify import Endpoint, listening
+from web_site import Server, WaitingAgent, serve
 
 MAIL = {"kind": "send", "target": "mailto:team@example.org", "subject": "Week 49", "body": "ok"}
 
 
 @pytest.fixture(scope="module")
 def told() -> Iterator[Endpoint]:
-    endpoint = Endpoint()
-    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
-    yield endpoint
-    endpoint.shutdown()
-    endpoint.server_close()
+    with listening() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="module")
@@ -124,36 +117,9 @@ def test_nothing_for_a_decision_the_person_made(site, told: Endpoint) -> None:
 def test_deny_on_timeout_answers_the_agent_waiting_over_mcp(site, told: Endpoint) -> None:
     """The agent asks for 4 s and waits through MCP; rita chose that silence means no."""
     signed, _server = site
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "store.cli", "mcp", "--actor", signed.agent],
-        env=signed.env(agent=True),
-        cwd=str(ROOT),
-    )
-    waited: dict[str, Any] = {}
-
-    async def scenario() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            asked = await session.call_tool(
-                "request_approval",
-                {
-                    "task_id": "weekly",
-                    "payload": MAIL,
-                    "consequence": "a request nobody answers",
-                    "policy": "mail is reviewed",
-                    "expires_in_seconds": 4,
-                },
-            )
-            assert not asked.is_error, asked
-            waited["approval"] = asked.structured_content["result"]
-            got = await session.call_tool(
-                "wait_for_approval",
-                {"task_id": "weekly", "approval_id": waited["approval"], "timeout_seconds": 30},
-            )
-            waited.update(got.structured_content or {})
-
-    anyio.run(scenario)
+    agent = WaitingAgent(signed, MAIL, "a request nobody answers", expires_in_seconds=4)
+    agent.start()
+    waited = agent.told(60)
     assert waited["ok"] and waited["timed_out"] is False, waited
     result = waited["result"]
     assert result["state"] == "rejected" and result["decided_by"]["id"] == "rita", result
@@ -169,16 +135,13 @@ def test_an_agents_markup_reaches_an_html_service_as_text(site) -> None:
     """E-mail and other services that render HTML get the line as text: an agent's link or
     image in its consequence is shown, escaped, never made a link or loaded."""
     signed, _server = site
-    html = Endpoint()
-    threading.Thread(target=html.serve_forever, daemon=True).start()
-    url = f"json://127.0.0.1:{html.server_address[1]}/html?format=html"
-    server = serve(signed, "--notify", url, "--notify-every", "0.3")
-    try:
-        _ask(signed, 'mail <a href="https://evil.example/">approve here</a>')
-        # (What waited before this server started is told first, in its own burst.)
-        line = _until(html, lambda line: "evil.example" in line)[-1]
-        assert "<a " not in line and "&lt;a" in line and "https://evil.example/" in line, line
-    finally:
-        assert "Traceback" not in server.stop()
-        html.shutdown()
-        html.server_close()
+    with listening() as html:
+        url = f"json://127.0.0.1:{html.server_address[1]}/html?format=html"
+        server = serve(signed, "--notify", url, "--notify-every", "0.3")
+        try:
+            _ask(signed, 'mail <a href="https://evil.example/">approve here</a>')
+            # (What waited before this server started is told first, in its own burst.)
+            line = _until(html, lambda line: "evil.example" in line)[-1]
+            assert "<a " not in line and "&lt;a" in line and "https://evil.example/" in line, line
+        finally:
+            assert "Traceback" not in server.stop()

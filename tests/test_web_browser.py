@@ -16,8 +16,6 @@ import json
 import os
 import re
 import shutil
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,8 +27,6 @@ pytest.importorskip("webauthn")
 pytest.importorskip("uvicorn")
 webdriver = pytest.importorskip("selenium.webdriver")
 
-import anyio  # noqa: E402
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.virtual_authenticator import (  # noqa: E402
     Protocol,
@@ -39,7 +35,7 @@ from selenium.webdriver.common.virtual_authenticator import (  # noqa: E402
 )
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from signed_default import ROOT, Signed, signed_default_store  # noqa: E402
-from web_site import Server, serve  # noqa: E402
+from web_site import Server, WaitingAgent, serve  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -129,51 +125,6 @@ def _ask(signed: Signed, payload: dict[str, Any], expires: int = 3600) -> str:
         "--consequence", "mail the team the week's status", "--policy", "mail is reviewed",
         "--expires-in", str(expires), agent=True,
     ).strip()  # fmt: skip
-
-
-class WaitingAgent(threading.Thread):
-    """The agent over MCP: asks for the approval, then waits on it (`wait_for_approval`)."""
-
-    def __init__(self, signed: Signed, payload: dict[str, Any]) -> None:
-        super().__init__(daemon=True)
-        self.signed, self.payload = signed, payload
-        self.asked = threading.Event()
-        self.approval = ""
-        self.result: dict[str, Any] = {}
-        self.failed: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            anyio.run(self._scenario)
-        except BaseException as exc:  # shown by the test's assertion
-            self.failed = exc
-            self.asked.set()
-
-    async def _scenario(self) -> None:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "store.cli", "mcp", "--actor", self.signed.agent],
-            env=self.signed.env(agent=True),
-            cwd=str(ROOT),
-        )
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            asked = await session.call_tool(
-                "request_approval",
-                {
-                    "task_id": "weekly",
-                    "payload": self.payload,
-                    "consequence": "mail the team the week's status",
-                    "policy": "mail is reviewed",
-                },
-            )
-            self.approval = asked.structured_content["result"]
-            self.asked.set()
-            got = await session.call_tool(
-                "wait_for_approval",
-                {"task_id": "weekly", "approval_id": self.approval, "timeout_seconds": 90},
-            )
-            self.result = dict(got.structured_content or {})
 
 
 def _rita_wrote(signed: Signed, since: int) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ per burst, the page's link in it; nothing for a request the person made themselv
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import queue
@@ -42,13 +43,22 @@ class Endpoint(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
 
 
-@pytest.fixture(scope="module")
-def told() -> Iterator[Endpoint]:
+@contextlib.contextmanager
+def listening() -> Iterator[Endpoint]:
+    """An endpoint serving on a thread of its own until the block ends."""
     endpoint = Endpoint()
     threading.Thread(target=endpoint.serve_forever, daemon=True).start()
-    yield endpoint
-    endpoint.shutdown()
-    endpoint.server_close()
+    try:
+        yield endpoint
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+
+
+@pytest.fixture(scope="module")
+def told() -> Iterator[Endpoint]:
+    with listening() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="module")

@@ -17,23 +17,19 @@ import json
 import re
 import sqlite3
 import ssl
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("webauthn")
 pytest.importorskip("uvicorn")
 
-import anyio
 import httpx
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from signed_default import ROOT, Signed, signed_default_store
+from signed_default import Signed, signed_default_store
 from web_authenticator import SoftAuthenticator
-from web_site import Client, Server, serve
+from web_site import Client, Server, WaitingAgent, serve
 
 MAIL = {
     "kind": "send",
@@ -212,43 +208,14 @@ def test_the_agent_waiting_over_mcp_receives_the_decision(site, rita) -> None:
     """The agent asks and waits through the real MCP client; the person approves on the page."""
     signed, _server = site
     client, auth = rita
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "store.cli", "mcp", "--actor", signed.agent],
-        env=signed.env(agent=True),
-        cwd=str(ROOT),
-    )
-    waited: dict[str, Any] = {}
-
-    async def scenario() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            asked = await session.call_tool(
-                "request_approval",
-                {
-                    "task_id": "weekly",
-                    "payload": MAIL,
-                    "consequence": "mail over MCP",
-                    "policy": "p",
-                },
-            )
-            approval = asked.structured_content["result"]
-
-            async def wait() -> None:
-                got = await session.call_tool(
-                    "wait_for_approval",
-                    {"task_id": "weekly", "approval_id": approval, "timeout_seconds": 60},
-                )
-                waited.update(got.structured_content)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(wait)
-                await anyio.sleep(0.5)
-                assert not waited
-                done, _ = await anyio.to_thread.run_sync(lambda: _decide(client, auth, approval))
-                assert done.status_code == 200, done.text
-
-    anyio.run(scenario)
+    agent = WaitingAgent(signed, MAIL, "mail over MCP")
+    agent.start()
+    assert agent.asked.wait(60) and agent.failed is None, agent.failed
+    time.sleep(0.5)
+    assert agent.is_alive() and not agent.result  # still waiting on rita
+    done, _ = _decide(client, auth, agent.approval)
+    assert done.status_code == 200, done.text
+    waited = agent.told(60)
     assert waited["ok"] and waited["timed_out"] is False, waited
     assert (
         waited["result"]["state"] == "approved" and waited["result"]["decided_by"]["id"] == "rita"

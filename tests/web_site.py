@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,3 +138,68 @@ class Client:
         assert r.status_code == 200, r.text
         answer = r.json()
         return answer["key"], json.loads(answer["options"])
+
+
+class WaitingAgent(threading.Thread):
+    """The agent over MCP (the official client over `boris mcp`, with the agent's key): asks
+    for the approval, then waits on it (`wait_for_approval`); `result` is what it is told."""
+
+    def __init__(
+        self,
+        signed: Signed,
+        payload: dict[str, Any],
+        consequence: str = "mail the team the week's status",
+        **asked: Any,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.signed, self.payload, self.consequence = signed, payload, consequence
+        self.extra = asked  # e.g. expires_in_seconds
+        self.asked = threading.Event()
+        self.approval = ""
+        self.result: dict[str, Any] = {}
+        self.failed: BaseException | None = None
+
+    def run(self) -> None:
+        import anyio
+
+        try:
+            anyio.run(self._scenario)
+        except BaseException as exc:  # shown by the test's assertion
+            self.failed = exc
+            self.asked.set()
+
+    async def _scenario(self) -> None:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "store.cli", "mcp", "--actor", self.signed.agent],
+            env=self.signed.env(agent=True),
+            cwd=str(ROOT),
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            asked = await session.call_tool(
+                "request_approval",
+                {
+                    "task_id": "weekly",
+                    "payload": self.payload,
+                    "consequence": self.consequence,
+                    "policy": "mail is reviewed",
+                    **self.extra,
+                },
+            )
+            assert not asked.is_error, asked
+            self.approval = asked.structured_content["result"]
+            self.asked.set()
+            got = await session.call_tool(
+                "wait_for_approval",
+                {"task_id": "weekly", "approval_id": self.approval, "timeout_seconds": 90},
+            )
+            self.result = dict(got.structured_content or {})
+
+    def told(self, timeout: float = 90) -> dict[str, Any]:
+        """What the agent was told, once its wait has ended."""
+        self.join(timeout)
+        assert self.failed is None and not self.is_alive(), self.failed
+        return self.result

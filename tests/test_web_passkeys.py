@@ -345,6 +345,26 @@ def test_verify_finds_a_passkey_swapped_in_the_database(site) -> None:
     assert any(p["kind"] == "passkey_assertion" for p in problems), problems
 
 
+def test_an_entry_written_by_hand_is_exported_as_it_is_and_refused_by_an_import(
+    site, tmp_path: Path
+) -> None:
+    """After the swap above: an entry that is no JSON at all (the database written by hand).
+    The export carries it as it is, without a trace; an import refuses the package in one
+    line, with nothing written."""
+    signed, _server = site
+    db = sqlite3.connect(signed.store_dir / "boris.sqlite")
+    with db:
+        db.execute("UPDATE store_meta SET value = 'not json' WHERE key LIKE 'passkey:%'")
+    db.close()
+    package, there = tmp_path / "weekly.tar.gz", tmp_path / "elsewhere"
+    signed.ok("export", "weekly", str(package))
+    signed.ok("--store", str(there), "init", "--no-require-signatures", "--actor", "person:ivan")
+    got = signed.boris("--store", str(there), "--actor", "person:ivan", "import", str(package))
+    err = got.stderr.decode()
+    assert got.returncode != 0 and "its value is not a JSON object" in err, err
+    assert "Traceback" not in err and "\n" not in err.strip()
+
+
 def _self_signed(where: Path) -> tuple[Path, Path]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization

@@ -100,7 +100,7 @@ def export_with_manifest(
         KEYRING: pretty({"required": record.required, "entries": record.ring_rows}),
         SIGNATURES: b"".join(canonical_json(r).encode("utf-8") + b"\n" for r in record.signatures),
         PASSKEYS: pretty(
-            {"entries": [{"key": k, "value": parse_json(v)} for k, v in record.passkeys]}
+            {"entries": [{"key": k, "value": _entry_value(v)} for k, v in record.passkeys]}
         ),
     }
     manifest = _manifest(record, classes, withheld, texts, blobs, counts)
@@ -168,6 +168,15 @@ def _read_record(store: Store, task_id: str) -> _Record:
             passkeys=passkeys.entries_of(conn, _passkeys_used(events)),
             now=db.database_now(conn),
         )
+
+
+def _entry_value(text: str) -> Any:
+    """A passkey entry's value as JSON, or its text when it is none (a database written by
+    hand): carried as it is, for the import to refuse in one line and verify to name."""
+    try:
+        return parse_json(text)
+    except ValueError:
+        return text
 
 
 def _passkeys_used(events: Iterable[Event]) -> set[str]:

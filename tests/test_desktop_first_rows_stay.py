@@ -70,7 +70,7 @@ def test_the_first_rows_appear_where_they_stay_once_the_window_is_built(
     painted.append(_table_place(w)[:2])  # the first paint's frame, no rows yet
     w.open_store(str(directory))
     qtbot.waitUntil(lambda: bool(peeked), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and bool(w.task_view.task_id), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     built_then, first = peeked[0]
     assert not built_then  # shown before the rest of the window was built
@@ -121,7 +121,7 @@ def test_a_split_the_reviewer_left_is_in_place_from_the_first_paint(
     w.show()
     w.open_store(str(directory))
     qtbot.waitUntil(lambda: bool(peeked), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and bool(w.task_view.task_id), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     built_then, first = peeked[0]
     assert not built_then and w.split.sizes()[0] == 300

@@ -54,7 +54,7 @@ def _window(qtbot: Any, store: Store) -> Any:
     qtbot.addWidget(w)
     w.resize(1200, 760)
     w.show()
-    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and bool(w.task_view.task_id), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     return w
 
@@ -215,7 +215,7 @@ def test_a_staged_window_peeks_at_the_first_page_while_it_is_built(
     w.show()
     w.open_store(directory)
     qtbot.waitUntil(lambda: w.store is not None and bool(peeked), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and bool(w.task_view.task_id), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     assert ("peek", False) in asked  # asked before the window was built
     assert [kind for kind, _ in asked].count("peek") == 1  # and read once
@@ -268,7 +268,7 @@ def test_a_staged_window_shows_the_first_page_before_the_rest_of_it_is_built(
     shown = _ids(w)
     assert len(shown) == 200 and w.table.model().rowCount() == 200
     qtbot.waitUntil(lambda: w._built and w.store is not None, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: w._task_view is not None and w.task_view.task_id, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w._task_view is not None and bool(w.task_view.task_id), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not w.loader._pending, timeout=WAIT_MS)
     assert built_when_peeked == [False]  # said once
     assert _ids(w)[: len(shown)] == shown  # the open store's first page is the one peeked

@@ -366,8 +366,12 @@ def test_an_effect_sent_while_the_dialog_is_open_can_no_longer_be_cancelled(
     store.execute(
         lg.RecordResponse(task_id="note", effect_id="mail-note", reported="timeout"), AGENT
     )
-    qtbot.waitUntil(d.changed.isVisible, timeout=WAIT_MS)
-    assert "reconciled, not cancelled" in d.changed.text()
+    # The dialog may show the approval's decision first (a read between the writes): it is
+    # the last state, the effect sent with no answer, that it must end on.
+    qtbot.waitUntil(
+        lambda: d.changed.isVisible() and "reconciled, not cancelled" in d.changed.text(),
+        timeout=WAIT_MS,
+    )
     assert d.why_not.isVisible()
     assert not d.ok.isEnabled()
     d.reject()

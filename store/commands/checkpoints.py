@@ -189,7 +189,7 @@ def _generated_id(seq: int) -> str:
     (task, id): ids in the order they are written go to the end of the task's range, where
     random ones went anywhere in it, a page read and written at random per checkpoint in a
     large task (issue 44: the same cost at 10 and at 10,000 events)."""
-    return f"ckpt-{seq:06x}{secrets.randbelow(256):02x}"
+    return f"ckpt-{seq:06x}{secrets.token_hex(1)}"
 
 
 def _heads_to_continue(tx: Tx, task_id: str, reason: str, actor: Actor) -> list[str]:

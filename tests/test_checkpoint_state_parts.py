@@ -164,6 +164,32 @@ def test_a_note_carries_the_state_whole(s: Store, ws: Path) -> None:
         assert known.holds(tx._head(tid), tx.now)
 
 
+def test_parts_read_again_unchanged_keep_the_states_json(s: Store, ws: Path) -> None:
+    """On both engines: an effect revised before any approval may change its effects and
+    waits, and here changes neither: the next checkpoint reads them again, finds them as
+    they were, and writes the state's JSON and digest as they were (not made again)."""
+    tid = s.execute(
+        c.CreateTask(title="t", owner="ana", objective="ship it", scope_paths=[str(ws)]), AGENT
+    )
+    s.execute(
+        PlanEffect(task_id=tid, effect_id="e1", target=str(ws / "out.md"),
+                   consequence="write out.md", content=c.Content(text="v1")),
+        AGENT,
+    )  # fmt: skip
+    _checkpointed(s, tid)
+    before = s._states.get(tid)
+    assert before is not None
+    s.execute(ReviseEffect(task_id=tid, effect_id="e1", reason="r", content=c.Content(text="v2")), AGENT)  # fmt: skip
+    with s.transaction() as tx:
+        got = known_state(tx, tid)
+        assert got.head == tx._head(tid) and got.head != before.head
+        assert got.state_json is before.state_json and got.digest == before.digest
+        assert got.state == task_checkpoint_state(tx, tid)
+    _checkpointed(s, tid)
+    head = s.head_checkpoint(tid)
+    assert head is not None and head["state_digest"] == before.digest
+
+
 def test_a_charge_and_a_new_version_are_carried_from_the_event(s: Store, ws: Path) -> None:
     """On both engines: a budget's charge and an artifact's new version change the parts they
     write from the event's own values (nothing read again but the phases, which a new

@@ -79,6 +79,22 @@ def canonical_json(value: Any) -> str:
     return out.decode("utf-8")
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Whether `a` and `b` have the same canonical JSON, without making it: equal values with
+    equal orjson output. Equality alone takes 1 for 1.0 and -0.0 for 0.0, which are written
+    apart; orjson's output alone takes NaN and the infinities for null, which `==` tells
+    apart from None. A NaN, unequal even to itself, may make it false where the JSON is the
+    same: the caller then makes the JSON. tests/test_canonical_orjson.py checks both."""
+    if a != b:
+        return False
+    try:
+        return orjson.dumps(a, default=_refuse, option=_OPTIONS) == orjson.dumps(
+            b, default=_refuse, option=_OPTIONS
+        )
+    except TypeError:
+        return canonical_json(a) == canonical_json(b)
+
+
 def canonical_text_object(members: dict[str, str]) -> str:
     """`canonical_json` of an object whose values are all text: orjson writes every string
     as json does (the differences above are numbers and nulls), so no look for them; a lone

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from .. import db, rules
 from .. import schema as t
-from ..canonical import canonical_json, sha256_hex
+from ..canonical import canonical_json, same_json, sha256_hex
 from ..projections import state_parts
 from ..tx import KnownState, Tx
 
@@ -239,10 +239,10 @@ def known_state(tx: Tx, task_id: str) -> KnownState:
         return _known(head, _read(tx, task_id, known.state, parts))
     key = {"task_id": task_id}
     fresh = {name: _PARTS[name](tx, task_id, key) for name in parts}
-    if all(canonical_json(fresh[p]) == canonical_json(known.state[p]) for p in parts):
+    if all(same_json(fresh[p], known.state[p]) for p in parts):
         # The events since changed none of what they might have (an effect revised before
         # its approval, a wait that does not open): the state, its JSON and its digest hold
-        # at the new head, not made again. Compared as JSON, what the event stores.
+        # at the new head, not made again. Compared as their JSON, which the event stores.
         return KnownState(head, known.state, known.state_json, known.digest, known.valid_until)
     return _known(head, _read(tx, task_id, {**known.state, **fresh}, ()))
 

@@ -10,6 +10,9 @@ fsync on, as a team store would run. Each contender gets its own database on tha
   lock for the seq, the projections, the signature policy check);
 - Boris checkpoint: `execute(WriteCheckpoint)` on the task bench_ledger.py uses (criteria,
   artifacts, budgets: the state is assembled from the projections in the transaction);
+- the same two through the login of a team's MCP server (`boris mcp --http --team`), an
+  agents' role with the grants `boris roles-sql` prints: how every agent's write reaches a
+  team store, each projection row checked by the server's guard (store.team);
 - PostgresSaver.put: a checkpoint whose channel values are that same state, as a graph's loop
   hands it over each step;
 - bare commit: psycopg inserting one row of the checkpoint's size per commit, the floor.
@@ -175,6 +178,47 @@ def boris_checkpoints(admin_url: str, via: Via, n: int) -> tuple[Result, dict[st
         head = s.head_checkpoint(tid)
         assert head is not None
         return result, head["state"]
+
+
+#: The login the benchmark writes through as a team's MCP server would (`boris mcp --http
+#: --team`): a member of the service role, an agents' role. Made once on the server, kept.
+TEAM_LOGIN = "boris_bench_server"
+
+
+def _as_team_server(admin_url: str, db: Database) -> str:
+    """`db`'s URL as the team server's login, after the admin ran `boris roles-sql`'s SQL on
+    it (docs/team-store.md): its writes pass the server's guards as every agent's do, the
+    projection guard's check of each row included (store.team)."""
+    from sqlalchemy.engine import make_url
+
+    from store.team import DEFAULT_SERVICE, roles_sql
+
+    _admin(db.url, roles_sql(database=db.name))
+    _admin(
+        admin_url,
+        f"DO $$ BEGIN CREATE ROLE {TEAM_LOGIN} LOGIN PASSWORD 'bench' IN ROLE {DEFAULT_SERVICE};"
+        " EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+    )
+    return make_url(db.url).set(username=TEAM_LOGIN, password="bench").render_as_string(False)
+
+
+def boris_team_writes(admin_url: str, via: Via, n: int, kind: str) -> Result:
+    """Boris's appends or checkpoints as agents write on a team store: through the team
+    server's login, on a store its owner made (`boris init`) and gave the team's roles."""
+    with Database(admin_url) as db, tempfile.TemporaryDirectory() as tmp:
+        Store.open(Path(tmp) / "owner", url=db.url).close()  # made and migrated by its owner
+        url = _as_team_server(admin_url, db)
+        with Store.open(Path(tmp) / "s", url=via(url)) as s:
+            if kind == "append":
+                tid = s.execute(c.CreateTask(title="bench", owner="o", objective="x"), AGENT)
+            else:
+                tid = boris_task(s, Path(tmp) / "scope")
+            write = _boris_write(kind, tid)
+            s.execute(write, AGENT)
+            with s.engine.connect() as conn:
+                who = conn.exec_driver_sql("SELECT current_user").scalar()
+            assert who == TEAM_LOGIN, who
+            return via.timed(n, lambda: s.execute(write, AGENT))
 
 
 def boris_statements(admin_url: str, via: Via, n: int, kind: str) -> Result:
@@ -438,6 +482,10 @@ def run_delay(url: str, via: Via, delay: float, n: int, rounds: int) -> None:
     contenders: dict[str, Callable[[], Result]] = {
         "Boris append (one event a commit)": lambda: boris_appends(url, via, n),
         "Boris checkpoint write": lambda: boris_checkpoints(url, via, n)[0],
+        "Boris append, team server's login": lambda: boris_team_writes(url, via, n, "append"),
+        "Boris checkpoint, team server's login": lambda: boris_team_writes(
+            url, via, n, "checkpoint"
+        ),
         "LangGraph PostgresSaver.put": lambda: postgres_saver(url, via, n, state),
         "Boris's append statements, raw": lambda: boris_statements(url, via, n, "append"),
         "Boris's checkpoint statements, raw": lambda: boris_statements(url, via, n, "checkpoint"),

@@ -60,3 +60,14 @@ def test_an_id_of_the_generated_form_is_refused_and_nothing_written(
         WriteCheckpoint(task_id=tid, reason="milestone", checkpoint_id="ckpt-step-7"), AGENT
     )
     assert mine == "ckpt-step-7"
+
+
+def test_the_cli_refuses_such_an_id_in_one_line(signed: Signed, tmp_path: Path) -> None:
+    tid = _task(signed)
+    key = str(tmp_path / "agent.pem")
+    argv = ("--actor", "agent:bot", "--key", key, "checkpoint", tid, "milestone")
+    rc, out, err = signed.run(*argv, "--id", "ckpt-0000ab12")
+    assert rc != 0 and out == ""
+    assert err.strip().count("\n") == 0 and "form of the ids Boris generates" in err
+    rc, out, err = signed.run(*argv, "--id", "nightly-1")
+    assert rc == 0 and out.strip() == "nightly-1", err

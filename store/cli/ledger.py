@@ -498,7 +498,11 @@ def _register_checkpoints(add: Add) -> None:
     sp.add_argument(
         "--merge", action="append", default=[], help="another head it merges (repeat for more)"
     )
-    sp.add_argument("--id", help="the checkpoint's id (default: generated, printed)")
+    sp.add_argument(
+        "--id",
+        help="the checkpoint's id (default: generated, printed); not ckpt- and hex digits, "
+        "the form of generated ids",
+    )
 
 
 def _register_reads(add: Add) -> None:

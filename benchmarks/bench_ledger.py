@@ -155,7 +155,7 @@ def same_statements(root: Path, n: int) -> float:
         conn.execute("BEGIN IMMEDIATE")
         (row,) = conn.execute(TASK_ROW_SQL, (tid,)).fetchall()
         seq, prev, heads, at = row[9] + 1, row[10], json.loads(row[11]), system_now()
-        cid = f"ckpt-{i:08x}"
+        cid = f"floor-{i:08x}"  # never one of the generated ids (ckpt- and hex)
         payload = (
             f'{{"boundary_hash":"{prev}","boundary_seq":{seq - 1},"checkpoint_id":"{cid}",'
             f'"merged":[],"note":"","reason":"milestone","state":{state_json},'

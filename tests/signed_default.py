@@ -95,6 +95,14 @@ class Signed:
         self.tasks.append(task_id)
         return task_id
 
+    def trust_person(self, person: str) -> Path:
+        """Another person's own key (`boris keys new`, made as they would) that rita trusts
+        for them (`boris keys add --for`): its file, beside the home's."""
+        key = self.home / f"{person}.pem"
+        self.ok("keys", "new", str(key), "--actor", f"person:{person}")
+        self.ok("keys", "add", str(key), "--for", f"person:{person}", "--actor", PERSON)
+        return key
+
     def approve(self, task_id: str, approval_id: str, *rest: str) -> None:
         """Rita approves from her own shell: no BORIS_KEY, her own key from her config dir."""
         self.ok("--actor", PERSON, "approve", task_id, approval_id, *rest)

@@ -39,9 +39,7 @@ def site(
 ) -> Iterator[tuple[Signed, Server]]:
     home = tmp_path_factory.mktemp("i43-notify") / "home"
     signed = signed_default_store(home, "agent:drafter")
-    ben = home / "ben.pem"
-    signed.ok("keys", "new", str(ben), "--actor", "person:ben")
-    signed.ok("keys", "add", str(ben), "--for", "person:ben", "--actor", PERSON)
+    signed.trust_person("ben")
     signed.task("weekly", "mailto:team@example.org")
     url = f"json://127.0.0.1:{told.server_address[1]}/boris"
     server = serve(signed, "--notify", url, "--notify-every", "0.3", "--deny-on-timeout")

@@ -32,27 +32,13 @@ MAIL = {"kind": "send", "target": "mailto:team@example.org", "subject": "Week 49
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Signed, Server, Server]]:
     home = tmp_path_factory.mktemp("i43-people") / "home"
     signed = signed_default_store(home, "agent:drafter")
-    ben = home / "ben.pem"
-    signed.ok("keys", "new", str(ben), "--actor", "person:ben")
-    signed.ok("keys", "add", str(ben), "--for", "person:ben", "--actor", PERSON)
+    ben = signed.trust_person("ben")
     signed.task("weekly", "mailto:team@example.org")
     ritas = serve(signed, "--origin", SHARED)
     bens = serve(signed, "--origin", SHARED, "--actor", "person:ben", "--key", str(ben))
     yield signed, ritas, bens
     assert "Traceback" not in ritas.stop()
     assert "Traceback" not in bens.stop()
-
-
-def _register(server: Server) -> tuple[Client, SoftAuthenticator]:
-    client, auth = server.client(), SoftAuthenticator(SHARED)
-    token = server.register_url.split("token=")[1]
-    assert client.page(f"/register?token={token}").status_code == 200
-    key, options = client.begin("/auth/register/begin", {"token": token})
-    done = client.post(
-        "/auth/register/finish", {"key": key, "token": token, "credential": auth.create(options)}
-    )
-    assert done.status_code == 200, done.text
-    return client, auth
 
 
 def _ask(signed: Signed, *extra: str) -> str:
@@ -76,12 +62,12 @@ def _decide(client: Client, auth: SoftAuthenticator, approval: str, verdict: str
 
 @pytest.fixture(scope="module")
 def rita(site) -> tuple[Client, SoftAuthenticator]:
-    return _register(site[1])
+    return site[1].register(SHARED)
 
 
 def test_another_persons_passkey_signs_nobody_in_on_ritas_server(site, rita) -> None:
     signed, ritas, bens = site
-    bens_page, bens_phone = _register(bens)
+    bens_page, bens_phone = bens.register(SHARED)
     listed = signed.read("passkeys", "list")["passkeys"]
     assert sorted(p["actor"] for p in listed) == ["person:ben", PERSON]
     before = signed.read("events", "weekly")

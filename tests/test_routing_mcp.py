@@ -22,9 +22,7 @@ MAIL = {"kind": "send", "target": "mailto:team@example.org", "to": ["team@exampl
 
 def test_an_agent_waiting_over_mcp_has_its_request_escalated_when_due(tmp_path: Path) -> None:
     signed = signed_default_store(tmp_path / "home", "agent:drafter")
-    ben = tmp_path / "ben.pem"
-    signed.ok("keys", "new", str(ben), "--actor", "person:ben")
-    signed.ok("keys", "add", str(ben), "--for", "person:ben", "--actor", PERSON)
+    signed.trust_person("ben")
     signed.task("weekly", "mailto:team@example.org")
     signed.ok(
         "--actor", PERSON, "route", "set", "mail", "--decider", "person:rita",

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 import pytest
 from signed_default import PERSON, Signed, signed_default_store
-from web_authenticator import SoftAuthenticator
 from web_site import Client, Server, serve
 
 MAIL = {
@@ -45,9 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Signed, Ser
     server starts: nobody but the server is running to record it."""
     home = tmp_path_factory.mktemp("routing-web") / "home"
     signed = signed_default_store(home, "agent:drafter")
-    ben = home / "ben.pem"
-    signed.ok("keys", "new", str(ben), "--actor", "person:ben")
-    signed.ok("keys", "add", str(ben), "--for", "person:ben", "--actor", PERSON)
+    signed.trust_person("ben")
     signed.task("weekly", "mailto:team@example.org")
     signed.ok(
         "--actor", PERSON, "route", "set", "mail", "--decider", "person:rita",
@@ -66,15 +63,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Signed, Ser
 @pytest.fixture(scope="module")
 def rita(site: tuple[Signed, Server, str]) -> Client:
     _signed, server, _ = site
-    client, auth = server.client(), SoftAuthenticator(server.origin)
-    token = server.register_url.split("token=")[1]
-    assert client.page(f"/register?token={token}").status_code == 200
-    key, options = client.begin("/auth/register/begin", {"token": token})
-    done = client.post(
-        "/auth/register/finish", {"key": key, "token": token, "credential": auth.create(options)}
-    )
-    assert done.status_code == 200, done.text
-    return client
+    return server.register()[0]
 
 
 def _visible(html: str) -> str:

@@ -60,15 +60,7 @@ def _ask(signed: Signed, expires: int = 3600) -> str:
 @pytest.fixture(scope="module")
 def rita(site: tuple[Signed, Server]) -> tuple[Client, SoftAuthenticator]:
     _signed, server = site
-    client, auth = server.client(), SoftAuthenticator(server.origin)
-    token = server.register_url.split("token=")[1]
-    assert client.page(f"/register?token={token}").status_code == 200
-    key, options = client.begin("/auth/register/begin", {"token": token})
-    done = client.post(
-        "/auth/register/finish", {"key": key, "token": token, "credential": auth.create(options)}
-    )
-    assert done.status_code == 200, done.text
-    return client, auth
+    return server.register()
 
 
 def _decide(

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 from signed_default import ROOT, Signed
+from web_authenticator import SoftAuthenticator
 
 MESSAGE = (
     "From: drafter@example.org\nTo: team@example.org\nSubject: Week 49 <status>\n\n"
@@ -57,6 +58,20 @@ class Server:
         made = Client(self.origin)
         self.clients.append(made)
         return made
+
+    def register(self, origin: str = "") -> tuple[Client, SoftAuthenticator]:
+        """The person registers a passkey through the server's one-time link, on an
+        authenticator of `origin` (the server's own by default): signed in."""
+        client, auth = self.client(), SoftAuthenticator(origin or self.origin)
+        token = self.register_url.split("token=")[1]
+        assert client.page(f"/register?token={token}").status_code == 200
+        key, options = client.begin("/auth/register/begin", {"token": token})
+        done = client.post(
+            "/auth/register/finish",
+            {"key": key, "token": token, "credential": auth.create(options)},
+        )
+        assert done.status_code == 200, done.text
+        return client, auth
 
     def stop(self) -> str:
         """Stop the server; what it wrote on stderr."""

@@ -403,17 +403,17 @@ class Prepared:
         return got
 
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
+        # An answer read along with another statement (`seed`) is taken as it is.
+        info = conn.info
+        seeds = info.get(_SEEDS)
+        if seeds:
+            answer = seeds.pop(id(self), None)
+            if answer is not None:
+                return list(answer)
         dialect = conn.dialect
         if dialect.name == "sqlite":
             # The append path on SQLite, where nothing is queued (a server's way): straight to
-            # the driver's cursor, the parameters taken in one call (issue 36, 44); an answer
-            # read along with another statement (`seed`) is taken as it is.
-            info = conn.info
-            seeds = info.get(_SEEDS)
-            if seeds:
-                answer = seeds.pop(id(self), None)
-                if answer is not None:
-                    return list(answer)
+            # the driver's cursor, the parameters taken in one call (issue 36, 44).
             sql, args_of = self._sqlite or self._on_sqlite(dialect)
             return _run_sqlite(info, conn, sql, args_of(params))
         sql, names, fixed = self._for(dialect)
@@ -421,13 +421,7 @@ class Prepared:
         args: Sequence[Any] | Mapping[str, Any] = (
             values if names is None else [values[n] for n in names]
         )
-        info = conn.info
-        seeds = info.get(_SEEDS)
-        if seeds:
-            answer = seeds.pop(id(self), None)
-            if answer is not None:
-                return list(answer)
-        if self.unanswered and conn.info.get(_QUEUE) is not None:
+        if self.unanswered and info.get(_QUEUE) is not None:
             queue(conn, sql, args)  # sent with the next read or the COMMIT (`send`)
             return []
         return _run_driver(conn, sql, args)

@@ -145,6 +145,16 @@ def signed_default_store(home: Path, agent: str) -> Signed:
     return signed
 
 
+def signed_for_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str) -> Signed:
+    """`signed_default_store` in tmp_path/home, and the window's settings there with rita as
+    its reviewer: a test that opens the window on the store an agent writes."""
+    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
+    from boris_desktop import settings
+
+    settings.set_reviewer("Rita Reviewer", "rita")
+    return signed_default_store(tmp_path / "home", agent)
+
+
 def one_line_refusal(message: str, agent: str) -> None:
     """The refusal of an agent without a key: one line, the next step that works in it."""
     assert "\n" not in message.strip(), message

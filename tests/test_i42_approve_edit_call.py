@@ -18,7 +18,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from signed_default import Signed, signed_default_store
+from signed_default import Signed, signed_for_window
 from test_desktop_actions import WAIT_MS, armed, done, open_window
 from test_i42_langgraph_rules import Graph
 from test_langgraph_adapter import AGENT, ran_calls
@@ -32,11 +32,7 @@ EDITED = {"path": "reports/q3-draft.pdf"}
 
 @pytest.fixture
 def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Signed:
-    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
-    from boris_desktop import settings
-
-    settings.set_reviewer("Rita Reviewer", "rita")
-    return signed_default_store(tmp_path / "home", f"agent:{AGENT.id}")
+    return signed_for_window(tmp_path, monkeypatch, f"agent:{AGENT.id}")
 
 
 def test_edit_a_calls_arguments_then_approve_and_the_graph_runs_them(

@@ -23,7 +23,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from langchain_core.messages import AIMessage
 from PySide6.QtCore import Qt
-from signed_default import Signed, signed_default_store
+from signed_default import Signed, signed_for_window
 from test_desktop_actions import WAIT_MS, open_window
 from test_desktop_batch import _open_batch
 from test_fw42_langgraph import (
@@ -48,11 +48,7 @@ NOTE = "keep the quarterly report"
 
 @pytest.fixture
 def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Signed:
-    monkeypatch.setenv("BORIS_DESKTOP_SETTINGS", str(tmp_path / "settings.ini"))
-    from boris_desktop import settings
-
-    settings.set_reviewer("Rita Reviewer", "rita")
-    return signed_default_store(tmp_path / "home", f"agent:{AGENT.id}")
+    return signed_for_window(tmp_path, monkeypatch, f"agent:{AGENT.id}")
 
 
 def test_five_calls_decided_in_the_batch_table_reach_the_graph(

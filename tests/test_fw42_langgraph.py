@@ -192,14 +192,11 @@ def assert_model_read_each_result(model: RecordingModel) -> None:
     assert "keep the quarterly report" in str(said["call_5"].content)
 
 
-def test_five_parallel_calls_decided_in_one_batch_reach_the_batched_interrupt_in_order(
-    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    task = signed.task("lg-batch-5", "langgraph://tools/")
-    signed.use_here(monkeypatch)
-    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
-    config = config_of("t-batch")
-
+def ask_batched(
+    signed: Signed, task: str, checkpoints: Path, ran_log: Path, config: Any
+) -> tuple[Any, list[boris_lg.Asked]]:
+    """The model's five parallel calls in one turn: the graph's one interrupt for the turn,
+    and each call asked of Boris by the agent's process."""
     with sync_agent(
         checkpoints, ran_log, "batched", RecordingModel(messages=iter(turn(*CALLS)))
     ) as g:
@@ -207,12 +204,21 @@ def test_five_parallel_calls_decided_in_one_batch_reach_the_batched_interrupt_in
         (interrupt,) = g.get_state(config).interrupts  # one interrupt for the model's turn
         with Store.open(signed.store_dir) as store:
             asked = boris_lg.ask(store, AGENT, task, g, config)
-    assert [a.action.tool_call_id for a in asked] == [i for _, _, i in CALLS]
-    assert [a.action.index for a in asked] == [0, 1, 2, 3, 4]
-    assert ran_calls(ran_log) == []
+    return interrupt, asked
 
-    decide_batch(signed, task, asked)
 
+def resume_as_decided(
+    signed: Signed,
+    task: str,
+    checkpoints: Path,
+    ran_log: Path,
+    config: Any,
+    interrupt: Any,
+    asked: list[boris_lg.Asked],
+) -> list[str]:
+    """The agent's process resumes the batched graph from Boris once the five are decided:
+    the middleware's answer, what ran, what the model read, nothing pending, all signed.
+    Returns the effects whose results were recorded."""
     model = RecordingModel(messages=iter([AIMessage(content="done")]))
     with (
         sync_agent(checkpoints, ran_log, "batched", model) as g,
@@ -227,13 +233,32 @@ def test_five_parallel_calls_decided_in_one_batch_reach_the_batched_interrupt_in
         result = g.invoke(command, config, version="v2")
         answered = boris_lg.record_results(store, AGENT, task, g, config)
     assert result.value["messages"][-1].content == "done"
-    assert sorted(answered) == sorted(
-        a.effect_id for a in asked if VERDICTS[str(a.action.tool_call_id)] != "reject"
-    )
     assert_ran_as_decided(signed, task, ran_log, asked)
     assert_model_read_each_result(model)
     assert signed.pending(task) == []
     signed.assert_signed()
+    return list(answered)
+
+
+def test_five_parallel_calls_decided_in_one_batch_reach_the_batched_interrupt_in_order(
+    signed: Signed, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    task = signed.task("lg-batch-5", "langgraph://tools/")
+    signed.use_here(monkeypatch)
+    checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
+    config = config_of("t-batch")
+
+    interrupt, asked = ask_batched(signed, task, checkpoints, ran_log, config)
+    assert [a.action.tool_call_id for a in asked] == [i for _, _, i in CALLS]
+    assert [a.action.index for a in asked] == [0, 1, 2, 3, 4]
+    assert ran_calls(ran_log) == []
+
+    decide_batch(signed, task, asked)
+
+    answered = resume_as_decided(signed, task, checkpoints, ran_log, config, interrupt, asked)
+    assert sorted(answered) == sorted(
+        a.effect_id for a in asked if VERDICTS[str(a.action.tool_call_id)] != "reject"
+    )
 
 
 def test_five_per_call_interrupts_decided_in_one_batch_resume_with_ainvoke_keyed_by_id(

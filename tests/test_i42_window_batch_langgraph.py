@@ -21,27 +21,14 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from langchain_core.messages import AIMessage
 from PySide6.QtCore import Qt
 from signed_default import Signed, signed_for_window
-from test_desktop_actions import WAIT_MS, open_window
+from test_desktop_actions import WAIT_MS, open_window, store_for_window
 from test_desktop_batch import _open_batch
-from test_fw42_langgraph import (
-    CALLS,
-    EDITED,
-    VERDICTS,
-    RecordingModel,
-    assert_model_read_each_result,
-    assert_ran_as_decided,
-    expected_decision,
-    sync_agent,
-    turn,
-)
+from test_fw42_langgraph import EDITED, VERDICTS, ask_batched, resume_as_decided
 from test_langgraph_adapter import AGENT, config_of, ran_calls
 
-from store.adapters import langgraph as boris_lg
 from store.reads.decision_views import ApprovalVerdict
-from store.store import Store
 
 NOTE = "keep the quarterly report"
 
@@ -60,19 +47,12 @@ def test_five_calls_decided_in_the_batch_table_reach_the_graph(
     signed.use_here(monkeypatch)  # the agent's process
     checkpoints, ran_log = tmp_path / "graph.sqlite", tmp_path / "ran.jsonl"
     config = config_of("t-window")
-    with sync_agent(
-        checkpoints, ran_log, "batched", RecordingModel(messages=iter(turn(*CALLS)))
-    ) as g:
-        g.invoke({"messages": [{"role": "user", "content": "ship 4.2"}]}, config, version="v2")
-        (interrupt,) = g.get_state(config).interrupts
-        with Store.open(signed.store_dir) as store:
-            asked = boris_lg.ask(store, AGENT, task, g, config)
+    interrupt, asked = ask_batched(signed, task, checkpoints, ran_log, config)
     by_call = {str(a.action.tool_call_id): a.approval_id for a in asked}
 
     # Rita's window: her own key (no BORIS_KEY in her session).
     signed.use_here(monkeypatch, key=False)
-    window_store = Store.open(signed.store_dir)
-    try:
+    with store_for_window(signed.store_dir) as window_store:
         w = open_window(qtbot, window_store)
         qtbot.waitUntil(lambda: len(w.queue.model.rows) == 5, timeout=WAIT_MS)
         d = _open_batch(qtbot, w)
@@ -108,28 +88,8 @@ def test_five_calls_decided_in_the_batch_table_reach_the_graph(
         qtbot.waitUntil(lambda: "5 recorded, 0 refused" in d.summary.text(), timeout=WAIT_MS)
         d.close()
         w.close()
-    finally:
-        from PySide6.QtCore import QThreadPool
-
-        QThreadPool.globalInstance().waitForDone(10_000)
-        window_store.close()
     assert ran_calls(ran_log) == []
 
     # The agent's process resumes the graph from Boris.
     signed.use_here(monkeypatch)
-    model = RecordingModel(messages=iter([AIMessage(content="done")]))
-    with (
-        sync_agent(checkpoints, ran_log, "batched", model) as g,
-        Store.open(signed.store_dir) as store,
-    ):
-        command = boris_lg.resume_command(store, AGENT, task, g, config)
-        assert command.resume == {
-            interrupt.id: {"decisions": [expected_decision(i) for _, _, i in CALLS]}
-        }
-        result = g.invoke(command, config, version="v2")
-        boris_lg.record_results(store, AGENT, task, g, config)
-    assert result.value["messages"][-1].content == "done"
-    assert_ran_as_decided(signed, task, ran_log, asked)
-    assert_model_read_each_result(model)
-    assert signed.pending(task) == []
-    signed.assert_signed()
+    resume_as_decided(signed, task, checkpoints, ran_log, config, interrupt, asked)
